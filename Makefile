@@ -1,0 +1,141 @@
+# metad — a versioned metadata store.  See README.md.
+#
+#   make                 build bin/metad and bin/metactl
+#   make run             install missing packages, build, start metad
+#   make check           install missing packages, build, run every test
+#   make install PREFIX=/usr/local
+#
+# Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
+# V=1 (show commands), DEBUG=1 (-O0).
+
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+MANDIR		?= $(PREFIX)/share/man
+BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR	?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR	?= $(PREFIX)/share/fish/vendor_completions.d
+
+CC		?= cc
+PKG_CONFIG	?= pkg-config
+PKGS		 = libevent libcjson sqlite3
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+OPT		 = -O2
+ifeq ($(DEBUG),1)
+OPT		 = -O0
+endif
+
+WARN		 = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+		   -Wpointer-arith -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN		+= -Werror
+endif
+
+SAN_FLAGS	 =
+ifneq ($(SANITIZER),)
+SAN_FLAGS	 = -fsanitize=$(SANITIZER) -fno-omit-frame-pointer \
+		   -fno-sanitize-recover=all
+endif
+
+PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+RL_LIBS		:= $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
+
+ALL_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SAN_FLAGS) \
+		   -iquote common -iquote daemon $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
+
+COMMON_SRCS	:= $(wildcard common/*.c)
+DAEMON_SRCS	:= $(wildcard daemon/*.c)
+DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
+CMD_SRCS	:= $(wildcard cmd/*.c)
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+
+obj		 = $(patsubst %.c,build/%.o,$(1))
+COMMON_OBJS	:= $(call obj,$(COMMON_SRCS))
+DAEMON_OBJS	:= $(call obj,$(DAEMON_SRCS))
+DAEMON_LIB_OBJS	:= $(call obj,$(DAEMON_LIB_SRCS))
+CMD_OBJS	:= $(call obj,$(CMD_SRCS))
+UNIT_BINS	:= $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps run check unit bats install uninstall clean lint-man FORCE
+
+all: bin/metad bin/metactl
+
+# Rebuild everything when the flags change (e.g. SANITIZER=...).
+build/flags: FORCE
+	@mkdir -p build
+	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
+	    echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+
+build/%.o: %.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+bin/metad: $(DAEMON_OBJS) $(COMMON_OBJS)
+	@mkdir -p bin
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
+	@mkdir -p bin
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(RL_LIBS) -lm
+
+# Unit tests of the store (test_store*.c) link the daemon's objects; the
+# others only common/.
+build/tests/test_store%: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_store%: $(DAEMON_LIB_OBJS)
+build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
+build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_OBJS) \
+	    $(PKG_LIBS) -lcmocka -lm
+
+deps:
+	$(Q)./scripts/deps.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	./bin/metad $(METAD_ARGS)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+	$(Q)./tests/run $(UNIT_BINS)
+
+unit: $(UNIT_BINS)
+	$(Q)./tests/run --unit-only $(UNIT_BINS)
+
+bats: all
+	$(Q)./tests/run --bats-only
+
+lint-man:
+	$(Q)for m in man/*.[0-9]; do mandoc -Tlint -Wwarning $$m || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+	    $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 bin/metad bin/metactl $(DESTDIR)$(BINDIR)
+	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1; done; true
+	for m in man/*.7; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7; done; true
+	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8; done; true
+	[ ! -e completions/metactl.bash ] || install -m 0644 completions/metactl.bash $(DESTDIR)$(BASHCOMPDIR)/metactl
+	[ ! -e completions/_metactl ] || install -m 0644 completions/_metactl $(DESTDIR)$(ZSHCOMPDIR)/_metactl
+	[ ! -e completions/metactl.fish ] || install -m 0644 completions/metactl.fish $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/metad $(DESTDIR)$(BINDIR)/metactl
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

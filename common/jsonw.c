@@ -1,0 +1,185 @@
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "enc.h"
+#include "jsonw.h"
+#include "log.h"
+
+void
+jw_init(struct jw *w, struct buf *b)
+{
+	memset(w, 0, sizeof *w);
+	w->b = b;
+}
+
+static void
+jw_sep(struct jw *w)
+{
+	if (w->after_name) {
+		w->after_name = 0;
+		return;
+	}
+	if (w->comma[w->depth])
+		buf_addc(w->b, ',');
+	w->comma[w->depth] = 1;
+}
+
+static void
+jw_open(struct jw *w, char c)
+{
+	jw_sep(w);
+	buf_addc(w->b, c);
+	if (++w->depth >= JW_MAX_DEPTH)
+		fatalx("jw: nested too deep");
+	w->comma[w->depth] = 0;
+}
+
+static void
+jw_close(struct jw *w, char c)
+{
+	buf_addc(w->b, c);
+	w->depth--;
+}
+
+void
+jw_obj_open(struct jw *w)
+{
+	jw_open(w, '{');
+}
+
+void
+jw_obj_close(struct jw *w)
+{
+	jw_close(w, '}');
+}
+
+void
+jw_arr_open(struct jw *w)
+{
+	jw_open(w, '[');
+}
+
+void
+jw_arr_close(struct jw *w)
+{
+	jw_close(w, ']');
+}
+
+void
+jw_name(struct jw *w, const char *name)
+{
+	jw_sep(w);
+	json_escape(w->b, name, strlen(name));
+	buf_addc(w->b, ':');
+	w->after_name = 1;
+}
+
+void
+json_escape(struct buf *b, const char *s, size_t n)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	size_t			 i, run = 0;
+	unsigned char		 c;
+
+	buf_reserve(b, n + 2);
+	buf_addc(b, '"');
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		buf_add(b, s + run, i - run);
+		run = i + 1;
+		switch (c) {
+		case '"':
+			buf_add(b, "\\\"", 2);
+			break;
+		case '\\':
+			buf_add(b, "\\\\", 2);
+			break;
+		case '\n':
+			buf_add(b, "\\n", 2);
+			break;
+		case '\r':
+			buf_add(b, "\\r", 2);
+			break;
+		case '\t':
+			buf_add(b, "\\t", 2);
+			break;
+		default:
+			buf_add(b, "\\u00", 4);
+			buf_addc(b, hex[c >> 4]);
+			buf_addc(b, hex[c & 15]);
+			break;
+		}
+	}
+	buf_add(b, s + run, n - run);
+	buf_addc(b, '"');
+}
+
+void
+jw_str(struct jw *w, const char *s, size_t n)
+{
+	jw_sep(w);
+	json_escape(w->b, s, n);
+}
+
+void
+jw_cstr(struct jw *w, const char *s)
+{
+	jw_str(w, s, strlen(s));
+}
+
+void
+jw_u64(struct jw *w, uint64_t v)
+{
+	char	 tmp[24];
+	int	 n;
+
+	jw_sep(w);
+	n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
+	buf_add(w->b, tmp, (size_t)n);
+}
+
+void
+jw_bool(struct jw *w, int v)
+{
+	jw_sep(w);
+	buf_addstr(w->b, v ? "true" : "false");
+}
+
+void
+jw_null(struct jw *w)
+{
+	jw_sep(w);
+	buf_add(w->b, "null", 4);
+}
+
+void
+jw_raw(struct jw *w, const char *s, size_t n)
+{
+	jw_sep(w);
+	buf_add(w->b, s, n);
+}
+
+void
+jw_value(struct jw *w, const void *p, size_t n)
+{
+	size_t	 enc;
+
+	if (n == 0)
+		p = "";		/* an empty value may come as NULL */
+	if (memchr(p, '\0', n) == NULL && utf8_valid(p, n)) {
+		jw_name(w, "value");
+		jw_str(w, p, n);
+		return;
+	}
+	jw_name(w, "value_b64");
+	jw_sep(w);
+	enc = b64_encoded_len(n);
+	buf_reserve(w->b, enc + 2);
+	buf_addc(w->b, '"');
+	b64_encode(p, n, w->b->data + w->b->len);
+	w->b->len += enc;
+	buf_addc(w->b, '"');
+}

@@ -1,0 +1,45 @@
+/*
+ * A small streaming JSON writer into a struct buf.  It places commas itself;
+ * integers are written exactly (PRIu64), never through a double.  Strings
+ * must be valid UTF-8 (callers check); control characters are escaped.
+ * The writer does not own the buffer.
+ */
+#ifndef METAD_JSONW_H
+#define METAD_JSONW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define JW_MAX_DEPTH	16
+
+struct jw {
+	struct buf	*b;
+	int		 depth;
+	int		 after_name;
+	unsigned char	 comma[JW_MAX_DEPTH];
+};
+
+void	jw_init(struct jw *, struct buf *);
+void	jw_obj_open(struct jw *);
+void	jw_obj_close(struct jw *);
+void	jw_arr_open(struct jw *);
+void	jw_arr_close(struct jw *);
+void	jw_name(struct jw *, const char *);
+void	jw_str(struct jw *, const char *, size_t);
+void	jw_cstr(struct jw *, const char *);
+void	jw_u64(struct jw *, uint64_t);
+void	jw_bool(struct jw *, int);
+void	jw_null(struct jw *);
+void	jw_raw(struct jw *, const char *, size_t);	/* a JSON value */
+/*
+ * A value's bytes, named "value" when they are UTF-8 without NUL, else
+ * "value_b64" (base64).
+ */
+void	jw_value(struct jw *, const void *, size_t);
+
+/* Append a JSON string literal for s (escaped) to b. */
+void	json_escape(struct buf *, const char *, size_t);
+
+#endif

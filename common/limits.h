@@ -1,0 +1,28 @@
+/*
+ * Named limits shared by metad and metactl.  Every input the daemon accepts is
+ * bounded by one of these (or by the option that overrides its default).
+ */
+#ifndef METAD_LIMITS_H
+#define METAD_LIMITS_H
+
+#define METAD_VERSION			"0.1.0"
+#define METAD_PROTOCOL			1
+
+#define KEY_MAX_BYTES			4096
+#define VALUE_MAX_BYTES_DEFAULT		(1024 * 1024)
+/* --max-request-bytes default: 4/3 of the value limit plus 64 KiB. */
+#define REQUEST_MAX_BYTES_FOR(v)	((v) / 3 * 4 + 4 + 64 * 1024)
+#define LIST_LIMIT_DEFAULT		1000
+#define LIST_LIMIT_MAX			10000
+#define TXN_MAX_OPS			128
+#define HISTORY_DEFAULT			100000
+#define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
+#define MAX_CONNECTIONS_DEFAULT		1024
+#define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
+#define OWNER_MAX_BYTES			1024
+#define ID_MAX_BYTES			256
+
+/* Largest integer exactly representable in a JSON number (a double). */
+#define JSON_INT_MAX			((1ULL << 53) - 1)
+
+#endif

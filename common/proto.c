@@ -1,0 +1,329 @@
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc.h"
+#include "limits.h"
+#include "proto.h"
+#include "util.h"
+
+static const char *proto_code_names[] = {
+	"ok",
+	"bad_request",
+	"unknown_op",
+	"request_too_large",
+	"value_too_large",
+	"failed_precondition",
+	"fenced",
+	"compacted",
+	"timeout",
+	"not_found",
+	"read_only",
+	"permission_denied",
+	"unavailable",
+	"storage_full",
+	"internal"
+};
+
+const char *
+proto_code_name(enum proto_code c)
+{
+	if ((size_t)c >= sizeof proto_code_names / sizeof proto_code_names[0])
+		return ("internal");
+	return (proto_code_names[c]);
+}
+
+enum proto_code
+proto_code_parse(const char *s)
+{
+	size_t	 i;
+
+	for (i = 1; i < sizeof proto_code_names / sizeof proto_code_names[0];
+	    i++) {
+		if (strcmp(s, proto_code_names[i]) == 0)
+			return ((enum proto_code)i);
+	}
+	return (PROTO_INTERNAL);
+}
+
+int
+proto_fail(struct proto_err *e, enum proto_code code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	e->code = code;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* 1 if a JSON string in the text holds a \u0000 escape. */
+static int
+proto_has_nul_escape(const char *s, size_t n)
+{
+	size_t	 i;
+	int	 in_str = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!in_str) {
+			if (s[i] == '"')
+				in_str = 1;
+			continue;
+		}
+		if (s[i] == '"')
+			in_str = 0;
+		else if (s[i] == '\\' && i + 1 < n) {
+			if (s[i + 1] == 'u' && i + 5 < n &&
+			    memcmp(s + i + 2, "0000", 4) == 0)
+				return (1);
+			i++;
+		}
+	}
+	return (0);
+}
+
+cJSON *
+proto_parse(const char *line, size_t len, struct proto_err *e)
+{
+	cJSON		*j;
+	const char	*end = NULL;
+
+	if (memchr(line, '\0', len) != NULL) {
+		proto_fail(e, PROTO_BAD_REQUEST, "request holds a NUL byte");
+		return (NULL);
+	}
+	j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+	if (j == NULL) {
+		proto_fail(e, PROTO_BAD_REQUEST,
+		    "request is not valid JSON (near byte %zu)",
+		    end != NULL && end >= line ? (size_t)(end - line) : 0);
+		return (NULL);
+	}
+	while (end != NULL && end < line + len &&
+	    (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+		end++;
+	if (end != NULL && end != line + len) {
+		cJSON_Delete(j);
+		proto_fail(e, PROTO_BAD_REQUEST,
+		    "request has trailing data after the JSON object");
+		return (NULL);
+	}
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		proto_fail(e, PROTO_BAD_REQUEST, "request is not a JSON object");
+		return (NULL);
+	}
+	if (proto_has_nul_escape(line, len)) {
+		cJSON_Delete(j);
+		proto_fail(e, PROTO_BAD_REQUEST,
+		    "strings may not contain \\u0000; send such values as "
+		    "value_b64");
+		return (NULL);
+	}
+	return (j);
+}
+
+static const cJSON *
+proto_field(const cJSON *obj, const char *name)
+{
+	const cJSON	*f;
+
+	f = cJSON_GetObjectItemCaseSensitive(obj, name);
+	if (f == NULL || cJSON_IsNull(f))
+		return (NULL);
+	return (f);
+}
+
+static int
+proto_absent(const char *name, int required, struct proto_err *e)
+{
+	if (required)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "missing field \"%s\"", name));
+	return (0);
+}
+
+int
+proto_number_u64(const cJSON *f, uint64_t *out)
+{
+	double	 d;
+
+	if (!cJSON_IsNumber(f))
+		return (-1);
+	d = f->valuedouble;
+	if (!(d >= 0) || d > (double)JSON_INT_MAX || floor(d) != d)
+		return (-1);
+	*out = (uint64_t)d;
+	return (0);
+}
+
+int
+proto_get_u64(const cJSON *obj, const char *name, int required,
+    uint64_t *out, struct proto_err *e)
+{
+	const cJSON	*f;
+
+	if ((f = proto_field(obj, name)) == NULL)
+		return (proto_absent(name, required, e));
+	if (proto_number_u64(f, out) != 0)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" must be an integer from 0 to %llu", name,
+		    (unsigned long long)JSON_INT_MAX));
+	return (1);
+}
+
+int
+proto_get_bool(const cJSON *obj, const char *name, int required, int *out,
+    struct proto_err *e)
+{
+	const cJSON	*f;
+
+	if ((f = proto_field(obj, name)) == NULL)
+		return (proto_absent(name, required, e));
+	if (!cJSON_IsBool(f))
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" must be true or false", name));
+	*out = cJSON_IsTrue(f);
+	return (1);
+}
+
+int
+proto_get_str(const cJSON *obj, const char *name, int required,
+    const char **out, size_t *len, struct proto_err *e)
+{
+	const cJSON	*f;
+
+	if ((f = proto_field(obj, name)) == NULL)
+		return (proto_absent(name, required, e));
+	if (!cJSON_IsString(f))
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" must be a string", name));
+	*out = f->valuestring;
+	*len = strlen(f->valuestring);
+	if (!utf8_valid(*out, *len))
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" is not valid UTF-8", name));
+	return (1);
+}
+
+int
+proto_check_key(const char *key, size_t len, const char *field,
+    struct proto_err *e)
+{
+	if (len == 0)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\": a key may not be empty", field));
+	if (len > KEY_MAX_BYTES)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\": key is %zu bytes, the limit is %d", field,
+		    len, KEY_MAX_BYTES));
+	if (memchr(key, '\0', len) != NULL)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\": a key may not hold a NUL byte", field));
+	if (!utf8_valid(key, len))
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\": key is not valid UTF-8", field));
+	return (0);
+}
+
+int
+proto_get_key(const cJSON *obj, const char *name, int required,
+    const char **out, size_t *len, struct proto_err *e)
+{
+	int	 r;
+
+	if ((r = proto_get_str(obj, name, required, out, len, e)) != 1)
+		return (r);
+	if (proto_check_key(*out, *len, name, e) != 0)
+		return (-1);
+	return (1);
+}
+
+int
+proto_get_prefix(const cJSON *obj, const char *name, const char **out,
+    size_t *len, struct proto_err *e)
+{
+	int	 r;
+
+	if ((r = proto_get_str(obj, name, 0, out, len, e)) != 1) {
+		if (r == 0) {
+			*out = "";
+			*len = 0;
+		}
+		return (r);
+	}
+	if (*len > KEY_MAX_BYTES)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" is %zu bytes, the limit is %d", name, *len,
+		    KEY_MAX_BYTES));
+	return (1);
+}
+
+int
+proto_get_value(const cJSON *obj, int required, size_t max,
+    struct proto_bytes *out, struct proto_err *e)
+{
+	const cJSON	*v, *b;
+	size_t		 n;
+	long		 dec;
+
+	memset(out, 0, sizeof *out);
+	v = proto_field(obj, "value");
+	b = proto_field(obj, "value_b64");
+	if (v != NULL && b != NULL)
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "give \"value\" or \"value_b64\", not both"));
+	if (v == NULL && b == NULL)
+		return (proto_absent("value", required, e));
+	if (v != NULL) {
+		if (!cJSON_IsString(v))
+			return (proto_fail(e, PROTO_BAD_REQUEST,
+			    "field \"value\" must be a string (use value_b64 "
+			    "for bytes)"));
+		n = strlen(v->valuestring);
+		if (!utf8_valid(v->valuestring, n))
+			return (proto_fail(e, PROTO_BAD_REQUEST,
+			    "field \"value\" is not valid UTF-8 (use "
+			    "value_b64 for bytes)"));
+		if (n > max)
+			return (proto_fail(e, PROTO_VALUE_TOO_LARGE,
+			    "value is %zu bytes, the limit is %zu "
+			    "(--max-value-bytes)", n, max));
+		out->data = (const unsigned char *)v->valuestring;
+		out->len = n;
+		return (1);
+	}
+	if (!cJSON_IsString(b))
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"value_b64\" must be a base64 string"));
+	n = strlen(b->valuestring);
+	if (n / 4 * 3 > max && n / 4 * 3 - max > 2)
+		return (proto_fail(e, PROTO_VALUE_TOO_LARGE,
+		    "value is about %zu bytes, the limit is %zu "
+		    "(--max-value-bytes)", n / 4 * 3, max));
+	out->owned = xmalloc(n / 4 * 3 + 1);
+	if ((dec = b64_decode(b->valuestring, n, out->owned)) < 0) {
+		proto_bytes_free(out);
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"value_b64\" is not valid base64"));
+	}
+	if ((size_t)dec > max) {
+		proto_bytes_free(out);
+		return (proto_fail(e, PROTO_VALUE_TOO_LARGE,
+		    "value is %ld bytes, the limit is %zu "
+		    "(--max-value-bytes)", dec, max));
+	}
+	out->data = out->owned;
+	out->len = (size_t)dec;
+	return (1);
+}
+
+void
+proto_bytes_free(struct proto_bytes *b)
+{
+	free(b->owned);
+	memset(b, 0, sizeof *b);
+}

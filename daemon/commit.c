@@ -1,0 +1,142 @@
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "commit.h"
+#include "conn.h"
+#include "log.h"
+#include "metad.h"
+#include "ops.h"
+#include "server.h"
+
+struct commit {
+	struct metad		*md;
+	struct req_queue	 queue;
+	unsigned		 queued;
+	struct event		*ev;
+};
+
+static void
+commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	commit_run(arg);
+}
+
+struct commit *
+commit_create(struct metad *md)
+{
+	struct commit	*cm;
+
+	cm = xcalloc(1, sizeof *cm);
+	cm->md = md;
+	TAILQ_INIT(&cm->queue);
+	if ((cm->ev = event_new(md->base, -1, 0, commit_cb, cm)) == NULL)
+		fatalx("event_new");
+	return (cm);
+}
+
+void
+commit_free(struct commit *cm)
+{
+	if (cm == NULL)
+		return;
+	while (cm->queued > 0)
+		commit_run(cm);
+	event_free(cm->ev);
+	free(cm);
+}
+
+unsigned
+commit_queued(struct commit *cm)
+{
+	return (cm->queued);
+}
+
+/*
+ * Queued in this turn of the loop: the commit event, activated now, runs
+ * after every I/O callback already active in this turn.
+ */
+void
+commit_enqueue(struct commit *cm, struct req *r)
+{
+	TAILQ_INSERT_TAIL(&cm->queue, r, entry);
+	if (cm->queued++ == 0)
+		event_active(cm->ev, 0, 0);
+}
+
+/* Apply one request at rev; answers it whatever happens. */
+static void
+commit_apply(struct commit *cm, struct req *r, uint64_t *cur)
+{
+	struct store		*st = cm->md->store;
+	struct store_err	 se;
+	int			 wrote = 0;
+
+	if (store_mark(st, &se) != 0) {
+		reply_store_error(r, &se);
+		return;
+	}
+	if (r->op->apply(r, *cur + 1, &wrote, &se) != 0) {
+		reply_store_error(r, &se);
+		if (store_undo(st, &se) != 0)
+			log_warnx("undo: %s", se.msg);
+		return;
+	}
+	if (wrote)
+		*cur += 1;
+}
+
+/* The batch could not be committed: every request gets the error. */
+static void
+commit_fail(struct req_queue *batch, const struct store_err *se)
+{
+	struct req	*r;
+
+	log_warnx("commit failed: %s", se->msg);
+	TAILQ_FOREACH(r, batch, entry)
+		reply_store_error(r, se);
+}
+
+static void
+commit_answer(struct commit *cm, struct req_queue *batch)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, batch, entry)
+		conn_send(r->conn, r->resp.data, r->resp.len);
+	while ((r = TAILQ_FIRST(batch)) != NULL) {
+		TAILQ_REMOVE(batch, r, entry);
+		conn_write_done(r->conn);
+		server_conn_unref(cm->md->server, r->conn);
+		req_free(r);
+	}
+}
+
+void
+commit_run(struct commit *cm)
+{
+	struct store		*st = cm->md->store;
+	struct req_queue	 batch;
+	struct store_err	 se;
+	struct req		*r;
+	uint64_t		 cur = st->rev;
+
+	if (cm->queued == 0)
+		return;
+	TAILQ_INIT(&batch);
+	TAILQ_CONCAT(&batch, &cm->queue, entry);
+	cm->queued = 0;
+	event_del(cm->ev);
+
+	if (store_begin(st, &se) != 0)
+		commit_fail(&batch, &se);
+	else {
+		TAILQ_FOREACH(r, &batch, entry)
+			commit_apply(cm, r, &cur);
+		if (cur == st->rev)
+			store_rollback(st);	/* nothing was written */
+		else if (store_commit(st, cur, &se) != 0)
+			commit_fail(&batch, &se);
+	}
+	commit_answer(cm, &batch);
+}

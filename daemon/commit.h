@@ -1,0 +1,25 @@
+/*
+ * Group commit.  Write requests that arrive in the same turn of the event
+ * loop are applied in one store batch (one transaction, one fsync) at
+ * consecutive revisions, in arrival order; every response is sent only after
+ * the batch is durable.  If the commit fails, every write of the batch is
+ * answered with the error and nothing of it remains.
+ *
+ * Ownership: commit_enqueue() takes the request; the commit frees it once
+ * answered.
+ */
+#ifndef METAD_COMMIT_H
+#define METAD_COMMIT_H
+
+struct commit;
+struct metad;
+struct req;
+
+struct commit	*commit_create(struct metad *);
+void		 commit_free(struct commit *);
+void		 commit_enqueue(struct commit *, struct req *);
+/* Commit what is queued now (also run from the loop after each turn). */
+void		 commit_run(struct commit *);
+unsigned	 commit_queued(struct commit *);
+
+#endif

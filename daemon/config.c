@@ -1,0 +1,291 @@
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "limits.h"
+#include "sockpath.h"
+#include "util.h"
+
+enum {
+	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
+	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
+	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP,
+	OPT_VERSION
+};
+
+static const struct option config_options[] = {
+	{ "socket",		required_argument, NULL, OPT_SOCKET },
+	{ "store",		required_argument, NULL, OPT_STORE },
+	{ "sync",		required_argument, NULL, OPT_SYNC },
+	{ "history",		required_argument, NULL, OPT_HISTORY },
+	{ "max-value-bytes",	required_argument, NULL, OPT_MAX_VALUE },
+	{ "max-request-bytes",	required_argument, NULL, OPT_MAX_REQUEST },
+	{ "max-pending-bytes",	required_argument, NULL, OPT_MAX_PENDING },
+	{ "max-connections",	required_argument, NULL, OPT_MAX_CONN },
+	{ "socket-mode",	required_argument, NULL, OPT_SOCKET_MODE },
+	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
+	{ "foreground",		no_argument,	   NULL, OPT_FOREGROUND },
+	{ "daemonize",		no_argument,	   NULL, OPT_DAEMONIZE },
+	{ "help",		no_argument,	   NULL, OPT_HELP },
+	{ "version",		no_argument,	   NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+const char *
+config_usage(void)
+{
+	return ("metad [--socket PATH] [--store sqlite:PATH|memory] "
+	    "[--sync full|normal|off]\n"
+	    "             [--history N] [--max-value-bytes N] "
+	    "[--max-request-bytes N]\n"
+	    "             [--max-pending-bytes N] [--max-connections N] "
+	    "[--socket-mode MODE]\n"
+	    "             [--pidfile PATH] [--log-level error|warn|info|debug]"
+	    "\n             [--foreground | --daemonize]");
+}
+
+/* N, or N with a k/m/g suffix (KiB, MiB, GiB). */
+static int
+config_size(const char *s, uint64_t max, uint64_t *out)
+{
+	char		 num[32];
+	size_t		 n = strlen(s);
+	uint64_t	 v, mult = 1;
+
+	if (n == 0 || n >= sizeof num)
+		return (-1);
+	memcpy(num, s, n + 1);
+	switch (tolower((unsigned char)num[n - 1])) {
+	case 'k':
+		mult = 1024;
+		break;
+	case 'm':
+		mult = 1024 * 1024;
+		break;
+	case 'g':
+		mult = 1024 * 1024 * 1024;
+		break;
+	}
+	if (mult != 1)
+		num[n - 1] = '\0';
+	if (parse_u64(num, &v) != 0 || v > max / mult)
+		return (-1);
+	*out = v * mult;
+	return (0);
+}
+
+static int
+config_sync(const char *s, enum store_sync *out)
+{
+	if (strcmp(s, "full") == 0)
+		*out = STORE_SYNC_FULL;
+	else if (strcmp(s, "normal") == 0)
+		*out = STORE_SYNC_NORMAL;
+	else if (strcmp(s, "off") == 0)
+		*out = STORE_SYNC_OFF;
+	else
+		return (-1);
+	return (0);
+}
+
+static char *
+config_default_db(void)
+{
+	const char	*state = getenv("XDG_STATE_HOME"), *home;
+	struct passwd	*pw;
+	char		*path;
+
+	if (state != NULL && *state != '\0') {
+		xasprintf(&path, "sqlite:%s/metad/meta.db", state);
+		return (path);
+	}
+	if ((home = getenv("HOME")) == NULL || *home == '\0') {
+		pw = getpwuid(getuid());
+		home = pw != NULL ? pw->pw_dir : "/";
+	}
+	xasprintf(&path, "sqlite:%s/.local/state/metad/meta.db", home);
+	return (path);
+}
+
+static int
+config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
+{
+	uint64_t	 v;
+	unsigned long	 mode;
+	char		*end;
+
+	switch (opt) {
+	case OPT_SOCKET:
+		free(cfg->socket_path);
+		cfg->socket_path = xstrdup(arg);
+		return (0);
+	case OPT_STORE:
+		free(cfg->store_spec);
+		cfg->store_spec = xstrdup(arg);
+		return (0);
+	case OPT_SYNC:
+		if (config_sync(arg, &cfg->sync) == 0)
+			return (0);
+		break;
+	case OPT_HISTORY:
+		if (config_size(arg, JSON_INT_MAX, &cfg->history) == 0)
+			return (0);
+		break;
+	case OPT_MAX_VALUE:
+		if (config_size(arg, 256ULL << 20, &v) == 0) {
+			cfg->max_value_bytes = v;
+			return (0);
+		}
+		break;
+	case OPT_MAX_REQUEST:
+		if (config_size(arg, 512ULL << 20, &v) == 0 && v >= 1024) {
+			cfg->max_request_bytes = v;
+			return (0);
+		}
+		break;
+	case OPT_MAX_PENDING:
+		if (config_size(arg, 1ULL << 40, &v) == 0 && v >= 4096) {
+			cfg->max_pending_bytes = v;
+			return (0);
+		}
+		break;
+	case OPT_MAX_CONN:
+		if (config_size(arg, 1000000, &v) == 0 && v > 0) {
+			cfg->max_connections = (unsigned)v;
+			return (0);
+		}
+		break;
+	case OPT_SOCKET_MODE:
+		mode = strtoul(arg, &end, 8);
+		if (*arg != '\0' && *end == '\0' && mode <= 0777) {
+			cfg->socket_mode = (mode_t)mode;
+			return (0);
+		}
+		break;
+	case OPT_PIDFILE:
+		free(cfg->pidfile);
+		cfg->pidfile = xstrdup(arg);
+		return (0);
+	case OPT_LOG_LEVEL:
+		if (log_level_parse(arg, &cfg->log_level) == 0)
+			return (0);
+		break;
+	}
+	xasprintf(cause, "invalid value \"%s\" for --%s", arg,
+	    config_options[opt - OPT_SOCKET].name);
+	return (-1);
+}
+
+/* Every option with an argument from METAD_<NAME>. */
+static int
+config_env(struct metad_config *cfg, char **cause)
+{
+	const struct option	*o;
+	char			 name[64];
+	const char		*v;
+	size_t			 i;
+
+	for (o = config_options; o->name != NULL; o++) {
+		if (o->has_arg != required_argument)
+			continue;
+		snprintf(name, sizeof name, "METAD_%s", o->name);
+		for (i = 6; name[i] != '\0'; i++)
+			name[i] = name[i] == '-' ? '_' :
+			    (char)toupper((unsigned char)name[i]);
+		if ((v = getenv(name)) == NULL || *v == '\0')
+			continue;
+		if (config_set(cfg, o->val, v, cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+static void
+config_defaults(struct metad_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->sync = STORE_SYNC_FULL;
+	cfg->history = HISTORY_DEFAULT;
+	cfg->max_value_bytes = VALUE_MAX_BYTES_DEFAULT;
+	cfg->max_pending_bytes = PENDING_BYTES_DEFAULT;
+	cfg->max_connections = MAX_CONNECTIONS_DEFAULT;
+	cfg->socket_mode = 0600;
+	cfg->log_level = LOG_LEVEL_INFO;
+}
+
+int
+config_parse(struct metad_config *cfg, int argc, char **argv, char **cause)
+{
+	int	 ch;
+
+	config_defaults(cfg);
+	if (config_env(cfg, cause) != 0)
+		return (-1);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", config_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_FOREGROUND:
+			cfg->daemonize = 0;
+			break;
+		case OPT_DAEMONIZE:
+			cfg->daemonize = 1;
+			break;
+		case 'h':
+		case OPT_HELP:
+			printf("usage: %s\n", config_usage());
+			exit(0);
+		case OPT_VERSION:
+			printf("metad %s (protocol %d)\n", METAD_VERSION,
+			    METAD_PROTOCOL);
+			exit(0);
+		case '?':
+			xasprintf(cause, "unknown or incomplete option");
+			return (-1);
+		default:
+			if (config_set(cfg, ch, optarg, cause) != 0)
+				return (-1);
+		}
+	}
+	if (optind != argc) {
+		xasprintf(cause, "unexpected argument \"%s\"", argv[optind]);
+		return (-1);
+	}
+	if (cfg->store_spec == NULL)
+		cfg->store_spec = config_default_db();
+	if (cfg->max_request_bytes == 0)
+		cfg->max_request_bytes =
+		    REQUEST_MAX_BYTES_FOR(cfg->max_value_bytes);
+	return (0);
+}
+
+int
+config_prepare_socket(struct metad_config *cfg, char **cause)
+{
+	char	 path[256];
+
+	if (cfg->socket_path == NULL) {
+		if (sockpath_default(NULL, path, sizeof path, cause) != 0)
+			return (-1);
+		cfg->socket_path = xstrdup(path);
+	}
+	return (sockpath_prepare_dir(cfg->socket_path, cause));
+}
+
+void
+config_free(struct metad_config *cfg)
+{
+	free(cfg->socket_path);
+	free(cfg->store_spec);
+	free(cfg->pidfile);
+}

@@ -1,0 +1,61 @@
+/*
+ * One client connection: line framing, access, the order of responses.
+ *
+ * A connection parses requests one line at a time.  Reads are answered at
+ * once; writes are handed to the group commit and answered after their
+ * batch is durable.  While a connection has writes waiting for a commit it
+ * parses no further request, so responses leave in request order and a read
+ * always sees the writes sent before it on the same connection.
+ *
+ * Ownership: the server owns every struct conn.  A connection is never freed
+ * inside its own callback; conn_close() marks it dead and the server frees
+ * it from a deferred callback, after any commit that references it.
+ */
+#ifndef METAD_CONN_H
+#define METAD_CONN_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct bufferevent;
+struct metad;
+
+enum conn_access {
+	CONN_ACCESS_NONE,
+	CONN_ACCESS_RO,
+	CONN_ACCESS_RW
+};
+
+struct conn {
+	struct metad		*md;
+	struct bufferevent	*bev;
+	uid_t			 uid;
+	gid_t			 gid;
+	pid_t			 pid;
+	enum conn_access	 access;
+	unsigned		 pending_writes; /* queued for commit */
+	int			 skipping;	 /* rest of a long line */
+	int			 eof;		 /* client sent EOF */
+	int			 closing;	 /* close once flushed */
+	int			 dead;
+	unsigned		 refs;		 /* commit queue entries */
+	TAILQ_ENTRY(conn)	 entry;
+};
+
+struct conn	*conn_create(struct metad *, int fd, uid_t, gid_t, pid_t,
+		    enum conn_access);
+/* Parse and handle buffered requests until paused or out of input. */
+void		 conn_process(struct conn *);
+/* Append a complete response line (the buffer ends with "\n"). */
+void		 conn_send(struct conn *, const void *, size_t);
+/* A write of this connection was answered; resume when none is left. */
+void		 conn_write_done(struct conn *);
+void		 conn_close(struct conn *);
+void		 conn_free(struct conn *);
+const char	*conn_access_name(enum conn_access);
+
+#endif

@@ -1,0 +1,164 @@
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "commit.h"
+#include "config.h"
+#include "log.h"
+#include "metad.h"
+#include "server.h"
+
+/* How long SIGTERM waits for queued work and unsent answers. */
+#define METAD_DRAIN_MS		2000
+#define METAD_DRAIN_TICK_MS	10
+
+static struct event	*drain_ev;
+static int		 drain_ticks;
+
+static void
+metad_drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct metad	*md = arg;
+	struct timeval	 tv = { 0, METAD_DRAIN_TICK_MS * 1000 };
+
+	commit_run(md->commit);
+	if ((server_pending_output(md->server) == 0 &&
+	    commit_queued(md->commit) == 0) ||
+	    ++drain_ticks * METAD_DRAIN_TICK_MS >= METAD_DRAIN_MS) {
+		event_base_loopexit(md->base, NULL);
+		return;
+	}
+	evtimer_add(drain_ev, &tv);
+}
+
+static void
+metad_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct metad	*md = arg;
+
+	if (sig == SIGHUP) {
+		log_info("SIGHUP: logging goes to stderr; nothing to reopen");
+		return;
+	}
+	if (md->stopping)
+		return;
+	md->stopping = 1;
+	log_info("%s: stopping", strsignal((int)sig));
+	server_stop_listening(md->server);
+	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
+	metad_drain_cb(-1, 0, md);
+}
+
+static void
+metad_pidfile(const char *path)
+{
+	FILE	*f;
+
+	if (path == NULL)
+		return;
+	if ((f = fopen(path, "w")) == NULL)
+		fatal("pidfile %s", path);
+	fprintf(f, "%ld\n", (long)getpid());
+	fclose(f);
+}
+
+static void
+metad_daemonize(void)
+{
+	int	 fd;
+
+	switch (fork()) {
+	case -1:
+		fatal("fork");
+	case 0:
+		break;
+	default:
+		_exit(0);
+	}
+	if (setsid() == -1)
+		fatal("setsid");
+	if ((fd = open("/dev/null", O_RDWR)) != -1) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
+static void
+metad_run(struct metad *md)
+{
+	struct event	*sig[4];
+	int		 signals[4] = { SIGTERM, SIGINT, SIGHUP, 0 };
+	int		 i;
+
+	for (i = 0; signals[i] != 0; i++) {
+		sig[i] = evsignal_new(md->base, signals[i], metad_signal_cb,
+		    md);
+		evsignal_add(sig[i], NULL);
+	}
+	event_base_dispatch(md->base);
+	for (i = 0; signals[i] != 0; i++)
+		event_free(sig[i]);
+	if (drain_ev != NULL)
+		event_free(drain_ev);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct metad		 md;
+	struct store_options	 so;
+	struct store_err	 se;
+	char			*cause = NULL;
+
+	memset(&md, 0, sizeof md);
+	log_init("metad", LOG_LEVEL_INFO);
+	if (config_parse(&md.cfg, argc, argv, &cause) != 0) {
+		fprintf(stderr, "metad: %s\n", cause);
+		fprintf(stderr, "usage: %s\n", config_usage());
+		return (2);
+	}
+	log_set_level(md.cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&so, 0, sizeof so);
+	so.sync = md.cfg.sync;
+	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
+		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
+	if ((md.base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	md.commit = commit_create(&md);
+	if (config_prepare_socket(&md.cfg, &cause) != 0 ||
+	    (md.server = server_create(&md, &cause)) == NULL)
+		fatalx("%s", cause);
+	if (md.cfg.daemonize)
+		metad_daemonize();
+	metad_pidfile(md.cfg.pidfile);
+	md.started = time(NULL);
+	log_info("listening on %s, store %s (rev %llu)", md.cfg.socket_path,
+	    md.cfg.store_spec, (unsigned long long)md.store->rev);
+
+	metad_run(&md);
+
+	commit_free(md.commit);
+	server_free(md.server);
+	store_close(md.store);
+	event_base_free(md.base);
+	if (md.cfg.pidfile != NULL)
+		unlink(md.cfg.pidfile);
+	config_free(&md.cfg);
+	log_info("stopped");
+	return (0);
+}

@@ -1,0 +1,48 @@
+/*
+ * The daemon's shared state and configuration.  One struct metad lives for
+ * the whole process; everything hangs off it.
+ */
+#ifndef METAD_METAD_H
+#define METAD_METAD_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "log.h"
+#include "store.h"
+
+struct event_base;
+struct server;
+struct commit;
+
+struct metad_config {
+	char		*socket_path;
+	char		*store_spec;
+	enum store_sync	 sync;
+	uint64_t	 history;
+	size_t		 max_value_bytes;
+	size_t		 max_request_bytes;
+	size_t		 max_pending_bytes;
+	unsigned	 max_connections;
+	mode_t		 socket_mode;
+	char		*pidfile;
+	enum log_level	 log_level;
+	int		 daemonize;
+};
+
+struct metad {
+	struct event_base	*base;
+	struct metad_config	 cfg;
+	struct store		*store;
+	struct server		*server;
+	struct commit		*commit;
+	time_t			 started;
+	unsigned		 nconns;
+	unsigned		 nwatches;
+	int			 stopping;
+};
+
+#endif

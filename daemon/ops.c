@@ -1,0 +1,153 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit.h"
+#include "conn.h"
+#include "log.h"
+#include "metad.h"
+#include "ops.h"
+
+static const struct op ops_table[] = {
+	{ "hello",	0,		ops_hello,	NULL,	NULL },
+	{ "ping",	0,		ops_ping,	NULL,	NULL },
+	{ "get",	0,		ops_get,	NULL,	NULL },
+	{ "list",	0,		ops_list,	NULL,	NULL },
+	{ "status",	0,		ops_status,	NULL,	NULL },
+	{ "put",	OP_WRITE,	NULL,	ops_put_prepare, ops_put_apply },
+	{ "delete",	OP_WRITE,	NULL,	ops_delete_prepare,
+	    ops_delete_apply },
+};
+
+const struct op *
+ops_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof ops_table / sizeof ops_table[0]; i++) {
+		if (strcmp(ops_table[i].name, name) == 0)
+			return (&ops_table[i]);
+	}
+	return (NULL);
+}
+
+void
+req_free(struct req *r)
+{
+	if (r == NULL)
+		return;
+	proto_bytes_free(&r->wa.value);
+	cJSON_Delete(r->json);
+	buf_free(&r->resp);
+	free(r);
+}
+
+/* Keep the request's "id" (a JSON scalar) as JSON text to echo. */
+static int
+ops_take_id(struct req *r, struct proto_err *e)
+{
+	const cJSON	*f;
+	struct buf	 b;
+	double		 d;
+
+	f = cJSON_GetObjectItemCaseSensitive(r->json, "id");
+	if (f == NULL)
+		return (0);
+	buf_init(&b);
+	if (cJSON_IsString(f)) {
+		if (strlen(f->valuestring) > ID_MAX_BYTES) {
+			buf_free(&b);
+			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
+			    "is longer than %d bytes", ID_MAX_BYTES));
+		}
+		json_escape(&b, f->valuestring, strlen(f->valuestring));
+	} else if (cJSON_IsNumber(f)) {
+		d = f->valuedouble;
+		if (floor(d) == d && fabs(d) < 9.2e18)
+			buf_printf(&b, "%lld", (long long)d);
+		else
+			buf_printf(&b, "%.17g", d);
+	} else if (cJSON_IsBool(f))
+		buf_addstr(&b, cJSON_IsTrue(f) ? "true" : "false");
+	else if (cJSON_IsNull(f))
+		buf_addstr(&b, "null");
+	else {
+		buf_free(&b);
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"id\" must be a string, number, boolean or null"));
+	}
+	memcpy(r->id, b.data, b.len);
+	r->id_len = b.len;
+	buf_free(&b);
+	return (0);
+}
+
+static int
+ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
+{
+	const char	*name;
+	size_t		 name_len;
+
+	if ((r->json = proto_parse(line, len, e)) == NULL)
+		return (-1);
+	if (ops_take_id(r, e) != 0)
+		return (-1);
+	if (proto_get_str(r->json, "op", 1, &name, &name_len, e) != 1)
+		return (-1);
+	if ((r->op = ops_find(name)) == NULL)
+		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.64s\"",
+		    name));
+	if ((r->op->flags & OP_WRITE) && r->conn->access != CONN_ACCESS_RW)
+		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
+		    "this connection is read-only", r->op->name));
+	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
+		return (-1);
+	return (0);
+}
+
+static int
+ops_blank(const char *line, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++) {
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return (0);
+	}
+	return (1);
+}
+
+int
+ops_handle(struct conn *c, const char *line, size_t len)
+{
+	struct req		*r;
+	struct proto_err	 e;
+	int			 rc;
+
+	if (ops_blank(line, len))
+		return (0);
+	r = xcalloc(1, sizeof *r);
+	r->md = c->md;
+	r->conn = c;
+	buf_init(&r->resp);
+	rc = ops_decode(r, line, len, &e);
+	if (rc == 0 && (r->op->flags & OP_WRITE)) {
+		c->pending_writes++;
+		c->refs++;
+		commit_enqueue(c->md->commit, r);
+		return (0);
+	}
+	/* Anything answered now waits behind this connection's writes. */
+	if (c->pending_writes > 0) {
+		req_free(r);
+		return (1);
+	}
+	if (rc != 0)
+		reply_error(r, e.code, e.msg);
+	else
+		r->op->read(r);
+	conn_send(c, r->resp.data, r->resp.len);
+	req_free(r);
+	return (0);
+}

@@ -1,0 +1,179 @@
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "conn.h"
+#include "limits.h"
+#include "metad.h"
+#include "ops.h"
+
+void
+ops_hello(struct req *r)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	jw_name(&w, "server");
+	jw_cstr(&w, "metad");
+	jw_name(&w, "version");
+	jw_cstr(&w, METAD_VERSION);
+	jw_name(&w, "protocol");
+	jw_u64(&w, METAD_PROTOCOL);
+	jw_name(&w, "backend");
+	jw_cstr(&w, r->md->store->backend->name);
+	jw_name(&w, "access");
+	jw_cstr(&w, conn_access_name(r->conn->access));
+	jw_name(&w, "rev");
+	jw_u64(&w, r->md->store->rev);
+	reply_end(r, &w);
+}
+
+void
+ops_ping(struct req *r)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	jw_name(&w, "rev");
+	jw_u64(&w, r->md->store->rev);
+	reply_end(r, &w);
+}
+
+static int
+ops_get_cb(const struct store_kv *kv, void *arg)
+{
+	reply_kv(arg, "kv", kv, 1);
+	return (0);
+}
+
+void
+ops_get(struct req *r)
+{
+	struct proto_err	 e;
+	struct store_err	 se;
+	struct jw		 w;
+	const char		*key;
+	size_t			 klen;
+	int			 found;
+
+	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1) {
+		reply_error(r, e.code, e.msg);
+		return;
+	}
+	reply_begin(r, &w);
+	found = store_get(r->md->store, key, klen, ops_get_cb, &w, &se);
+	if (found == -1) {
+		reply_store_error(r, &se);
+		return;
+	}
+	if (!found)
+		reply_kv(&w, "kv", NULL, 0);
+	jw_name(&w, "rev");
+	jw_u64(&w, r->md->store->rev);
+	reply_end(r, &w);
+}
+
+struct ops_list_arg {
+	struct jw	*w;
+	int		 keys_only;
+};
+
+static int
+ops_list_cb(const struct store_kv *kv, void *arg)
+{
+	struct ops_list_arg	*la = arg;
+
+	reply_kv(la->w, NULL, kv, !la->keys_only);
+	return (0);
+}
+
+static int
+ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
+{
+	uint64_t	 limit = LIST_LIMIT_DEFAULT;
+	int		 keys_only = 0;
+
+	memset(rg, 0, sizeof *rg);
+	if (proto_get_prefix(r->json, "prefix", &rg->prefix, &rg->prefix_len,
+	    e) == -1)
+		return (-1);
+	if (proto_get_prefix(r->json, "after", &rg->after, &rg->after_len,
+	    e) == -1)
+		return (-1);
+	if (rg->after_len == 0)
+		rg->after = NULL;
+	if (proto_get_u64(r->json, "limit", 0, &limit, e) == -1)
+		return (-1);
+	if (limit == 0 || limit > LIST_LIMIT_MAX)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"limit\" "
+		    "must be from 1 to %d", LIST_LIMIT_MAX));
+	if (proto_get_bool(r->json, "keys_only", 0, &keys_only, e) == -1)
+		return (-1);
+	rg->limit = limit;
+	rg->keys_only = keys_only;
+	return (0);
+}
+
+void
+ops_list(struct req *r)
+{
+	struct proto_err	 e;
+	struct store_err	 se;
+	struct store_range	 rg;
+	struct ops_list_arg	 la;
+	struct jw		 w;
+	int			 more = 0;
+
+	if (ops_list_args(r, &rg, &e) != 0) {
+		reply_error(r, e.code, e.msg);
+		return;
+	}
+	reply_begin(r, &w);
+	jw_name(&w, "kvs");
+	jw_arr_open(&w);
+	la.w = &w;
+	la.keys_only = rg.keys_only;
+	if (store_range(r->md->store, &rg, ops_list_cb, &la, &more,
+	    &se) == -1) {
+		reply_store_error(r, &se);
+		return;
+	}
+	jw_arr_close(&w);
+	jw_name(&w, "more");
+	jw_bool(&w, more);
+	jw_name(&w, "rev");
+	jw_u64(&w, r->md->store->rev);
+	reply_end(r, &w);
+}
+
+void
+ops_status(struct req *r)
+{
+	struct metad		*md = r->md;
+	struct store_stats	 st;
+	struct store_err	 se;
+	struct jw		 w;
+
+	if (store_stats(md->store, &st, &se) != 0) {
+		reply_store_error(r, &se);
+		return;
+	}
+	reply_begin(r, &w);
+	jw_name(&w, "rev");
+	jw_u64(&w, md->store->rev);
+	jw_name(&w, "compact_rev");
+	jw_u64(&w, md->store->compact_rev);
+	jw_name(&w, "keys");
+	jw_u64(&w, st.keys);
+	jw_name(&w, "db_bytes");
+	jw_u64(&w, st.db_bytes);
+	jw_name(&w, "connections");
+	jw_u64(&w, md->nconns);
+	jw_name(&w, "watches");
+	jw_u64(&w, md->nwatches);
+	jw_name(&w, "uptime_s");
+	jw_u64(&w, (uint64_t)(time(NULL) - md->started));
+	jw_name(&w, "backend");
+	jw_cstr(&w, md->store->backend->name);
+	reply_end(r, &w);
+}

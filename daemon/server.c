@@ -1,0 +1,301 @@
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "conn.h"
+#include "log.h"
+#include "metad.h"
+#include "ops.h"
+#include "server.h"
+
+/* How long accepting pauses when the process is out of descriptors. */
+#define SERVER_EMFILE_PAUSE_MS	200
+
+TAILQ_HEAD(conn_list, conn);
+
+struct server {
+	struct metad		*md;
+	int			 fd;
+	struct event		*accept_ev;
+	struct event		*resume_ev;
+	struct event		*reap_ev;
+	struct conn_list	 conns;
+	struct conn_list	 dead;
+	char			*path;
+};
+
+static void	server_accept_cb(evutil_socket_t, short, void *);
+static void	server_resume_cb(evutil_socket_t, short, void *);
+static void	server_reap_cb(evutil_socket_t, short, void *);
+
+/* 1 if a daemon answers on path. */
+static int
+server_is_live(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, live;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return (0);
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	live = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0;
+	close(fd);
+	return (live);
+}
+
+static int
+server_listen(const char *path, mode_t mode, char **cause)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 sb;
+	mode_t			 old;
+	int			 fd;
+
+	if (server_is_live(path)) {
+		xasprintf(cause, "another metad is already running on %s",
+		    path);
+		return (-1);
+	}
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			xasprintf(cause, "%s exists and is not a socket", path);
+			return (-1);
+		}
+		log_info("removing stale socket %s", path);
+		unlink(path);
+	}
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path) >=
+	    (int)sizeof sun.sun_path) {
+		xasprintf(cause, "socket path too long: %s", path);
+		return (-1);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		xasprintf(cause, "socket: %s", strerror(errno));
+		return (-1);
+	}
+	old = umask(0777 & ~mode);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		umask(old);
+		xasprintf(cause, "bind %s: %s", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+	if (chmod(path, mode) == -1 || listen(fd, 512) == -1) {
+		xasprintf(cause, "listen %s: %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return (-1);
+	}
+	return (fd);
+}
+
+struct server *
+server_create(struct metad *md, char **cause)
+{
+	struct server	*s;
+	int		 fd;
+
+	fd = server_listen(md->cfg.socket_path, md->cfg.socket_mode, cause);
+	if (fd == -1)
+		return (NULL);
+	s = xcalloc(1, sizeof *s);
+	s->md = md;
+	s->fd = fd;
+	s->path = xstrdup(md->cfg.socket_path);
+	TAILQ_INIT(&s->conns);
+	TAILQ_INIT(&s->dead);
+	s->accept_ev = event_new(md->base, fd, EV_READ | EV_PERSIST,
+	    server_accept_cb, s);
+	s->resume_ev = evtimer_new(md->base, server_resume_cb, s);
+	s->reap_ev = event_new(md->base, -1, 0, server_reap_cb, s);
+	if (s->accept_ev == NULL || s->resume_ev == NULL || s->reap_ev == NULL)
+		fatalx("event_new");
+	event_add(s->accept_ev, NULL);
+	return (s);
+}
+
+static enum conn_access
+server_access(struct server *s, uid_t uid, gid_t gid)
+{
+	if (uid == 0 || uid == geteuid())
+		return (CONN_ACCESS_RW);
+	return (CONN_ACCESS_NONE);
+}
+
+/* Answer one error line on a socket we will not serve, then close it. */
+static void
+server_refuse(int fd, enum proto_code code, const char *msg)
+{
+	struct buf	 b;
+	ssize_t		 n;
+
+	buf_init(&b);
+	reply_raw_error(&b, NULL, 0, code, msg);
+	n = write(fd, b.data, b.len);
+	(void)n;
+	buf_free(&b);
+	close(fd);
+}
+
+static void
+server_accept_one(struct server *s, int fd)
+{
+	struct metad	*md = s->md;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof cred;
+	enum conn_access access;
+	struct conn	*c;
+	char		 msg[128];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("getsockopt SO_PEERCRED");
+		close(fd);
+		return;
+	}
+	access = server_access(s, cred.uid, cred.gid);
+	if (access == CONN_ACCESS_NONE) {
+		log_info("refused uid %ld gid %ld pid %ld", (long)cred.uid,
+		    (long)cred.gid, (long)cred.pid);
+		snprintf(msg, sizeof msg, "uid %ld may not use this metad",
+		    (long)cred.uid);
+		server_refuse(fd, PROTO_PERMISSION_DENIED, msg);
+		return;
+	}
+	if (md->nconns >= md->cfg.max_connections) {
+		snprintf(msg, sizeof msg, "too many connections (the limit "
+		    "is %u, --max-connections)", md->cfg.max_connections);
+		server_refuse(fd, PROTO_UNAVAILABLE, msg);
+		return;
+	}
+	c = conn_create(md, fd, cred.uid, cred.gid, cred.pid, access);
+	TAILQ_INSERT_TAIL(&s->conns, c, entry);
+	md->nconns++;
+	log_debug("connection from uid %ld pid %ld", (long)cred.uid,
+	    (long)cred.pid);
+}
+
+static void
+server_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct timeval	 tv = { 0, SERVER_EMFILE_PAUSE_MS * 1000 };
+	int		 fd, i;
+
+	for (i = 0; i < 64; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EMFILE || errno == ENFILE) {
+				log_warn("accept: pausing");
+				event_del(s->accept_ev);
+				evtimer_add(s->resume_ev, &tv);
+			} else if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("accept");
+			return;
+		}
+		server_accept_one(s, fd);
+	}
+}
+
+static void
+server_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	if (s->fd != -1)
+		event_add(s->accept_ev, NULL);
+}
+
+void
+server_conn_closed(struct server *s, struct conn *c)
+{
+	TAILQ_REMOVE(&s->conns, c, entry);
+	TAILQ_INSERT_TAIL(&s->dead, c, entry);
+	s->md->nconns--;
+	event_active(s->reap_ev, 0, 0);
+}
+
+void
+server_conn_unref(struct server *s, struct conn *c)
+{
+	if (c->refs == 0)
+		fatalx("server_conn_unref: no reference");
+	if (--c->refs == 0 && c->dead)
+		event_active(s->reap_ev, 0, 0);
+}
+
+static void
+server_reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&s->dead); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->refs != 0)
+			continue;
+		TAILQ_REMOVE(&s->dead, c, entry);
+		conn_free(c);
+	}
+}
+
+void
+server_stop_listening(struct server *s)
+{
+	if (s->fd == -1)
+		return;
+	event_del(s->accept_ev);
+	event_del(s->resume_ev);
+	close(s->fd);
+	s->fd = -1;
+	unlink(s->path);
+}
+
+unsigned long
+server_pending_output(struct server *s)
+{
+	struct conn	*c;
+	unsigned long	 n = 0;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return (n);
+}
+
+void
+server_close_all(struct server *s)
+{
+	while (!TAILQ_EMPTY(&s->conns))
+		conn_close(TAILQ_FIRST(&s->conns));
+	server_reap_cb(-1, 0, s);
+}
+
+void
+server_free(struct server *s)
+{
+	server_stop_listening(s);
+	server_close_all(s);
+	event_free(s->accept_ev);
+	event_free(s->resume_ev);
+	event_free(s->reap_ev);
+	free(s->path);
+	free(s);
+}

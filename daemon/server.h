@@ -1,0 +1,25 @@
+/*
+ * The listening socket: refuse to start over a live daemon, replace a stale
+ * socket, accept with peer credentials, bound the number of connections,
+ * and reap closed connections outside their own callbacks.
+ */
+#ifndef METAD_SERVER_H
+#define METAD_SERVER_H
+
+struct conn;
+struct metad;
+
+struct server	*server_create(struct metad *, char **cause);
+/* Stop accepting and remove the socket file. */
+void		 server_stop_listening(struct server *);
+void		 server_free(struct server *);
+/* A connection closed: free it once nothing refers to it. */
+void		 server_conn_closed(struct server *, struct conn *);
+/* A commit released its reference to c. */
+void		 server_conn_unref(struct server *, struct conn *);
+/* Close every connection (at shutdown, after the last commit). */
+void		 server_close_all(struct server *);
+/* Bytes of output still unsent across all connections. */
+unsigned long	 server_pending_output(struct server *);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# The daemon's life: sockets, signals, restart, durability.
+
+load helpers
+
+setup() {
+	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "needs a durable store"
+	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+}
+
+teardown() {
+	metad_cleanup
+}
+
+req() {
+	printf '%s\n' "$1" | raw
+}
+
+@test "data, versions and rev survive a restart" {
+	metad_start
+	req '{"op":"put","key":"a","value":"1"}' >/dev/null
+	req '{"op":"put","key":"a","value":"2"}' >/dev/null
+	req '{"op":"put","key":"b","value":"x"}' >/dev/null
+	req '{"op":"delete","key":"b"}' >/dev/null
+	metad_stop
+	metad_start
+	run req '{"op":"get","key":"a"}'
+	assert_output '{"ok":true,"kv":{"key":"a","value":"2","version":2,"create_rev":1,"mod_rev":2},"rev":4}'
+	run req '{"op":"put","key":"b","value":"y"}'
+	assert_output '{"ok":true,"kv":{"key":"b","version":1,"create_rev":5,"mod_rev":5},"prev_version":0,"rev":5}'
+}
+
+@test "SIGTERM removes the socket and exits 0" {
+	metad_start
+	kill -TERM "$METAD_PID"
+	local rc=0
+	wait "$METAD_PID" || rc=$?
+	METAD_PID=
+	assert_equal "$rc" 0
+	[ ! -e "$SOCK" ]
+}
+
+@test "refuses to start on a socket a live daemon answers" {
+	metad_start
+	run "$METAD" --socket "$SOCK" --store memory
+	assert_failure
+	assert_output --partial "already running"
+	run req '{"op":"ping"}'
+	assert_output --partial '"ok":true'
+}
+
+@test "removes a stale socket and starts" {
+	metad_start
+	metad_kill9
+	[ -S "$SOCK" ]
+	metad_start
+	run req '{"op":"ping"}'
+	assert_output --partial '"ok":true'
+}
+
+@test "kill -9 during concurrent writes loses no acknowledged write" {
+	metad_start
+	local w
+	for w in 1 2 3 4; do
+		(
+			i=0
+			while [ $i -lt 400 ]; do
+				i=$((i + 1))
+				if v=$("$METACTL" put "w$w/$i" "val-$w-$i" 2>/dev/null); then
+					echo "w$w/$i val-$w-$i $v"
+				else
+					exit 0
+				fi
+			done
+		) > "$TESTDIR/acked.$w" &
+	done
+	sleep 0.5
+	metad_kill9
+	wait
+	cat "$TESTDIR"/acked.* > "$TESTDIR/acked"
+	# Something must have been acknowledged for the test to mean anything.
+	[ "$(wc -l < "$TESTDIR/acked")" -gt 10 ]
+	metad_start
+	local key val ver
+	while read -r key val ver; do
+		run "$METACTL" get "$key"
+		assert_success
+		assert_output "$val"
+	done < "$TESTDIR/acked"
+	run sqlite3 "$DB" 'PRAGMA integrity_check'
+	assert_output ok
+}
+
+@test "the default socket lives in \$XDG_RUNTIME_DIR" {
+	XDG_RUNTIME_DIR="$TESTDIR" "$METAD" --store memory 2>/dev/null &
+	METAD_PID=$!
+	SOCK="$TESTDIR/metad.sock"
+	local i
+	for i in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.02; done
+	[ -S "$SOCK" ]
+	run stat -c %a "$SOCK"
+	assert_output 600
+}
+
+@test "options come from METAD_* environment variables" {
+	METAD_MAX_VALUE_BYTES=4 metad_start
+	run req '{"op":"put","key":"k","value":"12345"}'
+	assert_output --partial '"code":"value_too_large"'
+}
+
+@test "bad options are a usage error" {
+	run "$METAD" --sync sometimes
+	assert_failure 2
+	assert_output --partial 'invalid value "sometimes" for --sync'
+	run "$METAD" --bogus
+	assert_failure 2
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env bats
+# The wire protocol, spoken over the raw socket (SPEC 4).
+
+load helpers
+
+setup() {
+	metad_start
+}
+
+teardown() {
+	metad_cleanup
+}
+
+# Send one request line, print the one response line.
+req() {
+	printf '%s\n' "$1" | raw
+}
+
+@test "hello reports server, protocol, backend, access and rev" {
+	run req '{"op":"hello","id":1}'
+	assert_success
+	assert_output --regexp '^\{"id":1,"ok":true,"server":"metad","version":"[0-9.]+","protocol":1,"backend":"(sqlite|memory)","access":"rw","rev":0\}$'
+}
+
+@test "ping answers the current rev" {
+	run req '{"op":"ping"}'
+	assert_output '{"ok":true,"rev":0}'
+}
+
+@test "put creates at version 1 and advances rev by exactly one" {
+	run req '{"op":"put","key":"a","value":"1"}'
+	assert_output '{"ok":true,"kv":{"key":"a","version":1,"create_rev":1,"mod_rev":1},"prev_version":0,"rev":1}'
+	run req '{"op":"put","key":"a","value":"2"}'
+	assert_output '{"ok":true,"kv":{"key":"a","version":2,"create_rev":1,"mod_rev":2},"prev_version":1,"rev":2}'
+	run req '{"op":"get","key":"a"}'
+	assert_output '{"ok":true,"kv":{"key":"a","value":"2","version":2,"create_rev":1,"mod_rev":2},"rev":2}'
+}
+
+@test "get of an absent key answers kv null" {
+	run req '{"op":"get","key":"nope","id":"x"}'
+	assert_output '{"id":"x","ok":true,"kv":null,"rev":0}'
+}
+
+@test "delete removes; re-creating starts at version 1 with a new create_rev" {
+	req '{"op":"put","key":"k","value":"v"}' >/dev/null
+	req '{"op":"put","key":"k","value":"v"}' >/dev/null
+	run req '{"op":"delete","key":"k"}'
+	assert_output '{"ok":true,"deleted":true,"rev":3}'
+	run req '{"op":"delete","key":"k"}'
+	assert_output '{"ok":true,"deleted":false,"rev":3}'
+	run req '{"op":"put","key":"k","value":"w"}'
+	assert_output '{"ok":true,"kv":{"key":"k","version":1,"create_rev":4,"mod_rev":4},"prev_version":0,"rev":4}'
+}
+
+@test "if_absent fails on an existing key with the current metadata" {
+	req '{"op":"put","key":"k","value":"v"}' >/dev/null
+	run req '{"op":"put","key":"k","value":"w","if_absent":true}'
+	assert_output --partial '"ok":false,"error":{"code":"failed_precondition"'
+	assert_output --partial '"current":{"key":"k","version":1,"create_rev":1,"mod_rev":1}'
+	run req '{"op":"get","key":"k"}'
+	assert_output --partial '"value":"v"'
+}
+
+@test "if_version: match writes, mismatch fails, 0 means absent" {
+	run req '{"op":"put","key":"k","value":"a","if_version":0}'
+	assert_output --partial '"version":1'
+	run req '{"op":"put","key":"k","value":"b","if_version":1}'
+	assert_output --partial '"version":2'
+	run req '{"op":"put","key":"k","value":"c","if_version":1}'
+	assert_output --partial '"code":"failed_precondition"'
+	assert_output --partial '"current":{"key":"k","version":2'
+	run req '{"op":"put","key":"n","value":"c","if_version":3}'
+	assert_output --partial '"current":null'
+}
+
+@test "if_mod_rev protects against ABA" {
+	req '{"op":"put","key":"k","value":"a"}' >/dev/null
+	req '{"op":"delete","key":"k"}' >/dev/null
+	req '{"op":"put","key":"k","value":"a"}' >/dev/null
+	# Same version (1) as before, but mod_rev moved from 1 to 3.
+	run req '{"op":"put","key":"k","value":"b","if_mod_rev":1}'
+	assert_output --partial '"code":"failed_precondition"'
+	run req '{"op":"delete","key":"k","if_mod_rev":3}'
+	assert_output '{"ok":true,"deleted":true,"rev":4}'
+}
+
+@test "a failed precondition changes nothing, not even rev" {
+	req '{"op":"put","key":"k","value":"a"}' >/dev/null
+	req '{"op":"put","key":"k","value":"b","if_version":7}' >/dev/null
+	run req '{"op":"ping"}'
+	assert_output '{"ok":true,"rev":1}'
+}
+
+@test "binary values travel as value_b64, UTF-8 ones as value" {
+	run req '{"op":"put","key":"bin","value_b64":"AAH/"}'
+	assert_output --partial '"version":1'
+	run req '{"op":"get","key":"bin"}'
+	assert_output --partial '"value_b64":"AAH/"'
+	req '{"op":"put","key":"txt","value_b64":"aMOp"}' >/dev/null
+	run req '{"op":"get","key":"txt"}'
+	assert_output --partial '"value":"hé"'
+}
+
+@test "list: sorted, prefix, after, limit, more, keys_only" {
+	for k in b/2 a/1 b/1 b/3 c; do
+		req "{\"op\":\"put\",\"key\":\"$k\",\"value\":\"v\"}" >/dev/null
+	done
+	run req '{"op":"list","prefix":"b/","limit":2,"keys_only":true}'
+	assert_output '{"ok":true,"kvs":[{"key":"b/1","version":1,"create_rev":3,"mod_rev":3},{"key":"b/2","version":1,"create_rev":1,"mod_rev":1}],"more":true,"rev":5}'
+	run req '{"op":"list","prefix":"b/","after":"b/2"}'
+	assert_output '{"ok":true,"kvs":[{"key":"b/3","value":"v","version":1,"create_rev":4,"mod_rev":4}],"more":false,"rev":5}'
+	run req '{"op":"list"}'
+	assert_output --regexp '"kvs":\[\{"key":"a/1".*"key":"b/1".*"key":"b/2".*"key":"b/3".*"key":"c"'
+}
+
+@test "list limit out of range is bad_request naming the limit" {
+	run req '{"op":"list","limit":10001}'
+	assert_output --partial '"code":"bad_request"'
+	assert_output --partial '10000'
+	run req '{"op":"list","limit":0}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "malformed requests get errors and the connection stays usable" {
+	run raw <<'REQS'
+not json
+[1,2]
+{"op":"get"}
+{"op":"frobnicate","id":7}
+{"op":"get","key":""}
+{"op":"put","key":"k"}
+{"op":"put","key":"k","value":"a","value_b64":"YQ=="}
+{"op":"put","key":"k","value_b64":"!!!"}
+{"op":"put","key":"k","value":"a","if_version":-1}
+{"op":"put","key":"k","value":"a","if_version":1.5}
+{"op":"put","key":"k","value":"a","if_version":9007199254740992}
+{"op":"put","key":"k","value":"a","if_absent":true,"if_version":0}
+{"op":"get","key":"a\u0000b"}
+{"op":"get","key":5}
+{"op":"ping","id":2}
+REQS
+	assert_success
+	assert_equal "${#lines[@]}" 15
+	local i
+	for i in 0 1 2 4 5 6 7 8 9 10 11 12 13; do
+		assert_regex "${lines[$i]}" '"ok":false,"error":\{"code":"bad_request","message":"[^"]+'
+	done
+	assert_equal "${lines[3]}" '{"id":7,"ok":false,"error":{"code":"unknown_op","message":"unknown op \"frobnicate\""}}'
+	assert_equal "${lines[14]}" '{"id":2,"ok":true,"rev":0}'
+}
+
+@test "messages name the field and the limit" {
+	run req "{\"op\":\"get\",\"key\":\"$(head -c 4097 /dev/zero | tr '\0' k)\"}"
+	assert_output --partial '"code":"bad_request"'
+	assert_output --partial 'key is 4097 bytes, the limit is 4096'
+	run req "{\"op\":\"get\",\"key\":\"$(head -c 4096 /dev/zero | tr '\0' k)\"}"
+	assert_output --partial '"ok":true'
+}
+
+@test "value over --max-value-bytes is value_too_large" {
+	metad_stop
+	metad_start --max-value-bytes 10
+	run req '{"op":"put","key":"k","value":"12345678901"}'
+	assert_output --partial '"code":"value_too_large"'
+	assert_output --partial 'the limit is 10'
+	run req '{"op":"put","key":"k","value":"1234567890"}'
+	assert_output --partial '"ok":true'
+}
+
+@test "an over-long line is request_too_large and the rest of it is skipped" {
+	metad_stop
+	metad_start --max-request-bytes 2000
+	run raw < <(printf '{"op":"put","key":"k","value":"%s"}\n{"op":"ping","id":1}\n' "$(head -c 5000 /dev/zero | tr '\0' x)")
+	assert_equal "${#lines[@]}" 2
+	assert_regex "${lines[0]}" '"code":"request_too_large".*2000'
+	assert_equal "${lines[1]}" '{"id":1,"ok":true,"rev":0}'
+}
+
+@test "ids of every scalar kind are echoed" {
+	run raw <<'REQS'
+{"op":"ping","id":"abc"}
+{"op":"ping","id":9007199254740991}
+{"op":"ping","id":true}
+{"op":"ping","id":null}
+{"op":"ping","id":[1]}
+REQS
+	assert_equal "${lines[0]}" '{"id":"abc","ok":true,"rev":0}'
+	assert_equal "${lines[1]}" '{"id":9007199254740991,"ok":true,"rev":0}'
+	assert_equal "${lines[2]}" '{"id":true,"ok":true,"rev":0}'
+	assert_equal "${lines[3]}" '{"id":null,"ok":true,"rev":0}'
+	assert_regex "${lines[4]}" '"code":"bad_request"'
+}
+
+@test "300 pipelined requests are answered in order, reads see earlier writes" {
+	local i
+	{
+		for i in $(seq 1 100); do
+			printf '{"op":"put","key":"p%d","value":"%d","id":%d}\n' "$i" "$i" "$((3 * i))"
+			printf '{"op":"get","key":"p%d","id":%d}\n' "$i" "$((3 * i + 1))"
+			printf '{"op":"ping","id":%d}\n' "$((3 * i + 2))"
+		done
+	} | socat -t 5 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/out"
+	run wc -l < "$TESTDIR/out"
+	assert_output 300
+	for i in 1 50 100; do
+		run sed -n "$((3 * i - 2))p" "$TESTDIR/out"
+		assert_output "{\"id\":$((3 * i)),\"ok\":true,\"kv\":{\"key\":\"p$i\",\"version\":1,\"create_rev\":$i,\"mod_rev\":$i},\"prev_version\":0,\"rev\":$i}"
+		run sed -n "$((3 * i - 1))p" "$TESTDIR/out"
+		assert_output "{\"id\":$((3 * i + 1)),\"ok\":true,\"kv\":{\"key\":\"p$i\",\"value\":\"$i\",\"version\":1,\"create_rev\":$i,\"mod_rev\":$i},\"rev\":$i}"
+	done
+	# Every id once, in order.
+	run sh -c "grep -o '^{\"id\":[0-9]*' '$TESTDIR/out' | cut -d: -f2 | tr '\n' ' '"
+	assert_output "$(seq 3 302 | tr '\n' ' ')"
+}
+
+@test "status reports keys, rev and connections" {
+	req '{"op":"put","key":"a","value":"1"}' >/dev/null
+	req '{"op":"put","key":"b","value":"1"}' >/dev/null
+	run req '{"op":"status"}'
+	assert_output --regexp '^\{"ok":true,"rev":2,"compact_rev":0,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"(sqlite|memory)"\}$'
+}
