@@ -90,8 +90,9 @@ bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
 
 # Unit tests of the store (test_store*.c) link the daemon's objects; the
 # others only common/.
-build/tests/test_store%: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
-build/tests/test_store%: $(DAEMON_LIB_OBJS)
+STORE_TESTS	:= $(filter build/tests/test_store%,$(UNIT_BINS))
+$(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+$(STORE_TESTS): $(DAEMON_LIB_OBJS)
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)

@@ -1,0 +1,261 @@
+/*
+ * The generic layer of the versioned store: picks a backend from the store
+ * spec, keeps the committed rev and compact rev, checks the batch protocol,
+ * and forwards everything else to the backend.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "limits.h"
+#include "store.h"
+#include "util.h"
+
+static const struct store_options store_default_options = {
+	STORE_SYNC_FULL, 0
+};
+
+int
+store_err_set(struct store_err *err, enum store_errcode code,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err == NULL)
+		return (-1);
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+static const struct store_backend *
+store_pick(const char *spec, const char **arg, struct store_err *err)
+{
+	if (strcmp(spec, "memory") == 0 || strcmp(spec, "memory:") == 0) {
+		*arg = "";
+		return (&store_mem_backend);
+	}
+	if (strncmp(spec, "sqlite:", 7) == 0 && spec[7] != '\0') {
+		*arg = spec + 7;
+		return (&store_sqlite_backend);
+	}
+	if (strcmp(spec, "etcd") == 0 || strncmp(spec, "etcd:", 5) == 0) {
+		store_err_set(err, STORE_ERR_INTERNAL,
+		    "etcd backend is not available in this build");
+		return (NULL);
+	}
+	store_err_set(err, STORE_ERR_INTERNAL, "invalid store \"%.64s\": "
+	    "expected sqlite:PATH or memory", spec);
+	return (NULL);
+}
+
+struct store *
+store_open(const char *spec, const struct store_options *opts,
+    struct store_err *err)
+{
+	const struct store_backend	*backend;
+	struct store			*s;
+	const char			*arg;
+
+	if ((backend = store_pick(spec, &arg, err)) == NULL)
+		return (NULL);
+	if (opts == NULL)
+		opts = &store_default_options;
+	s = xcalloc(1, sizeof *s);
+	s->backend = backend;
+	if (backend->open(s, arg, opts, err) != 0) {
+		free(s);
+		return (NULL);
+	}
+	return (s);
+}
+
+void
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->in_batch)
+		store_rollback(s);
+	s->backend->close(s);
+	free(s);
+}
+
+int
+store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
+    void *arg, struct store_err *err)
+{
+	return (s->backend->get(s, key, key_len, cb, arg, err));
+}
+
+long
+store_range(struct store *s, const struct store_range *r, store_kv_cb cb,
+    void *arg, int *more, struct store_err *err)
+{
+	struct store_range	 rr = *r;
+	int			 dummy;
+
+	if (rr.limit == 0) {
+		store_err_set(err, STORE_ERR_INTERNAL, "range limit is 0");
+		return (-1);
+	}
+	if (rr.prefix == NULL) {
+		rr.prefix = "";
+		rr.prefix_len = 0;
+	}
+	if (more == NULL)
+		more = &dummy;
+	*more = 0;
+	return (s->backend->range(s, &rr, cb, arg, more, err));
+}
+
+int
+store_begin(struct store *s, struct store_err *err)
+{
+	if (s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "a batch is already open"));
+	if (s->backend->begin(s, err) != 0)
+		return (-1);
+	s->in_batch = 1;
+	return (0);
+}
+
+static int
+store_check_write(struct store *s, const char *what, uint64_t rev,
+    size_t key_len, struct store_err *err)
+{
+	if (!s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "%s outside a batch", what));
+	if (rev <= s->rev)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "%s at rev "
+		    "%llu, not above the store rev %llu", what,
+		    (unsigned long long)rev, (unsigned long long)s->rev));
+	if (key_len == 0 || key_len > KEY_MAX_BYTES)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "%s: key of "
+		    "%zu bytes (the limit is 1..%d)", what, key_len,
+		    KEY_MAX_BYTES));
+	return (0);
+}
+
+int
+store_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
+    size_t key_len, const void *value, size_t value_len,
+    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+{
+	struct store_kv	 m;
+	uint64_t	 pv;
+
+	if (store_check_write(s, "put", rev, key_len, err) != 0)
+		return (-1);
+	if (value == NULL)
+		value = "";
+	return (s->backend->put(s, rev, seq, key, key_len, value, value_len,
+	    meta != NULL ? meta : &m, prev_version != NULL ? prev_version : &pv,
+	    err));
+}
+
+int
+store_delete(struct store *s, uint64_t rev, uint32_t seq, const char *key,
+    size_t key_len, int *deleted, struct store_err *err)
+{
+	int	 d;
+
+	if (store_check_write(s, "delete", rev, key_len, err) != 0)
+		return (-1);
+	return (s->backend->del(s, rev, seq, key, key_len,
+	    deleted != NULL ? deleted : &d, err));
+}
+
+int
+store_mark(struct store *s, struct store_err *err)
+{
+	if (!s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "mark outside a batch"));
+	return (s->backend->mark(s, err));
+}
+
+int
+store_undo(struct store *s, struct store_err *err)
+{
+	if (!s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "undo outside a batch"));
+	return (s->backend->undo(s, err));
+}
+
+int
+store_commit(struct store *s, uint64_t rev, struct store_err *err)
+{
+	if (!s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "commit outside a batch"));
+	if (rev < s->rev) {
+		store_rollback(s);
+		return (store_err_set(err, STORE_ERR_INTERNAL, "commit at rev "
+		    "%llu, below the store rev %llu", (unsigned long long)rev,
+		    (unsigned long long)s->rev));
+	}
+	s->in_batch = 0;
+	if (s->backend->commit(s, rev, err) != 0)
+		return (-1);
+	s->rev = rev;
+	return (0);
+}
+
+void
+store_rollback(struct store *s)
+{
+	if (!s->in_batch)
+		return;
+	s->backend->rollback(s);
+	s->in_batch = 0;
+}
+
+int
+store_history(struct store *s, uint64_t from_rev, store_event_cb cb,
+    void *arg, struct store_err *err)
+{
+	return (s->backend->history(s, from_rev, cb, arg, err));
+}
+
+/*
+ * Inside a batch the compaction is part of the batch (a rollback or undo
+ * restores the compact rev); outside, it is a batch of its own.
+ */
+int
+store_compact(struct store *s, uint64_t rev, struct store_err *err)
+{
+	if (rev <= s->compact_rev)
+		return (0);
+	if (rev > s->rev)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "compact rev "
+		    "%llu is beyond the current rev %llu",
+		    (unsigned long long)rev, (unsigned long long)s->rev));
+	if (s->in_batch) {
+		if (s->backend->compact(s, rev, err) != 0)
+			return (-1);
+		s->compact_rev = rev;
+		return (0);
+	}
+	if (store_begin(s, err) != 0)
+		return (-1);
+	if (s->backend->compact(s, rev, err) != 0) {
+		store_rollback(s);
+		return (-1);
+	}
+	s->compact_rev = rev;
+	return (store_commit(s, s->rev, err));
+}
+
+int
+store_stats(struct store *s, struct store_stats *st, struct store_err *err)
+{
+	memset(st, 0, sizeof *st);
+	return (s->backend->stats(s, st, err));
+}

@@ -1,0 +1,626 @@
+/*
+ * The memory backend: nothing is durable.  Keys live in a skip list (p = 1/4,
+ * expected O(log n) search, insert and delete, in-order walk from any lower
+ * bound); the history is an array of events, oldest first, whose front is
+ * dropped by compaction.
+ *
+ * Batches keep an undo log: one entry per key changed (the node created, the
+ * node unlinked, or the value and metadata replaced), plus snapshots of the
+ * counters taken at begin and at mark.  Undoing replays the log backwards,
+ * so the store returns to exactly its state at the snapshot.  Memory that a
+ * batch replaces or unlinks is freed only when the batch commits.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "util.h"
+
+#define MEM_LEVEL_MAX	32
+
+struct store_mem_node {
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version;
+	uint64_t		 create_rev;
+	uint64_t		 mod_rev;
+	char			*key;		/* after next[], NUL ended */
+	size_t			 key_len;
+	int			 level;
+	struct store_mem_node	*next[];
+};
+
+struct store_mem_event {
+	uint64_t		 rev;
+	uint32_t		 seq;
+	enum store_event_type	 type;
+	char			*key;		/* key, NUL, value, NUL */
+	size_t			 key_len;
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version;
+	uint64_t		 create_rev;
+};
+
+enum store_mem_undo_type {
+	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
+	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
+	MEM_UNDO_DELETE		/* node was unlinked: link it back */
+};
+
+struct store_mem_undo {
+	enum store_mem_undo_type	 type;
+	struct store_mem_node		*node;
+	unsigned char			*old_value;
+	size_t				 old_value_len;
+	uint64_t			 old_version;
+	uint64_t			 old_mod_rev;
+};
+
+struct store_mem_snap {
+	size_t		 undo_len;
+	size_t		 hist_len;
+	size_t		 hist_head;
+	uint64_t	 nkeys;
+	uint64_t	 bytes;
+	uint64_t	 compact_rev;
+};
+
+struct store_mem {
+	struct store_mem_node	*head;
+	int			 level;
+	uint64_t		 rng;
+	uint64_t		 nkeys;
+	uint64_t		 bytes;		/* keys, values and events */
+
+	struct store_mem_event	*hist;
+	size_t			 hist_len;
+	size_t			 hist_head;	/* first live event */
+	size_t			 hist_freed;	/* events before are freed */
+	size_t			 hist_cap;
+
+	struct store_mem_undo	*undo;
+	size_t			 undo_len;
+	size_t			 undo_cap;
+	struct store_mem_snap	 begin;
+	struct store_mem_snap	 mark;
+	int			 marked;
+};
+
+static int
+store_mem_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int	 c;
+
+	c = memcmp(a, b, alen < blen ? alen : blen);
+	if (c != 0)
+		return (c);
+	return (alen < blen ? -1 : alen > blen);
+}
+
+static int
+store_mem_random_level(struct store_mem *m)
+{
+	uint64_t	 x = m->rng;
+	int		 level = 1;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	m->rng = x;
+	while ((x & 3) == 0 && level < MEM_LEVEL_MAX) {
+		level++;
+		x >>= 2;
+	}
+	return (level);
+}
+
+static struct store_mem_node *
+store_mem_node_new(int level, const char *key, size_t key_len)
+{
+	struct store_mem_node	*n;
+	size_t			 off;
+
+	off = sizeof *n + (size_t)level * sizeof n->next[0];
+	n = xcalloc(1, off + key_len + 1);
+	n->key = (char *)n + off;
+	memcpy(n->key, key, key_len);
+	n->key_len = key_len;
+	n->level = level;
+	return (n);
+}
+
+/*
+ * Finds the first node >= key (> key if strict), filling update[] with the
+ * last node before it at each level when update is not NULL.
+ */
+static struct store_mem_node *
+store_mem_seek(struct store_mem *m, const char *key, size_t key_len, int strict,
+    struct store_mem_node **update)
+{
+	struct store_mem_node	*x = m->head, *n;
+	int			 i, c;
+
+	for (i = m->level - 1; i >= 0; i--) {
+		while ((n = x->next[i]) != NULL) {
+			c = store_mem_cmp(n->key, n->key_len, key, key_len);
+			if (c > 0 || (c == 0 && !strict))
+				break;
+			x = n;
+		}
+		if (update != NULL)
+			update[i] = x;
+	}
+	return (x->next[0]);
+}
+
+static struct store_mem_node *
+store_mem_find(struct store_mem *m, const char *key, size_t key_len,
+    struct store_mem_node **update)
+{
+	struct store_mem_node	*n;
+
+	n = store_mem_seek(m, key, key_len, 0, update);
+	if (n != NULL && store_mem_cmp(n->key, n->key_len, key, key_len) == 0)
+		return (n);
+	return (NULL);
+}
+
+static void
+store_mem_link(struct store_mem *m, struct store_mem_node *n)
+{
+	struct store_mem_node	*update[MEM_LEVEL_MAX];
+	int			 i;
+
+	while (m->level < n->level)
+		m->head->next[m->level++] = NULL;
+	store_mem_seek(m, n->key, n->key_len, 0, update);
+	for (i = 0; i < n->level; i++) {
+		n->next[i] = update[i]->next[i];
+		update[i]->next[i] = n;
+	}
+}
+
+static void
+store_mem_unlink(struct store_mem *m, struct store_mem_node *n)
+{
+	struct store_mem_node	*update[MEM_LEVEL_MAX];
+	int			 i;
+
+	store_mem_seek(m, n->key, n->key_len, 0, update);
+	for (i = 0; i < n->level; i++) {
+		if (update[i]->next[i] == n)
+			update[i]->next[i] = n->next[i];
+	}
+}
+
+static void
+store_mem_node_free(struct store_mem_node *n)
+{
+	if (n == NULL)
+		return;
+	free(n->value);
+	free(n);
+}
+
+static struct store_mem_undo *
+store_mem_undo_add(struct store_mem *m, enum store_mem_undo_type type,
+    struct store_mem_node *n)
+{
+	struct store_mem_undo	*u;
+
+	if (m->undo_len == m->undo_cap) {
+		m->undo_cap = m->undo_cap == 0 ? 64 : m->undo_cap * 2;
+		m->undo = xrealloc(m->undo, m->undo_cap * sizeof *m->undo);
+	}
+	u = &m->undo[m->undo_len++];
+	memset(u, 0, sizeof *u);
+	u->type = type;
+	u->node = n;
+	return (u);
+}
+
+static void
+store_mem_undo_one(struct store_mem *m, struct store_mem_undo *u)
+{
+	struct store_mem_node	*n = u->node;
+
+	switch (u->type) {
+	case MEM_UNDO_CREATE:
+		store_mem_unlink(m, n);
+		store_mem_node_free(n);
+		break;
+	case MEM_UNDO_UPDATE:
+		free(n->value);
+		n->value = u->old_value;
+		n->value_len = u->old_value_len;
+		n->version = u->old_version;
+		n->mod_rev = u->old_mod_rev;
+		break;
+	case MEM_UNDO_DELETE:
+		store_mem_link(m, n);
+		break;
+	}
+}
+
+static void
+store_mem_event_add(struct store_mem *m, uint64_t rev, uint32_t seq,
+    const struct store_mem_node *n, enum store_event_type type)
+{
+	struct store_mem_event	*ev;
+	size_t			 vlen;
+
+	vlen = type == STORE_EVENT_PUT ? n->value_len : 0;
+	if (m->hist_len == m->hist_cap) {
+		m->hist_cap = m->hist_cap == 0 ? 1024 : m->hist_cap * 2;
+		m->hist = xrealloc(m->hist, m->hist_cap * sizeof *m->hist);
+	}
+	ev = &m->hist[m->hist_len++];
+	memset(ev, 0, sizeof *ev);
+	ev->rev = rev;
+	ev->seq = seq;
+	ev->type = type;
+	ev->key = xmalloc(n->key_len + vlen + 2);
+	memcpy(ev->key, n->key, n->key_len);
+	ev->key[n->key_len] = '\0';
+	ev->key_len = n->key_len;
+	if (type == STORE_EVENT_PUT) {
+		ev->value = (unsigned char *)ev->key + n->key_len + 1;
+		if (vlen > 0)
+			memcpy(ev->value, n->value, vlen);
+		ev->value[vlen] = '\0';
+		ev->value_len = vlen;
+		ev->version = n->version;
+		ev->create_rev = n->create_rev;
+	}
+	m->bytes += n->key_len + vlen;
+}
+
+/* Frees the compacted events; moves the live ones down once half is dead. */
+static void
+store_mem_hist_trim(struct store_mem *m)
+{
+	size_t	 i;
+
+	for (i = m->hist_freed; i < m->hist_head; i++)
+		free(m->hist[i].key);
+	m->hist_freed = m->hist_head;
+	if (m->hist_head == 0 || m->hist_head < m->hist_len / 2)
+		return;
+	memmove(m->hist, m->hist + m->hist_head,
+	    (m->hist_len - m->hist_head) * sizeof *m->hist);
+	m->hist_len -= m->hist_head;
+	m->hist_head = m->hist_freed = 0;
+}
+
+static void
+store_mem_snap_take(struct store_mem *m, struct store *s,
+    struct store_mem_snap *snap)
+{
+	snap->undo_len = m->undo_len;
+	snap->hist_len = m->hist_len;
+	snap->hist_head = m->hist_head;
+	snap->nkeys = m->nkeys;
+	snap->bytes = m->bytes;
+	snap->compact_rev = s->compact_rev;
+}
+
+static void
+store_mem_snap_restore(struct store_mem *m, struct store *s,
+    const struct store_mem_snap *snap)
+{
+	size_t	 i;
+
+	while (m->undo_len > snap->undo_len)
+		store_mem_undo_one(m, &m->undo[--m->undo_len]);
+	for (i = snap->hist_len; i < m->hist_len; i++)
+		free(m->hist[i].key);
+	m->hist_len = snap->hist_len;
+	m->hist_head = snap->hist_head;
+	m->nkeys = snap->nkeys;
+	m->bytes = snap->bytes;
+	s->compact_rev = snap->compact_rev;
+}
+
+static int
+store_mem_open(struct store *s, const char *arg,
+    const struct store_options *opts, struct store_err *err)
+{
+	struct store_mem	*m;
+
+	if (*arg != '\0')
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "the memory store takes no argument (got \"%.64s\")",
+		    arg));
+	m = xcalloc(1, sizeof *m);
+	m->head = store_mem_node_new(MEM_LEVEL_MAX, "", 0);
+	m->level = 1;
+	m->rng = 0x9e3779b97f4a7c15ULL;
+	s->impl = m;
+	s->rev = 0;
+	s->compact_rev = 0;
+	return (0);
+}
+
+static void
+store_mem_close(struct store *s)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*n, *next;
+	size_t			 i;
+
+	for (n = m->head; n != NULL; n = next) {
+		next = n->next[0];
+		store_mem_node_free(n);
+	}
+	for (i = m->hist_freed; i < m->hist_len; i++)
+		free(m->hist[i].key);
+	free(m->hist);
+	free(m->undo);
+	free(m);
+	s->impl = NULL;
+}
+
+static void
+store_mem_kv(const struct store_mem_node *n, int keys_only, struct store_kv *kv)
+{
+	kv->key = n->key;
+	kv->key_len = n->key_len;
+	kv->value = keys_only ? NULL : n->value;
+	kv->value_len = keys_only ? 0 : n->value_len;
+	kv->version = n->version;
+	kv->create_rev = n->create_rev;
+	kv->mod_rev = n->mod_rev;
+}
+
+static int
+store_mem_get(struct store *s, const char *key, size_t key_len,
+    store_kv_cb cb, void *arg, struct store_err *err)
+{
+	struct store_mem_node	*n;
+	struct store_kv		 kv;
+
+	if ((n = store_mem_find(s->impl, key, key_len, NULL)) == NULL)
+		return (0);
+	store_mem_kv(n, 0, &kv);
+	cb(&kv, arg);
+	return (1);
+}
+
+static long
+store_mem_range(struct store *s, const struct store_range *r,
+    store_kv_cb cb, void *arg, int *more, struct store_err *err)
+{
+	struct store_mem_node	*n;
+	struct store_kv		 kv;
+	uint64_t		 count = 0;
+	int			 stop = 0;
+
+	if (r->after != NULL && store_mem_cmp(r->after, r->after_len,
+	    r->prefix, r->prefix_len) >= 0)
+		n = store_mem_seek(s->impl, r->after, r->after_len, 1, NULL);
+	else
+		n = store_mem_seek(s->impl, r->prefix, r->prefix_len, 0, NULL);
+	for (; n != NULL; n = n->next[0]) {
+		if (n->key_len < r->prefix_len ||
+		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
+			break;
+		if (count == r->limit || stop) {
+			*more = 1;
+			break;
+		}
+		store_mem_kv(n, r->keys_only, &kv);
+		count++;
+		stop = cb(&kv, arg) != 0;
+	}
+	return ((long)count);
+}
+
+static int
+store_mem_begin(struct store *s, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+
+	store_mem_snap_take(m, s, &m->begin);
+	m->marked = 0;
+	return (0);
+}
+
+static void
+store_mem_update(struct store_mem *m, struct store_mem_node *n, uint64_t rev,
+    const void *value, size_t value_len)
+{
+	struct store_mem_undo	*u;
+
+	u = store_mem_undo_add(m, MEM_UNDO_UPDATE, n);
+	u->old_value = n->value;
+	u->old_value_len = n->value_len;
+	u->old_version = n->version;
+	u->old_mod_rev = n->mod_rev;
+	m->bytes -= n->value_len;
+	n->value = xmemdup(value, value_len);
+	n->value_len = value_len;
+	n->version++;
+	n->mod_rev = rev;
+	m->bytes += value_len;
+}
+
+static int
+store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
+    size_t key_len, const void *value, size_t value_len,
+    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*n;
+
+	if ((n = store_mem_find(m, key, key_len, NULL)) != NULL) {
+		*prev_version = n->version;
+		store_mem_update(m, n, rev, value, value_len);
+	} else {
+		*prev_version = 0;
+		n = store_mem_node_new(store_mem_random_level(m), key,
+		    key_len);
+		n->value = xmemdup(value, value_len);
+		n->value_len = value_len;
+		n->version = 1;
+		n->create_rev = n->mod_rev = rev;
+		store_mem_link(m, n);
+		store_mem_undo_add(m, MEM_UNDO_CREATE, n);
+		m->nkeys++;
+		m->bytes += key_len + value_len;
+	}
+	store_mem_event_add(m, rev, seq, n, STORE_EVENT_PUT);
+	store_mem_kv(n, 1, meta);
+	meta->key = key;
+	return (0);
+}
+
+static int
+store_mem_del(struct store *s, uint64_t rev, uint32_t seq, const char *key,
+    size_t key_len, int *deleted, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*n;
+
+	if ((n = store_mem_find(m, key, key_len, NULL)) == NULL) {
+		*deleted = 0;
+		return (0);
+	}
+	store_mem_unlink(m, n);
+	store_mem_undo_add(m, MEM_UNDO_DELETE, n);
+	m->nkeys--;
+	m->bytes -= n->key_len + n->value_len;
+	store_mem_event_add(m, rev, seq, n, STORE_EVENT_DELETE);
+	*deleted = 1;
+	return (0);
+}
+
+static int
+store_mem_mark(struct store *s, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+
+	store_mem_snap_take(m, s, &m->mark);
+	m->marked = 1;
+	return (0);
+}
+
+static int
+store_mem_undo(struct store *s, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+
+	if (!m->marked)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "undo without a mark"));
+	store_mem_snap_restore(m, s, &m->mark);
+	m->marked = 0;
+	return (0);
+}
+
+static int
+store_mem_commit(struct store *s, uint64_t rev, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_undo	*u;
+	size_t			 i;
+
+	for (i = 0; i < m->undo_len; i++) {
+		u = &m->undo[i];
+		if (u->type == MEM_UNDO_UPDATE)
+			free(u->old_value);
+		else if (u->type == MEM_UNDO_DELETE)
+			store_mem_node_free(u->node);
+	}
+	m->undo_len = 0;
+	m->marked = 0;
+	store_mem_hist_trim(m);
+	return (0);
+}
+
+static void
+store_mem_rollback(struct store *s)
+{
+	struct store_mem	*m = s->impl;
+
+	store_mem_snap_restore(m, s, &m->begin);
+	m->marked = 0;
+}
+
+static int
+store_mem_history(struct store *s, uint64_t from_rev, store_event_cb cb,
+    void *arg, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_event	*ev;
+	struct store_event	 e;
+	size_t			 lo = m->hist_head, hi = m->hist_len, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->hist[mid].rev < from_rev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->hist_len; lo++) {
+		ev = &m->hist[lo];
+		memset(&e, 0, sizeof e);
+		e.rev = ev->rev;
+		e.seq = ev->seq;
+		e.type = ev->type;
+		e.kv.key = ev->key;
+		e.kv.key_len = ev->key_len;
+		e.kv.value = ev->value;
+		e.kv.value_len = ev->value_len;
+		e.kv.version = ev->version;
+		e.kv.create_rev = ev->create_rev;
+		e.kv.mod_rev = ev->rev;
+		if (cb(&e, arg) != 0)
+			break;
+	}
+	return (0);
+}
+
+static int
+store_mem_compact(struct store *s, uint64_t rev, struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+
+	while (m->hist_head < m->hist_len && m->hist[m->hist_head].rev < rev) {
+		m->bytes -= m->hist[m->hist_head].key_len +
+		    m->hist[m->hist_head].value_len;
+		m->hist_head++;
+	}
+	return (0);
+}
+
+static int
+store_mem_stats(struct store *s, struct store_stats *st,
+    struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+
+	st->keys = m->nkeys;
+	st->db_bytes = m->bytes;
+	return (0);
+}
+
+const struct store_backend store_mem_backend = {
+	"memory",
+	store_mem_open,
+	store_mem_close,
+	store_mem_get,
+	store_mem_range,
+	store_mem_begin,
+	store_mem_put,
+	store_mem_del,
+	store_mem_mark,
+	store_mem_undo,
+	store_mem_commit,
+	store_mem_rollback,
+	store_mem_history,
+	store_mem_compact,
+	store_mem_stats
+};

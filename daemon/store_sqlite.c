@@ -1,0 +1,783 @@
+/*
+ * The SQLite backend: one database file in WAL mode, three tables.
+ *
+ *   kv(key, value, version, create_rev, mod_rev)	the live keys
+ *   history(rev, seq, type, key, value, version, create_rev)
+ *   meta(name, value)				'schema', 'rev', 'compact_rev'
+ *
+ * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
+ * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
+ * prepared once at open.  The key count is kept in memory (loaded at open,
+ * restored on rollback and undo) so that status does not scan the table.
+ *
+ * If a write fails after changing something, or SQLite rolls the whole
+ * transaction back on an error, the batch is "broken": commit refuses it and
+ * rolls back; undo to a mark taken before the failure repairs it.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+#include "util.h"
+
+#define SQ_SCHEMA_VERSION	1
+#define SQ_BUSY_TIMEOUT_MS	5000
+#define SQ_CACHE_DEFAULT	(8 * 1024 * 1024)
+
+enum store_sqlite_stmt {
+	SQ_GET,
+	SQ_LOOKUP,
+	SQ_UPSERT,
+	SQ_DELETE,
+	SQ_HIST_ADD,
+	SQ_HIST_GET,
+	SQ_HIST_DROP,
+	SQ_SET_META,
+	SQ_RANGE,
+	SQ_RANGE_OPEN,
+	SQ_RANGE_KEYS,
+	SQ_RANGE_KEYS_OPEN,
+	SQ_BEGIN,
+	SQ_COMMIT,
+	SQ_ROLLBACK,
+	SQ_SAVEPOINT,
+	SQ_RELEASE,
+	SQ_ROLLBACK_TO,
+	SQ_NSTMT
+};
+
+#define SQ_KV_COLS	"key, value, version, create_rev, mod_rev"
+#define SQ_KEY_COLS	"key, NULL, version, create_rev, mod_rev"
+
+static const char *store_sqlite_sql[SQ_NSTMT] = {
+	"SELECT " SQ_KV_COLS " FROM kv WHERE key = ?1",
+	"SELECT version, create_rev FROM kv WHERE key = ?1",
+	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") "
+	    "VALUES (?1, ?2, ?3, ?4, ?5)",
+	"DELETE FROM kv WHERE key = ?1",
+	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	"SELECT key, value, version, create_rev, rev, seq, type FROM history "
+	    "WHERE rev >= ?1 ORDER BY rev, seq",
+	"DELETE FROM history WHERE rev < ?1",
+	"UPDATE meta SET value = ?2 WHERE name = ?1",
+	"SELECT " SQ_KV_COLS " FROM kv WHERE key >= ?1 AND key < ?2 "
+	    "ORDER BY key LIMIT ?3",
+	"SELECT " SQ_KV_COLS " FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?3",
+	"SELECT " SQ_KEY_COLS " FROM kv WHERE key >= ?1 AND key < ?2 "
+	    "ORDER BY key LIMIT ?3",
+	"SELECT " SQ_KEY_COLS " FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?3",
+	"BEGIN IMMEDIATE",
+	"COMMIT",
+	"ROLLBACK",
+	"SAVEPOINT metad_mark",
+	"RELEASE metad_mark",
+	"ROLLBACK TO metad_mark"
+};
+
+static const char store_sqlite_schema_sql[] =
+	"BEGIN IMMEDIATE;"
+	"CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
+	"    value INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, "
+	"    value BLOB NOT NULL, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) "
+	"    WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS history (rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
+	"    value BLOB, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
+	"    WITHOUT ROWID;"
+	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
+	"    ('rev', 0), ('compact_rev', 0);"
+	"COMMIT;";
+
+struct store_sqlite {
+	sqlite3		*db;
+	sqlite3_stmt	*st[SQ_NSTMT];
+	char		*wal_path;
+	uint64_t	 nkeys;
+
+	int			 in_txn;
+	int			 broken;
+	enum store_errcode	 broken_code;
+	uint64_t		 nkeys_begin;
+	uint64_t		 compact_begin;
+
+	int		 marked;
+	int		 broken_mark;
+	uint64_t	 nkeys_mark;
+	uint64_t	 compact_mark;
+};
+
+static int
+store_sqlite_fail(struct store_sqlite *q, int rc, const char *what,
+    struct store_err *err)
+{
+	enum store_errcode	 code;
+
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		code = STORE_ERR_FULL;
+		break;
+	case SQLITE_IOERR:
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_CANTOPEN:
+		code = STORE_ERR_IO;
+		break;
+	default:
+		code = STORE_ERR_INTERNAL;
+		break;
+	}
+	if (q->in_txn)
+		q->broken_code = code;
+	return (store_err_set(err, code, "sqlite: %s: %s", what,
+	    q->db != NULL ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+}
+
+static void
+store_sqlite_done(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* Steps a statement that returns no row we need, then resets it. */
+static int
+store_sqlite_run(struct store_sqlite *q, enum store_sqlite_stmt idx,
+    const char *what, struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[idx];
+	int		 rc;
+
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		store_sqlite_fail(q, rc, what, err);
+	store_sqlite_done(st);
+	return (rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1);
+}
+
+static int
+store_sqlite_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t len)
+{
+	return (sqlite3_bind_blob64(st, i, len > 0 ? p : "", len,
+	    SQLITE_STATIC));
+}
+
+static int
+store_sqlite_scalar(struct store_sqlite *q, const char *sql, uint64_t *out,
+    struct store_err *err)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*out = 0;
+	if ((rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return (store_sqlite_fail(q, rc, sql, err));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = (uint64_t)sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, sql, err);
+	sqlite3_finalize(st);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
+}
+
+static int
+store_sqlite_mkdirs(const char *path, struct store_err *err)
+{
+	struct stat	 sb;
+	char		*p, *slash;
+	int		 rc = 0;
+
+	p = xstrdup(path);
+	for (slash = strchr(p + 1, '/'); slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0700) != 0 && (stat(p, &sb) != 0 ||
+		    !S_ISDIR(sb.st_mode))) {
+			if (errno == EEXIST || errno == 0)
+				errno = ENOTDIR;
+			rc = store_err_set(err, STORE_ERR_IO, "mkdir %s: %s",
+			    p, strerror(errno));
+			break;
+		}
+		*slash = '/';
+	}
+	free(p);
+	return (rc);
+}
+
+static int
+store_sqlite_connect(struct store_sqlite *q, const char *path,
+    const struct store_options *opts, struct store_err *err)
+{
+	static const char	*syncs[] = { "FULL", "NORMAL", "OFF" };
+	unsigned int		 sync = (unsigned int)opts->sync;
+	char			 sql[128];
+	size_t			 cache;
+	int			 rc;
+
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK)
+		return (store_sqlite_fail(q, rc, path, err));
+	sqlite3_extended_result_codes(q->db, 1);
+	sqlite3_busy_timeout(q->db, SQ_BUSY_TIMEOUT_MS);
+	cache = opts->cache_bytes != 0 ? opts->cache_bytes : SQ_CACHE_DEFAULT;
+	snprintf(sql, sizeof sql, "PRAGMA journal_mode = WAL; "
+	    "PRAGMA synchronous = %s; PRAGMA cache_size = -%zu;",
+	    syncs[sync < 3 ? sync : 0], cache / 1024 > 0 ? cache / 1024 : 1);
+	if ((rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+		return (store_sqlite_fail(q, rc, path, err));
+	xasprintf(&q->wal_path, "%s-wal", path);
+	return (0);
+}
+
+static int
+store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
+{
+	int	 rc;
+
+	rc = sqlite3_exec(q->db, store_sqlite_schema_sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		store_sqlite_fail(q, rc, "creating the schema", err);
+		if (!sqlite3_get_autocommit(q->db))
+			sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+store_sqlite_load(struct store *s, struct store_sqlite *q,
+    struct store_err *err)
+{
+	uint64_t	 schema;
+
+	if (store_sqlite_scalar(q, "SELECT value FROM meta "
+	    "WHERE name = 'schema'", &schema, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta "
+	    "WHERE name = 'rev'", &s->rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta "
+	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
+	    err) != 0)
+		return (-1);
+	if (schema != SQ_SCHEMA_VERSION)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
+		    "schema version %llu is not the supported one (%d)",
+		    (unsigned long long)schema, SQ_SCHEMA_VERSION));
+	return (0);
+}
+
+static int
+store_sqlite_prepare(struct store_sqlite *q, struct store_err *err)
+{
+	int	 i, rc;
+
+	for (i = 0; i < SQ_NSTMT; i++) {
+		rc = sqlite3_prepare_v3(q->db, store_sqlite_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &q->st[i], NULL);
+		if (rc != SQLITE_OK)
+			return (store_sqlite_fail(q, rc, store_sqlite_sql[i],
+			    err));
+	}
+	return (0);
+}
+
+static void
+store_sqlite_close(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	int			 i;
+
+	if (q == NULL)
+		return;
+	for (i = 0; i < SQ_NSTMT; i++)
+		sqlite3_finalize(q->st[i]);
+	sqlite3_close(q->db);
+	free(q->wal_path);
+	free(q);
+	s->impl = NULL;
+}
+
+static int
+store_sqlite_open(struct store *s, const char *path,
+    const struct store_options *opts, struct store_err *err)
+{
+	struct store_sqlite	*q;
+
+	q = xcalloc(1, sizeof *q);
+	s->impl = q;
+	if (store_sqlite_mkdirs(path, err) != 0 ||
+	    store_sqlite_connect(q, path, opts, err) != 0 ||
+	    store_sqlite_schema(q, err) != 0 ||
+	    store_sqlite_load(s, q, err) != 0 ||
+	    store_sqlite_prepare(q, err) != 0) {
+		store_sqlite_close(s);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Reads the row of a kv or history select (same first five columns). */
+static void
+store_sqlite_row(sqlite3_stmt *st, int keys_only, struct store_kv *kv)
+{
+	kv->key = (const char *)sqlite3_column_text(st, 0);
+	kv->key_len = (size_t)sqlite3_column_bytes(st, 0);
+	kv->value = NULL;
+	kv->value_len = 0;
+	if (!keys_only) {
+		kv->value = sqlite3_column_blob(st, 1);
+		kv->value_len = (size_t)sqlite3_column_bytes(st, 1);
+		if (kv->value == NULL)
+			kv->value = (const unsigned char *)"";
+	}
+	kv->version = (uint64_t)sqlite3_column_int64(st, 2);
+	kv->create_rev = (uint64_t)sqlite3_column_int64(st, 3);
+	kv->mod_rev = (uint64_t)sqlite3_column_int64(st, 4);
+}
+
+static int
+store_sqlite_get(struct store *s, const char *key, size_t key_len,
+    store_kv_cb cb, void *arg, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	sqlite3_stmt		*st = q->st[SQ_GET];
+	struct store_kv		 kv;
+	int			 rc, found = 0;
+
+	store_sqlite_bind_blob(st, 1, key, key_len);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		store_sqlite_row(st, 0, &kv);
+		cb(&kv, arg);
+		found = 1;
+	} else if (rc != SQLITE_DONE)
+		found = store_sqlite_fail(q, rc, "get", err);
+	store_sqlite_done(st);
+	return (found);
+}
+
+/*
+ * The range as bounds on key: lo <= key < hi.  lo is the prefix, or just
+ * above "after" (after + NUL) if that is higher; hi is the first string
+ * above every key with the prefix, none when the prefix is all 0xff.
+ */
+struct store_sqlite_span {
+	char	*lo;
+	size_t	 lo_len;
+	char	*hi;
+	size_t	 hi_len;
+};
+
+static void
+store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
+{
+	size_t	 n = r->prefix_len, m = r->prefix_len;
+	int	 c;
+
+	if (r->after != NULL) {
+		m = r->after_len < n ? r->after_len : n;
+		c = memcmp(r->after, r->prefix, m);
+		if (c > 0 || (c == 0 && r->after_len >= n)) {
+			m = r->after_len;
+			b->lo = xcalloc(1, m + 1);
+			memcpy(b->lo, r->after, m);
+			b->lo_len = m + 1;
+		}
+	}
+	if (b->lo == NULL) {
+		b->lo = xmemdup(r->prefix, n);
+		b->lo_len = n;
+	}
+	while (n > 0 && (unsigned char)r->prefix[n - 1] == 0xff)
+		n--;
+	if (n > 0) {
+		b->hi = xmemdup(r->prefix, n);
+		b->hi[n - 1] = (char)((unsigned char)b->hi[n - 1] + 1);
+		b->hi_len = n;
+	}
+}
+
+static long
+store_sqlite_walk(struct store_sqlite *q, sqlite3_stmt *st,
+    const struct store_range *r, store_kv_cb cb, void *arg, int *more,
+    struct store_err *err)
+{
+	struct store_kv	 kv;
+	uint64_t	 count = 0;
+	int		 rc, stop = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (count == r->limit || stop) {
+			*more = 1;
+			break;
+		}
+		store_sqlite_row(st, r->keys_only, &kv);
+		count++;
+		stop = cb(&kv, arg) != 0;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (store_sqlite_fail(q, rc, "range", err));
+	return ((long)count);
+}
+
+static long
+store_sqlite_range(struct store *s, const struct store_range *r,
+    store_kv_cb cb, void *arg, int *more, struct store_err *err)
+{
+	struct store_sqlite		*q = s->impl;
+	struct store_sqlite_span	 b;
+	sqlite3_stmt			*st;
+	enum store_sqlite_stmt		 idx;
+	long				 n;
+
+	memset(&b, 0, sizeof b);
+	store_sqlite_bounds(r, &b);
+	if (r->keys_only)
+		idx = b.hi != NULL ? SQ_RANGE_KEYS : SQ_RANGE_KEYS_OPEN;
+	else
+		idx = b.hi != NULL ? SQ_RANGE : SQ_RANGE_OPEN;
+	st = q->st[idx];
+	store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
+	if (b.hi != NULL)
+		store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
+	sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
+	    (sqlite3_int64)r->limit + 1);
+	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
+	store_sqlite_done(st);
+	free(b.lo);
+	free(b.hi);
+	return (n);
+}
+
+static int
+store_sqlite_begin(struct store *s, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (store_sqlite_run(q, SQ_BEGIN, "begin", err) != 0)
+		return (-1);
+	q->in_txn = 1;
+	q->broken = q->marked = 0;
+	q->broken_code = STORE_ERR_INTERNAL;
+	q->nkeys_begin = q->nkeys;
+	q->compact_begin = s->compact_rev;
+	return (0);
+}
+
+/* A write may go on only in a live, unbroken transaction. */
+static int
+store_sqlite_alive(struct store_sqlite *q, const char *what,
+    struct store_err *err)
+{
+	if (!q->in_txn)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "sqlite: %s: no transaction is open", what));
+	if (sqlite3_get_autocommit(q->db))
+		q->broken = 1;
+	if (q->broken)
+		return (store_err_set(err, q->broken_code, "sqlite: %s: the "
+		    "batch was aborted by an earlier error", what));
+	return (0);
+}
+
+/* 1 and the key's version and create_rev if it exists, 0 if not, -1. */
+static int
+store_sqlite_lookup(struct store_sqlite *q, const char *key, size_t key_len,
+    uint64_t *version, uint64_t *create_rev, struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_LOOKUP];
+	int		 rc, found = 0;
+
+	store_sqlite_bind_blob(st, 1, key, key_len);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*version = (uint64_t)sqlite3_column_int64(st, 0);
+		*create_rev = (uint64_t)sqlite3_column_int64(st, 1);
+		found = 1;
+	} else if (rc != SQLITE_DONE)
+		found = store_sqlite_fail(q, rc, "reading a key", err);
+	store_sqlite_done(st);
+	return (found);
+}
+
+static int
+store_sqlite_hist_add(struct store_sqlite *q, uint64_t seq,
+    enum store_event_type type, const struct store_kv *kv,
+    struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_HIST_ADD];
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)kv->mod_rev);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
+	sqlite3_bind_int(st, 3, (int)type);
+	store_sqlite_bind_blob(st, 4, kv->key, kv->key_len);
+	if (kv->value != NULL &&
+	    store_sqlite_bind_blob(st, 5, kv->value, kv->value_len) != 0) {
+		store_sqlite_done(st);
+		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: "
+		    "value of %zu bytes is too large", kv->value_len));
+	}
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)kv->version);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)kv->create_rev);
+	return (store_sqlite_run(q, SQ_HIST_ADD, "recording history", err));
+}
+
+static int
+store_sqlite_upsert(struct store_sqlite *q, const struct store_kv *kv,
+    struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_UPSERT];
+
+	store_sqlite_bind_blob(st, 1, kv->key, kv->key_len);
+	if (store_sqlite_bind_blob(st, 2, kv->value, kv->value_len) != 0) {
+		store_sqlite_done(st);
+		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: "
+		    "value of %zu bytes is too large", kv->value_len));
+	}
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)kv->version);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)kv->create_rev);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)kv->mod_rev);
+	return (store_sqlite_run(q, SQ_UPSERT, "writing a key", err));
+}
+
+static int
+store_sqlite_put(struct store *s, uint64_t rev, uint32_t seq,
+    const char *key, size_t key_len, const void *value, size_t value_len,
+    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	struct store_kv		 kv;
+	uint64_t		 version = 0, create_rev = 0;
+	int			 found;
+
+	if (store_sqlite_alive(q, "put", err) != 0)
+		return (-1);
+	found = store_sqlite_lookup(q, key, key_len, &version, &create_rev,
+	    err);
+	if (found == -1)
+		return (-1);
+	kv.key = key;
+	kv.key_len = key_len;
+	kv.value = value;
+	kv.value_len = value_len;
+	kv.version = found ? version + 1 : 1;
+	kv.create_rev = found ? create_rev : rev;
+	kv.mod_rev = rev;
+	if (store_sqlite_upsert(q, &kv, err) != 0)
+		return (-1);
+	if (store_sqlite_hist_add(q, seq, STORE_EVENT_PUT, &kv, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	if (!found)
+		q->nkeys++;
+	*prev_version = version;
+	*meta = kv;
+	meta->value = NULL;
+	meta->value_len = 0;
+	return (0);
+}
+
+static int
+store_sqlite_del(struct store *s, uint64_t rev, uint32_t seq,
+    const char *key, size_t key_len, int *deleted, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	struct store_kv		 kv;
+	uint64_t		 version, create_rev;
+	int			 found;
+
+	*deleted = 0;
+	if (store_sqlite_alive(q, "delete", err) != 0)
+		return (-1);
+	found = store_sqlite_lookup(q, key, key_len, &version, &create_rev,
+	    err);
+	if (found <= 0)
+		return (found);
+	store_sqlite_bind_blob(q->st[SQ_DELETE], 1, key, key_len);
+	if (store_sqlite_run(q, SQ_DELETE, "deleting a key", err) != 0)
+		return (-1);
+	memset(&kv, 0, sizeof kv);
+	kv.key = key;
+	kv.key_len = key_len;
+	kv.mod_rev = rev;
+	if (store_sqlite_hist_add(q, seq, STORE_EVENT_DELETE, &kv, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	q->nkeys--;
+	*deleted = 1;
+	return (0);
+}
+
+static int
+store_sqlite_mark(struct store *s, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (!q->in_txn || sqlite3_get_autocommit(q->db))
+		return (store_sqlite_alive(q, "mark", err));
+	if (q->marked &&
+	    store_sqlite_run(q, SQ_RELEASE, "releasing a mark", err) != 0)
+		return (-1);
+	q->marked = 0;
+	if (store_sqlite_run(q, SQ_SAVEPOINT, "mark", err) != 0)
+		return (-1);
+	q->marked = 1;
+	q->broken_mark = q->broken;
+	q->nkeys_mark = q->nkeys;
+	q->compact_mark = s->compact_rev;
+	return (0);
+}
+
+static int
+store_sqlite_undo(struct store *s, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (!q->in_txn || sqlite3_get_autocommit(q->db))
+		return (store_sqlite_alive(q, "undo", err));
+	if (!q->marked)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "sqlite: undo without a mark"));
+	if (store_sqlite_run(q, SQ_ROLLBACK_TO, "undo", err) != 0 ||
+	    store_sqlite_run(q, SQ_RELEASE, "undo", err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	q->marked = 0;
+	q->broken = q->broken_mark;
+	q->nkeys = q->nkeys_mark;
+	s->compact_rev = q->compact_mark;
+	return (0);
+}
+
+static void
+store_sqlite_rollback(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	struct store_err	 err;
+
+	if (!sqlite3_get_autocommit(q->db))
+		store_sqlite_run(q, SQ_ROLLBACK, "rollback", &err);
+	q->in_txn = q->marked = q->broken = 0;
+	q->nkeys = q->nkeys_begin;
+	s->compact_rev = q->compact_begin;
+}
+
+static int
+store_sqlite_set_meta(struct store_sqlite *q, const char *name, uint64_t value,
+    struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_SET_META];
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)value);
+	return (store_sqlite_run(q, SQ_SET_META, name, err));
+}
+
+static int
+store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (store_sqlite_alive(q, "commit", err) != 0 ||
+	    store_sqlite_set_meta(q, "rev", rev, err) != 0 ||
+	    store_sqlite_run(q, SQ_COMMIT, "commit", err) != 0) {
+		store_sqlite_rollback(s);
+		return (-1);
+	}
+	q->in_txn = q->marked = 0;
+	return (0);
+}
+
+static int
+store_sqlite_history(struct store *s, uint64_t from_rev, store_event_cb cb,
+    void *arg, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
+	struct store_event	 ev;
+	int			 rc;
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&ev, 0, sizeof ev);
+		ev.type = (enum store_event_type)sqlite3_column_int(st, 6);
+		store_sqlite_row(st, ev.type == STORE_EVENT_DELETE, &ev.kv);
+		ev.rev = ev.kv.mod_rev;
+		ev.seq = (uint32_t)sqlite3_column_int64(st, 5);
+		if (cb(&ev, arg) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, "reading history", err);
+	store_sqlite_done(st);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
+}
+
+static int
+store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (store_sqlite_alive(q, "compact", err) != 0)
+		return (-1);
+	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)rev);
+	if (store_sqlite_run(q, SQ_HIST_DROP, "compacting history", err) != 0)
+		return (-1);
+	if (store_sqlite_set_meta(q, "compact_rev", rev, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+store_sqlite_stats(struct store *s, struct store_stats *st,
+    struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	struct stat		 sb;
+	uint64_t		 pages, page_size;
+
+	if (store_sqlite_scalar(q, "PRAGMA page_count", &pages, err) != 0 ||
+	    store_sqlite_scalar(q, "PRAGMA page_size", &page_size, err) != 0)
+		return (-1);
+	st->keys = q->nkeys;
+	st->db_bytes = pages * page_size;
+	if (stat(q->wal_path, &sb) == 0)
+		st->db_bytes += (uint64_t)sb.st_size;
+	return (0);
+}
+
+const struct store_backend store_sqlite_backend = {
+	"sqlite",
+	store_sqlite_open,
+	store_sqlite_close,
+	store_sqlite_get,
+	store_sqlite_range,
+	store_sqlite_begin,
+	store_sqlite_put,
+	store_sqlite_del,
+	store_sqlite_mark,
+	store_sqlite_undo,
+	store_sqlite_commit,
+	store_sqlite_rollback,
+	store_sqlite_history,
+	store_sqlite_compact,
+	store_sqlite_stats
+};
