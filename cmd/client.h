@@ -1,0 +1,67 @@
+/*
+ * metactl's connection to metad: a blocking Unix stream socket used with
+ * poll() so that connecting and every response are bounded by a timeout.
+ * One request line out, one response line in (SPEC 4).
+ *
+ * Errors return -1 with a cause the caller frees, and c->fail telling what
+ * kind of failure it was (the caller maps it to an exit status).
+ *
+ * Memory: struct client owns its socket and input buffer; client_close()
+ * releases both.  A line returned by client_read_line() points into the
+ * input buffer and is valid until the next read.  A response returned by
+ * client_request() belongs to the caller (cJSON_Delete()).
+ */
+#ifndef METACTL_CLIENT_H
+#define METACTL_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "limits.h"
+#include "util.h"
+
+/*
+ * Longest response line accepted: room for a value of 64 MiB in base64 plus
+ * its metadata.  metad's own default limits are far below it.
+ */
+#define CLIENT_LINE_MAX_BYTES	REQUEST_MAX_BYTES_FOR(64 * 1024 * 1024)
+#define CLIENT_READ_CHUNK	65536
+
+enum client_fail {
+	CLIENT_FAIL_NONE = 0,
+	CLIENT_FAIL_UNREACHABLE,	/* cannot connect, closed, timed out */
+	CLIENT_FAIL_PROTOCOL		/* metad sent something invalid */
+};
+
+struct client {
+	int		 fd;		/* -1 when not connected */
+	char		*path;
+	uint64_t	 timeout_ms;	/* 0: no limit */
+	enum client_fail fail;
+
+	struct buf	 in;		/* bytes received */
+	size_t		 in_off;	/* of which consumed */
+};
+
+void	 client_init(struct client *);
+int	 client_connected(const struct client *);
+int	 client_connect(struct client *, const char *, uint64_t, char **);
+void	 client_close(struct client *);
+
+/* Appends '\n' to the request and sends it. */
+int	 client_send(struct client *, struct buf *, int64_t deadline,
+	     char **);
+/* The next line, without its '\n'. */
+int	 client_read_line(struct client *, int64_t deadline, const char **,
+	     size_t *, char **);
+/* Sends one request and reads and decodes its response. */
+int	 client_request(struct client *, struct buf *, cJSON **, char **);
+
+/* Now plus the client's timeout in ms on CLOCK_MONOTONIC, or -1. */
+int64_t	 client_deadline(const struct client *);
+/* "500ms", "10s", "2m": a timeout for messages. */
+void	 client_format_ms(uint64_t, char *, size_t);
+
+#endif

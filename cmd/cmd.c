@@ -1,0 +1,328 @@
+/*
+ * The command table, running one command, and the request helpers every
+ * command uses (see metactl.h).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc.h"
+#include "limits.h"
+#include "metactl.h"
+#include "proto.h"
+#include "sockpath.h"
+
+const struct cmd_entry *cmd_table[] = {
+	&cmd_get_entry,
+	&cmd_put_entry,
+	&cmd_cas_entry,
+	&cmd_del_entry,
+	&cmd_ls_entry,
+	&cmd_status_entry,
+	&cmd_ping_entry,
+	NULL
+};
+
+const struct option cmd_global_longopts[] = {
+	{ "socket",	required_argument,	NULL, 's' },
+	{ "output",	required_argument,	NULL, 'o' },
+	{ "timeout",	required_argument,	NULL, 0 },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 0 },
+	{ NULL,		0,			NULL, 0 }
+};
+
+#define CMD_GLOBAL_USAGE \
+	"[-s SOCKET] [-o text|json] [--timeout DURATION]"
+
+void
+cmd_ctx_init(struct cmd_ctx *ctx)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->timeout_ms = METACTL_TIMEOUT_DEFAULT_MS;
+	ctx->mode = OUTPUT_TEXT;
+	client_init(&ctx->client);
+}
+
+void
+cmd_ctx_free(struct cmd_ctx *ctx)
+{
+	client_close(&ctx->client);
+	args_free(ctx->args);
+	ctx->args = NULL;
+}
+
+/* Applies one global option; "help" and "version" are the caller's. */
+enum cmd_status
+cmd_global_option(struct cmd_ctx *ctx, const char *name, const char *value,
+    char **cause)
+{
+	if (strcmp(name, "socket") == 0) {
+		if (strlen(value) >= sockpath_max()) {
+			xasprintf(cause, "socket path too long: %s (the limit "
+			    "is %zu bytes)", value, sockpath_max() - 1);
+			return (CMD_USAGE);
+		}
+		if (ctx->socket == NULL || strcmp(ctx->socket, value) != 0)
+			client_close(&ctx->client);
+		ctx->socket = value;
+	} else if (strcmp(name, "output") == 0) {
+		if (output_mode_parse(value, &ctx->mode) != 0) {
+			xasprintf(cause, "invalid output format: \"%s\" "
+			    "(expected text or json)", value);
+			return (CMD_USAGE);
+		}
+	} else if (strcmp(name, "timeout") == 0) {
+		if (args_duration(value, &ctx->timeout_ms, cause) != CMD_OK)
+			return (CMD_USAGE);
+		ctx->client.timeout_ms = ctx->timeout_ms;
+	}
+	return (CMD_OK);
+}
+
+/* 1 if argv starts with the entry's name (one or two words). */
+static int
+cmd_matches(const struct cmd_entry *e, int argc, char **argv, int *nwords)
+{
+	const char	*sp;
+	size_t		 len;
+
+	if ((sp = strchr(e->name, ' ')) == NULL) {
+		*nwords = 1;
+		return (strcmp(argv[0], e->name) == 0 ||
+		    (e->alias != NULL && strcmp(argv[0], e->alias) == 0));
+	}
+	len = (size_t)(sp - e->name);
+	*nwords = 2;
+	return (argc >= 2 && strncmp(argv[0], e->name, len) == 0 &&
+	    argv[0][len] == '\0' && strcmp(argv[1], sp + 1) == 0);
+}
+
+static const struct cmd_entry *
+cmd_find(int argc, char **argv, int *nwords, char **cause)
+{
+	const struct cmd_entry	**e;
+
+	for (e = cmd_table; *e != NULL; e++) {
+		if (cmd_matches(*e, argc, argv, nwords))
+			return (*e);
+	}
+	if (argc >= 2)
+		xasprintf(cause, "unknown command: %s (or %s %s)", argv[0],
+		    argv[0], argv[1]);
+	else
+		xasprintf(cause, "unknown command: %s", argv[0]);
+	return (NULL);
+}
+
+static enum cmd_status
+cmd_apply_globals(struct cmd_ctx *ctx, int *done, char **cause)
+{
+	const struct args	*a = ctx->args;
+	size_t			 i;
+	enum cmd_status		 s;
+
+	*done = 0;
+	for (i = 0; i < a->nglobals; i++) {
+		if (strcmp(a->globals[i].name, "help") == 0) {
+			cmd_print_usage(stdout, ctx->entry);
+			*done = 1;
+		} else if (strcmp(a->globals[i].name, "version") == 0) {
+			printf("metactl %s (protocol %d)\n", METAD_VERSION,
+			    METAD_PROTOCOL);
+			*done = 1;
+		} else if ((s = cmd_global_option(ctx, a->globals[i].name,
+		    a->globals[i].value, cause)) != CMD_OK)
+			return (s);
+	}
+	return (CMD_OK);
+}
+
+/*
+ * Runs the command in argv.  On CMD_USAGE, ctx->entry is the command whose
+ * usage to show, or NULL when the command itself was not found.
+ */
+enum cmd_status
+cmd_run(struct cmd_ctx *ctx, int argc, char **argv, char **cause)
+{
+	enum cmd_status	 s;
+	int		 nwords, done;
+
+	ctx->entry = NULL;
+	args_free(ctx->args);
+	ctx->args = NULL;
+	if (argc < 1) {
+		xasprintf(cause, "no command given");
+		return (CMD_USAGE);
+	}
+	if ((ctx->entry = cmd_find(argc, argv, &nwords, cause)) == NULL)
+		return (CMD_USAGE);
+	/* getopt wants argv[0] to be a name: the command's last word. */
+	ctx->args = args_parse(ctx->entry, argc - nwords + 1,
+	    argv + nwords - 1, cause);
+	if (ctx->args == NULL)
+		return (CMD_USAGE);
+	if ((s = cmd_apply_globals(ctx, &done, cause)) != CMD_OK || done)
+		return (s);
+	s = ctx->entry->exec(ctx, cause);
+	args_free(ctx->args);
+	ctx->args = NULL;
+	return (s);
+}
+
+void
+cmd_print_usage(FILE *f, const struct cmd_entry *e)
+{
+	fprintf(f, "usage: metactl %s %s%s%s\n", CMD_GLOBAL_USAGE, e->name,
+	    *e->usage != '\0' ? " " : "", e->usage);
+}
+
+void
+cmd_print_help(FILE *f)
+{
+	const struct cmd_entry	**e;
+	char			 t[32];
+
+	client_format_ms(METACTL_TIMEOUT_DEFAULT_MS, t, sizeof t);
+	fprintf(f, "usage: metactl %s COMMAND [ARGS]\n\ncommands:\n",
+	    CMD_GLOBAL_USAGE);
+	for (e = cmd_table; *e != NULL; e++)
+		fprintf(f, "  %s%s%s\n      %s\n", (*e)->name,
+		    *(*e)->usage != '\0' ? " " : "", (*e)->usage, (*e)->help);
+	fprintf(f, "\noptions (before or after the command):\n"
+	    "  -s, --socket PATH    metad's socket (default: $METACTL_SOCKET,"
+	    " $METAD_SOCKET,\n"
+	    "                       $XDG_RUNTIME_DIR/metad.sock, "
+	    "/tmp/metad-$UID/metad.sock)\n"
+	    "  -o, --output FORMAT  text (default) or json\n"
+	    "  --timeout DURATION   for connecting and each answer, e.g. "
+	    "500ms, 2s, 1m\n"
+	    "                       (default %s, 0: no limit)\n"
+	    "  -h, --help           this help, or a command's usage\n"
+	    "  --version            metactl's version\n\n"
+	    "exit status: 0 success, 1 condition does not hold (e.g. key not "
+	    "found),\n2 usage error, 3 failed precondition or fenced, 4 metad "
+	    "unreachable or\nno answer in time, 5 any other error\n", t);
+}
+
+/* A key given on the command line (SPEC 2). */
+enum cmd_status
+cmd_check_key(const char *key, const char *what, char **cause)
+{
+	size_t	 len = strlen(key);
+
+	if (len == 0)
+		xasprintf(cause, "%s may not be empty", what);
+	else if (len > KEY_MAX_BYTES)
+		xasprintf(cause, "%s is %zu bytes, the limit is %d", what, len,
+		    KEY_MAX_BYTES);
+	else if (!utf8_valid(key, len))
+		xasprintf(cause, "%s is not valid UTF-8", what);
+	else
+		return (CMD_OK);
+	return (CMD_USAGE);
+}
+
+/* Starts a request object in b: {"id":N,"op":OP ... (caller closes it). */
+void
+cmd_request_open(struct cmd_ctx *ctx, struct jw *w, struct buf *b,
+    const char *op)
+{
+	buf_reset(b);
+	jw_init(w, b);
+	jw_obj_open(w);
+	jw_name(w, "id");
+	jw_u64(w, ++ctx->next_id);
+	jw_name(w, "op");
+	jw_cstr(w, op);
+}
+
+/* Connects unless connected; requests do it themselves. */
+enum cmd_status
+cmd_connect(struct cmd_ctx *ctx, char **cause)
+{
+	char	 path[1024];
+
+	if (client_connected(&ctx->client))
+		return (CMD_OK);
+	if (ctx->socket != NULL)
+		snprintf(path, sizeof path, "%s", ctx->socket);
+	else if (sockpath_default("METACTL_SOCKET", path, sizeof path,
+	    cause) != 0)
+		return (CMD_UNREACHABLE);
+	if (client_connect(&ctx->client, path, ctx->timeout_ms, cause) != 0)
+		return (CMD_UNREACHABLE);
+	return (CMD_OK);
+}
+
+/* The response is ours if it echoes our id (or none) and has "ok". */
+static int
+cmd_check_response(struct cmd_ctx *ctx, const cJSON *resp, char **cause)
+{
+	const cJSON	*id;
+	uint64_t	 v;
+
+	id = cJSON_GetObjectItemCaseSensitive(resp, "id");
+	if (id != NULL && (proto_number_u64(id, &v) != 0 ||
+	    v != ctx->next_id)) {
+		xasprintf(cause, "metad answered another request than ours "
+		    "(id %" PRIu64 ")", ctx->next_id);
+		return (-1);
+	}
+	if (!cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
+		xasprintf(cause, "metad sent a response without \"ok\"");
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Sends the request in req (closed by the caller), connecting first if
+ * need be, and returns the response whatever its "ok".  A connection that
+ * failed or timed out is closed: its answers would no longer match.
+ */
+enum cmd_status
+cmd_roundtrip(struct cmd_ctx *ctx, struct buf *req, cJSON **resp,
+    char **cause)
+{
+	enum cmd_status	 s;
+
+	*resp = NULL;
+	if ((s = cmd_connect(ctx, cause)) != CMD_OK)
+		return (s);
+	if (client_request(&ctx->client, req, resp, cause) != 0) {
+		s = ctx->client.fail == CLIENT_FAIL_PROTOCOL ? CMD_ERROR :
+		    CMD_UNREACHABLE;
+		client_close(&ctx->client);
+		return (s);
+	}
+	if (cmd_check_response(ctx, *resp, cause) != 0) {
+		cJSON_Delete(*resp);
+		*resp = NULL;
+		client_close(&ctx->client);
+		return (CMD_ERROR);
+	}
+	return (CMD_OK);
+}
+
+/*
+ * Like cmd_roundtrip(), but an error response is rendered here and turned
+ * into its exit status; *resp is set only when the daemon said ok.
+ */
+enum cmd_status
+cmd_call(struct cmd_ctx *ctx, struct buf *req, cJSON **resp, char **cause)
+{
+	enum cmd_status	 s;
+	enum proto_code	 code;
+
+	if ((s = cmd_roundtrip(ctx, req, resp, cause)) != CMD_OK)
+		return (s);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*resp, "ok")))
+		return (CMD_OK);
+	code = proto_code_parse(output_error(ctx->mode, *resp));
+	cJSON_Delete(*resp);
+	*resp = NULL;
+	if (code == PROTO_FAILED_PRECONDITION || code == PROTO_FENCED)
+		return (CMD_CONFLICT);
+	return (CMD_ERROR);
+}

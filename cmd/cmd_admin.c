@@ -1,0 +1,107 @@
+/*
+ * Administration: status and ping.
+ *
+ * status prints the daemon's status fields as "name: value" lines, in the
+ * daemon's order (rev, compact_rev, keys, db_bytes, connections, watches,
+ * uptime_s, backend), fields the daemon adds later included.
+ *
+ * ping prints "ok rev N time T" with T the request's round trip in
+ * milliseconds (connecting excluded), e.g. "ok rev 12 time 0.083ms".  Its
+ * exit status alone tells whether metad answers.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "metactl.h"
+#include "proto.h"
+
+static enum cmd_status	cmd_admin_status(struct cmd_ctx *, char **);
+static enum cmd_status	cmd_admin_ping(struct cmd_ctx *, char **);
+
+const struct cmd_entry cmd_status_entry = {
+	.name = "status",
+	.optstring = "",
+	.args_min = 0,
+	.args_max = 0,
+	.usage = "",
+	.help = "show the daemon's revision, key count, connections...",
+	.exec = cmd_admin_status
+};
+
+const struct cmd_entry cmd_ping_entry = {
+	.name = "ping",
+	.optstring = "",
+	.args_min = 0,
+	.args_max = 0,
+	.usage = "",
+	.help = "check that metad answers; prints its rev and the round trip",
+	.exec = cmd_admin_ping
+};
+
+/* Sends a request with no argument; the response is the caller's. */
+static enum cmd_status
+cmd_admin_call(struct cmd_ctx *ctx, const char *op, cJSON **resp,
+    char **cause)
+{
+	struct buf	 b;
+	struct jw	 w;
+	enum cmd_status	 s;
+
+	buf_init(&b);
+	cmd_request_open(ctx, &w, &b, op);
+	jw_obj_close(&w);
+	s = cmd_call(ctx, &b, resp, cause);
+	buf_free(&b);
+	return (s);
+}
+
+static enum cmd_status
+cmd_admin_status(struct cmd_ctx *ctx, char **cause)
+{
+	cJSON		*resp;
+	enum cmd_status	 s;
+
+	if ((s = cmd_admin_call(ctx, "status", &resp, cause)) != CMD_OK)
+		return (s);
+	if (ctx->mode == OUTPUT_JSON)
+		output_json(resp);
+	else
+		output_fields(resp);
+	cJSON_Delete(resp);
+	return (CMD_OK);
+}
+
+static double
+cmd_admin_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+}
+
+static enum cmd_status
+cmd_admin_ping(struct cmd_ctx *ctx, char **cause)
+{
+	cJSON		*resp;
+	enum cmd_status	 s;
+	double		 start, rtt;
+	uint64_t	 rev;
+
+	if ((s = cmd_connect(ctx, cause)) != CMD_OK)
+		return (s);
+	start = cmd_admin_now_ms();
+	if ((s = cmd_admin_call(ctx, "ping", &resp, cause)) != CMD_OK)
+		return (s);
+	rtt = cmd_admin_now_ms() - start;
+	if (ctx->mode == OUTPUT_JSON)
+		output_json(resp);
+	else if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp,
+	    "rev"), &rev) == 0)
+		printf("ok rev %" PRIu64 " time %.3fms\n", rev, rtt);
+	else
+		printf("ok time %.3fms\n", rtt);
+	cJSON_Delete(resp);
+	return (CMD_OK);
+}

@@ -1,0 +1,231 @@
+/*
+ * put KEY VALUE | put KEY - | put KEY --file F, and cas KEY VERSION VALUE
+ * (put --if-version VERSION).  "-" reads the value from stdin, every byte
+ * of it (to store a lone dash: printf - | metactl put KEY -).  Bytes that
+ * are UTF-8 without NUL go as "value", any others as "value_b64".  Text
+ * output: the key's new version alone on a line, for v=$(metactl put k v).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "enc.h"
+#include "metactl.h"
+#include "proto.h"
+
+static enum cmd_status	cmd_put_exec(struct cmd_ctx *, char **);
+static enum cmd_status	cmd_cas_exec(struct cmd_ctx *, char **);
+
+static const struct option cmd_put_longopts[] = {
+	CMD_COND_LONGOPTS,
+	{ "file",	required_argument,	NULL, 0 },
+	{ NULL,		0,			NULL, 0 }
+};
+
+const struct cmd_entry cmd_put_entry = {
+	.name = "put",
+	.optstring = "",
+	.longopts = cmd_put_longopts,
+	.args_min = 1,
+	.args_max = 2,
+	.usage = "KEY VALUE|-|--file FILE [--if-absent | --if-version N | "
+	    "--if-mod-rev R] [--fence KEY:EPOCH]",
+	.help = "write a value (- reads stdin); prints the new version",
+	.exec = cmd_put_exec
+};
+
+static const struct option cmd_cas_longopts[] = {
+	{ "fence",	required_argument,	NULL, 0 },
+	{ NULL,		0,			NULL, 0 }
+};
+
+const struct cmd_entry cmd_cas_entry = {
+	.name = "cas",
+	.optstring = "",
+	.longopts = cmd_cas_longopts,
+	.args_min = 3,
+	.args_max = 3,
+	.usage = "KEY VERSION VALUE|- [--fence KEY:EPOCH]",
+	.help = "write only if the key's version is VERSION (0: absent)",
+	.exec = cmd_cas_exec
+};
+
+/* Reads all of fd (binary-safe), up to METACTL_VALUE_MAX_BYTES. */
+static enum cmd_status
+cmd_put_read_fd(int fd, const char *name, struct buf *v, char **cause)
+{
+	ssize_t	 n;
+
+	for (;;) {
+		buf_reserve(v, 65536);
+		n = read(fd, v->data + v->len, 65536);
+		if (n == 0)
+			return (CMD_OK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			xasprintf(cause, "cannot read %s: %s", name,
+			    strerror(errno));
+			return (CMD_ERROR);
+		}
+		v->len += (size_t)n;
+		if (v->len > METACTL_VALUE_MAX_BYTES) {
+			xasprintf(cause, "the value in %s is larger than "
+			    "metactl's limit of %d bytes", name,
+			    METACTL_VALUE_MAX_BYTES);
+			return (CMD_ERROR);
+		}
+	}
+}
+
+/* The value: a literal, "-" for stdin, or a file ("-" too: stdin). */
+static enum cmd_status
+cmd_put_value(const char *arg, const char *file, struct buf *v,
+    char **cause)
+{
+	enum cmd_status	 s;
+	int		 fd;
+
+	buf_reserve(v, 0);	/* never a NULL data pointer */
+	if (file == NULL && strcmp(arg, "-") != 0) {
+		buf_addstr(v, arg);
+		return (CMD_OK);
+	}
+	if (file == NULL || strcmp(file, "-") == 0)
+		return (cmd_put_read_fd(STDIN_FILENO, "stdin", v, cause));
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
+		xasprintf(cause, "cannot open %s: %s", file, strerror(errno));
+		return (CMD_ERROR);
+	}
+	s = cmd_put_read_fd(fd, file, v, cause);
+	close(fd);
+	return (s);
+}
+
+static enum cmd_status
+cmd_put_print(struct cmd_ctx *ctx, const cJSON *resp, char **cause)
+{
+	const cJSON	*kv;
+	uint64_t	 version;
+
+	if (ctx->mode == OUTPUT_JSON) {
+		output_json(resp);
+		return (CMD_OK);
+	}
+	kv = cJSON_GetObjectItemCaseSensitive(resp, "kv");
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(kv, "version"),
+	    &version) != 0) {
+		xasprintf(cause, "metad's answer has no kv.version");
+		return (CMD_ERROR);
+	}
+	printf("%" PRIu64 "\n", version);
+	return (CMD_OK);
+}
+
+/*
+ * The value as "value" or "value_b64" (jw_value()), except that bytes
+ * JSON escaping would blow up (a control character takes 6 bytes) go as
+ * base64 when that is shorter: a value within metad's value limit must not
+ * make the request line exceed its request limit (4/3 of it).
+ */
+static void
+cmd_put_write_value(struct jw *w, const struct buf *v)
+{
+	size_t	 i, escaped = 2, enc;
+	char	*b64;
+
+	for (i = 0; i < v->len; i++) {
+		if (v->data[i] == '"' || v->data[i] == '\\')
+			escaped += 2;
+		else if ((unsigned char)v->data[i] >= 0x20)
+			escaped++;
+		else
+			escaped += strchr("\n\r\t", v->data[i]) != NULL ? 2 : 6;
+	}
+	enc = b64_encoded_len(v->len);
+	if (escaped <= enc + 2 || memchr(v->data, '\0', v->len) != NULL ||
+	    !utf8_valid(v->data, v->len)) {
+		jw_value(w, v->data, v->len);
+		return;
+	}
+	b64 = xmalloc(enc + 1);
+	b64_encode(v->data, v->len, b64);
+	jw_name(w, "value_b64");
+	jw_str(w, b64, enc);
+	free(b64);
+}
+
+static enum cmd_status
+cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
+    const struct cmd_cond *cond, char **cause)
+{
+	struct buf	 b;
+	struct jw	 w;
+	cJSON		*resp;
+	enum cmd_status	 s;
+
+	buf_init(&b);
+	cmd_request_open(ctx, &w, &b, "put");
+	jw_name(&w, "key");
+	jw_cstr(&w, key);
+	cmd_put_write_value(&w, v);
+	cmd_cond_write(cond, &w);
+	jw_obj_close(&w);
+	s = cmd_call(ctx, &b, &resp, cause);
+	buf_free(&b);
+	if (s != CMD_OK)
+		return (s);
+	s = cmd_put_print(ctx, resp, cause);
+	cJSON_Delete(resp);
+	return (s);
+}
+
+static enum cmd_status
+cmd_put_exec(struct cmd_ctx *ctx, char **cause)
+{
+	struct args	*a = ctx->args;
+	struct cmd_cond	 cond;
+	struct buf	 v;
+	const char	*file = args_get(a, "file");
+	enum cmd_status	 s;
+
+	if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK ||
+	    (s = cmd_cond_parse(a, &cond, cause)) != CMD_OK)
+		return (s);
+	if (args_count(a, "file") > 1 || (file != NULL) == (a->argc == 2)) {
+		xasprintf(cause, "put: give the value as VALUE, - (stdin) or "
+		    "--file FILE, once");
+		return (CMD_USAGE);
+	}
+	buf_init(&v);
+	if ((s = cmd_put_value(a->argc == 2 ? a->argv[1] : NULL, file, &v,
+	    cause)) == CMD_OK)
+		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
+	buf_free(&v);
+	return (s);
+}
+
+static enum cmd_status
+cmd_cas_exec(struct cmd_ctx *ctx, char **cause)
+{
+	struct args	*a = ctx->args;
+	struct cmd_cond	 cond;
+	struct buf	 v;
+	enum cmd_status	 s;
+
+	if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK ||
+	    (s = cmd_cond_parse(a, &cond, cause)) != CMD_OK ||
+	    (s = args_u64(a->argv[1], "VERSION", &cond.version,
+	    cause)) != CMD_OK)
+		return (s);
+	cond.has_version = 1;
+	buf_init(&v);
+	if ((s = cmd_put_value(a->argv[2], NULL, &v, cause)) == CMD_OK)
+		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
+	buf_free(&v);
+	return (s);
+}

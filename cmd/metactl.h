@@ -1,0 +1,165 @@
+/*
+ * metactl: the command table and what every command is handed.
+ *
+ * A command is one row, a const struct cmd_entry, defined in its own file
+ * (cmd_get.c, or one file per family: cmd_put.c holds put and cas) and listed
+ * in cmd_table[] in cmd.c.  cmd_run() finds the row, parses the arguments
+ * with its options (plus the global ones, which may also follow the
+ * command), checks the number of positional arguments and calls exec.
+ *
+ * exec returns a cmd_status, which is the exit status (SPEC 7); only main()
+ * (or the REPL) decides to exit.  A local failure also sets *cause, a
+ * message the caller prints after "metactl: " and frees; a usage error
+ * (CMD_USAGE) is followed by the command's usage line.  A daemon error
+ * response is rendered by output_error() and has no cause.
+ *
+ * Memory: struct args points into the argv it was parsed from and owns
+ * nothing else; a response (cJSON) returned by cmd_call() belongs to the
+ * caller, who frees it with cJSON_Delete().
+ */
+#ifndef METACTL_H
+#define METACTL_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "client.h"
+#include "jsonw.h"
+#include "output.h"
+#include "util.h"
+
+/* Exit statuses (SPEC 7). */
+enum cmd_status {
+	CMD_OK = 0,		/* success */
+	CMD_FALSE = 1,		/* the condition does not hold */
+	CMD_USAGE = 2,		/* usage error */
+	CMD_CONFLICT = 3,	/* failed_precondition or fenced */
+	CMD_UNREACHABLE = 4,	/* unreachable, or no answer in time */
+	CMD_ERROR = 5		/* any other error */
+};
+
+/* Default --timeout, applied to connecting and to each response. */
+#define METACTL_TIMEOUT_DEFAULT_MS	10000
+/* Largest value read from a file or stdin by put and cas. */
+#define METACTL_VALUE_MAX_BYTES		(64 * 1024 * 1024)
+
+struct args;
+struct cmd_ctx;
+
+struct cmd_entry {
+	const char		*name;	/* 1 or 2 words: "epoch get" */
+	const char		*alias;	/* or NULL */
+
+	/*
+	 * Options for getopt_long.  Every short option in optstring has a
+	 * long option whose val is that letter; a long-only option has val
+	 * 0.  Commands look options up by long name (args_has/args_get).
+	 */
+	const char		*optstring;
+	const struct option	*longopts;	/* NULL or 0-terminated */
+
+	int			 args_min;	/* positional arguments */
+	int			 args_max;	/* -1: no upper bound */
+	const char		*usage;		/* after the name */
+	const char		*help;		/* a line for --help */
+
+	enum cmd_status		 (*exec)(struct cmd_ctx *, char **);
+};
+
+/* The state of one metactl invocation (or of a whole REPL session). */
+struct cmd_ctx {
+	/* Global options. */
+	const char		*socket;	/* -s; NULL: the default */
+	uint64_t		 timeout_ms;	/* --timeout; 0: no limit */
+	enum output_mode	 mode;		/* -o */
+
+	/* The command being run, set by cmd_run(). */
+	const struct cmd_entry	*entry;
+	struct args		*args;
+
+	/* The connection, opened by the first request and kept open. */
+	struct client		 client;
+	uint64_t		 next_id;
+};
+
+extern const struct cmd_entry	*cmd_table[];
+extern const struct option	 cmd_global_longopts[];
+#define CMD_GLOBAL_OPTSTRING	"s:o:h"
+
+extern const struct cmd_entry	 cmd_get_entry;
+extern const struct cmd_entry	 cmd_put_entry;
+extern const struct cmd_entry	 cmd_cas_entry;
+extern const struct cmd_entry	 cmd_del_entry;
+extern const struct cmd_entry	 cmd_ls_entry;
+extern const struct cmd_entry	 cmd_status_entry;
+extern const struct cmd_entry	 cmd_ping_entry;
+
+/* cmd.c */
+void		 cmd_ctx_init(struct cmd_ctx *);
+void		 cmd_ctx_free(struct cmd_ctx *);
+enum cmd_status	 cmd_global_option(struct cmd_ctx *, const char *name,
+		     const char *value, char **);
+enum cmd_status	 cmd_run(struct cmd_ctx *, int, char **, char **);
+void		 cmd_print_usage(FILE *, const struct cmd_entry *);
+void		 cmd_print_help(FILE *);
+enum cmd_status	 cmd_check_key(const char *, const char *what, char **);
+enum cmd_status	 cmd_connect(struct cmd_ctx *, char **);
+void		 cmd_request_open(struct cmd_ctx *, struct jw *,
+		     struct buf *, const char *op);
+enum cmd_status	 cmd_roundtrip(struct cmd_ctx *, struct buf *, cJSON **,
+		     char **);
+enum cmd_status	 cmd_call(struct cmd_ctx *, struct buf *, cJSON **,
+		     char **);
+
+/* args.c: per-command argument parsing. */
+struct args {
+	struct args_opt	*opts;		/* the command's options */
+	size_t		 nopts;
+	struct args_opt	*globals;	/* global ones after it */
+	size_t		 nglobals;
+	int		 argc;		/* positional arguments */
+	char		**argv;
+};
+
+struct args_opt {
+	const char	*name;		/* the long option's name */
+	const char	*value;		/* NULL for a flag */
+};
+
+struct args	*args_parse(const struct cmd_entry *, int, char **, char **);
+void		 args_free(struct args *);
+void		 args_bad_option(const char *, int, int, char **, char **);
+int		 args_count(const struct args *, const char *);
+int		 args_has(const struct args *, const char *);
+const char	*args_get(const struct args *, const char *);
+enum cmd_status	 args_u64(const char *, const char *what, uint64_t *,
+		     char **);
+enum cmd_status	 args_duration(const char *, uint64_t *, char **);
+
+/* cmd_cond.c: preconditions and fence, shared by put, cas and del. */
+struct cmd_cond {
+	int		 if_absent;
+	int		 has_version;
+	uint64_t	 version;
+	int		 has_mod_rev;
+	uint64_t	 mod_rev;
+	const char	*fence_key;	/* into argv; NULL: none */
+	size_t		 fence_key_len;
+	uint64_t	 fence_epoch;
+};
+
+/* The options cmd_cond_parse() reads, for a command's longopts. */
+#define CMD_COND_LONGOPTS					\
+	{ "if-absent",	no_argument,		NULL, 0 },	\
+	{ "if-version",	required_argument,	NULL, 0 },	\
+	{ "if-mod-rev",	required_argument,	NULL, 0 },	\
+	{ "fence",	required_argument,	NULL, 0 }
+
+enum cmd_status	 cmd_cond_parse(const struct args *, struct cmd_cond *,
+		     char **);
+void		 cmd_cond_write(const struct cmd_cond *, struct jw *);
+
+#endif

@@ -1,0 +1,248 @@
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "limits.h"
+#include "output.h"
+#include "proto.h"
+
+int
+output_mode_parse(const char *s, enum output_mode *out)
+{
+	if (strcmp(s, "text") == 0)
+		*out = OUTPUT_TEXT;
+	else if (strcmp(s, "json") == 0)
+		*out = OUTPUT_JSON;
+	else
+		return (-1);
+	return (0);
+}
+
+static void
+output_json_number(struct buf *b, const cJSON *n)
+{
+	uint64_t	 u;
+	double		 d = n->valuedouble;
+
+	if (proto_number_u64(n, &u) == 0)
+		buf_printf(b, "%" PRIu64, u);
+	else if (d < 0 && d >= -(double)JSON_INT_MAX && floor(d) == d)
+		buf_printf(b, "%" PRId64, (int64_t)d);
+	else
+		buf_printf(b, "%.17g", d);
+}
+
+static void
+output_json_members(struct buf *b, const cJSON *obj, const char *skip)
+{
+	const cJSON	*c;
+	int		 first = 1;
+
+	buf_addc(b, '{');
+	for (c = obj->child; c != NULL; c = c->next) {
+		if (skip != NULL && strcmp(c->string, skip) == 0)
+			continue;
+		if (!first)
+			buf_addc(b, ',');
+		first = 0;
+		json_escape(b, c->string, strlen(c->string));
+		buf_addc(b, ':');
+		output_json_append(b, c);
+	}
+	buf_addc(b, '}');
+}
+
+void
+output_json_append(struct buf *b, const cJSON *j)
+{
+	const cJSON	*c;
+
+	if (cJSON_IsObject(j))
+		output_json_members(b, j, NULL);
+	else if (cJSON_IsArray(j)) {
+		buf_addc(b, '[');
+		for (c = j->child; c != NULL; c = c->next) {
+			if (c != j->child)
+				buf_addc(b, ',');
+			output_json_append(b, c);
+		}
+		buf_addc(b, ']');
+	} else if (cJSON_IsString(j))
+		json_escape(b, j->valuestring, strlen(j->valuestring));
+	else if (cJSON_IsNumber(j))
+		output_json_number(b, j);
+	else if (cJSON_IsBool(j))
+		buf_addstr(b, cJSON_IsTrue(j) ? "true" : "false");
+	else
+		buf_addstr(b, "null");
+}
+
+void
+output_json(const cJSON *resp)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	output_json_members(&b, resp, "id");
+	buf_addc(&b, '\n');
+	fwrite(b.data, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+static void
+output_detail_u64(struct buf *b, const char *label, const cJSON *obj,
+    const char *name)
+{
+	uint64_t	 v;
+
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(obj, name),
+	    &v) != 0)
+		return;
+	if (b->len > 0)
+		buf_addstr(b, ", ");
+	buf_printf(b, "%s %" PRIu64, label, v);
+}
+
+/* What an error says beyond its message: the current version, epoch... */
+static void
+output_error_details(const char *code, const cJSON *err, struct buf *b)
+{
+	const cJSON	*cur;
+
+	cur = cJSON_GetObjectItemCaseSensitive(err, "current");
+	if (cJSON_IsNull(cur)) {
+		buf_addstr(b, strcmp(code, "fenced") == 0 ?
+		    "no epoch at the fence key" : "the key does not exist");
+	} else if (cJSON_IsObject(cur)) {
+		output_detail_u64(b, "current version", cur, "version");
+		output_detail_u64(b, "mod_rev", cur, "mod_rev");
+		output_detail_u64(b, "current epoch", cur, "epoch");
+	}
+	output_detail_u64(b, "current epoch", err, "epoch");
+	output_detail_u64(b, "compact_rev", err, "compact_rev");
+}
+
+const char *
+output_error(enum output_mode mode, const cJSON *resp)
+{
+	const cJSON	*err, *c, *m;
+	const char	*code = "internal", *msg = "(no message)";
+	struct buf	 details;
+
+	err = cJSON_GetObjectItemCaseSensitive(resp, "error");
+	c = cJSON_GetObjectItemCaseSensitive(err, "code");
+	m = cJSON_GetObjectItemCaseSensitive(err, "message");
+	if (cJSON_IsString(c))
+		code = c->valuestring;
+	if (cJSON_IsString(m))
+		msg = m->valuestring;
+	buf_init(&details);
+	output_error_details(code, err, &details);
+	if (mode == OUTPUT_JSON)
+		output_json(resp);
+	fflush(stdout);
+	fprintf(stderr, "metactl: %s: %s%s%s%s\n", code, msg,
+	    details.len > 0 ? " (" : "", details.len > 0 ?
+	    buf_cstr(&details) : "", details.len > 0 ? ")" : "");
+	buf_free(&details);
+	return (code);
+}
+
+void
+output_fields(const cJSON *obj)
+{
+	const cJSON	*c;
+	struct buf	 b;
+
+	buf_init(&b);
+	for (c = obj->child; c != NULL; c = c->next) {
+		if (strcmp(c->string, "ok") == 0 ||
+		    strcmp(c->string, "id") == 0)
+			continue;
+		buf_printf(&b, "%s: ", c->string);
+		if (cJSON_IsString(c))
+			buf_addstr(&b, c->valuestring);
+		else
+			output_json_append(&b, c);
+		buf_addc(&b, '\n');
+	}
+	if (b.len > 0)
+		fwrite(b.data, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+void
+output_table_init(struct output_table *t, size_t ncols, unsigned int right)
+{
+	memset(t, 0, sizeof *t);
+	if (ncols == 0 || ncols > OUTPUT_TABLE_MAX_COLS)
+		ncols = OUTPUT_TABLE_MAX_COLS;
+	t->ncols = ncols;
+	t->right = right;
+}
+
+/* Display width: UTF-8 code points (wide characters count as one). */
+static size_t
+output_width(const char *s)
+{
+	size_t	 n = 0;
+
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return (n);
+}
+
+void
+output_table_add(struct output_table *t, const char **row)
+{
+	size_t	 i, w;
+
+	if (t->nrows * t->ncols + t->ncols > t->cap) {
+		t->cap = t->cap == 0 ? 64 * t->ncols : t->cap * 2;
+		t->cells = xrealloc(t->cells, t->cap * sizeof *t->cells);
+	}
+	for (i = 0; i < t->ncols; i++) {
+		t->cells[t->nrows * t->ncols + i] = xstrdup(row[i]);
+		if ((w = output_width(row[i])) > t->width[i])
+			t->width[i] = w;
+	}
+	t->nrows++;
+}
+
+void
+output_table_print(struct output_table *t)
+{
+	size_t		 r, i, pad;
+	const char	*cell;
+
+	for (r = 0; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++) {
+			cell = t->cells[r * t->ncols + i];
+			pad = t->width[i] - output_width(cell);
+			if (i > 0)
+				fputs("  ", stdout);
+			if (t->right & (1U << i))
+				printf("%*s", (int)pad, "");
+			fputs(cell, stdout);
+			if (!(t->right & (1U << i)) && i + 1 < t->ncols)
+				printf("%*s", (int)pad, "");
+		}
+		putchar('\n');
+	}
+}
+
+void
+output_table_free(struct output_table *t)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	memset(t, 0, sizeof *t);
+}
