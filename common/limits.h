@@ -15,12 +15,16 @@
 #define LIST_LIMIT_DEFAULT		1000
 #define LIST_LIMIT_MAX			10000
 #define TXN_MAX_OPS			128
+#define TXN_MAX_COMPARES		128
 #define HISTORY_DEFAULT			100000
 #define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
+#define ACCESS_LIST_MAX			64	/* ids per --allow-* list */
 #define OWNER_MAX_BYTES			1024
 #define ID_MAX_BYTES			256
+#define WATCHES_PER_CONN_MAX		1024
+#define WAITS_PER_CONN_MAX		1
 
 /* Largest integer exactly representable in a JSON number (a double). */
 #define JSON_INT_MAX			((1ULL << 53) - 1)

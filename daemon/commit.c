@@ -8,6 +8,7 @@
 #include "metad.h"
 #include "ops.h"
 #include "server.h"
+#include "watch.h"
 
 struct commit {
 	struct metad		*md;
@@ -112,6 +113,30 @@ commit_answer(struct commit *cm, struct req_queue *batch)
 	}
 }
 
+/*
+ * Keep the events of the last --history revisions: compact, in steps of a
+ * sixteenth of that, so that trimming costs little per commit.
+ */
+static void
+commit_trim_history(struct commit *cm)
+{
+	struct store		*st = cm->md->store;
+	struct store_err	 se;
+	uint64_t		 keep = cm->md->cfg.history, floor;
+
+	if (st->rev < keep)
+		return;
+	floor = st->rev - keep + 1;
+	if (floor <= st->compact_rev + keep / 16)
+		return;
+	if (store_compact(st, floor, &se) != 0) {
+		log_warnx("history compaction to rev %llu: %s",
+		    (unsigned long long)floor, se.msg);
+		return;
+	}
+	watch_compacted(cm->md->watch, floor);
+}
+
 void
 commit_run(struct commit *cm)
 {
@@ -119,7 +144,7 @@ commit_run(struct commit *cm)
 	struct req_queue	 batch;
 	struct store_err	 se;
 	struct req		*r;
-	uint64_t		 cur = st->rev;
+	uint64_t		 cur = st->rev, prev = st->rev;
 
 	if (cm->queued == 0)
 		return;
@@ -137,6 +162,11 @@ commit_run(struct commit *cm)
 			store_rollback(st);	/* nothing was written */
 		else if (store_commit(st, cur, &se) != 0)
 			commit_fail(&batch, &se);
+		else {
+			/* Events go out once durable, before the answers. */
+			watch_committed(cm->md->watch, prev, cur);
+			commit_trim_history(cm);
+		}
 	}
 	commit_answer(cm, &batch);
 }

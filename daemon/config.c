@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,8 @@
 enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
 	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
-	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP,
-	OPT_VERSION
+	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID,
+	OPT_RO_GID, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
 };
 
 static const struct option config_options[] = {
@@ -34,6 +35,10 @@ static const struct option config_options[] = {
 	{ "socket-mode",	required_argument, NULL, OPT_SOCKET_MODE },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
+	{ "allow-uid",		required_argument, NULL, OPT_ALLOW_UID },
+	{ "allow-gid",		required_argument, NULL, OPT_ALLOW_GID },
+	{ "read-only-uid",	required_argument, NULL, OPT_RO_UID },
+	{ "read-only-gid",	required_argument, NULL, OPT_RO_GID },
 	{ "foreground",		no_argument,	   NULL, OPT_FOREGROUND },
 	{ "daemonize",		no_argument,	   NULL, OPT_DAEMONIZE },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
@@ -50,8 +55,11 @@ config_usage(void)
 	    "[--max-request-bytes N]\n"
 	    "             [--max-pending-bytes N] [--max-connections N] "
 	    "[--socket-mode MODE]\n"
-	    "             [--pidfile PATH] [--log-level error|warn|info|debug]"
-	    "\n             [--foreground | --daemonize]");
+	    "             [--allow-uid LIST] [--allow-gid LIST] "
+	    "[--read-only-uid LIST]\n"
+	    "             [--read-only-gid LIST] [--pidfile PATH] "
+	    "[--log-level LEVEL]\n"
+	    "             [--foreground | --daemonize] [--help] [--version]");
 }
 
 /* N, or N with a k/m/g suffix (KiB, MiB, GiB). */
@@ -98,6 +106,59 @@ config_sync(const char *s, enum store_sync *out)
 	return (0);
 }
 
+/* One uid or gid: a number or a user or group name. */
+static int
+config_id(const char *s, int group, unsigned long *out)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+	uint64_t	 v;
+
+	if (parse_u64(s, &v) == 0 && v < UINT32_MAX) {
+		*out = (unsigned long)v;
+		return (0);
+	}
+	if (!group && (pw = getpwnam(s)) != NULL) {
+		*out = pw->pw_uid;
+		return (0);
+	}
+	if (group && (gr = getgrnam(s)) != NULL) {
+		*out = gr->gr_gid;
+		return (0);
+	}
+	return (-1);
+}
+
+/* A comma-separated list of ids, added to l. */
+static int
+config_ids(const char *arg, int group, struct id_list *l, char **cause)
+{
+	char	*copy, *p, *tok;
+	int	 rc = 0;
+
+	copy = p = xstrdup(arg);
+	while ((tok = strsep(&p, ",")) != NULL) {
+		if (*tok == '\0')
+			continue;
+		if (l->n == ACCESS_LIST_MAX) {
+			xasprintf(cause, "too many ids in --allow-* and "
+			    "--read-only-* lists (the limit is %d each)",
+			    ACCESS_LIST_MAX);
+			rc = -1;
+			break;
+		}
+		if (config_id(tok, group, &l->ids[l->n]) != 0) {
+			xasprintf(cause, "unknown %s \"%s\"", group ? "group" :
+			    "user", tok);
+			rc = -1;
+			break;
+		}
+		l->n++;
+	}
+	free(copy);
+	return (rc);
+}
+
 static char *
 config_default_db(void)
 {
@@ -138,7 +199,8 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 			return (0);
 		break;
 	case OPT_HISTORY:
-		if (config_size(arg, JSON_INT_MAX, &cfg->history) == 0)
+		if (config_size(arg, JSON_INT_MAX, &cfg->history) == 0 &&
+		    cfg->history > 0)
 			return (0);
 		break;
 	case OPT_MAX_VALUE:
@@ -180,6 +242,14 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 		if (log_level_parse(arg, &cfg->log_level) == 0)
 			return (0);
 		break;
+	case OPT_ALLOW_UID:
+		return (config_ids(arg, 0, &cfg->allow_uid, cause));
+	case OPT_ALLOW_GID:
+		return (config_ids(arg, 1, &cfg->allow_gid, cause));
+	case OPT_RO_UID:
+		return (config_ids(arg, 0, &cfg->ro_uid, cause));
+	case OPT_RO_GID:
+		return (config_ids(arg, 1, &cfg->ro_gid, cause));
 	}
 	xasprintf(cause, "invalid value \"%s\" for --%s", arg,
 	    config_options[opt - OPT_SOCKET].name);

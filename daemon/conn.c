@@ -14,6 +14,8 @@
 #include "ops.h"
 #include "proto.h"
 #include "server.h"
+#include "wait.h"
+#include "watch.h"
 
 static void	conn_read_cb(struct bufferevent *, void *);
 static void	conn_write_cb(struct bufferevent *, void *);
@@ -31,6 +33,7 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->gid = gid;
 	c->pid = pid;
 	c->access = access;
+	TAILQ_INIT(&c->watches);
 	c->bev = bufferevent_socket_new(md->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL)
 		fatalx("bufferevent_socket_new");
@@ -61,13 +64,19 @@ conn_send(struct conn *c, const void *p, size_t n)
 	bufferevent_write(c->bev, p, n);
 }
 
+size_t
+conn_output_len(struct conn *c)
+{
+	if (c->dead)
+		return (0);
+	return (evbuffer_get_length(bufferevent_get_output(c->bev)));
+}
+
 /* Too much unsent output: stop reading until the client catches up. */
-static int
+int
 conn_output_full(struct conn *c)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
-
-	return (evbuffer_get_length(out) > c->md->cfg.max_pending_bytes);
+	return (c->dead || conn_output_len(c) > c->md->cfg.max_pending_bytes);
 }
 
 /* Skip the rest of an over-long line; 1 once its end was found. */
@@ -163,7 +172,7 @@ conn_process(struct conn *c)
 	}
 	if (c->dead)
 		return;
-	if (c->pending_writes > 0)
+	if (c->pending > 0)
 		bufferevent_disable(c->bev, EV_READ);
 	else if (c->eof)
 		conn_finish(c);
@@ -174,9 +183,9 @@ conn_process(struct conn *c)
 void
 conn_write_done(struct conn *c)
 {
-	if (c->pending_writes == 0)
+	if (c->pending == 0)
 		fatalx("conn_write_done: no pending write");
-	if (--c->pending_writes == 0 && !c->dead)
+	if (--c->pending == 0 && !c->dead)
 		conn_process(c);
 }
 
@@ -185,7 +194,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->pending_writes == 0)
+	if (c->pending == 0)
 		conn_process(c);
 }
 
@@ -199,7 +208,8 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 		conn_close(c);
 		return;
 	}
-	if (c->pending_writes == 0)
+	watch_conn_drained(c);
+	if (c->pending == 0)
 		conn_process(c);
 }
 
@@ -216,7 +226,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		in = bufferevent_get_input(c->bev);
 		if (evbuffer_get_length(in) > 0 && !c->skipping)
 			evbuffer_add(in, "\n", 1);	/* an unterminated last line */
-		if (c->pending_writes == 0)
+		if (c->pending == 0)
 			conn_process(c);
 		return;
 	}
@@ -232,6 +242,8 @@ conn_close(struct conn *c)
 	if (c->dead)
 		return;
 	c->dead = 1;
+	watch_conn_closed(c);
+	wait_conn_closed(c->md->waits, c);
 	bufferevent_free(c->bev);
 	c->bev = NULL;
 	server_conn_closed(c->md->server, c);

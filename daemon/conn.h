@@ -3,9 +3,11 @@
  *
  * A connection parses requests one line at a time.  Reads are answered at
  * once; writes are handed to the group commit and answered after their
- * batch is durable.  While a connection has writes waiting for a commit it
- * parses no further request, so responses leave in request order and a read
- * always sees the writes sent before it on the same connection.
+ * batch is durable; a wait is answered when its key changes.  While a
+ * connection owes such answers (pending) it answers no further request, so
+ * responses leave in request order and a read always sees the writes sent
+ * before it on the same connection.  Watch events are not responses: they
+ * may come between responses at any time.
  *
  * Ownership: the server owns every struct conn.  A connection is never freed
  * inside its own callback; conn_close() marks it dead and the server frees
@@ -22,6 +24,7 @@
 #include "util.h"
 
 struct bufferevent;
+struct watch;
 struct metad;
 
 enum conn_access {
@@ -37,12 +40,13 @@ struct conn {
 	gid_t			 gid;
 	pid_t			 pid;
 	enum conn_access	 access;
-	unsigned		 pending_writes; /* queued for commit */
+	unsigned		 pending;	 /* answers owed later */
 	int			 skipping;	 /* rest of a long line */
 	int			 eof;		 /* client sent EOF */
 	int			 closing;	 /* close once flushed */
 	int			 dead;
 	unsigned		 refs;		 /* commit queue entries */
+	TAILQ_HEAD(, watch)	 watches;
 	TAILQ_ENTRY(conn)	 entry;
 };
 
@@ -52,7 +56,10 @@ struct conn	*conn_create(struct metad *, int fd, uid_t, gid_t, pid_t,
 void		 conn_process(struct conn *);
 /* Append a complete response line (the buffer ends with "\n"). */
 void		 conn_send(struct conn *, const void *, size_t);
-/* A write of this connection was answered; resume when none is left. */
+/* Unsent output bytes; 1 if over --max-pending-bytes. */
+size_t		 conn_output_len(struct conn *);
+int		 conn_output_full(struct conn *);
+/* A deferred answer was sent; resume parsing when none is owed. */
 void		 conn_write_done(struct conn *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);

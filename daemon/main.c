@@ -18,6 +18,8 @@
 #include "log.h"
 #include "metad.h"
 #include "server.h"
+#include "wait.h"
+#include "watch.h"
 
 /* How long SIGTERM waits for queued work and unsent answers. */
 #define METAD_DRAIN_MS		2000
@@ -140,6 +142,8 @@ main(int argc, char **argv)
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	md.commit = commit_create(&md);
+	md.watch = watch_hub_create(&md);
+	md.waits = wait_create();
 	if (config_prepare_socket(&md.cfg, &cause) != 0 ||
 	    (md.server = server_create(&md, &cause)) == NULL)
 		fatalx("%s", cause);
@@ -154,6 +158,8 @@ main(int argc, char **argv)
 
 	commit_free(md.commit);
 	server_free(md.server);
+	watch_hub_free(md.watch);
+	wait_free(md.waits);
 	store_close(md.store);
 	event_base_free(md.base);
 	if (md.cfg.pidfile != NULL)

@@ -11,12 +11,21 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "limits.h"
 #include "log.h"
 #include "store.h"
 
 struct event_base;
 struct server;
 struct commit;
+struct watch_hub;
+struct wait_list;
+
+/* A list of uids or gids from --allow-uid and friends. */
+struct id_list {
+	unsigned	 n;
+	unsigned long	 ids[ACCESS_LIST_MAX];
+};
 
 struct metad_config {
 	char		*socket_path;
@@ -28,6 +37,10 @@ struct metad_config {
 	size_t		 max_pending_bytes;
 	unsigned	 max_connections;
 	mode_t		 socket_mode;
+	struct id_list	 allow_uid;	/* read-write */
+	struct id_list	 allow_gid;
+	struct id_list	 ro_uid;	/* read-only */
+	struct id_list	 ro_gid;
 	char		*pidfile;
 	enum log_level	 log_level;
 	int		 daemonize;
@@ -39,6 +52,8 @@ struct metad {
 	struct store		*store;
 	struct server		*server;
 	struct commit		*commit;
+	struct watch_hub	*watch;
+	struct wait_list	*waits;
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

@@ -8,6 +8,8 @@
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
+#include "wait.h"
+#include "watch.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL },
@@ -15,9 +17,17 @@ static const struct op ops_table[] = {
 	{ "get",	0,		ops_get,	NULL,	NULL },
 	{ "list",	0,		ops_list,	NULL,	NULL },
 	{ "status",	0,		ops_status,	NULL,	NULL },
+	{ "watch",	0,		watch_op_watch,	NULL,	NULL },
+	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL },
+	{ "wait",	0,		wait_op_wait,	NULL,	NULL },
+	{ "compact",	OP_RW,		watch_op_compact, NULL,	NULL },
 	{ "put",	OP_WRITE,	NULL,	ops_put_prepare, ops_put_apply },
 	{ "delete",	OP_WRITE,	NULL,	ops_delete_prepare,
 	    ops_delete_apply },
+	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply },
+	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL },
+	{ "epoch_bump",	OP_WRITE,	NULL,	ops_epoch_bump_prepare,
+	    ops_epoch_bump_apply },
 };
 
 const struct op *
@@ -38,6 +48,8 @@ req_free(struct req *r)
 	if (r == NULL)
 		return;
 	proto_bytes_free(&r->wa.value);
+	if (r->state_free != NULL)
+		r->state_free(r->state);
 	cJSON_Delete(r->json);
 	buf_free(&r->resp);
 	free(r);
@@ -98,7 +110,8 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 	if ((r->op = ops_find(name)) == NULL)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.64s\"",
 		    name));
-	if ((r->op->flags & OP_WRITE) && r->conn->access != CONN_ACCESS_RW)
+	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
+	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only", r->op->name));
 	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
@@ -133,13 +146,13 @@ ops_handle(struct conn *c, const char *line, size_t len)
 	buf_init(&r->resp);
 	rc = ops_decode(r, line, len, &e);
 	if (rc == 0 && (r->op->flags & OP_WRITE)) {
-		c->pending_writes++;
+		c->pending++;
 		c->refs++;
 		commit_enqueue(c->md->commit, r);
 		return (0);
 	}
 	/* Anything answered now waits behind this connection's writes. */
-	if (c->pending_writes > 0) {
+	if (c->pending > 0) {
 		req_free(r);
 		return (1);
 	}

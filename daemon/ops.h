@@ -66,13 +66,17 @@ struct req {
 	char			 id[ID_MAX_BYTES + 8];	/* raw JSON, or "" */
 	size_t			 id_len;
 	struct write_args	 wa;
+	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */
+	void			*state;
+	void			 (*state_free)(void *);
 	struct buf		 resp;
 	TAILQ_ENTRY(req)	 entry;
 };
 
 TAILQ_HEAD(req_queue, req);
 
-#define OP_WRITE	0x1
+#define OP_WRITE	0x1	/* queued for the group commit */
+#define OP_RW		0x2	/* answered now, needs rw access */
 
 struct op {
 	const char	*name;
@@ -121,5 +125,18 @@ int	ops_put_prepare(struct req *, struct proto_err *);
 int	ops_put_apply(struct req *, uint64_t, int *, struct store_err *);
 int	ops_delete_prepare(struct req *, struct proto_err *);
 int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
+
+/* Fences on put, delete and txn (fence.c). */
+int	fence_parse(const cJSON *, struct fence *, struct proto_err *);
+int	fence_check(struct req *, const struct fence *, struct store_err *);
+
+/* Transactions (ops_txn.c). */
+int	ops_txn_prepare(struct req *, struct proto_err *);
+int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
+
+/* Epochs (ops_epoch.c). */
+void	ops_epoch_get(struct req *);
+int	ops_epoch_bump_prepare(struct req *, struct proto_err *);
+int	ops_epoch_bump_apply(struct req *, uint64_t, int *, struct store_err *);
 
 #endif

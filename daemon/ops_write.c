@@ -1,7 +1,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "epoch.h"
 #include "metad.h"
 #include "ops.h"
 
@@ -9,9 +8,6 @@
 struct key_meta {
 	int		 found;
 	struct store_kv	 kv;		/* key points into the request */
-	struct epoch_doc doc;
-	int		 doc_ok;
-	int		 want_doc;
 };
 
 static int
@@ -23,20 +19,16 @@ write_meta_cb(const struct store_kv *kv, void *arg)
 	m->kv.version = kv->version;
 	m->kv.create_rev = kv->create_rev;
 	m->kv.mod_rev = kv->mod_rev;
-	if (m->want_doc && kv->value != NULL)
-		m->doc_ok = epoch_doc_parse(kv->value, kv->value_len,
-		    &m->doc) == 0;
 	return (0);
 }
 
 static int
-write_lookup(struct req *r, const char *key, size_t klen, int want_doc,
+write_lookup(struct req *r, const char *key, size_t klen,
     struct key_meta *m, struct store_err *se)
 {
 	memset(m, 0, sizeof *m);
 	m->kv.key = key;
 	m->kv.key_len = klen;
-	m->want_doc = want_doc;
 	if (store_get(r->md->store, key, klen, write_meta_cb, m, se) == -1)
 		return (-1);
 	return (0);
@@ -76,28 +68,6 @@ write_args_precond(struct req *r, struct precond *pc, struct proto_err *e)
 }
 
 static int
-write_args_fence(struct req *r, struct fence *f, struct proto_err *e)
-{
-	const cJSON	*fo;
-
-	memset(f, 0, sizeof *f);
-	fo = cJSON_GetObjectItemCaseSensitive(r->json, "fence");
-	if (fo == NULL || cJSON_IsNull(fo))
-		return (0);
-	if (!cJSON_IsObject(fo))
-		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"fence\" must "
-		    "be an object {\"key\":K,\"epoch\":N}"));
-	if (proto_get_key(fo, "key", 1, &f->key, &f->key_len, e) != 1 ||
-	    proto_get_u64(fo, "epoch", 1, &f->epoch, e) != 1) {
-		snprintf(e->msg + strlen(e->msg), sizeof e->msg -
-		    strlen(e->msg), " (in \"fence\")");
-		return (-1);
-	}
-	f->set = 1;
-	return (0);
-}
-
-static int
 write_args(struct req *r, int with_value, struct proto_err *e)
 {
 	struct write_args	*wa = &r->wa;
@@ -109,7 +79,7 @@ write_args(struct req *r, int with_value, struct proto_err *e)
 		return (-1);
 	if (write_args_precond(r, &wa->pc, e) != 0)
 		return (-1);
-	return (write_args_fence(r, &wa->fence, e));
+	return (fence_parse(r->json, &wa->fence, e));
 }
 
 int
@@ -122,49 +92,6 @@ int
 ops_delete_prepare(struct req *r, struct proto_err *e)
 {
 	return (write_args(r, 0, e));
-}
-
-/*
- * Check the fence; 1 if the write may go on, 0 if it was answered (fenced),
- * -1 on a store error.  An absent fence key counts as epoch 0.
- */
-static int
-write_check_fence(struct req *r, const struct fence *f, struct store_err *se)
-{
-	struct key_meta	 m;
-	struct jw	 w;
-	char		 msg[PROTO_MSG_MAX];
-	uint64_t	 cur;
-
-	if (!f->set)
-		return (1);
-	if (write_lookup(r, f->key, f->key_len, 1, &m, se) != 0)
-		return (-1);
-	if (m.found && !m.doc_ok) {
-		reply_error(r, PROTO_BAD_REQUEST, "the fence key does not "
-		    "hold an epoch document {\"epoch\":N,\"owner\":...}");
-		return (0);
-	}
-	cur = m.found ? m.doc.epoch : 0;
-	if (cur == f->epoch)
-		return (1);
-	snprintf(msg, sizeof msg, "fenced: the epoch is %llu, the write "
-	    "carried %llu", (unsigned long long)cur,
-	    (unsigned long long)f->epoch);
-	reply_error_begin(r, &w, PROTO_FENCED, msg);
-	jw_name(&w, "current");
-	jw_obj_open(&w);
-	jw_name(&w, "key");
-	jw_str(&w, f->key, f->key_len);
-	jw_name(&w, "epoch");
-	jw_u64(&w, cur);
-	if (m.found) {
-		jw_name(&w, "owner");
-		jw_cstr(&w, m.doc.owner);
-	}
-	jw_obj_close(&w);
-	reply_error_end(r, &w);
-	return (0);
 }
 
 static int
@@ -226,11 +153,11 @@ write_check(struct req *r, struct key_meta *m, struct store_err *se)
 {
 	int	 rc;
 
-	if ((rc = write_check_fence(r, &r->wa.fence, se)) != 1)
+	if ((rc = fence_check(r, &r->wa.fence, se)) != 1)
 		return (rc);
 	if (r->wa.pc.kind == PRECOND_NONE)
 		return (1);
-	if (write_lookup(r, r->wa.key, r->wa.key_len, 0, m, se) != 0)
+	if (write_lookup(r, r->wa.key, r->wa.key_len, m, se) != 0)
 		return (-1);
 	if (!write_precond_holds(&r->wa.pc, m)) {
 		write_precond_failed(r, &r->wa.pc, m);

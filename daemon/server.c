@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,11 +134,58 @@ server_create(struct metad *md, char **cause)
 	return (s);
 }
 
+static int
+server_in_list(const struct id_list *l, unsigned long id)
+{
+	unsigned	 i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->ids[i] == id)
+			return (1);
+	}
+	return (0);
+}
+
+/* The peer's primary group, or one it belongs to in the group database. */
+static int
+server_in_groups(const struct id_list *l, uid_t uid, gid_t gid)
+{
+	struct passwd	*pw;
+	gid_t		 groups[256];
+	int		 n = 256, i;
+
+	if (l->n == 0)
+		return (0);
+	if (server_in_list(l, gid))
+		return (1);
+	if ((pw = getpwuid(uid)) == NULL ||
+	    getgrouplist(pw->pw_name, gid, groups, &n) == -1)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (server_in_list(l, groups[i]))
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Who may do what: our own uid and root read and write; then uid lists
+ * before group lists, and read-write before read-only at each level.
+ */
 static enum conn_access
 server_access(struct server *s, uid_t uid, gid_t gid)
 {
-	if (uid == 0 || uid == geteuid())
+	const struct metad_config	*cfg = &s->md->cfg;
+
+	if (uid == 0 || uid == geteuid() ||
+	    server_in_list(&cfg->allow_uid, uid))
 		return (CONN_ACCESS_RW);
+	if (server_in_list(&cfg->ro_uid, uid))
+		return (CONN_ACCESS_RO);
+	if (server_in_groups(&cfg->allow_gid, uid, gid))
+		return (CONN_ACCESS_RW);
+	if (server_in_groups(&cfg->ro_gid, uid, gid))
+		return (CONN_ACCESS_RO);
 	return (CONN_ACCESS_NONE);
 }
 

@@ -29,7 +29,9 @@ metad_start() {
 	export METACTL_SOCKET="$SOCK"
 	local i
 	for i in $(seq 1 200); do
-		[ -S "$SOCK" ] && return 0
+		# Ready once it answers (a stale socket file may be there).
+		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
+		    2>/dev/null && return 0
 		kill -0 "$METAD_PID" 2>/dev/null || {
 			cat "$TESTDIR/metad.log" >&2
 			return 1

@@ -60,7 +60,7 @@ req() {
 
 @test "kill -9 during concurrent writes loses no acknowledged write" {
 	metad_start
-	local w
+	local w pids=()
 	for w in 1 2 3 4; do
 		(
 			i=0
@@ -73,10 +73,11 @@ req() {
 				fi
 			done
 		) > "$TESTDIR/acked.$w" &
+		pids+=($!)
 	done
 	sleep 0.5
 	metad_kill9
-	wait
+	wait "${pids[@]}"
 	cat "$TESTDIR"/acked.* > "$TESTDIR/acked"
 	# Something must have been acknowledged for the test to mean anything.
 	[ "$(wc -l < "$TESTDIR/acked")" -gt 10 ]

@@ -1,0 +1,29 @@
+/*
+ * Waits: {"op":"wait","key":K,"version":N,"timeout_ms":T} answers the kv
+ * once the key exists with version >= N, or error timeout.  A pending wait
+ * owes its connection one answer (conn pending), so nothing after it on
+ * that connection is answered first.
+ *
+ * Ownership: the wait list owns its waits; a connection's are dropped when
+ * it closes (wait_conn_closed).
+ */
+#ifndef METAD_WAIT_H
+#define METAD_WAIT_H
+
+struct conn;
+struct req;
+struct store_event;
+struct wait_list;
+
+struct wait_list	*wait_create(void);
+void			 wait_free(struct wait_list *);
+int			 wait_any(struct wait_list *);
+/* A committed event; answers the waits it satisfies. */
+void			 wait_event(struct wait_list *,
+			    const struct store_event *);
+/* Free answered waits and resume their connections. */
+void			 wait_sweep(struct wait_list *);
+void			 wait_conn_closed(struct wait_list *, struct conn *);
+void			 wait_op_wait(struct req *);
+
+#endif

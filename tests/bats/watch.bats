@@ -1,0 +1,227 @@
+#!/usr/bin/env bats
+# Watches, waits, history and compaction over the raw protocol (SPEC 3).
+
+load helpers
+
+setup() {
+	metad_start "${METAD_EXTRA[@]}"
+}
+
+teardown() {
+	metad_cleanup
+}
+
+req() {
+	printf '%s\n' "$1" | raw
+}
+
+# put_n PREFIX N: N pipelined puts PREFIX1..PREFIXN on one connection.
+put_n() {
+	local i
+	for i in $(seq 1 "$2"); do
+		printf '{"op":"put","key":"%s%d","value":"%d"}\n' "$1" "$i" "$i"
+	done | socat -t 10 - "UNIX-CONNECT:$SOCK" >/dev/null
+}
+
+# watch_for SECONDS REQUEST: hold a watch open that long, print all lines.
+watch_for() {
+	(printf '%s\n' "$2"; sleep "$1") | socat -t 1 - "UNIX-CONNECT:$SOCK"
+}
+
+@test "a watch replays from from_rev then continues live, in order" {
+	put_n a 3
+	watch_for 1 '{"op":"watch","prefix":"a","from_rev":2}' > "$TESTDIR/out" &
+	local bg=$!
+	sleep 0.3
+	req '{"op":"put","key":"a9","value":"x"}' >/dev/null
+	req '{"op":"delete","key":"a1"}' >/dev/null
+	req '{"op":"put","key":"b","value":"not watched"}' >/dev/null
+	wait "$bg"
+	run cat "$TESTDIR/out"
+	assert_line --index 0 '{"ok":true,"watch":1,"rev":3}'
+	assert_line --index 1 '{"watch":1,"event":"put","key":"a2","value":"2","version":1,"create_rev":2,"mod_rev":2}'
+	assert_line --index 2 '{"watch":1,"event":"put","key":"a3","value":"3","version":1,"create_rev":3,"mod_rev":3}'
+	assert_line --index 3 '{"watch":1,"event":"put","key":"a9","value":"x","version":1,"create_rev":4,"mod_rev":4}'
+	assert_line --index 4 '{"watch":1,"event":"delete","key":"a1","mod_rev":5}'
+	assert_equal "${#lines[@]}" 5
+}
+
+@test "an exact-key watch sees only that key; default from_rev is now" {
+	put_n k 2
+	watch_for 1 '{"op":"watch","key":"k1"}' > "$TESTDIR/out" &
+	local bg=$!
+	sleep 0.3
+	req '{"op":"put","key":"k10","value":"x"}' >/dev/null
+	req '{"op":"put","key":"k1","value":"y"}' >/dev/null
+	wait "$bg"
+	run cat "$TESTDIR/out"
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 1 '{"watch":1,"event":"put","key":"k1","value":"y","version":2,"create_rev":1,"mod_rev":4}'
+}
+
+@test "concurrent writers: every event exactly once, revs strictly increasing" {
+	watch_for 4 '{"op":"watch","prefix":""}' > "$TESTDIR/out" &
+	local bg=$! w pids=()
+	sleep 0.3
+	for w in 1 2 3 4; do
+		put_n "w$w-" 100 &
+		pids+=($!)
+	done
+	wait "${pids[@]}" "$bg"
+	run sh -c "grep -c '\"event\":\"put\"' '$TESTDIR/out'"
+	assert_output 400
+	# mod_revs are 1..400, each once, in order.
+	run sh -c "grep -o '\"mod_rev\":[0-9]*' '$TESTDIR/out' | cut -d: -f2 | tr '\n' ' '"
+	assert_output "$(seq 1 400 | tr '\n' ' ')"
+}
+
+@test "resuming from the last seen rev + 1 yields exactly the missed events" {
+	put_n r 5
+	watch_for 0.3 '{"op":"watch","prefix":"r","from_rev":1}' > "$TESTDIR/first"
+	last=$(grep -o '"mod_rev":[0-9]*' "$TESTDIR/first" | tail -1 | cut -d: -f2)
+	assert_equal "$last" 5
+	# The connection is gone; writes happen meanwhile.
+	put_n s 3
+	put_n r 7
+	watch_for 0.3 "{\"op\":\"watch\",\"prefix\":\"r\",\"from_rev\":$((last + 1))}" > "$TESTDIR/second"
+	run sh -c "grep -o '\"mod_rev\":[0-9]*' '$TESTDIR/second' | cut -d: -f2 | tr '\n' ' '"
+	assert_output "$(seq 9 15 | tr '\n' ' ')"
+}
+
+@test "compact drops history; an older from_rev answers compacted" {
+	put_n c 10
+	run req '{"op":"compact","rev":6}'
+	assert_output '{"ok":true,"compact_rev":6,"rev":10}'
+	run req '{"op":"watch","prefix":"","from_rev":5}'
+	assert_output --partial '"code":"compacted"'
+	assert_output --partial '"compact_rev":6'
+	run watch_for 0.3 '{"op":"watch","prefix":"","from_rev":6}'
+	assert_equal "${#lines[@]}" 6
+	run req '{"op":"compact","rev":11}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"status"}'
+	assert_output --partial '"compact_rev":6'
+}
+
+@test "--history keeps only the last N revisions" {
+	metad_stop
+	rm -rf "$TESTDIR"; TESTDIR=
+	metad_start --history 32
+	put_n h 200
+	run req '{"op":"status"}'
+	compact=$(echo "$output" | grep -o '"compact_rev":[0-9]*' | cut -d: -f2)
+	[ "$compact" -ge 150 ] && [ "$compact" -le 169 ]
+	run req '{"op":"watch","prefix":"","from_rev":169}'
+	assert_output --partial '"ok":true'
+}
+
+@test "history and compact_rev survive a restart" {
+	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "needs a durable store"
+	put_n p 4
+	req '{"op":"compact","rev":2}' >/dev/null
+	metad_stop
+	metad_start
+	run watch_for 0.3 '{"op":"watch","prefix":"","from_rev":2}'
+	assert_equal "${#lines[@]}" 4
+	assert_line --index 1 --partial '"key":"p2"'
+	run req '{"op":"watch","prefix":"","from_rev":1}'
+	assert_output --partial '"code":"compacted"'
+}
+
+@test "unwatch stops events; an unknown id is not_found" {
+	run raw <<'REQS'
+{"op":"watch","prefix":""}
+{"op":"unwatch","watch":1}
+{"op":"put","key":"x","value":"1"}
+{"op":"unwatch","watch":1}
+REQS
+	assert_equal "${#lines[@]}" 4
+	assert_line --index 1 '{"ok":true,"watch":1}'
+	assert_line --index 2 --partial '"kv":{"key":"x"'
+	assert_line --index 3 --partial '"code":"not_found"'
+}
+
+@test "watch needs exactly one of key and prefix" {
+	run req '{"op":"watch"}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"watch","key":"a","prefix":"a"}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "wait answers at once when the key is already there" {
+	req '{"op":"put","key":"w","value":"1"}' >/dev/null
+	run req '{"op":"wait","key":"w","version":1,"timeout_ms":1000}'
+	assert_output '{"ok":true,"kv":{"key":"w","value":"1","version":1,"create_rev":1,"mod_rev":1},"rev":1}'
+}
+
+@test "wait blocks until the version is reached, then answers in order" {
+	(printf '{"op":"wait","key":"w","version":2,"timeout_ms":5000,"id":1}\n{"op":"ping","id":2}\n'; sleep 1) |
+	    socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/out" &
+	local bg=$!
+	sleep 0.3
+	req '{"op":"put","key":"w","value":"a"}' >/dev/null
+	req '{"op":"put","key":"w","value":"b"}' >/dev/null
+	wait "$bg"
+	run cat "$TESTDIR/out"
+	assert_line --index 0 '{"id":1,"ok":true,"kv":{"key":"w","value":"b","version":2,"create_rev":1,"mod_rev":2},"rev":2}'
+	assert_line --index 1 '{"id":2,"ok":true,"rev":2}'
+}
+
+@test "wait times out with error timeout" {
+	run req '{"op":"wait","key":"never","timeout_ms":100}'
+	assert_output --partial '"code":"timeout"'
+}
+
+@test "1000 watchers on one prefix each receive the event" {
+	local c pids=()
+	for c in 1 2 3 4; do
+		(
+			for i in $(seq 1 250); do
+				printf '{"op":"watch","prefix":"fan/"}\n'
+			done
+			sleep 2
+		) | socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/fan.$c" &
+		pids+=($!)
+	done
+	sleep 1
+	req '{"op":"put","key":"fan/x","value":"go"}' >/dev/null
+	wait "${pids[@]}"
+	run sh -c "cat '$TESTDIR'/fan.* | grep -c '\"event\":\"put\",\"key\":\"fan/x\"'"
+	assert_output 1000
+	run sh -c "cat '$TESTDIR'/fan.* | grep '\"event\"' | grep -o '^{\"watch\":[0-9]*' | sort -u | wc -l"
+	assert_output 1000
+}
+
+@test "a watcher that does not read is cancelled, memory stays bounded, nothing is lost" {
+	metad_stop
+	rm -rf "$TESTDIR"; TESTDIR=
+	metad_start --max-pending-bytes 1048576
+	local big
+	big=$(head -c 10000 /dev/zero | tr '\0' v)
+	# A watcher whose reader is stuck: socat blocks on a full pipe.
+	(printf '{"op":"watch","prefix":"big/"}\n'; sleep 8) |
+	    socat -t 1 - "UNIX-CONNECT:$SOCK" | (sleep 5; cat > "$TESTDIR/slow") &
+	local bg=$!
+	sleep 0.3
+	# 2500 puts of 10 kB: 25 MB through a watcher that never reads.
+	for i in $(seq 1 2500); do
+		printf '{"op":"put","key":"big/%d","value":"%s"}\n' "$i" "$big"
+	done > "$TESTDIR/load"
+	timeout 60 socat -t 30 - "UNIX-CONNECT:$SOCK" < "$TESTDIR/load" > "$TESTDIR/acks"
+	run grep -c '"ok":true' "$TESTDIR/acks"
+	assert_output 2500
+	rss=$(awk '/VmRSS/ {print $2}' "/proc/$METAD_PID/status")
+	echo "daemon RSS ${rss} kB" >&3
+	[ "$rss" -lt 65536 ]
+	wait "$bg"
+	run grep -c '"event":"cancelled","reason":"slow_consumer"' "$TESTDIR/slow"
+	assert_output 1
+	next=$(grep -o '"next_rev":[0-9]*' "$TESTDIR/slow" | cut -d: -f2)
+	got=$(grep -c '"event":"put"' "$TESTDIR/slow")
+	# Everything before next_rev was delivered, nothing after it.
+	assert_equal "$got" "$((next - 1))"
+	# Resume: the rest arrives, each event once.
+	watch_for 2 "{\"op\":\"watch\",\"prefix\":\"big/\",\"from_rev\":$next}" > "$TESTDIR/rest"
+	run grep -c '"event":"put"' "$TESTDIR/rest"
+	assert_output "$((2500 - next + 1))"
+}
