@@ -355,7 +355,7 @@ REQS
 	run req '{"op":"put","key":"k","value":"ok","fence":{"key":"lead","epoch":2}}'
 	assert_output --partial '"ok":true,"kv":{"key":"k","version":1'
 	run req '{"op":"put","key":"k","value":"late","fence":{"key":"lead","epoch":1}}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"fenced: the epoch is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":"n2"}}}'
+	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":"n2"}}}'
 	run req '{"op":"delete","key":"k","fence":{"key":"lead","epoch":1}}'
 	assert_output --partial '"code":"fenced"'
 	run req '{"op":"get","key":"k"}'
@@ -368,7 +368,7 @@ REQS
 	req '{"op":"epoch_bump","key":"lead"}' >/dev/null
 	req '{"op":"epoch_bump","key":"lead"}' >/dev/null
 	run req '{"op":"txn","fence":{"key":"lead","epoch":1},"if":[{"key":"a","version":0}],"then":[{"op":"put","key":"a","value":"1"}],"else":[{"op":"put","key":"b","value":"1"}]}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"fenced: the epoch is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":""}}}'
+	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":""}}}'
 	run req '{"op":"ping"}'
 	assert_output '{"ok":true,"rev":2}'
 	run req '{"op":"txn","fence":{"key":"lead","epoch":2},"if":[{"key":"a","version":0}],"then":[{"op":"put","key":"a","value":"1"}]}'
@@ -380,7 +380,7 @@ REQS
 	run req '{"op":"put","key":"k","value":"v","fence":{"key":"nobody","epoch":0}}'
 	assert_output --partial '"ok":true'
 	run req '{"op":"put","key":"k","value":"w","fence":{"key":"nobody","epoch":1}}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"fenced: the epoch is 0, the write carried 1","current":{"key":"nobody","epoch":0,"owner":""}}}'
+	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 0, the write carried 1","current":{"key":"nobody","epoch":0,"owner":""}}}'
 	run req '{"op":"txn","fence":{"key":"k","epoch":0},"then":[{"op":"put","key":"x","value":"1"}]}'
 	assert_output --partial '"code":"bad_request"'
 	assert_output --partial 'the fence key does not hold an epoch document'
