@@ -109,7 +109,7 @@ run: deps
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
-	$(Q)./tests/run $(UNIT_BINS)
+	$(Q)SANITIZER="$(SANITIZER)" ./tests/run $(UNIT_BINS)
 
 unit: $(UNIT_BINS)
 	$(Q)./tests/run --unit-only $(UNIT_BINS)
@@ -140,3 +140,82 @@ clean:
 	rm -rf build bin
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# --- Fuzzing: a libFuzzer target for the request decoder and the op
+# dispatch (tests/fuzz/fuzz_request.c), built by clang with ASan and UBSan.
+#   make fuzz [FUZZ_SECONDS=60]   runs it on a copy of tests/fuzz/corpus in
+#   build/fuzz/corpus-run; a crash leaves its input in build/fuzz/artifacts.
+FUZZ_CC		?= clang
+FUZZ_SECONDS	?= 60
+FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+FUZZ_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) \
+		   -iquote common -iquote daemon $(PKG_CFLAGS)
+FUZZ_SRCS	:= $(COMMON_SRCS) \
+		   $(filter-out daemon/main.c daemon/server.c,$(DAEMON_SRCS))
+FUZZ_OBJS	:= $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
+FUZZ_ARGS	 = -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
+		   -dict=tests/fuzz/request.dict -print_final_stats=1 \
+		   -artifact_prefix=build/fuzz/artifacts/
+
+.PHONY: fuzz
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
+	    -c $< -o $@
+
+build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(FUZZ_OBJS)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ \
+	    $(PKG_LIBS) -lm
+
+fuzz: build/fuzz/fuzz_request
+	@mkdir -p build/fuzz/corpus-run build/fuzz/artifacts
+	@cp tests/fuzz/corpus/* build/fuzz/corpus-run/
+	$(Q)build/fuzz/fuzz_request $(FUZZ_ARGS) build/fuzz/corpus-run
+
+# Reliability: the linearizability checker (tests/lin) and the kill -9
+# stress run (STRESS_CYCLES, default 50).  tests/bats/reliability.bats uses
+# both; a short stress runs in make check.
+LINCHECK	 = build/tests/lincheck
+
+$(LINCHECK): tests/lin/lincheck.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -pthread -o $@ $< \
+	    $(PKG_LIBS) -lm
+
+check bats: $(LINCHECK)
+
+.PHONY: stress
+stress: all
+	$(Q)./scripts/stress.sh
+
+# Benchmarks (issue 6): bin/metabench, the baselines, and the suite.  Not part
+# of "make check": a benchmark measures speed, it is not a timed test.
+#   make bench            build, run scripts/bench.sh (about 4 minutes)
+#   make bench-build      build only
+BENCH_SRCS	:= $(wildcard bench/*.c)
+BENCH_OBJS	:= $(call obj,$(BENCH_SRCS))
+BENCH_BINS	:= bin/metabench build/bench/sqlite_baseline \
+		   build/bench/echo_server
+
+.PHONY: bench bench-build
+
+all: bin/metabench
+
+bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS)
+	@mkdir -p bin
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
+
+build/bench/%: tests/bench/%.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
+bench-build: all $(BENCH_BINS)
+
+bench: bench-build
+	$(Q)./scripts/bench.sh

@@ -130,6 +130,8 @@ main(int argc, char **argv)
 	if (config_parse(&md.cfg, argc, argv, &cause) != 0) {
 		fprintf(stderr, "metad: %s\n", cause);
 		fprintf(stderr, "usage: %s\n", config_usage());
+		free(cause);
+		config_free(&md.cfg);
 		return (2);
 	}
 	log_set_level(md.cfg.log_level);

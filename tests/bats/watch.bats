@@ -211,8 +211,9 @@ REQS
 	run grep -c '"ok":true' "$TESTDIR/acks"
 	assert_output 2500
 	rss=$(awk '/VmRSS/ {print $2}' "/proc/$METAD_PID/status")
-	echo "daemon RSS ${rss} kB" >&3
-	[ "$rss" -lt 65536 ]
+	echo "# daemon RSS ${rss} kB" >&3
+	# A sanitizer build keeps freed memory in quarantine: no bound there.
+	[ -n "${SANITIZER:-}" ] || [ "$rss" -lt 65536 ]
 	wait "$bg"
 	run grep -c '"event":"cancelled","reason":"slow_consumer"' "$TESTDIR/slow"
 	assert_output 1
