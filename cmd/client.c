@@ -30,14 +30,20 @@ client_connected(const struct client *c)
 	return (c->fd != -1);
 }
 
+/* Closes the connection; an interruptible command's intr stays set. */
 void
 client_close(struct client *c)
 {
+	const volatile sig_atomic_t	*intr = c->intr;
+	const sigset_t			*intr_mask = c->intr_mask;
+
 	if (c->fd != -1)
 		close(c->fd);
 	free(c->path);
 	buf_free(&c->in);
 	client_init(c);
+	c->intr = intr;
+	c->intr_mask = intr_mask;
 }
 
 void
@@ -79,6 +85,19 @@ client_timed_out(struct client *c, char **cause)
 	    c->path, t);
 }
 
+/* poll(), or ppoll() with the mask that lets SIGINT in (intr.c). */
+static int
+client_poll(struct client *c, struct pollfd *pfd, int64_t left)
+{
+	struct timespec	 ts;
+
+	if (c->intr_mask == NULL)
+		return (poll(pfd, 1, (int)left));
+	ts.tv_sec = (time_t)(left / 1000);
+	ts.tv_nsec = (long)(left % 1000) * 1000000;
+	return (ppoll(pfd, 1, left == -1 ? NULL : &ts, c->intr_mask));
+}
+
 /* Waits for events on the socket; 0 when ready, -1 at the deadline. */
 static int
 client_wait(struct client *c, short events, int64_t deadline, char **cause)
@@ -99,7 +118,12 @@ client_wait(struct client *c, short events, int64_t deadline, char **cause)
 		pfd.fd = c->fd;
 		pfd.events = events;
 		pfd.revents = 0;
-		n = poll(&pfd, 1, (int)left);
+		if (c->intr != NULL && *c->intr) {
+			c->fail = CLIENT_FAIL_INTERRUPTED;
+			xasprintf(cause, "interrupted");
+			return (-1);
+		}
+		n = client_poll(c, &pfd, left);
 		if (n > 0)
 			return (0);
 		if (n == 0) {

@@ -14,6 +14,7 @@
 #ifndef METACTL_CLIENT_H
 #define METACTL_CLIENT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,8 @@
 enum client_fail {
 	CLIENT_FAIL_NONE = 0,
 	CLIENT_FAIL_UNREACHABLE,	/* cannot connect, closed, timed out */
-	CLIENT_FAIL_PROTOCOL		/* metad sent something invalid */
+	CLIENT_FAIL_PROTOCOL,		/* metad sent something invalid */
+	CLIENT_FAIL_INTERRUPTED		/* *intr was set (SIGINT) */
 };
 
 struct client {
@@ -43,6 +45,13 @@ struct client {
 
 	struct buf	 in;		/* bytes received */
 	size_t		 in_off;	/* of which consumed */
+
+	/*
+	 * Set by an interruptible command (intr.c), else NULL: waiting on
+	 * the socket uses ppoll() with intr_mask and fails once *intr is set.
+	 */
+	const volatile sig_atomic_t *intr;
+	const sigset_t	*intr_mask;
 };
 
 void	 client_init(struct client *);

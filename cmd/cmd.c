@@ -18,8 +18,15 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_cas_entry,
 	&cmd_del_entry,
 	&cmd_ls_entry,
+	&cmd_watch_entry,
+	&cmd_wait_entry,
+	&cmd_txn_entry,
+	&cmd_epoch_get_entry,
+	&cmd_epoch_bump_entry,
+	&cmd_compact_entry,
 	&cmd_status_entry,
 	&cmd_ping_entry,
+	&cmd_help_entry,
 	NULL
 };
 
@@ -125,7 +132,7 @@ cmd_apply_globals(struct cmd_ctx *ctx, int *done, char **cause)
 	*done = 0;
 	for (i = 0; i < a->nglobals; i++) {
 		if (strcmp(a->globals[i].name, "help") == 0) {
-			cmd_print_usage(stdout, ctx->entry);
+			cmd_print_command_help(stdout, ctx->entry);
 			*done = 1;
 		} else if (strcmp(a->globals[i].name, "version") == 0) {
 			printf("metactl %s (protocol %d)\n", METAD_VERSION,
@@ -177,6 +184,16 @@ cmd_print_usage(FILE *f, const struct cmd_entry *e)
 	    *e->usage != '\0' ? " " : "", e->usage);
 }
 
+/* "help COMMAND" and "COMMAND --help": usage, summary, details. */
+void
+cmd_print_command_help(FILE *f, const struct cmd_entry *e)
+{
+	cmd_print_usage(f, e);
+	fprintf(f, "%s\n", e->help);
+	if (e->details != NULL)
+		fprintf(f, "\n%s", e->details);
+}
+
 void
 cmd_print_help(FILE *f)
 {
@@ -198,11 +215,13 @@ cmd_print_help(FILE *f)
 	    "  --timeout DURATION   for connecting and each answer, e.g. "
 	    "500ms, 2s, 1m\n"
 	    "                       (default %s, 0: no limit)\n"
-	    "  -h, --help           this help, or a command's usage\n"
+	    "  -h, --help           this help, or a command's usage and details"
+	    "\n"
 	    "  --version            metactl's version\n\n"
 	    "exit status: 0 success, 1 condition does not hold (e.g. key not "
 	    "found),\n2 usage error, 3 failed precondition or fenced, 4 metad "
-	    "unreachable or\nno answer in time, 5 any other error\n", t);
+	    "unreachable or\nno answer in time, 5 any other error, 130 watch "
+	    "or wait ended by Ctrl-C\n", t);
 }
 
 /* A key given on the command line (SPEC 2). */
@@ -276,6 +295,20 @@ cmd_check_response(struct cmd_ctx *ctx, const cJSON *resp, char **cause)
 	return (0);
 }
 
+/* The exit status for a failed client call. */
+enum cmd_status
+cmd_client_status(const struct client *c)
+{
+	switch (c->fail) {
+	case CLIENT_FAIL_PROTOCOL:
+		return (CMD_ERROR);
+	case CLIENT_FAIL_INTERRUPTED:
+		return (CMD_INTERRUPTED);
+	default:
+		return (CMD_UNREACHABLE);
+	}
+}
+
 /*
  * Sends the request in req (closed by the caller), connecting first if
  * need be, and returns the response whatever its "ok".  A connection that
@@ -291,8 +324,7 @@ cmd_roundtrip(struct cmd_ctx *ctx, struct buf *req, cJSON **resp,
 	if ((s = cmd_connect(ctx, cause)) != CMD_OK)
 		return (s);
 	if (client_request(&ctx->client, req, resp, cause) != 0) {
-		s = ctx->client.fail == CLIENT_FAIL_PROTOCOL ? CMD_ERROR :
-		    CMD_UNREACHABLE;
+		s = cmd_client_status(&ctx->client);
 		client_close(&ctx->client);
 		return (s);
 	}
@@ -313,16 +345,67 @@ enum cmd_status
 cmd_call(struct cmd_ctx *ctx, struct buf *req, cJSON **resp, char **cause)
 {
 	enum cmd_status	 s;
-	enum proto_code	 code;
 
 	if ((s = cmd_roundtrip(ctx, req, resp, cause)) != CMD_OK)
 		return (s);
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*resp, "ok")))
 		return (CMD_OK);
-	code = proto_code_parse(output_error(ctx->mode, *resp));
+	s = cmd_response_error(ctx, *resp);
 	cJSON_Delete(*resp);
 	*resp = NULL;
+	return (s);
+}
+
+/* Renders an error response; returns its exit status. */
+enum cmd_status
+cmd_response_error(struct cmd_ctx *ctx, const cJSON *resp)
+{
+	enum proto_code	 code;
+
+	code = proto_code_parse(output_error(ctx->mode, resp));
 	if (code == PROTO_FAILED_PRECONDITION || code == PROTO_FENCED)
 		return (CMD_CONFLICT);
 	return (CMD_ERROR);
+}
+
+static enum cmd_status	cmd_help_exec(struct cmd_ctx *, char **);
+
+const struct cmd_entry cmd_help_entry = {
+	.name = "help",
+	.optstring = "",
+	.args_min = 0,
+	.args_max = 2,
+	.usage = "[COMMAND]",
+	.help = "list the commands, or show a command's usage and details",
+	.exec = cmd_help_exec
+};
+
+/* "help epoch" shows every epoch command. */
+static enum cmd_status
+cmd_help_exec(struct cmd_ctx *ctx, char **cause)
+{
+	const struct cmd_entry	**e, *found;
+	struct args		*a = ctx->args;
+	size_t			 len;
+	int			 nwords, n = 0;
+
+	if (a->argc == 0) {
+		cmd_print_help(stdout);
+		return (CMD_OK);
+	}
+	len = strlen(a->argv[0]);
+	for (e = cmd_table; a->argc == 1 && *e != NULL; e++) {
+		if (strncmp((*e)->name, a->argv[0], len) == 0 &&
+		    (*e)->name[len] == ' ') {
+			if (n++ > 0)
+				putchar('\n');
+			cmd_print_command_help(stdout, *e);
+		}
+	}
+	if (n > 0)
+		return (CMD_OK);
+	if ((found = cmd_find(a->argc, a->argv, &nwords, cause)) == NULL)
+		return (CMD_USAGE);
+	cmd_print_command_help(stdout, found);
+	return (CMD_OK);
 }

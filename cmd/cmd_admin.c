@@ -1,5 +1,8 @@
 /*
- * Administration: status and ping.
+ * Administration: compact, status and ping.
+ *
+ * compact REV drops the history below REV (watches can no longer replay
+ * it) and prints the compacted rev the daemon reports.
  *
  * status prints the daemon's status fields as "name: value" lines, in the
  * daemon's order (rev, compact_rev, keys, db_bytes, connections, watches,
@@ -16,8 +19,23 @@
 #include "metactl.h"
 #include "proto.h"
 
+static enum cmd_status	cmd_admin_compact(struct cmd_ctx *, char **);
 static enum cmd_status	cmd_admin_status(struct cmd_ctx *, char **);
 static enum cmd_status	cmd_admin_ping(struct cmd_ctx *, char **);
+
+const struct cmd_entry cmd_compact_entry = {
+	.name = "compact",
+	.optstring = "",
+	.args_min = 1,
+	.args_max = 1,
+	.usage = "REV",
+	.help = "drop the watch history below REV; prints the compacted rev",
+	.details =
+	    "Watches can then replay changes from REV on only (--from-rev "
+	    "below it is\nexit status 5, error compacted).  REV may not be "
+	    "above the current rev.\n",
+	.exec = cmd_admin_compact
+};
 
 const struct cmd_entry cmd_status_entry = {
 	.name = "status",
@@ -53,6 +71,39 @@ cmd_admin_call(struct cmd_ctx *ctx, const char *op, cJSON **resp,
 	jw_obj_close(&w);
 	s = cmd_call(ctx, &b, resp, cause);
 	buf_free(&b);
+	return (s);
+}
+
+static enum cmd_status
+cmd_admin_compact(struct cmd_ctx *ctx, char **cause)
+{
+	struct buf	 b;
+	struct jw	 w;
+	cJSON		*resp;
+	uint64_t	 rev;
+	enum cmd_status	 s;
+
+	if ((s = args_u64(ctx->args->argv[0], "REV", &rev, cause)) != CMD_OK)
+		return (s);
+	buf_init(&b);
+	cmd_request_open(ctx, &w, &b, "compact");
+	jw_name(&w, "rev");
+	jw_u64(&w, rev);
+	jw_obj_close(&w);
+	s = cmd_call(ctx, &b, &resp, cause);
+	buf_free(&b);
+	if (s != CMD_OK)
+		return (s);
+	if (ctx->mode == OUTPUT_JSON)
+		output_json(resp);
+	else if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp,
+	    "compact_rev"), &rev) == 0)
+		printf("%" PRIu64 "\n", rev);
+	else {
+		xasprintf(cause, "metad's answer has no compact_rev");
+		s = CMD_ERROR;
+	}
+	cJSON_Delete(resp);
 	return (s);
 }
 

@@ -27,7 +27,7 @@ const struct cmd_entry cmd_get_entry = {
 	.exec = cmd_get_exec
 };
 
-static enum cmd_status
+enum cmd_status
 cmd_get_print(const cJSON *kv, int raw, char **cause)
 {
 	struct proto_bytes	 v;

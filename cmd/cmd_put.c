@@ -55,7 +55,7 @@ const struct cmd_entry cmd_cas_entry = {
 };
 
 /* Reads all of fd (binary-safe), up to METACTL_VALUE_MAX_BYTES. */
-static enum cmd_status
+enum cmd_status
 cmd_put_read_fd(int fd, const char *name, struct buf *v, char **cause)
 {
 	ssize_t	 n;

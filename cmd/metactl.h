@@ -21,6 +21,7 @@
 #define METACTL_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,7 +39,8 @@ enum cmd_status {
 	CMD_USAGE = 2,		/* usage error */
 	CMD_CONFLICT = 3,	/* failed_precondition or fenced */
 	CMD_UNREACHABLE = 4,	/* unreachable, or no answer in time */
-	CMD_ERROR = 5		/* any other error */
+	CMD_ERROR = 5,		/* any other error */
+	CMD_INTERRUPTED = 130	/* SIGINT ended watch or wait (128 + 2) */
 };
 
 /* Default --timeout, applied to connecting and to each response. */
@@ -65,6 +67,7 @@ struct cmd_entry {
 	int			 args_max;	/* -1: no upper bound */
 	const char		*usage;		/* after the name */
 	const char		*help;		/* a line for --help */
+	const char		*details;	/* lines for "help CMD", or NULL */
 
 	enum cmd_status		 (*exec)(struct cmd_ctx *, char **);
 };
@@ -96,6 +99,13 @@ extern const struct cmd_entry	 cmd_del_entry;
 extern const struct cmd_entry	 cmd_ls_entry;
 extern const struct cmd_entry	 cmd_status_entry;
 extern const struct cmd_entry	 cmd_ping_entry;
+extern const struct cmd_entry	 cmd_compact_entry;
+extern const struct cmd_entry	 cmd_watch_entry;
+extern const struct cmd_entry	 cmd_wait_entry;
+extern const struct cmd_entry	 cmd_epoch_get_entry;
+extern const struct cmd_entry	 cmd_epoch_bump_entry;
+extern const struct cmd_entry	 cmd_txn_entry;
+extern const struct cmd_entry	 cmd_help_entry;
 
 /* cmd.c */
 void		 cmd_ctx_init(struct cmd_ctx *);
@@ -105,6 +115,7 @@ enum cmd_status	 cmd_global_option(struct cmd_ctx *, const char *name,
 enum cmd_status	 cmd_run(struct cmd_ctx *, int, char **, char **);
 void		 cmd_print_usage(FILE *, const struct cmd_entry *);
 void		 cmd_print_help(FILE *);
+void		 cmd_print_command_help(FILE *, const struct cmd_entry *);
 enum cmd_status	 cmd_check_key(const char *, const char *what, char **);
 enum cmd_status	 cmd_connect(struct cmd_ctx *, char **);
 void		 cmd_request_open(struct cmd_ctx *, struct jw *,
@@ -113,6 +124,33 @@ enum cmd_status	 cmd_roundtrip(struct cmd_ctx *, struct buf *, cJSON **,
 		     char **);
 enum cmd_status	 cmd_call(struct cmd_ctx *, struct buf *, cJSON **,
 		     char **);
+enum cmd_status	 cmd_response_error(struct cmd_ctx *, const cJSON *);
+enum cmd_status	 cmd_client_status(const struct client *);
+
+/* cmd_put.c: all of fd (txn reads stdin with it too). */
+enum cmd_status	 cmd_put_read_fd(int, const char *name, struct buf *,
+		     char **);
+
+/* txn_text.c: the etcdctl-style text form of a txn, as a request object. */
+cJSON		*txn_text_parse(const char *, size_t, char **);
+
+/* cmd_get.c: a kv's value as get prints it (wait too). */
+enum cmd_status	 cmd_get_print(const cJSON *kv, int raw, char **);
+
+/*
+ * intr.c: SIGINT ends a blocking command (watch, wait) cleanly.  Between
+ * intr_catch() and intr_restore() SIGINT is blocked except while the client
+ * waits for the socket (ppoll), where it makes the request fail with
+ * CLIENT_FAIL_INTERRUPTED, which cmd_roundtrip() turns into CMD_INTERRUPTED.
+ */
+struct intr {
+	struct sigaction	 old_act;
+	sigset_t		 old_mask;
+	sigset_t		 poll_mask;
+};
+
+void		 intr_catch(struct intr *, struct client *);
+void		 intr_restore(struct intr *, struct client *);
 
 /* args.c: per-command argument parsing. */
 struct args {

@@ -83,13 +83,64 @@ output_json_append(struct buf *b, const cJSON *j)
 void
 output_json(const cJSON *resp)
 {
+	output_json_without(resp, "id");
+}
+
+void
+output_json_without(const cJSON *obj, const char *skip)
+{
 	struct buf	 b;
 
 	buf_init(&b);
-	output_json_members(&b, resp, "id");
+	output_json_members(&b, obj, skip);
 	buf_addc(&b, '\n');
 	fwrite(b.data, 1, b.len, stdout);
 	buf_free(&b);
+}
+
+/* 1 if s can stand bare as a token (see output.h). */
+static int
+output_token_bare(const char *s, size_t len)
+{
+	size_t	 i;
+
+	if (len == 0 || *s == '"' || *s == '(' ||
+	    (len >= OUTPUT_B64_PREFIX_LEN &&
+	    memcmp(s, OUTPUT_B64_PREFIX, OUTPUT_B64_PREFIX_LEN) == 0))
+		return (0);
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return (0);
+	}
+	return (1);
+}
+
+void
+output_token(struct buf *b, const char *s, size_t len)
+{
+	if (output_token_bare(s, len))
+		buf_add(b, s, len);
+	else
+		json_escape(b, s, len);
+}
+
+int
+output_token_value(struct buf *b, const cJSON *obj)
+{
+	const cJSON	*v;
+
+	v = cJSON_GetObjectItemCaseSensitive(obj, "value");
+	if (cJSON_IsString(v)) {
+		output_token(b, v->valuestring, strlen(v->valuestring));
+		return (0);
+	}
+	v = cJSON_GetObjectItemCaseSensitive(obj, "value_b64");
+	if (cJSON_IsString(v)) {
+		buf_addstr(b, OUTPUT_B64_PREFIX);
+		buf_addstr(b, v->valuestring);
+		return (0);
+	}
+	return (-1);
 }
 
 static void
@@ -106,6 +157,20 @@ output_detail_u64(struct buf *b, const char *label, const cJSON *obj,
 	buf_printf(b, "%s %" PRIu64, label, v);
 }
 
+static void
+output_detail_owner(struct buf *b, const cJSON *cur)
+{
+	const cJSON	*owner;
+
+	owner = cJSON_GetObjectItemCaseSensitive(cur, "owner");
+	if (!cJSON_IsString(owner))
+		return;
+	if (b->len > 0)
+		buf_addstr(b, ", ");
+	buf_addstr(b, "owner ");
+	output_token(b, owner->valuestring, strlen(owner->valuestring));
+}
+
 /* What an error says beyond its message: the current version, epoch... */
 static void
 output_error_details(const char *code, const cJSON *err, struct buf *b)
@@ -120,6 +185,7 @@ output_error_details(const char *code, const cJSON *err, struct buf *b)
 		output_detail_u64(b, "current version", cur, "version");
 		output_detail_u64(b, "mod_rev", cur, "mod_rev");
 		output_detail_u64(b, "current epoch", cur, "epoch");
+		output_detail_owner(b, cur);
 	}
 	output_detail_u64(b, "current epoch", err, "epoch");
 	output_detail_u64(b, "compact_rev", err, "compact_rev");

@@ -29,6 +29,26 @@ int	 output_mode_parse(const char *, enum output_mode *);
 void	 output_json_append(struct buf *, const cJSON *);
 /* A response object on one line of stdout, without its "id". */
 void	 output_json(const cJSON *);
+/* An object on one line of stdout, without the member named skip. */
+void	 output_json_without(const cJSON *, const char *skip);
+
+/*
+ * A key or a value as one token of a text line (watch, txn), so that a
+ * line splits back unambiguously:
+ * - bare when it is non-empty, has no byte <= ' ' (space, tab, newline and
+ *   other control characters) or DEL, and does not start with '"', '(' or
+ *   "b64:";
+ * - otherwise a JSON string literal ("a b", "", "line\n");
+ * - a value that is not text (the daemon sent "value_b64": not UTF-8, or
+ *   holding NUL) as b64:BASE64.
+ * A token never starts with '(', so "(not found)" is never a value.
+ */
+#define OUTPUT_B64_PREFIX	"b64:"
+#define OUTPUT_B64_PREFIX_LEN	4
+
+void	 output_token(struct buf *, const char *, size_t);
+/* obj's "value" or "value_b64" as a token; -1 if it has neither. */
+int	 output_token_value(struct buf *, const cJSON *obj);
 
 /*
  * An error response: "metactl: CODE: MESSAGE (details)" on stderr; with

@@ -1,0 +1,319 @@
+/*
+ * watch KEY | watch --prefix P [--from-rev R] [--count N]
+ *
+ * Streams the changes of one key, or of every key under a prefix ("" for
+ * all keys), from rev R on (default: changes after now), until Ctrl-C
+ * (exit status 130), N events (--count, exit status 0), or an error.
+ *
+ * Text output, one line per event, written and flushed as it arrives:
+ *
+ *	PUT <key> v<version> rev <mod_rev> <value>
+ *	DELETE <key> rev <mod_rev>
+ *
+ * Keys and values are tokens (output.h): bare when they are plain words,
+ * else a JSON string literal ("two words", "", "a\nb"); a value that is
+ * not UTF-8 text comes as b64:<base64>.  -o json prints each event object
+ * of the daemon as one JSON line (JSON Lines), without its "watch" id
+ * (which changes when metactl resumes the watch): {"event":"put","key":K,
+ * "value":V (or "value_b64"),"version":N,"create_rev":R,"mod_rev":R} or
+ * {"event":"delete","key":K,"mod_rev":R}.
+ *
+ * --timeout bounds connecting and the daemon's answer to the watch
+ * request, never the wait for events.  When metad cancels the watch
+ * because metactl fell behind (slow_consumer: the reader of our stdout was
+ * slow), metactl watches again from the first rev not delivered, on the
+ * same connection: no event is lost or repeated; stderr says so once.  A
+ * cancel for any other reason (compacted: the history to resume from is
+ * gone) is exit status 5; a daemon that goes away is exit status 4.  On a
+ * closed stdout (metactl watch k | head -1) SIGPIPE ends metactl quietly.
+ * The watch ends by closing the connection (metad drops its watches).
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metactl.h"
+#include "proto.h"
+
+static enum cmd_status	cmd_watch_exec(struct cmd_ctx *, char **);
+
+static const struct option cmd_watch_longopts[] = {
+	{ "prefix",	required_argument,	NULL, 'p' },
+	{ "from-rev",	required_argument,	NULL, 0 },
+	{ "count",	required_argument,	NULL, 'n' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+const struct cmd_entry cmd_watch_entry = {
+	.name = "watch",
+	.optstring = "p:n:",
+	.longopts = cmd_watch_longopts,
+	.args_min = 0,
+	.args_max = 1,
+	.usage = "KEY | --prefix PREFIX [--from-rev REV] [--count N]",
+	.help = "stream changes until Ctrl-C (exit 130) or N events",
+	.details =
+	    "One line per event, flushed as it arrives:\n"
+	    "  PUT KEY vVERSION rev MOD_REV VALUE\n"
+	    "  DELETE KEY rev MOD_REV\n"
+	    "A key or value that is empty, holds a space or control character,"
+	    "\nor starts with '\"', '(' or \"b64:\" is printed as a JSON "
+	    "string; a value\nthat is not UTF-8 text as b64:BASE64.  -o json: "
+	    "the daemon's event objects\nas JSON Lines, without their "
+	    "\"watch\" id.\n"
+	    "--prefix \"\" watches every key.  --from-rev REV replays the "
+	    "history from REV\n(default: changes after now).  --timeout bounds "
+	    "only the start.  A watch\nthat falls behind is resumed with "
+	    "nothing lost.  Exit status: 0 after\n--count events, 130 on "
+	    "Ctrl-C, 4 when metad goes away, 5 when the history\nto replay "
+	    "is compacted.\n",
+	.exec = cmd_watch_exec
+};
+
+struct cmd_watch {
+	struct cmd_ctx	*ctx;
+	const char	*key;		/* the key or the prefix */
+	int		 prefix;
+	uint64_t	 from_rev;	/* 0: changes after now */
+	uint64_t	 count;		/* 0: no limit */
+	uint64_t	 seen;
+	uint64_t	 id;		/* the daemon's current watch */
+	int		 told_resume;
+};
+
+static enum cmd_status
+cmd_watch_parse(struct cmd_ctx *ctx, struct cmd_watch *wt, char **cause)
+{
+	struct args	*a = ctx->args;
+	const char	*v;
+	enum cmd_status	 s;
+
+	memset(wt, 0, sizeof *wt);
+	wt->ctx = ctx;
+	if (args_count(a, "prefix") > 1 || (a->argc == 1) ==
+	    args_has(a, "prefix")) {
+		xasprintf(cause, "watch: give a KEY or --prefix PREFIX, once");
+		return (CMD_USAGE);
+	}
+	if ((wt->prefix = args_has(a, "prefix"))) {
+		wt->key = args_get(a, "prefix");
+		if (*wt->key != '\0' && (s = cmd_check_key(wt->key, "PREFIX",
+		    cause)) != CMD_OK)
+			return (s);
+	} else if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK)
+		return (s);
+	else
+		wt->key = a->argv[0];
+	if ((v = args_get(a, "from-rev")) != NULL && ((s = args_u64(v,
+	    "--from-rev", &wt->from_rev, cause)) != CMD_OK ||
+	    wt->from_rev == 0)) {
+		if (s == CMD_OK)
+			xasprintf(cause, "invalid --from-rev: 0 (revs start "
+			    "at 1; --from-rev 1 replays all the history)");
+		return (CMD_USAGE);
+	}
+	if ((v = args_get(a, "count")) != NULL && ((s = args_u64(v,
+	    "--count", &wt->count, cause)) != CMD_OK || wt->count == 0)) {
+		if (s == CMD_OK)
+			xasprintf(cause, "invalid --count: 0 (expected at "
+			    "least 1)");
+		return (CMD_USAGE);
+	}
+	return (CMD_OK);
+}
+
+/*
+ * Sends a watch request from rev from (0: now) and reads its answer, with
+ * the --timeout for the first one and none when resuming (the daemon may
+ * be busy with the very writes we fell behind on).
+ */
+static enum cmd_status
+cmd_watch_request(struct cmd_watch *wt, uint64_t from, int resume,
+    char **cause)
+{
+	struct cmd_ctx	*ctx = wt->ctx;
+	struct buf	 b;
+	struct jw	 w;
+	cJSON		*resp;
+	enum cmd_status	 s;
+	uint64_t	 saved = ctx->client.timeout_ms;
+
+	buf_init(&b);
+	cmd_request_open(ctx, &w, &b, "watch");
+	jw_name(&w, wt->prefix ? "prefix" : "key");
+	jw_cstr(&w, wt->key);
+	if (from != 0) {
+		jw_name(&w, "from_rev");
+		jw_u64(&w, from);
+	}
+	jw_obj_close(&w);
+	if (resume)
+		ctx->client.timeout_ms = 0;
+	s = cmd_call(ctx, &b, &resp, cause);
+	ctx->client.timeout_ms = saved;
+	buf_free(&b);
+	if (s != CMD_OK)
+		return (s);
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp, "watch"),
+	    &wt->id) != 0) {
+		xasprintf(cause, "metad's answer to watch has no watch id");
+		s = CMD_ERROR;
+	}
+	cJSON_Delete(resp);
+	return (s);
+}
+
+/* One put or delete event as a text line. */
+static enum cmd_status
+cmd_watch_text(const cJSON *ev, int put, char **cause)
+{
+	const cJSON	*key;
+	uint64_t	 version = 0, mod_rev;
+	struct buf	 b;
+
+	key = cJSON_GetObjectItemCaseSensitive(ev, "key");
+	if (!cJSON_IsString(key) || proto_number_u64(
+	    cJSON_GetObjectItemCaseSensitive(ev, "mod_rev"), &mod_rev) != 0 ||
+	    (put && proto_number_u64(cJSON_GetObjectItemCaseSensitive(ev,
+	    "version"), &version) != 0)) {
+		xasprintf(cause, "metad sent an invalid watch event");
+		return (CMD_ERROR);
+	}
+	buf_init(&b);
+	buf_addstr(&b, put ? "PUT " : "DELETE ");
+	output_token(&b, key->valuestring, strlen(key->valuestring));
+	if (put)
+		buf_printf(&b, " v%" PRIu64, version);
+	buf_printf(&b, " rev %" PRIu64, mod_rev);
+	if (put) {
+		buf_addc(&b, ' ');
+		if (output_token_value(&b, ev) != 0) {
+			buf_free(&b);
+			xasprintf(cause, "metad sent a put event without a "
+			    "value");
+			return (CMD_ERROR);
+		}
+	}
+	buf_addc(&b, '\n');
+	fwrite(b.data, 1, b.len, stdout);
+	buf_free(&b);
+	return (CMD_OK);
+}
+
+/* A cancelled watch: resumed (CMD_OK) or the end of it. */
+static enum cmd_status
+cmd_watch_cancelled(struct cmd_watch *wt, const cJSON *ev, char **cause)
+{
+	const cJSON	*reason;
+	uint64_t	 next, rev;
+
+	reason = cJSON_GetObjectItemCaseSensitive(ev, "reason");
+	if (cJSON_IsString(reason) && strcmp(reason->valuestring,
+	    "slow_consumer") == 0 && proto_number_u64(
+	    cJSON_GetObjectItemCaseSensitive(ev, "next_rev"), &next) == 0 &&
+	    next > 0) {
+		if (!wt->told_resume)
+			fprintf(stderr, "metactl: watch fell behind and was "
+			    "cancelled by metad (slow consumer); resuming from "
+			    "rev %" PRIu64 ", nothing is lost\n", next);
+		wt->told_resume = 1;
+		return (cmd_watch_request(wt, next, 1, cause));
+	}
+	if (wt->ctx->mode == OUTPUT_JSON)
+		output_json_without(ev, "watch");
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(ev,
+	    "compact_rev"), &rev) == 0)
+		xasprintf(cause, "watch cancelled by metad: %s (history is "
+		    "compacted up to rev %" PRIu64 ")", cJSON_IsString(reason) ?
+		    reason->valuestring : "no reason", rev);
+	else
+		xasprintf(cause, "watch cancelled by metad: %s",
+		    cJSON_IsString(reason) ? reason->valuestring : "no reason");
+	return (CMD_ERROR);
+}
+
+/* One line from the daemon after the watch started. */
+static enum cmd_status
+cmd_watch_line(struct cmd_watch *wt, const cJSON *ev, char **cause)
+{
+	const cJSON	*type;
+	uint64_t	 id;
+	int		 put;
+	enum cmd_status	 s;
+
+	type = cJSON_GetObjectItemCaseSensitive(ev, "event");
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(ev, "watch"),
+	    &id) != 0 || !cJSON_IsString(type)) {
+		xasprintf(cause, "metad sent a line that is not a watch event");
+		return (CMD_ERROR);
+	}
+	if (id != wt->id)
+		return (CMD_OK);	/* a watch we no longer have */
+	if (strcmp(type->valuestring, "cancelled") == 0)
+		return (cmd_watch_cancelled(wt, ev, cause));
+	put = strcmp(type->valuestring, "put") == 0;
+	if (!put && strcmp(type->valuestring, "delete") != 0)
+		return (CMD_OK);	/* an event kind from a later metad */
+	if (wt->ctx->mode == OUTPUT_JSON)
+		output_json_without(ev, "watch");
+	else if ((s = cmd_watch_text(ev, put, cause)) != CMD_OK)
+		return (s);
+	fflush(stdout);
+	wt->seen++;
+	return (CMD_OK);
+}
+
+static enum cmd_status
+cmd_watch_loop(struct cmd_watch *wt, char **cause)
+{
+	struct client		*c = &wt->ctx->client;
+	struct proto_err	 e;
+	const char		*line;
+	size_t			 len;
+	cJSON			*ev;
+	enum cmd_status		 s;
+
+	while (wt->count == 0 || wt->seen < wt->count) {
+		if (client_read_line(c, -1, &line, &len, cause) != 0)
+			return (cmd_client_status(c));
+		if ((ev = proto_parse(line, len, &e)) == NULL) {
+			xasprintf(cause, "metad sent a line that is not one "
+			    "JSON object");
+			return (CMD_ERROR);
+		}
+		s = cmd_watch_line(wt, ev, cause);
+		cJSON_Delete(ev);
+		if (s != CMD_OK)
+			return (s);
+	}
+	return (CMD_OK);
+}
+
+static enum cmd_status
+cmd_watch_exec(struct cmd_ctx *ctx, char **cause)
+{
+	struct cmd_watch	 wt;
+	struct intr		 in;
+	struct sigaction	 sa, old_pipe;
+	enum cmd_status		 s;
+
+	if ((s = cmd_watch_parse(ctx, &wt, cause)) != CMD_OK)
+		return (s);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, &old_pipe);
+	intr_catch(&in, &ctx->client);
+	if ((s = cmd_watch_request(&wt, wt.from_rev, 0, cause)) == CMD_OK)
+		s = cmd_watch_loop(&wt, cause);
+	if (s == CMD_INTERRUPTED) {
+		free(*cause);
+		*cause = NULL;
+	}
+	client_close(&ctx->client);
+	intr_restore(&in, &ctx->client);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return (s);
+}

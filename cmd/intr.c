@@ -1,0 +1,55 @@
+/*
+ * SIGINT for the commands that block (watch, wait): Ctrl-C ends them with
+ * CMD_INTERRUPTED (exit status 130) instead of killing metactl, so that
+ * the output is flushed and the REPL goes on.  The signal is blocked but
+ * while the client waits on the socket (ppoll() with poll_mask), so it is
+ * never lost between checking the flag and sleeping.
+ *
+ * The handler is installed even when SIGINT was ignored at startup (a
+ * background job of a non-interactive shell): "kill -INT" is then the way
+ * to end a watch cleanly.
+ */
+#include <signal.h>
+#include <string.h>
+
+#include "metactl.h"
+
+static volatile sig_atomic_t	 intr_caught;
+
+static void
+intr_handler(int sig)
+{
+	(void)sig;
+	intr_caught = 1;
+}
+
+void
+intr_catch(struct intr *in, struct client *c)
+{
+	struct sigaction	 sa;
+	sigset_t		 block;
+
+	intr_caught = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = intr_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &in->old_act);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &in->old_mask);
+	in->poll_mask = in->old_mask;
+	sigdelset(&in->poll_mask, SIGINT);
+	c->intr = &intr_caught;
+	c->intr_mask = &in->poll_mask;
+}
+
+/* A SIGINT still pending is taken by our handler, then the old one is back. */
+void
+intr_restore(struct intr *in, struct client *c)
+{
+	c->intr = NULL;
+	c->intr_mask = NULL;
+	sigprocmask(SIG_SETMASK, &in->old_mask, NULL);
+	sigaction(SIGINT, &in->old_act, NULL);
+	intr_caught = 0;
+}

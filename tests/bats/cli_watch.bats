@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# metactl watch, wait and compact (SPEC 7).
+
+load helpers
+
+setup() {
+	metad_start
+}
+
+teardown() {
+	# A test that failed may leave its metactl behind.
+	[ -z "${BG:-}" ] || kill -KILL "$BG" 2>/dev/null || true
+	metad_cleanup
+}
+
+# status_field NAME: one field of "metactl status".
+status_field() {
+	"$METACTL" status | sed -n "s/^$1: //p"
+}
+
+# until_watching N: wait (at most 5 s) until metad has N watches.
+until_watching() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(status_field watches)" = "$1" ] && return 0
+		sleep 0.025
+	done
+	echo "metad never had $1 watches" >&2
+	return 1
+}
+
+# wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
+# (default 10), killing it past that; sets STATUS to its exit status.
+wait_bg() {
+	local i n=$(( ${2:-10} * 20 ))
+	for i in $(seq 1 "$n"); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$1" 2>/dev/null || true
+	STATUS=0
+	wait "$1" || STATUS=$?
+	BG=
+}
+
+# put_n PREFIX N [VALUE]: N pipelined puts PREFIX1..PREFIXN on one
+# connection, value VALUE (default: the number).
+put_n() {
+	local i
+	for i in $(seq 1 "$2"); do
+		printf '{"op":"put","key":"%s%d","value":"%s"}\n' "$1" "$i" \
+		    "${3:-$i}"
+	done | socat -t 30 - "UNIX-CONNECT:$SOCK" >/dev/null
+}
+
+@test "watch --count N prints N events written by another process, then exits 0" {
+	"$METACTL" watch k --count 3 > "$TESTDIR/out" 2> "$TESTDIR/err" &
+	BG=$!
+	until_watching 1
+	mctl put k one
+	mctl put other x
+	mctl put k "two words"
+	mctl del k
+	mctl put k after
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
+	run cat "$TESTDIR/out"
+	assert_line --index 0 'PUT k v1 rev 1 one'
+	assert_line --index 1 'PUT k v2 rev 3 "two words"'
+	assert_line --index 2 'DELETE k rev 4'
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "watch --prefix sees keys under the prefix only; --prefix \"\" sees all" {
+	"$METACTL" watch --prefix app/ --count 2 > "$TESTDIR/out" &
+	BG=$!
+	"$METACTL" watch --prefix "" --count 3 > "$TESTDIR/all" &
+	local all=$!
+	until_watching 2
+	mctl put app/a 1
+	mctl put apple 2
+	mctl put app/b 3
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
+	wait_bg "$all"
+	assert_equal "$STATUS" 0
+	run cat "$TESTDIR/out"
+	assert_output "PUT app/a v1 rev 1 1
+PUT app/b v1 rev 3 3"
+	run cat "$TESTDIR/all"
+	assert_equal "${#lines[@]}" 3
+	assert_line --index 1 'PUT apple v1 rev 2 2'
+}
+
+@test "watch --from-rev replays the history, then goes on live" {
+	mctl put a 1
+	mctl put b 2
+	mctl del a
+	run "$METACTL" watch --prefix "" --from-rev 2 --count 2
+	assert_success
+	assert_output "PUT b v1 rev 2 2
+DELETE a rev 3"
+	"$METACTL" watch --prefix "" --from-rev 3 --count 2 > "$TESTDIR/out" &
+	BG=$!
+	until_watching 1
+	mctl put c 3
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
+	run cat "$TESTDIR/out"
+	assert_output "DELETE a rev 3
+PUT c v1 rev 4 3"
+}
+
+@test "watch text output quotes odd keys and values, binary as b64:" {
+	mctl put "sp ace" ""
+	printf 'a\nb' | mctl put nl - >/dev/null
+	printf '\000\001' | mctl put bin - >/dev/null
+	mctl put q '"x'
+	mctl put p '(not found)'
+	run "$METACTL" watch --prefix "" --from-rev 1 --count 5
+	assert_success
+	assert_line --index 0 'PUT "sp ace" v1 rev 1 ""'
+	assert_line --index 1 'PUT nl v1 rev 2 "a\nb"'
+	assert_line --index 2 'PUT bin v1 rev 3 b64:AAE='
+	assert_line --index 3 'PUT q v1 rev 4 "\"x"'
+	assert_line --index 4 'PUT p v1 rev 5 "(not found)"'
+}
+
+@test "watch -o json prints the events as JSON Lines, without the watch id" {
+	mctl put k v
+	printf '\377' | mctl put k - >/dev/null
+	mctl del k
+	run "$METACTL" -o json watch k --from-rev 1 --count 3
+	assert_success
+	assert_line --index 0 '{"event":"put","key":"k","value":"v","version":1,"create_rev":1,"mod_rev":1}'
+	assert_line --index 1 '{"event":"put","key":"k","value_b64":"/w==","version":2,"create_rev":1,"mod_rev":2}'
+	assert_line --index 2 '{"event":"delete","key":"k","mod_rev":3}'
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "watch ends cleanly on SIGINT with exit status 130, events flushed" {
+	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
+	BG=$!
+	until_watching 1
+	mctl put k v
+	local i
+	for i in $(seq 1 100); do
+		[ -s "$TESTDIR/out" ] && break
+		sleep 0.05
+	done
+	kill -INT "$BG"
+	wait_bg "$BG"
+	assert_equal "$STATUS" 130
+	run cat "$TESTDIR/out"
+	assert_output 'PUT k v1 rev 1 v'
+	run cat "$TESTDIR/err"
+	assert_output ''
+	until_watching 0
+}
+
+@test "--timeout does not end a watch, only bounds its start" {
+	"$METACTL" --timeout 100ms watch k --count 1 > "$TESTDIR/out" &
+	BG=$!
+	until_watching 1
+	sleep 1
+	mctl put k late
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
+	run cat "$TESTDIR/out"
+	assert_output 'PUT k v1 rev 1 late'
+}
+
+@test "watch exits 4 with a message when metad goes away" {
+	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
+	BG=$!
+	until_watching 1
+	metad_kill9
+	wait_bg "$BG"
+	assert_equal "$STATUS" 4
+	run cat "$TESTDIR/err"
+	assert_output --partial 'closed the connection'
+}
+
+@test "watch on a closed stdout (| head -1) ends quietly" {
+	"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out" &
+	BG=$!
+	until_watching 1
+	local i
+	for i in $(seq 1 50); do
+		mctl put k "v$i"
+		[ -s "$TESTDIR/out" ] && [ "$(status_field watches)" = 0 ] && break
+		sleep 0.05
+	done
+	wait_bg "$BG"
+	until_watching 0
+	run cat "$TESTDIR/out"
+	assert_output 'PUT k v1 rev 1 v1'
+	run cat "$TESTDIR/err"
+	assert_output ''
+}
+
+@test "a slow watcher is resumed transparently: every event exactly once, in order" {
+	metad_stop
+	metad_start --max-pending-bytes 65536
+	local n=5000 fifo="$TESTDIR/fifo" value
+	value=$(head -c 1000 /dev/zero | tr '\0' x)
+	mkfifo "$fifo"
+	# The reader opens the pipe at once but reads nothing for 4 seconds.
+	{ sleep 4; cat; } < "$fifo" > "$TESTDIR/out" &
+	local reader=$!
+	"$METACTL" watch --prefix s/ --count "$n" > "$fifo" 2> "$TESTDIR/err" &
+	BG=$!
+	until_watching 1
+	put_n s/ "$n" "$value"
+	wait_bg "$BG" 60
+	assert_equal "$STATUS" 0
+	wait_bg "$reader" 10
+	run grep -c 'slow consumer' "$TESTDIR/err"
+	assert_output 1
+	for i in $(seq 1 "$n"); do
+		printf 'PUT s/%d v1 rev %d %s\n' "$i" "$i" "$value"
+	done > "$TESTDIR/expected"
+	run cmp "$TESTDIR/expected" "$TESTDIR/out"
+	assert_success
+}
+
+@test "watch from a compacted rev exits 5 with a message" {
+	mctl put k 1
+	mctl put k 2
+	mctl put k 3
+	run mctl compact 3
+	assert_success
+	assert_output 3
+	run "$METACTL" watch k --from-rev 1
+	assert_failure 5
+	assert_output --partial 'compacted'
+	assert_output --partial 'compact_rev 3'
+	run "$METACTL" watch k --from-rev 3 --count 1
+	assert_success
+	assert_output 'PUT k v3 rev 3 3'
+}
+
+@test "watch usage errors exit 2" {
+	run "$METACTL" watch
+	assert_failure 2
+	run "$METACTL" watch k --prefix p
+	assert_failure 2
+	run "$METACTL" watch k --count 0
+	assert_failure 2
+	run "$METACTL" watch k --from-rev x
+	assert_failure 2
+}
+
+@test "wait returns at once when the key already has the version" {
+	mctl put k v1
+	mctl put k v2
+	run "$METACTL" wait k --version 2
+	assert_success
+	assert_output v2
+	run "$METACTL" -o json wait k
+	assert_success
+	assert_output '{"ok":true,"kv":{"key":"k","value":"v2","version":2,"create_rev":1,"mod_rev":2},"rev":2}'
+}
+
+@test "wait times out with exit status 1" {
+	run "$METACTL" --timeout 200ms wait nope
+	assert_failure 1
+	assert_output --partial 'timeout'
+	mctl put k v
+	run "$METACTL" --timeout 200ms wait k --version 2
+	assert_failure 1
+}
+
+@test "wait blocks until another process writes the version" {
+	"$METACTL" --timeout 5s wait k --version 2 > "$TESTDIR/out" &
+	BG=$!
+	sleep 0.3
+	mctl put k first
+	mctl put k second
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
+	run cat "$TESTDIR/out"
+	assert_output second
+}
+
+@test "wait --raw prints the exact bytes; --timeout 0 waits; SIGINT is 130" {
+	mctl put k abc
+	run "$METACTL" wait k --raw
+	assert_output abc
+	"$METACTL" --timeout 0 wait never > "$TESTDIR/out" &
+	BG=$!
+	sleep 0.5
+	kill -INT "$BG"
+	wait_bg "$BG"
+	assert_equal "$STATUS" 130
+}
+
+@test "compact prints the compacted rev; above the current rev is an error" {
+	mctl put a 1
+	mctl put a 2
+	run mctl compact 2
+	assert_success
+	assert_output 2
+	run mctl -o json compact 2
+	assert_output '{"ok":true,"compact_rev":2,"rev":2}'
+	run mctl compact 99
+	assert_failure 5
+	run mctl compact x
+	assert_failure 2
+}
