@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -256,7 +257,25 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 	return (-1);
 }
 
-/* Every option with an argument from METAD_<NAME>. */
+/* 1 for a true flag value ("1", "yes", "true", "on"), 0 for false. */
+static int
+config_flag(const char *v, int *out)
+{
+	if (strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0 ||
+	    strcasecmp(v, "true") == 0 || strcasecmp(v, "on") == 0)
+		*out = 1;
+	else if (strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0 ||
+	    strcasecmp(v, "false") == 0 || strcasecmp(v, "off") == 0)
+		*out = 0;
+	else
+		return (-1);
+	return (0);
+}
+
+/*
+ * Every option from METAD_<NAME>; a flag (--daemonize, --foreground) from
+ * METAD_DAEMONIZE=1 or METAD_FOREGROUND=1.
+ */
 static int
 config_env(struct metad_config *cfg, char **cause)
 {
@@ -264,9 +283,10 @@ config_env(struct metad_config *cfg, char **cause)
 	char			 name[64];
 	const char		*v;
 	size_t			 i;
+	int			 on;
 
 	for (o = config_options; o->name != NULL; o++) {
-		if (o->has_arg != required_argument)
+		if (o->val == OPT_HELP || o->val == OPT_VERSION)
 			continue;
 		snprintf(name, sizeof name, "METAD_%s", o->name);
 		for (i = 6; name[i] != '\0'; i++)
@@ -274,8 +294,18 @@ config_env(struct metad_config *cfg, char **cause)
 			    (char)toupper((unsigned char)name[i]);
 		if ((v = getenv(name)) == NULL || *v == '\0')
 			continue;
-		if (config_set(cfg, o->val, v, cause) != 0)
+		if (o->has_arg == required_argument) {
+			if (config_set(cfg, o->val, v, cause) != 0)
+				return (-1);
+			continue;
+		}
+		if (config_flag(v, &on) != 0) {
+			xasprintf(cause, "%s must be 1 or 0, not \"%s\"", name,
+			    v);
 			return (-1);
+		}
+		if (on)
+			cfg->daemonize = o->val == OPT_DAEMONIZE;
 	}
 	return (0);
 }

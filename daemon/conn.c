@@ -224,8 +224,15 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* Answer what was sent before the EOF, then close. */
 		c->eof = 1;
 		in = bufferevent_get_input(c->bev);
-		if (evbuffer_get_length(in) > 0 && !c->skipping)
-			evbuffer_add(in, "\n", 1);	/* an unterminated last line */
+		if (evbuffer_get_length(in) > 0 && !c->skipping) {
+			/*
+			 * An unterminated last line.  The input is frozen
+			 * except while libevent itself reads into it.
+			 */
+			evbuffer_unfreeze(in, 0);
+			evbuffer_add(in, "\n", 1);
+			evbuffer_freeze(in, 0);
+		}
 		if (c->pending == 0)
 			conn_process(c);
 		return;

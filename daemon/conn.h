@@ -41,6 +41,7 @@ struct conn {
 	pid_t			 pid;
 	enum conn_access	 access;
 	unsigned		 pending;	 /* answers owed later */
+	unsigned		 waits;		 /* of them, by a wait */
 	int			 skipping;	 /* rest of a long line */
 	int			 eof;		 /* client sent EOF */
 	int			 closing;	 /* close once flushed */

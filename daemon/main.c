@@ -136,6 +136,8 @@ main(int argc, char **argv)
 	}
 	log_set_level(md.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
+	/* Past the file size limit a write fails with EFBIG instead. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	memset(&so, 0, sizeof so);
 	so.sync = md.cfg.sync;

@@ -76,6 +76,11 @@ ops_take_id(struct req *r, struct proto_err *e)
 		json_escape(&b, f->valuestring, strlen(f->valuestring));
 	} else if (cJSON_IsNumber(f)) {
 		d = f->valuedouble;
+		if (!isfinite(d)) {
+			buf_free(&b);
+			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
+			    "is a number out of range"));
+		}
 		if (floor(d) == d && fabs(d) < 9.2e18)
 			buf_printf(&b, "%lld", (long long)d);
 		else
@@ -99,7 +104,7 @@ static int
 ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 {
 	const char	*name;
-	size_t		 name_len;
+	size_t		 name_len, n;
 
 	if ((r->json = proto_parse(line, len, e)) == NULL)
 		return (-1);
@@ -107,9 +112,15 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (-1);
 	if (proto_get_str(r->json, "op", 1, &name, &name_len, e) != 1)
 		return (-1);
-	if ((r->op = ops_find(name)) == NULL)
-		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.64s\"",
-		    name));
+	if ((r->op = ops_find(name)) == NULL) {
+		/* Quote 64 bytes of it at most, not splitting a character. */
+		n = name_len < 64 ? name_len : 64;
+		while (n > 0 && n < name_len &&
+		    ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.*s\"",
+		    (int)n, name));
+	}
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
@@ -140,6 +151,9 @@ ops_handle(struct conn *c, const char *line, size_t len)
 
 	if (ops_blank(line, len))
 		return (0);
+	/* Not even a write may pass a wait: its answer must go first. */
+	if (c->waits > 0)
+		return (1);
 	r = xcalloc(1, sizeof *r);
 	r->md = c->md;
 	r->conn = c;

@@ -63,7 +63,8 @@ struct req {
 	struct conn		*conn;
 	cJSON			*json;
 	const struct op		*op;
-	char			 id[ID_MAX_BYTES + 8];	/* raw JSON, or "" */
+	/* The id as JSON text, or "": escaping takes up to 6 bytes a byte. */
+	char			 id[ID_MAX_BYTES * 6 + 8];
 	size_t			 id_len;
 	struct write_args	 wa;
 	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */

@@ -117,17 +117,47 @@ struct store_sqlite {
 	uint64_t	 compact_mark;
 };
 
+/*
+ * SQLite answers SQLITE_FULL for ENOSPC only; a write refused for a quota
+ * (EDQUOT) or the file size limit (EFBIG) comes back as an I/O error.  All
+ * three mean "full" to our callers: writes work again once space returns.
+ */
+static int
+store_sqlite_no_space(int sys_errno)
+{
+#ifdef EDQUOT
+	if (sys_errno == EDQUOT)
+		return (1);
+#endif
+	return (sys_errno == ENOSPC || sys_errno == EFBIG);
+}
+
+/*
+ * Call right after the failing sqlite3 call: for an I/O error, SQLite does
+ * not always record the system errno (not when COMMIT fails writing the
+ * WAL), so errno as the call left it is the next best witness.
+ */
 static int
 store_sqlite_fail(struct store_sqlite *q, int rc, const char *what,
     struct store_err *err)
 {
 	enum store_errcode	 code;
+	char			 why[64] = "";
+	int			 sys = errno;
 
 	switch (rc & 0xff) {
 	case SQLITE_FULL:
 		code = STORE_ERR_FULL;
 		break;
 	case SQLITE_IOERR:
+		if (q->db != NULL && sqlite3_system_errno(q->db) != 0)
+			sys = sqlite3_system_errno(q->db);
+		code = STORE_ERR_IO;
+		if (store_sqlite_no_space(sys)) {
+			code = STORE_ERR_FULL;
+			snprintf(why, sizeof why, " (%s)", strerror(sys));
+		}
+		break;
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
 	case SQLITE_CANTOPEN:
@@ -139,8 +169,8 @@ store_sqlite_fail(struct store_sqlite *q, int rc, const char *what,
 	}
 	if (q->in_txn)
 		q->broken_code = code;
-	return (store_err_set(err, code, "sqlite: %s: %s", what,
-	    q->db != NULL ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+	return (store_err_set(err, code, "sqlite: %s: %s%s", what,
+	    q->db != NULL ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc), why));
 }
 
 static void
@@ -384,7 +414,7 @@ struct store_sqlite_span {
 static void
 store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
 {
-	size_t	 n = r->prefix_len, m = r->prefix_len;
+	size_t	 n = r->prefix_len, m;
 	int	 c;
 
 	if (r->after != NULL) {

@@ -122,8 +122,10 @@ wait_sweep(struct wait_list *wl)
 	}
 	while ((wt = TAILQ_FIRST(&done)) != NULL) {
 		TAILQ_REMOVE(&done, wt, entry);
-		if (wt->answered)
+		if (wt->answered) {
+			wt->r->conn->waits--;
 			conn_write_done(wt->r->conn);
+		}
 		wait_free_one(wt);
 	}
 }
@@ -265,6 +267,7 @@ wait_op_wait(struct req *r)
 		evtimer_add(wt->timer, &tv);
 		TAILQ_INSERT_TAIL(&r->md->waits->waiters, wt, entry);
 		r->conn->pending++;
+		r->conn->waits++;
 		return;
 	}
 	free(wt->key);

@@ -3,6 +3,8 @@
 #
 #   METAD_TEST_STORE   backend for the daemon under test: "sqlite" (default)
 #                      or "memory"
+#   METAD_WRAPPER      a command metad runs under (make valgrind sets it,
+#                      and METAD_VALGRIND=1 for tests too slow to run so)
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -23,8 +25,8 @@ metad_start() {
 	memory) store="memory" ;;
 	*) store="$METAD_TEST_STORE" ;;
 	esac
-	"$METAD" --socket "$SOCK" --store "$store" --log-level warn "$@" \
-	    2>>"$TESTDIR/metad.log" &
+	${METAD_WRAPPER:-} "$METAD" --socket "$SOCK" --store "$store" \
+	    --log-level warn "$@" 2>>"$TESTDIR/metad.log" &
 	METAD_PID=$!
 	export METACTL_SOCKET="$SOCK"
 	local i

@@ -116,3 +116,18 @@ req() {
 	run "$METAD" --bogus
 	assert_failure 2
 }
+
+@test "METAD_DAEMONIZE=1 forks, writes the pidfile, and the daemon serves" {
+	SOCK="$TESTDIR/d.sock"
+	# The daemon keeps stderr: send it to a file, not to bats' pipe.
+	METAD_DAEMONIZE=1 "$METAD" --socket "$SOCK" --store memory \
+	    --pidfile "$TESTDIR/pid" 2>>"$TESTDIR/metad.log"
+	METAD_PID=$(cat "$TESTDIR/pid")
+	run req '{"op":"ping"}'
+	assert_output '{"ok":true,"rev":0}'
+	kill -TERM "$METAD_PID"
+	local i
+	for i in $(seq 1 100); do kill -0 "$METAD_PID" 2>/dev/null || break; sleep 0.02; done
+	METAD_PID=
+	[ ! -e "$TESTDIR/pid" ]
+}

@@ -219,3 +219,10 @@ REQS
 	run req '{"op":"status"}'
 	assert_output --regexp '^\{"ok":true,"rev":2,"compact_rev":0,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"(sqlite|memory)"\}$'
 }
+
+@test "an unterminated last line is answered before the connection closes" {
+	printf '{"op":"ping","id":1}\n{"op":"ping","id":2}' | raw > "$TESTDIR/out"
+	run cat "$TESTDIR/out"
+	assert_line --index 0 '{"id":1,"ok":true,"rev":0}'
+	assert_line --index 1 '{"id":2,"ok":true,"rev":0}'
+}
