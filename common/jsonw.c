@@ -66,12 +66,28 @@ jw_arr_close(struct jw *w)
 	jw_close(w, ']');
 }
 
+/* Names are nearly always plain identifiers: copy those as they are. */
 void
 jw_name(struct jw *w, const char *name)
 {
+	size_t	 n;
+
 	jw_sep(w);
-	json_escape(w->b, name, strlen(name));
-	buf_addc(w->b, ':');
+	for (n = 0; name[n] != '\0'; n++) {
+		if ((unsigned char)name[n] < 0x20 || name[n] == '"' ||
+		    name[n] == '\\') {
+			json_escape(w->b, name, strlen(name));
+			buf_addc(w->b, ':');
+			w->after_name = 1;
+			return;
+		}
+	}
+	buf_reserve(w->b, n + 3);
+	w->b->data[w->b->len++] = '"';
+	memcpy(w->b->data + w->b->len, name, n);
+	w->b->len += n;
+	w->b->data[w->b->len++] = '"';
+	w->b->data[w->b->len++] = ':';
 	w->after_name = 1;
 }
 
@@ -133,12 +149,14 @@ jw_cstr(struct jw *w, const char *s)
 void
 jw_u64(struct jw *w, uint64_t v)
 {
-	char	 tmp[24];
-	int	 n;
+	char	 tmp[24], *p = tmp + sizeof tmp;
 
 	jw_sep(w);
-	n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-	buf_add(w->b, tmp, (size_t)n);
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	buf_add(w->b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void

@@ -71,15 +71,16 @@ commit_apply(struct commit *cm, struct req *r, uint64_t *cur)
 {
 	struct store		*st = cm->md->store;
 	struct store_err	 se;
-	int			 wrote = 0;
+	int			 wrote = 0, mark;
 
-	if (store_mark(st, &se) != 0) {
+	mark = !(r->op->flags & OP_ONE_WRITE);
+	if (mark && store_mark(st, &se) != 0) {
 		reply_store_error(r, &se);
 		return;
 	}
 	if (r->op->apply(r, *cur + 1, &wrote, &se) != 0) {
 		reply_store_error(r, &se);
-		if (store_undo(st, &se) != 0)
+		if (mark && store_undo(st, &se) != 0)
 			log_warnx("undo: %s", se.msg);
 		return;
 	}

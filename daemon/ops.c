@@ -21,12 +21,13 @@ static const struct op ops_table[] = {
 	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL },
 	{ "wait",	0,		wait_op_wait,	NULL,	NULL },
 	{ "compact",	OP_RW,		watch_op_compact, NULL,	NULL },
-	{ "put",	OP_WRITE,	NULL,	ops_put_prepare, ops_put_apply },
-	{ "delete",	OP_WRITE,	NULL,	ops_delete_prepare,
+	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,
+	    ops_put_apply },
+	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
 	    ops_delete_apply },
 	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply },
 	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL },
-	{ "epoch_bump",	OP_WRITE,	NULL,	ops_epoch_bump_prepare,
+	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
 	    ops_epoch_bump_apply },
 };
 

@@ -78,6 +78,12 @@ TAILQ_HEAD(req_queue, req);
 
 #define OP_WRITE	0x1	/* queued for the group commit */
 #define OP_RW		0x2	/* answered now, needs rw access */
+/*
+ * A write op whose apply makes at most one store write: a failure leaves
+ * nothing half done (the store refuses the batch's commit if it did), so
+ * the commit needs no savepoint around it.
+ */
+#define OP_ONE_WRITE	0x4
 
 struct op {
 	const char	*name;

@@ -182,6 +182,9 @@ for ((cycle = 1; cycle <= CYCLES; cycle++)); do
 		wait "$p"
 	done
 	WRITER_PIDS=()
+	# The daemon holds the database exclusively: check it while down.
+	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
+	    fail "integrity_check: $(sqlite3 "$DB" 'PRAGMA integrity_check' | head -3)"
 	start_metad
 	acked_total=0
 	line=""
@@ -193,8 +196,6 @@ for ((cycle = 1; cycle <= CYCLES; cycle++)); do
 		acked_total=$((acked_total + a))
 		line="$line $a/$m"
 	done
-	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
-	    fail "integrity_check: $(sqlite3 "$DB" 'PRAGMA integrity_check' | head -3)"
 	keys=$(req '{"op":"status"}' | jq -r .keys)
 	[ "$keys" = "$expected_keys" ] ||
 	    fail "status says $keys keys, expected $expected_keys"

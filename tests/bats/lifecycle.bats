@@ -88,8 +88,18 @@ req() {
 		assert_success
 		assert_output "$val"
 	done < "$TESTDIR/acked"
+	metad_stop
 	run sqlite3 "$DB" 'PRAGMA integrity_check'
 	assert_output ok
+}
+
+@test "a second daemon on the same database refuses to start" {
+	metad_start
+	run "$METAD" --socket "$TESTDIR/other.sock" --store "sqlite:$DB"
+	assert_failure
+	assert_output --partial "locked"
+	run req '{"op":"ping"}'
+	assert_output --partial '"ok":true'
 }
 
 @test "the default socket lives in \$XDG_RUNTIME_DIR" {

@@ -102,6 +102,7 @@ assert_recovered() {
 	fill_present > "$TESTDIR/present"
 	run diff "$TESTDIR/acked" "$TESTDIR/present"
 	assert_success
+	metad_stop	# it holds the database exclusively
 	run sqlite3 "$2" 'PRAGMA integrity_check'
 	assert_output ok
 }
