@@ -1,11 +1,17 @@
+/*
+ * Connections on raw events and evbuffers.  Answers are appended to the
+ * output buffer and written once per turn of the loop (server flush), so a
+ * pipelined burst costs one writev, and the write event is armed only while
+ * the kernel's buffer is full.
+ */
 #include <sys/types.h>
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "conn.h"
@@ -17,9 +23,12 @@
 #include "wait.h"
 #include "watch.h"
 
-static void	conn_read_cb(struct bufferevent *, void *);
-static void	conn_write_cb(struct bufferevent *, void *);
-static void	conn_event_cb(struct bufferevent *, short, void *);
+/* Bytes read from a socket in one callback, so no client starves others. */
+#define CONN_READ_CHUNK		(64 * 1024)
+#define CONN_READ_PER_CB	(256 * 1024)
+
+static void	conn_read_cb(evutil_socket_t, short, void *);
+static void	conn_write_cb(evutil_socket_t, short, void *);
 
 struct conn *
 conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
@@ -29,17 +38,22 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 
 	c = xcalloc(1, sizeof *c);
 	c->md = md;
+	c->fd = fd;
 	c->uid = uid;
 	c->gid = gid;
 	c->pid = pid;
 	c->access = access;
 	TAILQ_INIT(&c->watches);
-	c->bev = bufferevent_socket_new(md->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb,
+	c->in = evbuffer_new();
+	c->out = evbuffer_new();
+	c->rev = event_new(md->base, fd, EV_READ | EV_PERSIST, conn_read_cb,
 	    c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->wev = event_new(md->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb,
+	    c);
+	if (c->in == NULL || c->out == NULL || c->rev == NULL ||
+	    c->wev == NULL)
+		fatalx("conn_create: out of memory");
+	conn_reading(c, 1);
 	return (c);
 }
 
@@ -57,11 +71,38 @@ conn_access_name(enum conn_access a)
 }
 
 void
+conn_reading(struct conn *c, int on)
+{
+	if (c->dead || on == c->reading)
+		return;
+	if (on)
+		event_add(c->rev, NULL);
+	else
+		event_del(c->rev);
+	c->reading = on;
+}
+
+static void
+conn_writing(struct conn *c, int on)
+{
+	if (c->dead || on == c->writing)
+		return;
+	if (on)
+		event_add(c->wev, NULL);
+	else
+		event_del(c->wev);
+	c->writing = on;
+}
+
+void
 conn_send(struct conn *c, const void *p, size_t n)
 {
-	if (c->dead)
+	if (c->dead || n == 0)
 		return;
-	bufferevent_write(c->bev, p, n);
+	if (evbuffer_add(c->out, p, n) != 0)
+		fatalx("conn_send: out of memory");
+	if (!c->writing)
+		server_conn_dirty(c->md->server, c);
 }
 
 size_t
@@ -69,7 +110,7 @@ conn_output_len(struct conn *c)
 {
 	if (c->dead)
 		return (0);
-	return (evbuffer_get_length(bufferevent_get_output(c->bev)));
+	return (evbuffer_get_length(c->out));
 }
 
 /* Too much unsent output: stop reading until the client catches up. */
@@ -81,17 +122,17 @@ conn_output_full(struct conn *c)
 
 /* Skip the rest of an over-long line; 1 once its end was found. */
 static int
-conn_skip(struct conn *c, struct evbuffer *in)
+conn_skip(struct conn *c)
 {
 	struct evbuffer_ptr	 eol;
 	size_t			 eol_len;
 
-	eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
+	eol = evbuffer_search_eol(c->in, NULL, &eol_len, EVBUFFER_EOL_LF);
 	if (eol.pos < 0) {
-		evbuffer_drain(in, evbuffer_get_length(in));
+		evbuffer_drain(c->in, evbuffer_get_length(c->in));
 		return (0);
 	}
-	evbuffer_drain(in, (size_t)eol.pos + eol_len);
+	evbuffer_drain(c->in, (size_t)eol.pos + eol_len);
 	c->skipping = 0;
 	return (1);
 }
@@ -113,33 +154,33 @@ conn_too_large(struct conn *c, size_t len)
 
 /* Handle the next whole line; 0 when there is none or we must wait. */
 static int
-conn_next(struct conn *c, struct evbuffer *in)
+conn_next(struct conn *c)
 {
 	struct evbuffer_ptr	 eol;
 	size_t			 eol_len, len, max = c->md->cfg.max_request_bytes;
 	const char		*line;
 
-	if (c->skipping && !conn_skip(c, in))
+	if (c->skipping && !conn_skip(c))
 		return (0);
-	eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
+	eol = evbuffer_search_eol(c->in, NULL, &eol_len, EVBUFFER_EOL_LF);
 	if (eol.pos < 0) {
-		if (evbuffer_get_length(in) > max) {
+		if (evbuffer_get_length(c->in) > max) {
 			c->skipping = 1;
-			conn_too_large(c, evbuffer_get_length(in));
-			evbuffer_drain(in, evbuffer_get_length(in));
+			conn_too_large(c, evbuffer_get_length(c->in));
+			evbuffer_drain(c->in, evbuffer_get_length(c->in));
 		}
 		return (0);
 	}
 	len = (size_t)eol.pos;
 	if (len > max) {
 		conn_too_large(c, len);
-		evbuffer_drain(in, len + eol_len);
+		evbuffer_drain(c->in, len + eol_len);
 		return (1);
 	}
-	line = (const char *)evbuffer_pullup(in, (ssize_t)(len + eol_len));
+	line = (const char *)evbuffer_pullup(c->in, (ssize_t)(len + eol_len));
 	if (ops_handle(c, line, len) != 0)
-		return (0);	/* must wait for a commit: line stays */
-	evbuffer_drain(in, len + eol_len);
+		return (0);	/* must wait for an answer owed: line stays */
+	evbuffer_drain(c->in, len + eol_len);
 	return (!c->dead);
 }
 
@@ -147,37 +188,33 @@ conn_next(struct conn *c, struct evbuffer *in)
 static void
 conn_finish(struct conn *c)
 {
-	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+	c->closing = 1;
+	if (evbuffer_get_length(c->out) == 0)
 		conn_close(c);
-	else
-		c->closing = 1;		/* conn_write_cb closes it */
+	/* else conn_flush() closes it once the output is written. */
 }
 
 void
 conn_process(struct conn *c)
 {
-	struct evbuffer	*in;
-
 	if (c->dead || c->closing)
 		return;
-	in = bufferevent_get_input(c->bev);
 	while (!c->dead) {
 		if (conn_output_full(c)) {
-			/* conn_write_cb resumes once the output drains. */
-			bufferevent_disable(c->bev, EV_READ);
+			/* conn_flush() resumes once the output drains. */
+			c->stalled = 1;
+			conn_reading(c, 0);
 			return;
 		}
-		if (!conn_next(c, in))
+		if (!conn_next(c))
 			break;
 	}
-	if (c->dead)
-		return;
-	if (c->pending > 0)
-		bufferevent_disable(c->bev, EV_READ);
-	else if (c->eof)
+	if (c->dead || c->pending > 0)
+		return;		/* conn_write_done() resumes */
+	if (c->eof)
 		conn_finish(c);
 	else
-		bufferevent_enable(c->bev, EV_READ);
+		conn_reading(c, 1);
 }
 
 void
@@ -189,58 +226,97 @@ conn_write_done(struct conn *c)
 		conn_process(c);
 }
 
+/* The peer closed its side: answer what came before, then close. */
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_eof(struct conn *c)
 {
-	struct conn	*c = arg;
-
+	c->eof = 1;
+	conn_reading(c, 0);
+	if (evbuffer_get_length(c->in) > 0 && !c->skipping)
+		evbuffer_add(c->in, "\n", 1);	/* an unterminated last line */
 	if (c->pending == 0)
 		conn_process(c);
 }
 
 static void
-conn_write_cb(struct bufferevent *bev, void *arg)
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
+	size_t		 total = 0;
+	int		 n;
 
-	/* The output has drained. */
+	while (total < CONN_READ_PER_CB) {
+		n = evbuffer_read(c->in, fd, CONN_READ_CHUNK);
+		if (n > 0) {
+			total += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			conn_eof(c);
+			return;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			break;
+		log_debug("connection uid %ld: read: %s", (long)c->uid,
+		    strerror(errno));
+		conn_close(c);
+		return;
+	}
+	if (c->pending == 0)
+		conn_process(c);
+	else if (evbuffer_get_length(c->in) > c->md->cfg.max_request_bytes)
+		conn_reading(c, 0);	/* enough queued; resumed later */
+}
+
+/* The output drained: go on with what waited for room. */
+static void
+conn_drained(struct conn *c)
+{
 	if (c->closing) {
 		conn_close(c);
 		return;
 	}
-	watch_conn_drained(c);
-	if (c->pending == 0)
-		conn_process(c);
+	if (!TAILQ_EMPTY(&c->watches))
+		watch_conn_drained(c);
+	if (c->stalled && !c->dead) {
+		c->stalled = 0;
+		if (c->pending == 0)
+			conn_process(c);
+	}
+}
+
+void
+conn_flush(struct conn *c)
+{
+	int	 n;
+
+	if (c->dead)
+		return;
+	while (evbuffer_get_length(c->out) > 0) {
+		n = evbuffer_write(c->out, c->fd);
+		if (n > 0)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n == -1 && errno == EINTR)
+			continue;
+		log_debug("connection uid %ld: write: %s", (long)c->uid,
+		    strerror(errno));
+		conn_close(c);
+		return;
+	}
+	if (evbuffer_get_length(c->out) > 0) {
+		conn_writing(c, 1);
+		return;
+	}
+	conn_writing(c, 0);
+	conn_drained(c);
 }
 
 static void
-conn_event_cb(struct bufferevent *bev, short what, void *arg)
+conn_write_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn	*c = arg;
-
-	struct evbuffer	*in;
-
-	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && !c->eof) {
-		/* Answer what was sent before the EOF, then close. */
-		c->eof = 1;
-		in = bufferevent_get_input(c->bev);
-		if (evbuffer_get_length(in) > 0 && !c->skipping) {
-			/*
-			 * An unterminated last line.  The input is frozen
-			 * except while libevent itself reads into it.
-			 */
-			evbuffer_unfreeze(in, 0);
-			evbuffer_add(in, "\n", 1);
-			evbuffer_freeze(in, 0);
-		}
-		if (c->pending == 0)
-			conn_process(c);
-		return;
-	}
-	if (what & BEV_EVENT_ERROR)
-		log_debug("connection uid %ld: %s", (long)c->uid,
-		    strerror(errno));
-	conn_close(c);
+	conn_flush(arg);
 }
 
 void
@@ -248,18 +324,24 @@ conn_close(struct conn *c)
 {
 	if (c->dead)
 		return;
+	conn_reading(c, 0);
+	conn_writing(c, 0);
 	c->dead = 1;
 	watch_conn_closed(c);
 	wait_conn_closed(c->md->waits, c);
-	bufferevent_free(c->bev);
-	c->bev = NULL;
+	close(c->fd);
+	c->fd = -1;
 	server_conn_closed(c->md->server, c);
 }
 
 void
 conn_free(struct conn *c)
 {
-	if (c->bev != NULL)
-		bufferevent_free(c->bev);
+	if (c->fd != -1)
+		close(c->fd);
+	event_free(c->rev);
+	event_free(c->wev);
+	evbuffer_free(c->in);
+	evbuffer_free(c->out);
 	free(c);
 }

@@ -23,7 +23,8 @@
 
 #include "util.h"
 
-struct bufferevent;
+struct event;
+struct evbuffer;
 struct watch;
 struct metad;
 
@@ -35,7 +36,15 @@ enum conn_access {
 
 struct conn {
 	struct metad		*md;
-	struct bufferevent	*bev;
+	int			 fd;
+	struct event		*rev;
+	struct event		*wev;
+	struct evbuffer		*in;
+	struct evbuffer		*out;
+	int			 reading;	 /* rev is armed */
+	int			 writing;	 /* wev is armed */
+	int			 dirty;		 /* on the flush list */
+	int			 stalled;	 /* stopped for output room */
 	uid_t			 uid;
 	gid_t			 gid;
 	pid_t			 pid;
@@ -49,14 +58,21 @@ struct conn {
 	unsigned		 refs;		 /* commit queue entries */
 	TAILQ_HEAD(, watch)	 watches;
 	TAILQ_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 dirty_entry;
 };
 
 struct conn	*conn_create(struct metad *, int fd, uid_t, gid_t, pid_t,
 		    enum conn_access);
 /* Parse and handle buffered requests until paused or out of input. */
 void		 conn_process(struct conn *);
-/* Append a complete response line (the buffer ends with "\n"). */
+/*
+ * Append a complete response line (the buffer ends with "\n"); it is
+ * written at the end of this turn of the loop (server flush).
+ */
 void		 conn_send(struct conn *, const void *, size_t);
+/* Write what the kernel takes now; arm the write event for the rest. */
+void		 conn_flush(struct conn *);
+void		 conn_reading(struct conn *, int);
 /* Unsent output bytes; 1 if over --max-pending-bytes. */
 size_t		 conn_output_len(struct conn *);
 int		 conn_output_full(struct conn *);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "conn.h"
@@ -33,7 +32,9 @@ struct server {
 	struct event		*accept_ev;
 	struct event		*resume_ev;
 	struct event		*reap_ev;
+	struct event		*flush_ev;
 	struct conn_list	 conns;
+	TAILQ_HEAD(, conn)	 dirty;		/* output to write */
 	struct conn_list	 dead;
 	char			*path;
 };
@@ -41,6 +42,7 @@ struct server {
 static void	server_accept_cb(evutil_socket_t, short, void *);
 static void	server_resume_cb(evutil_socket_t, short, void *);
 static void	server_reap_cb(evutil_socket_t, short, void *);
+static void	server_flush_cb(evutil_socket_t, short, void *);
 
 /* 1 if a daemon answers on path. */
 static int
@@ -124,11 +126,14 @@ server_create(struct metad *md, char **cause)
 	s->path = xstrdup(md->cfg.socket_path);
 	TAILQ_INIT(&s->conns);
 	TAILQ_INIT(&s->dead);
+	TAILQ_INIT(&s->dirty);
 	s->accept_ev = event_new(md->base, fd, EV_READ | EV_PERSIST,
 	    server_accept_cb, s);
 	s->resume_ev = evtimer_new(md->base, server_resume_cb, s);
 	s->reap_ev = event_new(md->base, -1, 0, server_reap_cb, s);
-	if (s->accept_ev == NULL || s->resume_ev == NULL || s->reap_ev == NULL)
+	s->flush_ev = event_new(md->base, -1, 0, server_flush_cb, s);
+	if (s->accept_ev == NULL || s->resume_ev == NULL ||
+	    s->reap_ev == NULL || s->flush_ev == NULL)
 		fatalx("event_new");
 	event_add(s->accept_ev, NULL);
 	return (s);
@@ -273,9 +278,40 @@ server_resume_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(s->accept_ev, NULL);
 }
 
+/*
+ * c has output to write: it is written once this turn's other callbacks
+ * (reads, the commit) have added theirs.
+ */
+void
+server_conn_dirty(struct server *s, struct conn *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = 1;
+	TAILQ_INSERT_TAIL(&s->dirty, c, dirty_entry);
+	event_active(s->flush_ev, 0, 0);
+}
+
+static void
+server_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&s->dirty)) != NULL) {
+		TAILQ_REMOVE(&s->dirty, c, dirty_entry);
+		c->dirty = 0;
+		conn_flush(c);
+	}
+}
+
 void
 server_conn_closed(struct server *s, struct conn *c)
 {
+	if (c->dirty) {
+		TAILQ_REMOVE(&s->dirty, c, dirty_entry);
+		c->dirty = 0;
+	}
 	TAILQ_REMOVE(&s->conns, c, entry);
 	TAILQ_INSERT_TAIL(&s->dead, c, entry);
 	s->md->nconns--;
@@ -325,7 +361,7 @@ server_pending_output(struct server *s)
 	unsigned long	 n = 0;
 
 	TAILQ_FOREACH(c, &s->conns, entry)
-		n += evbuffer_get_length(bufferevent_get_output(c->bev));
+		n += conn_output_len(c);
 	return (n);
 }
 
@@ -345,6 +381,7 @@ server_free(struct server *s)
 	event_free(s->accept_ev);
 	event_free(s->resume_ev);
 	event_free(s->reap_ev);
+	event_free(s->flush_ev);
 	free(s->path);
 	free(s);
 }

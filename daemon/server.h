@@ -13,6 +13,8 @@ struct server	*server_create(struct metad *, char **cause);
 /* Stop accepting and remove the socket file. */
 void		 server_stop_listening(struct server *);
 void		 server_free(struct server *);
+/* c has output to write at the end of this turn of the loop. */
+void		 server_conn_dirty(struct server *, struct conn *);
 /* A connection closed: free it once nothing refers to it. */
 void		 server_conn_closed(struct server *, struct conn *);
 /* A commit released its reference to c. */
