@@ -149,7 +149,7 @@ fsync_before_ack() {
 	strace -f -y -s 300 -e trace=pwrite64,write,writev,fdatasync,fsync \
 	    -o "$TESTDIR/trace" "$METAD" --socket "$TESTDIR/st.sock" \
 	    --store "sqlite:$TESTDIR/st.db" --pidfile "$TESTDIR/st.pid" "$@" \
-	    >/dev/null 2>&1 &
+	    >/dev/null 2>&1 3>&- &
 	local pid=$! i
 	for i in $(seq 1 200); do
 		socat -u /dev/null "UNIX-CONNECT:$TESTDIR/st.sock" 2>/dev/null && break
