@@ -228,6 +228,7 @@ REQS
 }
 
 @test "--max-connections: one more is refused politely, the others go on" {
+	[ -z "${METAD_VALGRIND:-}" ] || skip "timing: too slow under valgrind"
 	metad_stop
 	metad_start --max-connections 2
 	local pids=() i
