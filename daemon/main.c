@@ -75,17 +75,28 @@ metad_pidfile(const char *path)
 	fclose(f);
 }
 
-static void
+/*
+ * Fork; the parent exits once the child is ready (its pidfile written: the
+ * child closes the returned pipe end), so whoever started us can use it.
+ */
+static int
 metad_daemonize(void)
 {
-	int	 fd;
+	int	 fd, p[2];
+	char	 c;
 
+	if (pipe(p) == -1)
+		fatal("pipe");
 	switch (fork()) {
 	case -1:
 		fatal("fork");
 	case 0:
+		close(p[0]);
 		break;
 	default:
+		close(p[1]);
+		while (read(p[0], &c, 1) == -1 && errno == EINTR)
+			;
 		_exit(0);
 	}
 	if (setsid() == -1)
@@ -96,6 +107,7 @@ metad_daemonize(void)
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
+	return (p[1]);
 }
 
 static void
@@ -124,6 +136,7 @@ main(int argc, char **argv)
 	struct store_options	 so;
 	struct store_err	 se;
 	char			*cause = NULL;
+	int			 ready = -1;
 
 	memset(&md, 0, sizeof md);
 	log_init("metad", LOG_LEVEL_INFO);
@@ -152,8 +165,10 @@ main(int argc, char **argv)
 	    (md.server = server_create(&md, &cause)) == NULL)
 		fatalx("%s", cause);
 	if (md.cfg.daemonize)
-		metad_daemonize();
+		ready = metad_daemonize();
 	metad_pidfile(md.cfg.pidfile);
+	if (ready != -1)
+		close(ready);
 	md.started = time(NULL);
 	log_info("listening on %s, store %s (rev %llu)", md.cfg.socket_path,
 	    md.cfg.store_spec, (unsigned long long)md.store->rev);
