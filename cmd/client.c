@@ -46,6 +46,29 @@ client_close(struct client *c)
 	c->intr_mask = intr_mask;
 }
 
+int
+client_stale(struct client *c)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	char		 ch;
+
+	if (c->fd == -1)
+		return (0);
+	if (c->in.len > c->in_off)
+		return (1);
+	pfd.fd = c->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) <= 0)
+		return (0);
+	if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))
+		return (1);
+	n = recv(c->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+	return (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR));
+}
+
 void
 client_format_ms(uint64_t ms, char *out, size_t len)
 {

@@ -58,6 +58,11 @@ void	 client_init(struct client *);
 int	 client_connected(const struct client *);
 int	 client_connect(struct client *, const char *, uint64_t, char **);
 void	 client_close(struct client *);
+/*
+ * 1 when an idle connection can carry no more requests: metad closed it
+ * (it restarted), it failed, or bytes nobody asked for wait on it.
+ */
+int	 client_stale(struct client *);
 
 /* Appends '\n' to the request and sends it. */
 int	 client_send(struct client *, struct buf *, int64_t deadline,

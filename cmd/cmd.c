@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "enc.h"
 #include "limits.h"
@@ -26,6 +27,7 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_compact_entry,
 	&cmd_status_entry,
 	&cmd_ping_entry,
+	&cmd_repl_entry,
 	&cmd_help_entry,
 	NULL
 };
@@ -84,6 +86,53 @@ cmd_global_option(struct cmd_ctx *ctx, const char *name, const char *value,
 			return (CMD_USAGE);
 		ctx->client.timeout_ms = ctx->timeout_ms;
 	}
+	return (CMD_OK);
+}
+
+/*
+ * The global options before the command in argv (argv[0] is a program
+ * name).  *first is the index of the command (argc when there is none), or
+ * -1 when there is nothing left to do (--help, --version).
+ */
+enum cmd_status
+cmd_parse_globals(struct cmd_ctx *ctx, int argc, char **argv, int *first,
+    char **cause)
+{
+	enum cmd_status	 s;
+	int		 ch, idx;
+
+	*first = -1;
+	optind = 0;	/* GNU: start afresh (the REPL parses many lines) */
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		ch = getopt_long(argc, argv, "+:" CMD_GLOBAL_OPTSTRING,
+		    cmd_global_longopts, &idx);
+		if (ch == -1)
+			break;
+		if (ch == '?' || ch == ':') {
+			args_bad_option(NULL, ch, argc, argv, cause);
+			return (CMD_USAGE);
+		}
+		if (ch == 'h') {
+			cmd_print_help(stdout);
+			return (CMD_OK);
+		}
+		if (idx >= 0 && strcmp(cmd_global_longopts[idx].name,
+		    "version") == 0) {
+			printf("metactl %s (protocol %d)\n", METAD_VERSION,
+			    METAD_PROTOCOL);
+			return (CMD_OK);
+		}
+		for (idx = idx < 0 ? 0 : idx; ch != 0 &&
+		    cmd_global_longopts[idx].val != ch; idx++)
+			;	/* a short option: find its long name */
+		s = cmd_global_option(ctx, cmd_global_longopts[idx].name,
+		    optarg, cause);
+		if (s != CMD_OK)
+			return (s);
+	}
+	*first = optind;
 	return (CMD_OK);
 }
 
@@ -240,6 +289,18 @@ cmd_check_key(const char *key, const char *what, char **cause)
 	else
 		return (CMD_OK);
 	return (CMD_USAGE);
+}
+
+/* All of stdin (put -, txn), unless the REPL reads its script there. */
+enum cmd_status
+cmd_read_stdin(struct cmd_ctx *ctx, struct buf *b, char **cause)
+{
+	if (ctx->stdin_script) {
+		xasprintf(cause, "%s: stdin is the REPL's script here, it "
+		    "cannot also hold the input", ctx->entry->name);
+		return (CMD_USAGE);
+	}
+	return (cmd_put_read_fd(STDIN_FILENO, "stdin", b, cause));
 }
 
 /* Starts a request object in b: {"id":N,"op":OP ... (caller closes it). */

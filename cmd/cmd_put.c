@@ -84,8 +84,8 @@ cmd_put_read_fd(int fd, const char *name, struct buf *v, char **cause)
 
 /* The value: a literal, "-" for stdin, or a file ("-" too: stdin). */
 static enum cmd_status
-cmd_put_value(const char *arg, const char *file, struct buf *v,
-    char **cause)
+cmd_put_value(struct cmd_ctx *ctx, const char *arg, const char *file,
+    struct buf *v, char **cause)
 {
 	enum cmd_status	 s;
 	int		 fd;
@@ -96,7 +96,7 @@ cmd_put_value(const char *arg, const char *file, struct buf *v,
 		return (CMD_OK);
 	}
 	if (file == NULL || strcmp(file, "-") == 0)
-		return (cmd_put_read_fd(STDIN_FILENO, "stdin", v, cause));
+		return (cmd_read_stdin(ctx, v, cause));
 	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot open %s: %s", file, strerror(errno));
 		return (CMD_ERROR);
@@ -202,8 +202,8 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 		return (CMD_USAGE);
 	}
 	buf_init(&v);
-	if ((s = cmd_put_value(a->argc == 2 ? a->argv[1] : NULL, file, &v,
-	    cause)) == CMD_OK)
+	if ((s = cmd_put_value(ctx, a->argc == 2 ? a->argv[1] : NULL, file,
+	    &v, cause)) == CMD_OK)
 		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
 	buf_free(&v);
 	return (s);
@@ -224,7 +224,7 @@ cmd_cas_exec(struct cmd_ctx *ctx, char **cause)
 		return (s);
 	cond.has_version = 1;
 	buf_init(&v);
-	if ((s = cmd_put_value(a->argv[2], NULL, &v, cause)) == CMD_OK)
+	if ((s = cmd_put_value(ctx, a->argv[2], NULL, &v, cause)) == CMD_OK)
 		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
 	buf_free(&v);
 	return (s);

@@ -65,7 +65,7 @@ const struct cmd_entry cmd_txn_entry = {
 
 /* The request object from stdin: JSON or the text form. */
 static enum cmd_status
-cmd_txn_input(cJSON **req, char **cause)
+cmd_txn_input(struct cmd_ctx *ctx, cJSON **req, char **cause)
 {
 	struct buf		 in;
 	struct proto_err	 e;
@@ -73,8 +73,7 @@ cmd_txn_input(cJSON **req, char **cause)
 	enum cmd_status		 s;
 
 	buf_init(&in);
-	if ((s = cmd_put_read_fd(STDIN_FILENO, "stdin", &in,
-	    cause)) != CMD_OK) {
+	if ((s = cmd_read_stdin(ctx, &in, cause)) != CMD_OK) {
 		buf_free(&in);
 		return (s);
 	}
@@ -203,7 +202,7 @@ cmd_txn_exec(struct cmd_ctx *ctx, char **cause)
 	enum cmd_status	 s;
 
 	if ((s = cmd_cond_parse(ctx->args, &cond, cause)) != CMD_OK ||
-	    (s = cmd_txn_input(&req, cause)) != CMD_OK)
+	    (s = cmd_txn_input(ctx, &req, cause)) != CMD_OK)
 		return (s);
 	buf_init(&b);
 	if ((s = cmd_txn_request(ctx, req, &cond, &b, cause)) == CMD_OK)

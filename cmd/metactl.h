@@ -8,7 +8,8 @@
  * command), checks the number of positional arguments and calls exec.
  *
  * exec returns a cmd_status, which is the exit status (SPEC 7); only main()
- * (or the REPL) decides to exit.  A local failure also sets *cause, a
+ * (or the REPL, which runs one cmd_run() per line on one cmd_ctx) decides
+ * to exit.  A local failure also sets *cause, a
  * message the caller prints after "metactl: " and frees; a usage error
  * (CMD_USAGE) is followed by the command's usage line.  A daemon error
  * response is rendered by output_error() and has no cause.
@@ -86,6 +87,11 @@ struct cmd_ctx {
 	/* The connection, opened by the first request and kept open. */
 	struct client		 client;
 	uint64_t		 next_id;
+
+	/* Set by the REPL (repl.c). */
+	int			 in_repl;	/* a session is running */
+	int			 stdin_script;	/* it reads its lines there */
+	int			 reported;	/* it printed every message */
 };
 
 extern const struct cmd_entry	*cmd_table[];
@@ -105,11 +111,14 @@ extern const struct cmd_entry	 cmd_wait_entry;
 extern const struct cmd_entry	 cmd_epoch_get_entry;
 extern const struct cmd_entry	 cmd_epoch_bump_entry;
 extern const struct cmd_entry	 cmd_txn_entry;
+extern const struct cmd_entry	 cmd_repl_entry;
 extern const struct cmd_entry	 cmd_help_entry;
 
 /* cmd.c */
 void		 cmd_ctx_init(struct cmd_ctx *);
 void		 cmd_ctx_free(struct cmd_ctx *);
+enum cmd_status	 cmd_parse_globals(struct cmd_ctx *, int, char **, int *,
+		     char **);
 enum cmd_status	 cmd_global_option(struct cmd_ctx *, const char *name,
 		     const char *value, char **);
 enum cmd_status	 cmd_run(struct cmd_ctx *, int, char **, char **);
@@ -117,6 +126,7 @@ void		 cmd_print_usage(FILE *, const struct cmd_entry *);
 void		 cmd_print_help(FILE *);
 void		 cmd_print_command_help(FILE *, const struct cmd_entry *);
 enum cmd_status	 cmd_check_key(const char *, const char *what, char **);
+enum cmd_status	 cmd_read_stdin(struct cmd_ctx *, struct buf *, char **);
 enum cmd_status	 cmd_connect(struct cmd_ctx *, char **);
 void		 cmd_request_open(struct cmd_ctx *, struct jw *,
 		     struct buf *, const char *op);

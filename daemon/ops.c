@@ -5,6 +5,7 @@
 
 #include "commit.h"
 #include "conn.h"
+#include "enc.h"
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
@@ -73,6 +74,11 @@ ops_take_id(struct req *r, struct proto_err *e)
 			buf_free(&b);
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "is longer than %d bytes", ID_MAX_BYTES));
+		}
+		if (!utf8_valid(f->valuestring, strlen(f->valuestring))) {
+			buf_free(&b);
+			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
+			    "is not valid UTF-8"));
 		}
 		json_escape(&b, f->valuestring, strlen(f->valuestring));
 	} else if (cJSON_IsNumber(f)) {

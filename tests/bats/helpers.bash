@@ -34,7 +34,7 @@ metad_start() {
 	*) store="$METAD_TEST_STORE" ;;
 	esac
 	${METAD_WRAPPER:-} "$METAD" --socket "$SOCK" --store "$store" \
-	    "${extra[@]}" --log-level warn "$@" 2>>"$TESTDIR/metad.log" &
+	    "${extra[@]}" --log-level warn "$@" 2>>"$TESTDIR/metad.log" 3>&- &
 	METAD_PID=$!
 	export METACTL_SOCKET="$SOCK"
 	local i

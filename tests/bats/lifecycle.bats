@@ -129,10 +129,10 @@ req() {
 
 @test "METAD_DAEMONIZE=1 forks, writes the pidfile, and the daemon serves" {
 	SOCK="$TESTDIR/d.sock"
-	# The daemon keeps stderr: send it to a file, not to bats' pipe.
+	# The daemon keeps stderr: send it to a file, and close bats' fd 3.
 	METAD_DAEMONIZE=1 "$METAD" --socket "$SOCK" --store memory \
-	    --pidfile "$TESTDIR/pid" 2>>"$TESTDIR/metad.log"
-	METAD_PID=$(cat "$TESTDIR/pid")
+	    --pidfile "$TESTDIR/pid" 2>>"$TESTDIR/metad.log" 3>&-
+	METAD_PID=$(cat "$TESTDIR/pid")		# teardown stops it if we fail
 	run req '{"op":"ping"}'
 	assert_output '{"ok":true,"rev":0}'
 	kill -TERM "$METAD_PID"
@@ -140,4 +140,42 @@ req() {
 	for i in $(seq 1 100); do kill -0 "$METAD_PID" 2>/dev/null || break; sleep 0.02; done
 	METAD_PID=
 	[ ! -e "$TESTDIR/pid" ]
+}
+
+# Trace metad's syscalls: is every put answered only after an fdatasync of
+# the WAL that followed the put's WAL writes?  Prints "ok N" (N answers
+# checked) or the first answer sent while the WAL was not yet synced.
+fsync_before_ack() {
+	strace -f -y -s 300 -e trace=pwrite64,write,writev,fdatasync,fsync \
+	    -o "$TESTDIR/trace" "$METAD" --socket "$TESTDIR/st.sock" \
+	    --store "sqlite:$TESTDIR/st.db" --pidfile "$TESTDIR/st.pid" "$@" \
+	    >/dev/null 2>&1 3>&- &
+	local pid=$! i
+	for i in $(seq 1 200); do
+		socat -u /dev/null "UNIX-CONNECT:$TESTDIR/st.sock" 2>/dev/null && break
+		sleep 0.025
+	done
+	for i in $(seq 1 20); do
+		printf '{"op":"put","key":"k%d","value":"v"}\n{"op":"put","key":"j%d","value":"w"}\n' "$i" "$i"
+	done | socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" > /dev/null
+	kill -TERM "$(cat "$TESTDIR/st.pid")"	# strace ends with it
+	wait "$pid" || true
+	awk '
+	/-wal>/ && /pwrite64\(/ { dirty = 1 }
+	/-wal>/ && /(fdatasync|fsync)\(/ { dirty = 0 }
+	/socket:\[/ && /prev_version/ && /(write|writev)\(/ {
+		if (dirty) { print "answered before fsync: " $0; bad = 1; exit }
+		n++
+	}
+	END { if (!bad) print "ok " n }' "$TESTDIR/trace"
+}
+
+@test "--sync full: no put is answered before its WAL write is fsync'd" {
+	command -v strace >/dev/null || skip "needs strace"
+	run fsync_before_ack
+	assert_output --regexp '^ok [1-9][0-9]*$'
+	# The check can fail: with --sync off nothing is fsync'd at all.
+	rm -f "$TESTDIR"/st.*
+	run fsync_before_ack --sync off
+	assert_output --partial "answered before fsync"
 }

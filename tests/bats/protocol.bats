@@ -226,3 +226,73 @@ REQS
 	assert_line --index 0 '{"id":1,"ok":true,"rev":0}'
 	assert_line --index 1 '{"id":2,"ok":true,"rev":0}'
 }
+
+@test "--max-connections: one more is refused politely, the others go on" {
+	[ -z "${METAD_VALGRIND:-}" ] || skip "timing: too slow under valgrind"
+	metad_stop
+	metad_start --max-connections 2
+	local pids=() i
+	for i in 1 2; do
+		(printf '{"op":"ping"}\n'; sleep 3) |
+		    socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/held.$i" &
+		pids+=($!)
+	done
+	# Both are in once both were answered.
+	for i in $(seq 1 100); do
+		[ -s "$TESTDIR/held.1" ] && [ -s "$TESTDIR/held.2" ] && break
+		sleep 0.05
+	done
+	run timeout 5 socat -t 2 -u "UNIX-CONNECT:$SOCK" -
+	assert_output --partial '"code":"unavailable"'
+	assert_output --partial 'the limit is 2'
+	wait "${pids[@]}"
+	run cat "$TESTDIR/held.1" "$TESTDIR/held.2"
+	assert_line --index 0 '{"ok":true,"rev":0}'
+	assert_line --index 1 '{"ok":true,"rev":0}'
+	# Once they are gone there is room again.
+	run req '{"op":"ping"}'
+	assert_output '{"ok":true,"rev":0}'
+}
+
+@test "watches per connection are limited to 1024" {
+	run sh -c "for i in \$(seq 1 1025); do echo '{\"op\":\"watch\",\"prefix\":\"x\"}'; done |
+	    socat -t 5 - 'UNIX-CONNECT:$SOCK' | tail -2"
+	assert_line --index 0 '{"ok":true,"watch":1024,"rev":0}'
+	assert_line --index 1 --partial '"code":"bad_request"'
+	assert_line --index 1 --partial 'the limit is 1024'
+}
+
+@test "a txn of more than 128 operations is refused naming the limit" {
+	local ops
+	ops=$(for i in $(seq 1 129); do printf '{"op":"get","key":"k%d"},' "$i"; done)
+	run req "{\"op\":\"txn\",\"then\":[${ops%,}]}"
+	assert_output --partial '"code":"bad_request"'
+	assert_output --partial '128'
+}
+
+@test "out of descriptors (EMFILE): accepting pauses instead of spinning, then resumes" {
+	command -v prlimit >/dev/null || skip "needs prlimit"
+	[ -z "${METAD_VALGRIND:-}" ] || skip "valgrind keeps descriptors of its own"
+	prlimit --pid "$METAD_PID" --nofile=24:
+	local pids=() i
+	for i in $(seq 1 30); do
+		(printf '{"op":"ping","id":%d}\n' "$i"; sleep 2) |
+		    socat -t 3 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/c.$i" 2>/dev/null &
+		pids+=($!)
+	done
+	sleep 0.5
+	cpu() { awk '{print $14 + $15}' "/proc/$METAD_PID/stat"; }
+	local before after
+	before=$(cpu)
+	sleep 1
+	after=$(cpu)
+	# Spinning on accept would burn ~100 ticks in that second.
+	[ $((after - before)) -lt 30 ]
+	wait "${pids[@]}"
+	# Every client was answered in the end, those over the limit late.
+	run sh -c "cat '$TESTDIR'/c.* | grep -c '\"ok\":true'"
+	assert_output 30
+	prlimit --pid "$METAD_PID" --nofile=1024:
+	run req '{"op":"ping"}'
+	assert_output '{"ok":true,"rev":0}'
+}

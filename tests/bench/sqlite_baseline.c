@@ -1,9 +1,9 @@
 /*
  * sqlite_baseline: what SQLite itself does with metad's durable puts, in
  * process, no socket and no JSON.  The same schema as daemon/store_sqlite.c
- * (kv and history, WITHOUT ROWID), WAL, the same 8 MiB cache, and per put
- * the same statements metad runs: look the key up, INSERT OR REPLACE it,
- * record a history row; per batch, set meta.rev and COMMIT.
+ * (kv and history, WITHOUT ROWID), WAL, exclusive locking, the same 32 MiB
+ * cache, and per put the same statements metad runs: one UPSERT ...
+ * RETURNING, a history row; per batch, set meta.rev and COMMIT.
  *
  * usage: sqlite_baseline --db PATH [--batch N] [--keys K] [--value-size B]
  *            [--duration SECONDS] [--sync full|normal|off] [-o text|json]
@@ -22,7 +22,8 @@
 #define BASE_VALUE_MAX		(1024 * 1024)
 
 static const char base_schema[] =
-	"PRAGMA journal_mode = WAL; PRAGMA cache_size = -8192;"
+	"PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; "
+	"PRAGMA cache_size = -32768;"
 	"CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
 	"    value INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, "
@@ -37,12 +38,13 @@ static const char base_schema[] =
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);";
 
-enum { B_LOOKUP, B_UPSERT, B_HIST, B_META, B_BEGIN, B_COMMIT, B_NSTMT };
+enum { B_UPSERT, B_HIST, B_META, B_BEGIN, B_COMMIT, B_NSTMT };
 
 static const char *base_sql[B_NSTMT] = {
-	"SELECT version, create_rev FROM kv WHERE key = ?1",
-	"INSERT OR REPLACE INTO kv (key, value, version, create_rev, mod_rev) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5)",
+	"INSERT INTO kv (key, value, version, create_rev, mod_rev) "
+	    "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (key) DO UPDATE SET "
+	    "value = excluded.value, version = version + 1, "
+	    "mod_rev = excluded.mod_rev RETURNING version, create_rev",
 	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
 	    "VALUES (?1, 0, 0, ?2, ?3, ?4, ?5)",
 	"UPDATE meta SET value = ?1 WHERE name = 'rev'",
@@ -115,28 +117,23 @@ base_open(struct base *bs)
 static void
 base_put(struct base *bs, uint64_t rev)
 {
-	sqlite3_stmt	*look = bs->st[B_LOOKUP], *up = bs->st[B_UPSERT];
-	sqlite3_stmt	*h = bs->st[B_HIST];
-	int64_t		 version = 1, create_rev = (int64_t)rev;
+	sqlite3_stmt	*up = bs->st[B_UPSERT], *h = bs->st[B_HIST];
+	int64_t		 version, create_rev;
 	char		 key[32];
 	int		 n;
 
 	bs->rng = bs->rng * 6364136223846793005ULL + 1442695040888963407ULL;
 	n = snprintf(key, sizeof key, "bench/k/%08lu",
 	    (unsigned long)((bs->rng >> 33) % bs->keys));
-	sqlite3_bind_blob(look, 1, key, n, SQLITE_STATIC);
-	if (sqlite3_step(look) == SQLITE_ROW) {
-		version = sqlite3_column_int64(look, 0) + 1;
-		create_rev = sqlite3_column_int64(look, 1);
-	}
-	sqlite3_reset(look);
 	sqlite3_bind_blob(up, 1, key, n, SQLITE_STATIC);
 	sqlite3_bind_blob(up, 2, bs->value, (int)bs->value_size,
 	    SQLITE_STATIC);
-	sqlite3_bind_int64(up, 3, version);
-	sqlite3_bind_int64(up, 4, create_rev);
-	sqlite3_bind_int64(up, 5, (int64_t)rev);
-	base_step(bs, B_UPSERT);
+	sqlite3_bind_int64(up, 3, (int64_t)rev);
+	if (sqlite3_step(up) != SQLITE_ROW)
+		base_die(bs, base_sql[B_UPSERT]);
+	version = sqlite3_column_int64(up, 0);
+	create_rev = sqlite3_column_int64(up, 1);
+	sqlite3_reset(up);
 	sqlite3_bind_int64(h, 1, (int64_t)rev);
 	sqlite3_bind_blob(h, 2, key, n, SQLITE_STATIC);
 	sqlite3_bind_blob(h, 3, bs->value, (int)bs->value_size,

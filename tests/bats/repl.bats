@@ -1,0 +1,317 @@
+#!/usr/bin/env bats
+# metactl repl (SPEC 7): a script of commands on stdin, and the interactive
+# shell on a terminal, driven through tmux (a private server per test).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	metad_start
+	export XDG_STATE_HOME="$TESTDIR/state"
+	TM="$TESTDIR/tmux.sock"	# a private tmux server, gone with TESTDIR
+	NSESSIONS=0
+}
+
+teardown() {
+	tmux -S "$TM" kill-server 2>/dev/null || true
+	[ -z "${BG:-}" ] || kill -KILL "$BG" 2>/dev/null || true
+	metad_cleanup
+}
+
+tm() {
+	tmux -S "$TM" -f /dev/null "$@"
+}
+
+# repl_start [ARGS...]: metactl ARGS in a new 100x30 terminal (session $S);
+# when metactl exits the screen says "[exited STATUS]".
+repl_start() {
+	command -v tmux >/dev/null || skip "tmux is not installed"
+	NSESSIONS=$((NSESSIONS + 1))
+	S="s$NSESSIONS"
+	printf '#!/bin/sh\n"$@"\necho "[exited $?]"\nexec sleep 600\n' \
+	    > "$TESTDIR/term.sh"
+	tm new-session -d -s "$S" -x 100 -y 30 env METACTL_SOCKET="$SOCK" \
+	    XDG_STATE_HOME="$XDG_STATE_HOME" INPUTRC=/dev/null \
+	    sh "$TESTDIR/term.sh" "$METACTL" "$@"
+	screen_wait 'metactl> '
+}
+
+keys() {
+	tm send-keys -t "$S" "$@"
+}
+
+screen() {
+	tm capture-pane -p -N -t "$S"	# -N: with trailing spaces
+}
+
+# screen_wait TEXT [N]: wait (at most 5 s) until TEXT is on the screen, or
+# is there N times.
+screen_wait() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(screen | grep -cF -- "$1")" -ge "${2:-1}" ] && return 0
+		sleep 0.05
+	done
+	{ echo "never on the screen (${2:-1} times): $1"; screen; } >&2
+	return 1
+}
+
+# line_wait LINE [N]: the same for a whole line of the screen.
+line_wait() {
+	screen_wait "$1" "${2:-1}" || return 1
+	local i
+	for i in $(seq 1 100); do
+		[ "$(screen | grep -cxF -- "$1")" -ge "${2:-1}" ] && return 0
+		sleep 0.05
+	done
+	{ echo "never a line (${2:-1} times): $1"; screen; } >&2
+	return 1
+}
+
+# prompts_wait N: wait until the screen shows N prompts.
+prompts_wait() {
+	screen_wait 'metactl>' "$1"
+}
+
+status_field() {
+	"$METACTL" status | sed -n "s/^$1: //p"
+}
+
+until_watching() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(status_field watches)" = "$1" ] && return 0
+		sleep 0.025
+	done
+	echo "metad never had $1 watches" >&2
+	return 1
+}
+
+@test "a script: put, get, a not-found that does not end it, ls; the status of the last failure" {
+	run -1 --separate-stderr mctl repl <<-'EOF'
+	put a 1
+	get a
+	get missing
+	put b 2
+	ls
+	EOF
+	assert_output $'1\n1\n1\na\nb'
+	assert_equal "$stderr" 'metactl: missing: not found'
+}
+
+@test "a script splits words like sh: quotes, backslashes, comments, blank lines" {
+	run -0 --separate-stderr mctl repl <<-'EOF'
+	# a whole-line comment
+
+	put 'two words' "say \"hi\" \\o/ \n"   # a comment
+	get 'two words'
+	put a\ b it\'s' 'a"#"b
+	get "a b"
+	put empty ''
+	-o json get empty
+	EOF
+	assert_output - <<-'EOF'
+	1
+	say "hi" \o/ \n
+	1
+	it's a#b
+	1
+	{"ok":true,"kv":{"key":"empty","value":"","version":1,"create_rev":3,"mod_rev":3},"rev":3}
+	EOF
+	assert_equal "$stderr" ''
+}
+
+@test "an unterminated quote fails its line only, named by number" {
+	run -2 --separate-stderr mctl repl <<-'EOF'
+	put k 'open
+	put k v
+	get k
+	EOF
+	assert_output $'1\nv'
+	assert_equal "$stderr" 'metactl: line 1: unterminated single quote'
+}
+
+@test "the status is that of the last line that failed; 0 when none did" {
+	run -1 --separate-stderr mctl repl <<-'EOF'
+	bogus
+	get missing
+	ping -o json
+	EOF
+	assert_line --index 0 --partial '"ok":true'
+	assert_equal "${stderr_lines[0]}" 'metactl: unknown command: bogus'
+	run -2 mctl repl <<-'EOF'
+	get missing
+	get
+	EOF
+	run -0 mctl repl <<-'EOF'
+	put k v
+	get k
+	EOF
+}
+
+@test "options on a line apply to that line alone" {
+	run -4 --separate-stderr mctl -o json repl <<-'EOF'
+	put k v
+	-o text get k
+	get k
+	get k -o text
+	--timeout 1s -s /nonexistent/sock ping -o text
+	ls
+	EOF
+	assert_line --index 0 --partial '"ok":true'
+	assert_line --index 1 'v'
+	assert_line --index 2 --partial '"value":"v"'
+	assert_line --index 3 'v'
+	assert_line --index 4 --partial '"ok":true'
+}
+
+@test "quit and exit stop a script; what follows is not run" {
+	run -0 mctl repl <<-'EOF'
+	put k v
+	quit
+	put k w
+	EOF
+	assert_output '1'
+	run -0 mctl repl <<< $'exit\nget missing'
+	run -0 mctl get k
+	assert_output 'v'
+}
+
+@test "in a script stdin is the script: put - and txn are refused, and go on" {
+	run -2 --separate-stderr mctl repl <<-'EOF'
+	put k -
+	txn
+	put k v
+	EOF
+	assert_output '1'
+	assert_equal "${stderr_lines[0]}" \
+	    "metactl: put: stdin is the REPL's script here, it cannot also hold the input"
+	assert_equal "${stderr_lines[2]}" \
+	    "metactl: txn: stdin is the REPL's script here, it cannot also hold the input"
+}
+
+@test "a line over 1 MiB is refused, the next one runs" {
+	run -2 --separate-stderr mctl repl < <(
+		printf 'put k '; head -c 1048577 /dev/zero | tr '\0' x; echo
+		echo 'put k small')
+	assert_output '1'
+	assert_equal "$stderr" \
+	    'metactl: line 1: the line is longer than 1048576 bytes'
+}
+
+@test "without a command and without a terminal, metactl is a usage error" {
+	run -2 --separate-stderr mctl < /dev/null
+	assert_equal "${stderr_lines[0]}" 'metactl: no command given'
+	run -2 --separate-stderr mctl repl extra < /dev/null
+	assert_equal "${stderr_lines[0]}" 'metactl: repl: too many arguments'
+}
+
+@test "the session reconnects after metad restarts" {
+	mkfifo "$TESTDIR/in"
+	"$METACTL" repl < "$TESTDIR/in" > "$TESTDIR/out" 2> "$TESTDIR/err" &
+	BG=$!
+	exec 5> "$TESTDIR/in"
+	echo 'put a 1' >&5
+	for i in $(seq 1 100); do
+		[ -s "$TESTDIR/out" ] && break
+		sleep 0.05
+	done
+	[ "$(status_field connections)" = 2 ]	# the session's and ours
+	metad_stop
+	metad_start 5>&-	# the fifo must close with our fd 5
+	printf 'get a\nput a 2\n' >&5
+	exec 5>&-
+	for i in $(seq 1 100); do
+		kill -0 "$BG" 2>/dev/null || break
+		sleep 0.05
+	done
+	wait "$BG"
+	BG=
+	run cat "$TESTDIR/out"
+	assert_output $'1\n1\n2'
+	run cat "$TESTDIR/err"
+	assert_output ''
+}
+
+@test "interactive (the default on a terminal): put, get, a not-found that goes on" {
+	repl_start
+	keys 'put k v1' Enter
+	line_wait '1'
+	keys 'get missing' Enter
+	line_wait 'metactl: missing: not found'
+	keys 'get k' Enter
+	line_wait 'v1'
+	keys 'repl' Enter
+	line_wait 'metactl: repl: already in the REPL'
+	keys 'help get' Enter
+	screen_wait 'print a key'
+	[ "$(status_field connections)" = 2 ]	# ours and status's
+}
+
+@test "Ctrl-C stops a watch and returns to the prompt; the session goes on" {
+	repl_start repl
+	keys 'watch k' Enter
+	until_watching 1
+	mctl put k hello
+	line_wait 'PUT k v1 rev 1 hello'
+	keys C-c
+	prompts_wait 2
+	until_watching 0
+	keys 'get k' Enter
+	line_wait 'hello'
+	prompts_wait 3
+}
+
+@test "Ctrl-C clears a half-typed line and shows a fresh prompt" {
+	repl_start
+	keys 'put k half'
+	screen_wait 'metactl> put k half'
+	keys C-c
+	prompts_wait 2
+	keys 'get k' Enter
+	line_wait 'metactl: k: not found'
+	run -1 mctl get k
+}
+
+@test "the history is kept across sessions in XDG_STATE_HOME" {
+	repl_start
+	keys 'put hist 1' Enter
+	line_wait '1'
+	keys 'quit' Enter
+	screen_wait '[exited 0]'
+	run cat "$XDG_STATE_HOME/metactl/history"
+	assert_output $'put hist 1\nquit'
+	run stat -c %a "$XDG_STATE_HOME/metactl"
+	assert_output '700'
+	repl_start
+	keys Up
+	screen_wait 'metactl> quit'
+	keys Up
+	screen_wait 'metactl> put hist 1'
+}
+
+@test "Tab completes commands, options and keys (asking metad)" {
+	mctl put config.main 42
+	mctl put other 1
+	repl_start
+	keys 'sta' Tab
+	screen_wait 'metactl> status '
+	keys Enter
+	line_wait 'keys: 2'
+	keys 'get conf' Tab
+	screen_wait 'metactl> get config.main '
+	keys Enter
+	line_wait '42'
+	keys 'get --r' Tab
+	screen_wait 'metactl> get --raw '
+	keys C-u 'ep' Tab 'b' Tab
+	screen_wait 'metactl> epoch bump '
+}
+
+@test "Ctrl-D leaves with status 0" {
+	repl_start
+	keys 'get missing' Enter
+	line_wait 'metactl: missing: not found'
+	keys C-d
+	screen_wait '[exited 0]'
+}
