@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -9,6 +10,9 @@
 #include "ops.h"
 #include "server.h"
 #include "watch.h"
+
+#define COMMIT_RETRIES_MAX	20
+#define COMMIT_RETRY_US		500
 
 struct commit {
 	struct metad		*md;
@@ -138,6 +142,52 @@ commit_trim_history(struct commit *cm)
 	watch_compacted(cm->md->watch, floor);
 }
 
+/*
+ * A per-request store (etcd): each write request is a batch of its own at
+ * the store's next revision; when another writer got there first nothing
+ * was written, so the request runs again, at most COMMIT_RETRIES_MAX times
+ * with a growing pause.  Its events reach the watches from the store.
+ */
+static void
+commit_one(struct commit *cm, struct req *r)
+{
+	struct store		*st = cm->md->store;
+	struct store_err	 se;
+	unsigned		 attempt;
+	int			 wrote, rc;
+
+	for (attempt = 1;; attempt++) {
+		buf_reset(&r->resp);
+		if (store_begin(st, &se) != 0)
+			break;
+		wrote = 0;
+		if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se)) != 0 ||
+		    !wrote) {
+			store_rollback(st);
+			if (rc == 0)
+				return;		/* answered, nothing written */
+			break;
+		}
+		if (store_commit(st, st->base_rev + 1, &se) == 0)
+			return;
+		if (se.code != STORE_ERR_CONFLICT ||
+		    attempt == COMMIT_RETRIES_MAX)
+			break;
+		usleep(COMMIT_RETRY_US * attempt * (1 + random() % 4));
+	}
+	buf_reset(&r->resp);
+	reply_store_error(r, &se);
+}
+
+static void
+commit_run_each(struct commit *cm, struct req_queue *batch)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, batch, entry)
+		commit_one(cm, r);
+}
+
 void
 commit_run(struct commit *cm)
 {
@@ -154,7 +204,9 @@ commit_run(struct commit *cm)
 	cm->queued = 0;
 	event_del(cm->ev);
 
-	if (store_begin(st, &se) != 0)
+	if (st->backend->caps & STORE_CAP_PER_REQUEST)
+		commit_run_each(cm, &batch);
+	else if (store_begin(st, &se) != 0)
 		commit_fail(&batch, &se);
 	else {
 		TAILQ_FOREACH(r, &batch, entry)

@@ -21,7 +21,7 @@ enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
 	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
 	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID,
-	OPT_RO_GID, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
+	OPT_RO_GID, OPT_ETCD_PREFIX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
 };
 
 static const struct option config_options[] = {
@@ -40,6 +40,7 @@ static const struct option config_options[] = {
 	{ "allow-gid",		required_argument, NULL, OPT_ALLOW_GID },
 	{ "read-only-uid",	required_argument, NULL, OPT_RO_UID },
 	{ "read-only-gid",	required_argument, NULL, OPT_RO_GID },
+	{ "etcd-prefix",	required_argument, NULL, OPT_ETCD_PREFIX },
 	{ "foreground",		no_argument,	   NULL, OPT_FOREGROUND },
 	{ "daemonize",		no_argument,	   NULL, OPT_DAEMONIZE },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
@@ -50,8 +51,9 @@ static const struct option config_options[] = {
 const char *
 config_usage(void)
 {
-	return ("metad [--socket PATH] [--store sqlite:PATH|memory] "
-	    "[--sync full|normal|off]\n"
+	return ("metad [--socket PATH] [--store sqlite:PATH|memory|"
+	    "etcd:URL[,URL...]]\n"
+	    "             [--etcd-prefix P] [--sync full|normal|off]\n"
 	    "             [--history N] [--max-value-bytes N] "
 	    "[--max-request-bytes N]\n"
 	    "             [--max-pending-bytes N] [--max-connections N] "
@@ -194,6 +196,10 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 	case OPT_STORE:
 		free(cfg->store_spec);
 		cfg->store_spec = xstrdup(arg);
+		return (0);
+	case OPT_ETCD_PREFIX:
+		free(cfg->etcd_prefix);
+		cfg->etcd_prefix = xstrdup(arg);
 		return (0);
 	case OPT_SYNC:
 		if (config_sync(arg, &cfg->sync) == 0)
@@ -387,5 +393,6 @@ config_free(struct metad_config *cfg)
 {
 	free(cfg->socket_path);
 	free(cfg->store_spec);
+	free(cfg->etcd_prefix);
 	free(cfg->pidfile);
 }

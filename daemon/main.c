@@ -129,6 +129,16 @@ metad_run(struct metad *md)
 		event_free(drain_ev);
 }
 
+/* A remote store's events arrived (the etcd backend's watch stream). */
+static void
+metad_store_notify(void *arg, uint64_t from, uint64_t to)
+{
+	struct metad	*md = arg;
+
+	if (md->watch != NULL)
+		watch_committed(md->watch, from, to);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -152,12 +162,16 @@ main(int argc, char **argv)
 	/* Past the file size limit a write fails with EFBIG instead. */
 	signal(SIGXFSZ, SIG_IGN);
 
-	memset(&so, 0, sizeof so);
-	so.sync = md.cfg.sync;
-	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
-		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	memset(&so, 0, sizeof so);
+	so.sync = md.cfg.sync;
+	so.prefix = md.cfg.etcd_prefix;
+	so.base = md.base;
+	so.notify = metad_store_notify;
+	so.notify_arg = &md;
+	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
+		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
 	md.commit = commit_create(&md);
 	md.watch = watch_hub_create(&md);
 	md.waits = wait_create();

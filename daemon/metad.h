@@ -30,6 +30,7 @@ struct id_list {
 struct metad_config {
 	char		*socket_path;
 	char		*store_spec;
+	char		*etcd_prefix;	/* NULL: the backend's default */
 	enum store_sync	 sync;
 	uint64_t	 history;
 	size_t		 max_value_bytes;

@@ -146,6 +146,27 @@ ops_list(struct req *r)
 	reply_end(r, &w);
 }
 
+/* "endpoints":[{"url":U,"healthy":B},...] for a remote store. */
+static void
+ops_status_endpoints(struct jw *w, const struct store_stats *st)
+{
+	unsigned	 i;
+
+	if (st->nendpoints == 0)
+		return;
+	jw_name(w, "endpoints");
+	jw_arr_open(w);
+	for (i = 0; i < st->nendpoints; i++) {
+		jw_obj_open(w);
+		jw_name(w, "url");
+		jw_cstr(w, st->endpoint[i].url);
+		jw_name(w, "healthy");
+		jw_bool(w, st->endpoint[i].healthy);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+}
+
 void
 ops_status(struct req *r)
 {
@@ -175,5 +196,6 @@ ops_status(struct req *r)
 	jw_u64(&w, (uint64_t)(time(NULL) - md->started));
 	jw_name(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
+	ops_status_endpoints(&w, &st);
 	reply_end(r, &w);
 }

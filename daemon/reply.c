@@ -89,7 +89,10 @@ reply_store_code(const struct store_err *e)
 	case STORE_ERR_FULL:
 		return (PROTO_STORAGE_FULL);
 	case STORE_ERR_UNAVAILABLE:
+	case STORE_ERR_CONFLICT:
 		return (PROTO_UNAVAILABLE);
+	case STORE_ERR_COMPACTED:
+		return (PROTO_COMPACTED);
 	default:
 		return (PROTO_INTERNAL);
 	}

@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0
+	STORE_SYNC_FULL, 0, NULL, NULL, NULL, NULL
 };
 
 int
@@ -42,13 +42,12 @@ store_pick(const char *spec, const char **arg, struct store_err *err)
 		*arg = spec + 7;
 		return (&store_sqlite_backend);
 	}
-	if (strcmp(spec, "etcd") == 0 || strncmp(spec, "etcd:", 5) == 0) {
-		store_err_set(err, STORE_ERR_INTERNAL,
-		    "etcd backend is not available in this build");
-		return (NULL);
+	if (strncmp(spec, "etcd:", 5) == 0 && spec[5] != '\0') {
+		*arg = spec + 5;
+		return (&store_etcd_backend);
 	}
 	store_err_set(err, STORE_ERR_INTERNAL, "invalid store \"%.64s\": "
-	    "expected sqlite:PATH or memory", spec);
+	    "expected sqlite:PATH, memory or etcd:URL[,URL...]", spec);
 	return (NULL);
 }
 
@@ -118,6 +117,7 @@ store_begin(struct store *s, struct store_err *err)
 	if (s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "a batch is already open"));
+	s->base_rev = s->rev;
 	if (s->backend->begin(s, err) != 0)
 		return (-1);
 	s->in_batch = 1;
@@ -204,7 +204,8 @@ store_commit(struct store *s, uint64_t rev, struct store_err *err)
 	s->in_batch = 0;
 	if (s->backend->commit(s, rev, err) != 0)
 		return (-1);
-	s->rev = rev;
+	if (!(s->backend->caps & STORE_CAP_PER_REQUEST))
+		s->rev = rev;
 	return (0);
 }
 

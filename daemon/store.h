@@ -35,6 +35,17 @@
  * Callbacks return 0 to go on, non-zero to stop the scan.
  *
  * Errors: functions that can fail return -1 and fill a struct store_err.
+ *
+ * A backend with STORE_CAP_PER_REQUEST (etcd) differs in three ways:
+ * - every write request is a batch of its own: store_begin() reads the
+ *   current revision into base_rev, and the request's writes go at
+ *   base_rev + 1 (the revision the remote store will give them);
+ * - store_commit() may fail with STORE_ERR_CONFLICT: another writer moved
+ *   the store since store_begin(); nothing was written and the caller may
+ *   run the request again;
+ * - rev is the last revision whose events were handed to
+ *   store_options.notify (events arrive from the remote store, whoever
+ *   wrote them), not the last revision this process committed.
  */
 #ifndef METAD_STORE_H
 #define METAD_STORE_H
@@ -47,6 +58,8 @@ enum store_errcode {
 	STORE_ERR_FULL,		/* disk or quota full */
 	STORE_ERR_IO,		/* I/O error, corruption */
 	STORE_ERR_UNAVAILABLE,	/* backend unreachable */
+	STORE_ERR_CONFLICT,	/* per-request commit lost a race: retry */
+	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 
@@ -63,9 +76,17 @@ enum store_sync {
 	STORE_SYNC_OFF
 };
 
+struct event_base;
+
 struct store_options {
 	enum store_sync		 sync;
 	size_t			 cache_bytes;	/* 0: backend default */
+	/* Remote backends (etcd): */
+	const char		*prefix;	/* key namespace, or NULL */
+	struct event_base	*base;		/* for their async streams */
+	/* Events of revs (from, to] arrived and are in the history. */
+	void			 (*notify)(void *, uint64_t from, uint64_t to);
+	void			*notify_arg;
 };
 
 struct store_kv {
@@ -99,9 +120,19 @@ struct store_range {
 	int			 keys_only;
 };
 
+#define STORE_ENDPOINTS_MAX	8
+
+struct store_endpoint {
+	char			 url[128];
+	int			 healthy;
+};
+
 struct store_stats {
 	uint64_t		 keys;
 	uint64_t		 db_bytes;
+	/* Remote backends: their endpoints and whether each answered. */
+	unsigned		 nendpoints;
+	struct store_endpoint	 endpoint[STORE_ENDPOINTS_MAX];
 };
 
 typedef int (*store_kv_cb)(const struct store_kv *, void *);
@@ -139,18 +170,23 @@ struct store_backend {
 	int	 (*compact)(struct store *, uint64_t rev, struct store_err *);
 	int	 (*stats)(struct store *, struct store_stats *,
 		    struct store_err *);
+	int	 caps;
 };
+
+#define STORE_CAP_PER_REQUEST	0x1
 
 struct store {
 	const struct store_backend	*backend;
 	void				*impl;	/* the backend's state */
 	uint64_t			 rev;		/* committed */
 	uint64_t			 compact_rev;	/* events < this gone */
+	uint64_t			 base_rev;	/* a batch reads at */
 	int				 in_batch;
 };
 
 extern const struct store_backend	 store_sqlite_backend;
 extern const struct store_backend	 store_mem_backend;
+extern const struct store_backend	 store_etcd_backend;
 
 /*
  * spec: "sqlite:PATH", "memory", ...  On success returns a store whose rev

@@ -622,5 +622,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_rollback,
 	store_mem_history,
 	store_mem_compact,
-	store_mem_stats
+	store_mem_stats,
+	0
 };

@@ -794,5 +794,6 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_rollback,
 	store_sqlite_history,
 	store_sqlite_compact,
-	store_sqlite_stats
+	store_sqlite_stats,
+	0
 };

@@ -202,7 +202,9 @@ watch_catch_up(struct watch *w)
 	if (w->next_rev <= st->rev &&
 	    store_history(st, w->next_rev, watch_catchup_cb, &cu, &se) != 0) {
 		log_warnx("watch %" PRIu64 ": history: %s", w->id, se.msg);
-		watch_cancel(w, "internal");
+		watch_cancel(w, se.code == STORE_ERR_COMPACTED ? "compacted" :
+		    se.code == STORE_ERR_UNAVAILABLE ? "unavailable" :
+		    "internal");
 	} else if (!cu.stopped) {
 		if (w->next_rev <= st->rev)
 			w->next_rev = st->rev + 1;

@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libreadline-dev libcmocka-dev bats bats-support bats-assert socat jq mandoc
 sqlite3 procps util-linux strace tmux bash-completion valgrind cppcheck clang
-libclang-rt-14-dev"
+libclang-rt-14-dev etcd-server etcd-client curl"
 
 missing=""
 for p in $PKGS; do

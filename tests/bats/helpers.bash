@@ -1,8 +1,11 @@
 # Shared by every bats file: each file (or test) starts its own metad on its
 # own socket in a temporary directory, and stops it afterwards.
 #
-#   METAD_TEST_STORE   backend for the daemon under test: "sqlite" (default)
-#                      or "memory"
+#   METAD_TEST_STORE   backend for the daemon under test: "sqlite" (default),
+#                      "memory" or "etcd" (the etcd at $METAD_TEST_ETCD if
+#                      set, as tests/run does, else one started for the
+#                      test on loopback ports and stopped afterwards); each
+#                      test's daemon gets its own --etcd-prefix ($ETCD_PREFIX)
 #   METAD_WRAPPER      a command metad runs under (make valgrind sets it,
 #                      and METAD_VALGRIND=1 for tests too slow to run so)
 
@@ -19,14 +22,19 @@ metad_start() {
 	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
 	SOCK="$TESTDIR/metad.sock"
 	DB="$TESTDIR/meta.db"
-	local store
+	local store extra=()
 	case "${METAD_TEST_STORE:-sqlite}" in
 	sqlite) store="sqlite:$DB" ;;
 	memory) store="memory" ;;
+	etcd)
+		etcd_for_test || return 1
+		store="etcd:$ETCD_URL"
+		extra=(--etcd-prefix "$ETCD_PREFIX")
+		;;
 	*) store="$METAD_TEST_STORE" ;;
 	esac
 	${METAD_WRAPPER:-} "$METAD" --socket "$SOCK" --store "$store" \
-	    --log-level warn "$@" 2>>"$TESTDIR/metad.log" 3>&- &
+	    "${extra[@]}" --log-level warn "$@" 2>>"$TESTDIR/metad.log" 3>&- &
 	METAD_PID=$!
 	export METACTL_SOCKET="$SOCK"
 	local i
@@ -61,6 +69,7 @@ metad_kill9() {
 
 metad_cleanup() {
 	metad_stop
+	etcd_stop
 	[ -n "${TESTDIR:-}" ] && rm -rf "$TESTDIR"
 	TESTDIR=
 }
@@ -72,4 +81,75 @@ raw() {
 
 mctl() {
 	"$METACTL" "$@"
+}
+
+# 1 if the daemon under test runs on etcd (revs are etcd's: they start at 1
+# and other namespaces of the same etcd move them too).
+on_etcd() {
+	[ "${METAD_TEST_STORE:-sqlite}" = etcd ]
+}
+
+# A free TCP port on loopback (a guess, checked with ss).
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || {
+			echo "$p"
+			return 0
+		}
+	done
+}
+
+# Start etcd on loopback ports with a data directory under $1.
+# Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
+etcd_start() {
+	local dir="$1" i c p
+	mkdir -p "$dir"
+	for i in 1 2 3 4 5; do
+		c=${ETCD_CLIENT_PORT:-$(free_port)}
+		p=${ETCD_PEER_PORT:-$(free_port)}
+		etcd --name default --data-dir "$dir/etcd.data" \
+		    --listen-client-urls "http://127.0.0.1:$c" \
+		    --advertise-client-urls "http://127.0.0.1:$c" \
+		    --listen-peer-urls "http://127.0.0.1:$p" \
+		    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+		    --initial-cluster "default=http://127.0.0.1:$p" \
+		    >>"$dir/etcd.log" 2>&1 &
+		ETCD_PID=$!
+		ETCD_URL="http://127.0.0.1:$c"
+		ETCD_CLIENT_PORT=$c
+		ETCD_PEER_PORT=$p
+		local n
+		for n in $(seq 1 250); do
+			curl -sf "$ETCD_URL/health" >/dev/null 2>&1 && return 0
+			kill -0 "$ETCD_PID" 2>/dev/null || break
+			sleep 0.02
+		done
+		kill "$ETCD_PID" 2>/dev/null
+		wait "$ETCD_PID" 2>/dev/null
+		ETCD_PID=
+		unset ETCD_CLIENT_PORT ETCD_PEER_PORT
+	done
+	echo "etcd did not start" >&2
+	cat "$dir/etcd.log" >&2
+	return 1
+}
+
+etcd_stop() {
+	[ -n "${ETCD_PID:-}" ] || return 0
+	kill -TERM "$ETCD_PID" 2>/dev/null || true
+	wait "$ETCD_PID" 2>/dev/null || true
+	ETCD_PID=
+}
+
+# The etcd for this test: the shared one, or one of its own.
+etcd_for_test() {
+	ETCD_PREFIX="${ETCD_PREFIX:-metad-test/$(basename "$TESTDIR")/}"
+	if [ -n "${METAD_TEST_ETCD:-}" ]; then
+		ETCD_URL="$METAD_TEST_ETCD"
+		return 0
+	fi
+	[ -n "${ETCD_PID:-}" ] && return 0
+	etcd_start "$TESTDIR"
 }

@@ -1,0 +1,311 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "enc.h"
+#include "etcd_http.h"
+#include "log.h"
+#include "util.h"
+
+static int
+etcd_http_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
+    struct store_err *err)
+{
+	const char	*hp, *colon;
+	char		*end;
+	unsigned long	 port;
+
+	if (len >= sizeof ep->url || len < 8 || strncmp(url, "http://", 7) != 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%.*s\": expected http://HOST:PORT", (int)(len > 64 ?
+		    64 : len), url));
+	memcpy(ep->url, url, len);
+	ep->url[len] = '\0';
+	if (ep->url[len - 1] == '/')
+		ep->url[len - 1] = '\0';
+	hp = ep->url + 7;
+	colon = strrchr(hp, ':');
+	if (colon == NULL || (size_t)(colon - hp) >= sizeof ep->host ||
+	    colon == hp)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": expected http://HOST:PORT", ep->url));
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || port == 0 || port > 65535)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": bad port", ep->url));
+	memcpy(ep->host, hp, colon - hp);
+	ep->host[colon - hp] = '\0';
+	ep->port = (unsigned short)port;
+	ep->healthy = 1;
+	return (0);
+}
+
+int
+etcd_http_init(struct etcd_http *h, const char *urls, struct store_err *err)
+{
+	const char	*p = urls, *comma;
+	size_t		 len;
+
+	memset(h, 0, sizeof *h);
+	while (*p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (h->nep == STORE_ENDPOINTS_MAX)
+			return (store_err_set(err, STORE_ERR_INTERNAL, "more "
+			    "than %d etcd endpoints", STORE_ENDPOINTS_MAX));
+		if (etcd_http_parse_url(&h->ep[h->nep], p, len, err) != 0)
+			return (-1);
+		h->nep++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (h->nep == 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "no etcd "
+		    "endpoint given (etcd:http://HOST:PORT[,...])"));
+	if ((h->base = event_base_new()) == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "event_base_new failed"));
+	return (0);
+}
+
+void
+etcd_http_close(struct etcd_http *h)
+{
+	unsigned	 i;
+
+	for (i = 0; i < h->nep; i++) {
+		if (h->conn[i] != NULL)
+			evhttp_connection_free(h->conn[i]);
+	}
+	if (h->base != NULL)
+		event_base_free(h->base);
+	memset(h, 0, sizeof *h);
+}
+
+struct evhttp_request *
+etcd_http_request(struct evhttp_connection *conn,
+    const struct etcd_endpoint *ep, const char *path, const char *body,
+    void (*cb)(struct evhttp_request *, void *), void *arg)
+{
+	struct evhttp_request	*req;
+	struct evkeyvalq	*hd;
+
+	if ((req = evhttp_request_new(cb, arg)) == NULL)
+		return (NULL);
+	hd = evhttp_request_get_output_headers(req);
+	evhttp_add_header(hd, "Host", ep->host);
+	evhttp_add_header(hd, "Content-Type", "application/json");
+	evbuffer_add(evhttp_request_get_output_buffer(req), body,
+	    strlen(body));
+	if (evhttp_make_request(conn, req, EVHTTP_REQ_POST, path) != 0)
+		return (NULL);	/* evhttp freed req */
+	return (req);
+}
+
+struct etcd_call {
+	struct event_base	*base;
+	int			 done;
+	int			 status;	/* 0: no answer */
+	struct buf		 body;
+};
+
+static void
+etcd_http_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_call	*c = arg;
+	struct evbuffer		*in;
+	size_t			 n;
+
+	c->done = 1;
+	if (req != NULL && (c->status = evhttp_request_get_response_code(req))
+	    != 0) {
+		in = evhttp_request_get_input_buffer(req);
+		n = evbuffer_get_length(in);
+		if (n > ETCD_REPLY_MAX_BYTES)
+			c->status = -1;
+		else {
+			buf_reserve(&c->body, n + 1);
+			evbuffer_remove(in, c->body.data, n);
+			c->body.len = n;
+		}
+	}
+	event_base_loopbreak(c->base);
+}
+
+/* One attempt on the current endpoint: the HTTP status, 0 if none. */
+static int
+etcd_http_try(struct etcd_http *h, const char *path, const char *body,
+    struct buf *out)
+{
+	struct etcd_endpoint	*ep = &h->ep[h->cur];
+	struct etcd_call	 c;
+
+	if (h->conn[h->cur] == NULL) {
+		h->conn[h->cur] = evhttp_connection_base_new(h->base, NULL,
+		    ep->host, ep->port);
+		if (h->conn[h->cur] == NULL)
+			return (0);
+		evhttp_connection_set_timeout(h->conn[h->cur],
+		    ETCD_HTTP_TIMEOUT_S);
+		evhttp_connection_set_retries(h->conn[h->cur], 0);
+	}
+	memset(&c, 0, sizeof c);
+	c.base = h->base;
+	c.body = *out;
+	if (etcd_http_request(h->conn[h->cur], ep, path, body,
+	    etcd_http_done, &c) == NULL)
+		return (0);
+	while (!c.done) {
+		if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
+			break;	/* nothing pending: no answer will come */
+	}
+	*out = c.body;
+	if (c.status == 0) {
+		/* Start afresh on this endpoint next time. */
+		evhttp_connection_free(h->conn[h->cur]);
+		h->conn[h->cur] = NULL;
+	}
+	return (c.status);
+}
+
+static int
+etcd_http_fail(const struct buf *b, int status, const char *path,
+    struct store_err *err)
+{
+	enum store_errcode	 code = STORE_ERR_INTERNAL;
+	const char		*msg = b->len > 0 ? b->data : "";
+
+	if (strstr(msg, "compacted") != NULL)
+		code = STORE_ERR_COMPACTED;
+	else if (status >= 500 || strstr(msg, "\"code\":14") != NULL)
+		code = STORE_ERR_UNAVAILABLE;
+	return (store_err_set(err, code, "etcd %s: HTTP %d %.160s", path,
+	    status, msg));
+}
+
+int
+etcd_http_call(struct etcd_http *h, const char *path, const char *body,
+    cJSON **out, struct store_err *err)
+{
+	struct buf	 b;
+	unsigned	 tries;
+	int		 status = 0;
+
+	*out = NULL;
+	buf_init(&b);
+	for (tries = 0; tries < h->nep; tries++) {
+		buf_reset(&b);
+		if ((status = etcd_http_try(h, path, body, &b)) != 0)
+			break;
+		h->ep[h->cur].healthy = 0;
+		h->cur = (h->cur + 1) % h->nep;
+	}
+	if (status == 0) {
+		buf_free(&b);
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+		    "unreachable (%u endpoint%s tried)", h->nep,
+		    h->nep == 1 ? "" : "s"));
+	}
+	h->ep[h->cur].healthy = 1;
+	buf_cstr(&b);
+	if (status != 200) {
+		etcd_http_fail(&b, status, path, err);
+		buf_free(&b);
+		return (-1);
+	}
+	*out = cJSON_ParseWithLengthOpts(b.data, b.len + 1, NULL, 1);
+	buf_free(&b);
+	if (*out == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: the "
+		    "reply is not JSON", path));
+	return (0);
+}
+
+char *
+etcd_b64(const void *p, size_t n)
+{
+	char	*s;
+
+	s = xmalloc(b64_encoded_len(n) + 1);
+	b64_encode(p, n, s);
+	return (s);
+}
+
+unsigned char *
+etcd_unb64(const cJSON *obj, const char *name, size_t *len)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	unsigned char	*out;
+	size_t		 n;
+	long		 r;
+
+	*len = 0;
+	if (!cJSON_IsString(it)) {
+		out = xmalloc(1);
+		out[0] = '\0';
+		return (out);
+	}
+	n = strlen(it->valuestring);
+	out = xmalloc(n / 4 * 3 + 1);
+	if ((r = b64_decode(it->valuestring, n, out)) < 0)
+		r = 0;
+	out[r] = '\0';
+	*len = (size_t)r;
+	return (out);
+}
+
+uint64_t
+etcd_u64(const cJSON *obj, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	uint64_t	 v = 0;
+
+	if (cJSON_IsString(it) && parse_u64(it->valuestring, &v) == 0)
+		return (v);
+	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
+		return ((uint64_t)it->valuedouble);
+	return (0);
+}
+
+/* 1 if endpoint i answers a status request now. */
+int
+etcd_http_probe(struct etcd_http *h, unsigned i)
+{
+	struct buf	 b;
+	unsigned	 saved = h->cur;
+	int		 status;
+
+	buf_init(&b);
+	h->cur = i;
+	status = etcd_http_try(h, "/v3/maintenance/status", "{}", &b);
+	h->cur = saved;
+	buf_free(&b);
+	h->ep[i].healthy = status == 200;
+	return (h->ep[i].healthy);
+}
+
+/* The base64 of the first key after every key starting with p. */
+char *
+etcd_prefix_end64(const char *p, size_t n)
+{
+	unsigned char	*e = xmemdup(p, n);
+	char		*s;
+
+	while (n > 0 && e[n - 1] == 0xff)
+		n--;
+	if (n == 0) {
+		free(e);
+		return (xstrdup("AA=="));	/* "\0": to the end */
+	}
+	e[n - 1]++;
+	s = etcd_b64(e, n);
+	free(e);
+	return (s);
+}

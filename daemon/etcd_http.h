@@ -1,0 +1,60 @@
+/*
+ * A small client for etcd's JSON gateway: blocking POSTs of JSON bodies
+ * (each with a timeout, run on a private event base with libevent's evhttp,
+ * so keep-alive, chunked replies and timeouts are evhttp's), over one of
+ * several endpoints: on a connection or I/O failure the next endpoint is
+ * tried.  The watch stream (store_etcd_watch.c) uses the same endpoints.
+ *
+ * Ownership: etcd_http_call() hands the caller a cJSON tree to delete.
+ */
+#ifndef METAD_ETCD_HTTP_H
+#define METAD_ETCD_HTTP_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "store.h"
+
+#define ETCD_HTTP_TIMEOUT_S	2
+#define ETCD_REPLY_MAX_BYTES	(64u << 20)
+
+struct evhttp_request;
+
+struct etcd_endpoint {
+	char			 url[128];
+	char			 host[96];
+	unsigned short		 port;
+	int			 healthy;
+};
+
+struct etcd_http {
+	struct event_base	*base;		/* private, for blocking calls */
+	struct evhttp_connection *conn[STORE_ENDPOINTS_MAX];
+	struct etcd_endpoint	 ep[STORE_ENDPOINTS_MAX];
+	unsigned		 nep;
+	unsigned		 cur;		/* the endpoint in use */
+};
+
+int	 etcd_http_init(struct etcd_http *, const char *urls,
+	    struct store_err *);
+void	 etcd_http_close(struct etcd_http *);
+/* POST body to path; *out the parsed reply.  Errors: unavailable, etc. */
+int	 etcd_http_call(struct etcd_http *, const char *path, const char *body,
+	    cJSON **out, struct store_err *);
+/* Build a request for path with a JSON body on conn. */
+struct evhttp_request *etcd_http_request(struct evhttp_connection *,
+	    const struct etcd_endpoint *, const char *path, const char *body,
+	    void (*)(struct evhttp_request *, void *), void *);
+
+int	 etcd_http_probe(struct etcd_http *, unsigned);
+char	*etcd_prefix_end64(const char *, size_t);
+
+/* The gateway's encodings. */
+char	*etcd_b64(const void *, size_t);
+/* Decodes a base64 field of obj (absent: empty); malloc'd, *len set. */
+unsigned char *etcd_unb64(const cJSON *obj, const char *name, size_t *len);
+/* An int64-as-string (or number) field; 0 when absent. */
+uint64_t etcd_u64(const cJSON *obj, const char *name);
+
+#endif

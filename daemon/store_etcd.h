@@ -1,0 +1,80 @@
+/*
+ * The etcd backend's state, shared by store_etcd.c (reads, writes as one
+ * etcd txn per request) and store_etcd_watch.c (the watch stream that feeds
+ * the history cache and the watch hub, and history older than the cache).
+ *
+ * Keys: a user key K lives in etcd at PREFIX "k/" K; PREFIX "rev" is the
+ * sentinel every metad write also puts, so that a write's txn can compare
+ * it with the mod_revision read at store_begin (optimistic concurrency
+ * between daemons sharing one etcd).
+ */
+#ifndef METAD_STORE_ETCD_H
+#define METAD_STORE_ETCD_H
+
+#include "etcd_http.h"
+#include "store.h"
+#include "util.h"
+
+#define ETCD_PREFIX_DEFAULT	"metad/"
+#define ETCD_PREFIX_MAX		256
+#define ETCD_CACHE_EVENTS_MAX	65536
+#define ETCD_CACHE_BYTES_MAX	(64u << 20)
+#define ETCD_RECONNECT_MS	250
+
+/* A write buffered in the batch, or an event in the history cache. */
+struct etcd_ev {
+	uint64_t		 rev;
+	uint32_t		 seq;
+	int			 deleted;
+	char			*key;		/* the user key */
+	size_t			 key_len;
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version;
+	uint64_t		 create_rev;
+	uint64_t		 mod_rev;
+};
+
+struct etcd_evs {
+	struct etcd_ev		*v;
+	size_t			 n, cap, head;	/* live: [head, n) */
+	size_t			 bytes;
+};
+
+struct store_etcd {
+	struct store		*st;
+	struct etcd_http	 http;
+	char			 prefix[ETCD_PREFIX_MAX];	/* P "k/" */
+	size_t			 prefix_len;
+	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev" */
+	char			*kbeg64, *kend64, *sent64;	/* base64 */
+	char			*wbeg64, *wend64;	/* the stream's range */
+	/* The batch: */
+	uint64_t		 sent_mod;	/* sentinel's mod_rev at begin */
+	struct etcd_evs		 overlay;
+	size_t			 mark;
+	/* The stream and the history cache: */
+	struct store_options	 opts;
+	struct etcd_evs		 cache;		/* revs >= cache_from */
+	uint64_t		 cache_from;
+	uint64_t		 before_cache;	/* last metad rev below it */
+	struct evhttp_connection *wconn;
+	struct evhttp_request	*wreq;
+	struct event		*wtimer;
+	struct buf		 wbuf;
+	unsigned		 wep;
+};
+
+void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
+void	etcd_evs_clear(struct etcd_evs *, size_t keep_from);
+void	etcd_ev_free(struct etcd_ev *);
+/* Fill ev from a gateway kv object; -1 if it is not under the prefix. */
+int	etcd_ev_from_kv(struct store_etcd *, const cJSON *, int deleted,
+	    struct etcd_ev *);
+
+int	store_etcd_watch_start(struct store_etcd *, struct store_err *);
+void	store_etcd_watch_stop(struct store_etcd *);
+int	store_etcd_history(struct store *, uint64_t, store_event_cb, void *,
+	    struct store_err *);
+
+#endif

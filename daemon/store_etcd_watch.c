@@ -1,0 +1,399 @@
+/*
+ * The etcd backend's events: one persistent watch stream on the whole
+ * prefix (on the daemon's event loop, through evhttp's chunked reads) feeds
+ * a bounded cache of recent events and tells the watch hub (opts.notify);
+ * the stream resumes from the last revision seen after any failure, so no
+ * event is lost or repeated.  History older than the cache is replayed by a
+ * blocking watch from the asked revision.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "log.h"
+#include "store_etcd.h"
+
+/* An idle stream is reopened after this long (nothing lost). */
+#define ETCD_STREAM_IDLE_S	300
+
+/* What a watch response carries. */
+struct etcd_wmsg {
+	int		 created, canceled;
+	uint64_t	 compact_rev;
+	uint64_t	 last_rev;	/* of its events, 0 if none */
+};
+
+/* Parse one watch response line; events under the user prefix go to out. */
+static int
+etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
+    struct etcd_evs *out, struct etcd_wmsg *m)
+{
+	const cJSON	*res, *evs, *it, *kv, *type;
+	struct etcd_ev	 ev;
+	cJSON		*root;
+	uint64_t	 rev = 0;
+	uint32_t	 seq = 0;
+	int		 rc;
+
+	memset(m, 0, sizeof *m);
+	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
+		return (-1);
+	res = cJSON_GetObjectItemCaseSensitive(root, "result");
+	m->created = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
+	    "created"));
+	m->canceled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
+	    "canceled"));
+	m->compact_rev = etcd_u64(res, "compact_revision");
+	evs = cJSON_GetObjectItemCaseSensitive(res, "events");
+	cJSON_ArrayForEach(it, evs) {
+		kv = cJSON_GetObjectItemCaseSensitive(it, "kv");
+		type = cJSON_GetObjectItemCaseSensitive(it, "type");
+		rev = etcd_u64(kv, "mod_revision");
+		if (rev > m->last_rev) {
+			m->last_rev = rev;
+			seq = 0;
+		}
+		if (etcd_ev_from_kv(e, kv, cJSON_IsString(type) &&
+		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0)
+			continue;	/* the sentinel */
+		ev.seq = seq++;
+		etcd_evs_push(out, &ev);
+	}
+	rc = cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
+	    !m->canceled ? -1 : 0;	/* -1: an error object */
+	cJSON_Delete(root);
+	return (rc);
+}
+
+/* Append what came in, pass each complete line to fn. */
+static void
+etcd_lines(struct buf *b, struct evbuffer *in,
+    void (*fn)(void *, const char *, size_t), void *arg)
+{
+	size_t	 n = evbuffer_get_length(in), start = 0, i;
+
+	buf_reserve(b, b->len + n + 1);
+	evbuffer_remove(in, b->data + b->len, n);
+	b->len += n;
+	for (i = 0; i < b->len; i++) {
+		if (b->data[i] != '\n')
+			continue;
+		if (i > start)
+			fn(arg, b->data + start, i - start);
+		start = i + 1;
+	}
+	memmove(b->data, b->data + start, b->len - start);
+	b->len -= start;
+}
+
+/* Keep the cache bounded: drop whole revisions from its head. */
+static void
+etcd_cache_trim(struct store_etcd *e)
+{
+	struct etcd_evs	*c = &e->cache;
+	uint64_t	 rev;
+
+	while (c->head < c->n && (c->n - c->head > ETCD_CACHE_EVENTS_MAX ||
+	    c->bytes > ETCD_CACHE_BYTES_MAX)) {
+		rev = c->v[c->head].rev;
+		while (c->head < c->n && c->v[c->head].rev == rev) {
+			c->bytes -= c->v[c->head].key_len +
+			    c->v[c->head].value_len + sizeof c->v[c->head];
+			etcd_ev_free(&c->v[c->head]);
+			c->head++;
+		}
+		e->before_cache = rev;
+		e->cache_from = rev + 1;
+	}
+}
+
+static void etcd_watch_schedule(struct store_etcd *);
+
+static void
+etcd_stream_line(void *arg, const char *line, size_t len)
+{
+	struct store_etcd	*e = arg;
+	struct store		*st = e->st;
+	struct etcd_wmsg	 m;
+	uint64_t		 from = st->rev;
+
+	if (etcd_wmsg_parse(e, line, len, &e->cache, &m) != 0) {
+		log_warnx("etcd watch: %.*s", (int)(len > 200 ? 200 : len),
+		    line);
+		return;
+	}
+	if (m.canceled) {
+		/* Compacted past us: what we missed is gone for good. */
+		log_warnx("etcd watch cancelled (compact rev %" PRIu64 ")",
+		    m.compact_rev);
+		if (m.compact_rev > st->compact_rev)
+			st->compact_rev = m.compact_rev;
+		if (m.compact_rev > st->rev + 1)
+			st->rev = m.compact_rev - 1;
+		return;
+	}
+	if (m.last_rev <= st->rev)
+		return;
+	st->rev = m.last_rev;
+	etcd_cache_trim(e);
+	if (e->opts.notify != NULL)
+		e->opts.notify(e->opts.notify_arg, from, st->rev);
+}
+
+static void
+etcd_stream_chunk(struct evhttp_request *req, void *arg)
+{
+	struct store_etcd	*e = arg;
+
+	etcd_lines(&e->wbuf, evhttp_request_get_input_buffer(req),
+	    etcd_stream_line, e);
+}
+
+/* The stream ended (etcd went away, or the connection broke). */
+static void
+etcd_stream_done(struct evhttp_request *req, void *arg)
+{
+	struct store_etcd	*e = arg;
+
+	e->wreq = NULL;
+	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
+	    e->http.ep[e->wep].url, e->st->rev + 1);
+	etcd_watch_schedule(e);
+}
+
+static int
+etcd_stream_open(struct store_etcd *e)
+{
+	struct etcd_endpoint	*ep = &e->http.ep[e->wep];
+	char			 body[1024];
+
+	if (e->wconn != NULL)
+		evhttp_connection_free(e->wconn);
+	e->wreq = NULL;
+	e->wbuf.len = 0;
+	e->wconn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
+	    ep->port);
+	if (e->wconn == NULL)
+		return (-1);
+	evhttp_connection_set_retries(e->wconn, 0);
+	evhttp_connection_set_timeout(e->wconn, ETCD_STREAM_IDLE_S);
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
+	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
+	    e->st->rev + 1);
+	e->wreq = etcd_http_request(e->wconn, ep, "/v3/watch", body,
+	    etcd_stream_done, e);
+	if (e->wreq == NULL)
+		return (-1);
+	evhttp_request_set_chunked_cb(e->wreq, etcd_stream_chunk);
+	return (0);
+}
+
+static void
+etcd_watch_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct store_etcd	*e = arg;
+
+	if (etcd_stream_open(e) != 0)
+		etcd_watch_schedule(e);
+}
+
+/* Reconnect soon, to the next endpoint. */
+static void
+etcd_watch_schedule(struct store_etcd *e)
+{
+	struct timeval	 tv = { 0, ETCD_RECONNECT_MS * 1000 };
+
+	e->wep = (e->wep + 1) % e->http.nep;
+	evtimer_add(e->wtimer, &tv);
+}
+
+int
+store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
+{
+	e->wtimer = evtimer_new(e->opts.base, etcd_watch_timer, e);
+	if (e->wtimer == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "evtimer_new failed"));
+	e->wep = e->http.cur;
+	if (etcd_stream_open(e) != 0)
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
+		    "open the etcd watch stream"));
+	return (0);
+}
+
+void
+store_etcd_watch_stop(struct store_etcd *e)
+{
+	if (e->wtimer != NULL)
+		event_free(e->wtimer);
+	e->wtimer = NULL;
+	if (e->wconn != NULL)
+		evhttp_connection_free(e->wconn);	/* frees wreq */
+	e->wconn = NULL;
+	e->wreq = NULL;
+}
+
+/* A blocking watch replaying revs [from, until] into evs. */
+struct etcd_replay {
+	struct store_etcd	*e;
+	struct event_base	*base;
+	struct etcd_evs		*evs;
+	struct buf		 b;
+	uint64_t		 until;
+	int			 done, failed;
+	uint64_t		 compact_rev;
+};
+
+static void
+etcd_replay_line(void *arg, const char *line, size_t len)
+{
+	struct etcd_replay	*rp = arg;
+	struct etcd_wmsg	 m;
+
+	if (rp->done)
+		return;
+	if (etcd_wmsg_parse(rp->e, line, len, rp->evs, &m) != 0 ||
+	    m.canceled) {
+		rp->failed = 1;
+		rp->compact_rev = m.compact_rev;
+		rp->done = 1;
+	} else if (m.last_rev >= rp->until)
+		rp->done = 1;
+	if (rp->done)
+		event_base_loopbreak(rp->base);
+}
+
+static void
+etcd_replay_chunk(struct evhttp_request *req, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+
+	etcd_lines(&rp->b, evhttp_request_get_input_buffer(req),
+	    etcd_replay_line, rp);
+}
+
+static void
+etcd_replay_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+
+	if (!rp->done)
+		rp->failed = 1;
+	rp->done = 1;
+	event_base_loopbreak(rp->base);
+}
+
+static int
+etcd_replay(struct store_etcd *e, uint64_t from, uint64_t until,
+    struct etcd_evs *evs, struct store_err *err)
+{
+	struct etcd_endpoint	*ep = &e->http.ep[e->http.cur];
+	struct evhttp_connection *conn;
+	struct etcd_replay	 rp;
+	char			 body[1024];
+
+	memset(&rp, 0, sizeof rp);
+	rp.e = e;
+	rp.base = e->http.base;
+	rp.evs = evs;
+	rp.until = until;
+	buf_init(&rp.b);
+	conn = evhttp_connection_base_new(rp.base, NULL, ep->host, ep->port);
+	if (conn == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "evhttp"));
+	evhttp_connection_set_retries(conn, 0);
+	evhttp_connection_set_timeout(conn, ETCD_HTTP_TIMEOUT_S);
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
+	    e->wbeg64, e->wend64, from);
+	{
+		struct evhttp_request *req = etcd_http_request(conn, ep,
+		    "/v3/watch", body, etcd_replay_done, &rp);
+
+		if (req == NULL)
+			rp.failed = rp.done = 1;
+		else
+			evhttp_request_set_chunked_cb(req, etcd_replay_chunk);
+	}
+	while (!rp.done) {
+		if (event_base_loop(rp.base, EVLOOP_ONCE) != 0)
+			rp.failed = rp.done = 1;
+	}
+	evhttp_connection_free(conn);
+	buf_free(&rp.b);
+	if (rp.compact_rev != 0) {
+		if (rp.compact_rev > e->st->compact_rev)
+			e->st->compact_rev = rp.compact_rev;
+		return (store_err_set(err, STORE_ERR_COMPACTED, "history "
+		    "from rev %" PRIu64 " is compacted (etcd keeps revs from "
+		    "%" PRIu64 ")", from, rp.compact_rev));
+	}
+	if (rp.failed)
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd "
+		    "history from rev %" PRIu64 " could not be read", from));
+	return (0);
+}
+
+static int
+etcd_history_emit(const struct etcd_evs *evs, uint64_t from, uint64_t below,
+    store_event_cb cb, void *arg)
+{
+	const struct etcd_ev	*ev;
+	struct store_event	 se;
+	size_t			 i;
+
+	for (i = evs->head; i < evs->n; i++) {
+		ev = &evs->v[i];
+		if (ev->rev < from || ev->rev >= below)
+			continue;
+		memset(&se, 0, sizeof se);
+		se.rev = ev->rev;
+		se.seq = ev->seq;
+		se.type = ev->deleted ? STORE_EVENT_DELETE : STORE_EVENT_PUT;
+		se.kv.key = ev->key;
+		se.kv.key_len = ev->key_len;
+		se.kv.value = ev->deleted ? NULL : ev->value;
+		se.kv.value_len = ev->value_len;
+		se.kv.version = ev->version;
+		se.kv.create_rev = ev->create_rev;
+		se.kv.mod_rev = ev->mod_rev;
+		if (cb(&se, arg) != 0)
+			return (1);
+	}
+	return (0);
+}
+
+int
+store_etcd_history(struct store *st, uint64_t from, store_event_cb cb,
+    void *arg, struct store_err *err)
+{
+	struct store_etcd	*e = st->impl;
+	struct etcd_evs		 old;
+	int			 stop = 0;
+
+	if (from < e->cache_from && from <= e->before_cache) {
+		if (from < st->compact_rev)
+			return (store_err_set(err, STORE_ERR_COMPACTED,
+			    "history from rev %" PRIu64 " is compacted",
+			    from));
+		memset(&old, 0, sizeof old);
+		if (etcd_replay(e, from, e->before_cache, &old, err) != 0) {
+			etcd_evs_clear(&old, 0);
+			free(old.v);
+			return (-1);
+		}
+		stop = etcd_history_emit(&old, from, e->cache_from, cb, arg);
+		etcd_evs_clear(&old, 0);
+		free(old.v);
+	}
+	if (!stop)
+		etcd_history_emit(&e->cache, from, UINT64_MAX, cb, arg);
+	return (0);
+}

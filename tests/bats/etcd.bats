@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# The etcd backend: several daemons on one etcd, and an etcd outage.
+# Runs when etcd is installed, whatever METAD_TEST_STORE says.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	command -v etcd >/dev/null || skip "etcd is not installed"
+	export METAD_TEST_STORE=etcd
+	metad_start
+	A="$SOCK"
+}
+
+teardown() {
+	[ -n "${B_PID:-}" ] && { kill -TERM "$B_PID" 2>/dev/null; wait "$B_PID" 2>/dev/null; }
+	[ -n "${W_PID:-}" ] && { kill "$W_PID" 2>/dev/null; wait "$W_PID" 2>/dev/null; }
+	metad_cleanup
+}
+
+# A second daemon on the same etcd and prefix: socket $B.
+start_b() {
+	B="$TESTDIR/b.sock"
+	"$METAD" --socket "$B" --store "etcd:$ETCD_URL" \
+	    --etcd-prefix "$ETCD_PREFIX" --log-level warn 2>>"$TESTDIR/b.log" &
+	B_PID=$!
+	local i
+	for i in $(seq 1 200); do
+		socat -u /dev/null "UNIX-CONNECT:$B" 2>/dev/null && return 0
+		sleep 0.025
+	done
+	cat "$TESTDIR/b.log" >&2
+	return 1
+}
+
+@test "etcd: two daemons on one etcd see each other's writes" {
+	start_b
+	run -0 mctl -s "$A" put k from-a
+	run -0 mctl -s "$B" get k
+	assert_output from-a
+	run -0 mctl -s "$B" put k from-b
+	assert_output 2
+	run -0 mctl -s "$A" get k
+	assert_output from-b
+	# A precondition checked by one daemon sees the other's write.
+	run -3 mctl -s "$A" put k x --if-version 1
+	run -0 mctl -s "$B" del k --if-version 2
+	run -1 mctl -s "$A" get k
+}
+
+@test "etcd: a watch on one daemon sees puts made through the other" {
+	start_b
+	mctl -s "$A" put w/0 before
+	mctl -s "$A" -o json watch --prefix w/ --count 3 >"$TESTDIR/watch.out" &
+	W_PID=$!
+	sleep 0.3
+	mctl -s "$B" put w/1 one
+	mctl -s "$A" put w/2 two
+	mctl -s "$B" del w/1
+	wait "$W_PID"
+	W_PID=
+	run jq -r '"\(.event) \(.key) \(.value)"' "$TESTDIR/watch.out"
+	assert_output "put w/1 one
+put w/2 two
+delete w/1 null"
+}
+
+@test "etcd: an if_epoch race across two daemons has exactly one winner" {
+	start_b
+	local round wins pa pb
+	mctl -s "$A" epoch bump lead --owner init >/dev/null
+	for round in 1 2 3 4 5 6 7 8; do
+		mctl -s "$A" epoch bump lead --owner a --if-epoch "$round" \
+		    >"$TESTDIR/a.$round" 2>/dev/null &
+		pa=$!
+		mctl -s "$B" epoch bump lead --owner b --if-epoch "$round" \
+		    >"$TESTDIR/b.$round" 2>/dev/null &
+		pb=$!
+		wait "$pa" "$pb" || true
+		wins=$(cat "$TESTDIR/a.$round" "$TESTDIR/b.$round" | wc -l)
+		assert_equal "$wins" 1
+		run -0 mctl -s "$B" epoch get lead
+		assert_output --partial "$((round + 1))"
+	done
+}
+
+@test "etcd: concurrent bumps through two daemons hand out each epoch once" {
+	start_b
+	local i s pids=()
+	for i in $(seq 1 20); do
+		s=$A
+		[ $((i % 2)) -eq 0 ] && s=$B
+		mctl -s "$s" epoch bump e --owner "o$i" >>"$TESTDIR/epochs" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	run sort -n "$TESTDIR/epochs"
+	assert_output "$(seq 1 20)"
+}
+
+@test "etcd: status lists the endpoints and their health" {
+	run -0 mctl -o json status
+	assert_output --partial "\"endpoints\":[{\"url\":\"$ETCD_URL\",\"healthy\":true}]"
+	assert_output --partial '"backend":"etcd"'
+}
+
+# Keep a watch (raw protocol, one connection) on prefix o/ open in the
+# background; its lines go to $TESTDIR/watch.raw.
+raw_watch() {
+	{
+		printf '{"op":"watch","prefix":"o/"}\n'
+		sleep 30
+	} | socat -t 30 - "UNIX-CONNECT:$A" >"$TESTDIR/watch.raw" &
+	W_PID=$!
+	sleep 0.3
+}
+
+@test "etcd: an outage under load answers unavailable, then writes and watches resume" {
+	# This test stops etcd: it needs one of its own.
+	metad_stop
+	etcd_stop
+	unset METAD_TEST_ETCD ETCD_URL ETCD_CLIENT_PORT ETCD_PEER_PORT
+	etcd_start "$TESTDIR/own"
+	"$METAD" --socket "$A" --store "etcd:$ETCD_URL" --etcd-prefix o- \
+	    --log-level warn 2>>"$TESTDIR/metad.log" &
+	METAD_PID=$!
+	local i ok=0 unavail=0 rc
+	for i in $(seq 1 200); do
+		socat -u /dev/null "UNIX-CONNECT:$A" 2>/dev/null && break
+		sleep 0.025
+	done
+	raw_watch
+	for i in $(seq 1 20); do
+		mctl -s "$A" put "o/$i" "v$i" >/dev/null && echo "o/$i" >>"$TESTDIR/written"
+	done
+	etcd_stop
+	for i in $(seq 21 40); do
+		rc=0
+		mctl -s "$A" put "o/$i" "v$i" >/dev/null 2>"$TESTDIR/err" || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			echo "o/$i" >>"$TESTDIR/written"
+		else
+			assert_equal "$rc" 5
+			grep -q unavailable "$TESTDIR/err"
+			unavail=$((unavail + 1))
+		fi
+	done
+	[ "$unavail" -gt 0 ]
+	kill -0 "$METAD_PID"		# no crash
+	etcd_start "$TESTDIR/own"	# the same ports and data
+	for i in $(seq 41 60); do
+		for _ in $(seq 1 50); do
+			mctl -s "$A" put "o/$i" "v$i" >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		echo "o/$i" >>"$TESTDIR/written"
+	done
+	run -0 mctl -s "$A" get o/60
+	assert_output v60
+	# The watch saw every acknowledged write, once, in order.
+	for _ in $(seq 1 50); do
+		[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
+		    "$(wc -l <"$TESTDIR/written")" ] && break
+		sleep 0.1
+	done
+	kill "$W_PID" 2>/dev/null
+	W_PID=
+	run bash -c "grep '\"event\":\"put\"' '$TESTDIR/watch.raw' | jq -r .key"
+	assert_output "$(cat "$TESTDIR/written")"
+	kill -0 "$METAD_PID"
+}
