@@ -13,22 +13,6 @@ teardown() {
 	metad_cleanup
 }
 
-# status_field NAME: one field of "metactl status".
-status_field() {
-	"$METACTL" status | sed -n "s/^$1: //p"
-}
-
-# until_watching N: wait (at most 5 s) until metad has N watches.
-until_watching() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(status_field watches)" = "$1" ] && return 0
-		sleep 0.025
-	done
-	echo "metad never had $1 watches" >&2
-	return 1
-}
-
 # wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
 # (default 10), killing it past that; sets STATUS to its exit status.
 wait_bg() {

@@ -73,20 +73,6 @@ prompts_wait() {
 	screen_wait 'metactl>' "$1"
 }
 
-status_field() {
-	"$METACTL" status | sed -n "s/^$1: //p"
-}
-
-until_watching() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(status_field watches)" = "$1" ] && return 0
-		sleep 0.025
-	done
-	echo "metad never had $1 watches" >&2
-	return 1
-}
-
 @test "a script: put, get, a not-found that does not end it, ls; the status of the last failure" {
 	run -1 --separate-stderr mctl repl <<-'EOF'
 	put a 1
