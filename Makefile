@@ -114,9 +114,17 @@ ETCD_BATS	 = tests/bats/access.bats tests/bats/docs.bats \
 		   tests/bats/lifecycle.bats tests/bats/reliability.bats \
 		   tests/bats/etcd.bats
 
+# The behaviour files that run a second time on the memory backend.
+MEMORY_BATS	 = tests/bats/protocol.bats tests/bats/watch.bats \
+		   tests/bats/txn_epoch.bats tests/bats/cli.bats \
+		   tests/bats/cli_watch.bats tests/bats/cli_txn_epoch.bats
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)SANITIZER="$(SANITIZER)" ./tests/run $(UNIT_BINS)
+	$(Q)echo "# the same behaviour on the memory backend"
+	$(Q)SANITIZER="$(SANITIZER)" METAD_TEST_STORE=memory \
+	    METAD_TEST_FILES="$(MEMORY_BATS)" ./tests/run --bats-only
 	$(Q)./tests/run-etcd $(ETCD_BATS)
 
 check-etcd: all
