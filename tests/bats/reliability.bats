@@ -118,8 +118,9 @@ assert_recovered() {
 	refute_output --partial 'FAIL'
 }
 
-@test "linearizable: concurrent get/put/cas/delete on sqlite, 4 seeds" {
-	METAD_TEST_STORE=sqlite metad_start
+# lincheck_seeds STORE: 4 seeded lincheck runs against a daemon on STORE.
+lincheck_seeds() {
+	METAD_TEST_STORE="$1" metad_start
 	local seed
 	for seed in 1 2 3; do
 		run lincheck -s "$SOCK" -c 5 -n 80 -k 3 -r "$seed" -t 20
@@ -130,16 +131,12 @@ assert_recovered() {
 	assert_output --partial 'linearizable'
 }
 
+@test "linearizable: concurrent get/put/cas/delete on sqlite, 4 seeds" {
+	lincheck_seeds sqlite
+}
+
 @test "linearizable: concurrent get/put/cas/delete on memory, 4 seeds" {
-	METAD_TEST_STORE=memory metad_start
-	local seed
-	for seed in 1 2 3; do
-		run lincheck -s "$SOCK" -c 5 -n 80 -k 3 -r "$seed" -t 20
-		assert_success
-	done
-	run lincheck -s "$SOCK" -c 8 -n 50 -k 2 -r 4 -t 20
-	assert_success
-	assert_output --partial 'linearizable'
+	lincheck_seeds memory
 }
 
 @test "disk full (2 MiB tmpfs): storage_full, reads go on, writes resume after remount, nothing lost" {
