@@ -232,9 +232,7 @@ static void
 watch_deliver(struct watch *w, const struct store_event *ev,
     const struct buf *body)
 {
-	if (w->dead || !w->live || !watch_matches(w, ev->kv.key,
-	    ev->kv.key_len))
-		return;
+	/* The caller checked that w is live, not cancelled, and matches. */
 	if (ev->rev != w->emitting) {
 		if (ev->rev < w->next_rev)
 			return;		/* before its from_rev */
