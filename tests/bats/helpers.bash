@@ -41,7 +41,10 @@ metad_start() {
 	for i in $(seq 1 200); do
 		# Ready once it answers (a stale socket file may be there).
 		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
-		    2>/dev/null && return 0
+		    2>/dev/null && {
+			rev_base
+			return
+		}
 		kill -0 "$METAD_PID" 2>/dev/null || {
 			cat "$TESTDIR/metad.log" >&2
 			return 1
@@ -72,11 +75,43 @@ metad_cleanup() {
 	etcd_stop
 	[ -n "${TESTDIR:-}" ] && rm -rf "$TESTDIR"
 	TESTDIR=
+	R0=
+}
+
+# Revisions.  An empty sqlite or memory store is at rev 0; a test's fresh
+# prefix on etcd starts at etcd's current revision, which earlier tests
+# moved (SPEC 2: the etcd backend reports etcd's own revisions).  R0 is the
+# rev of the store when the test's first daemon answered, so tests write a
+# revision as @N, "the test's Nth write": rv '{"rev":@2}' prints
+# {"rev":2} on sqlite and {"rev":R0+2} on etcd.
+rev_base() {
+	[ -z "${R0:-}" ] || return 0
+	R0=$(printf '{"op":"ping"}\n' | raw | sed -n 's/.*"rev":\([0-9]*\).*/\1/p')
+	[ -n "$R0" ] || {
+		echo "metad did not answer ping" >&2
+		return 1
+	}
+}
+
+# rv STRING: STRING with every @N replaced by the revision R0 + N.
+rv() {
+	local s="$1" out="" n
+	while [[ $s =~ ^([^@]*)@([0-9]+)(.*)$ ]]; do
+		n=${BASH_REMATCH[2]}
+		out+="${BASH_REMATCH[1]}$((R0 + 10#$n))"
+		s=${BASH_REMATCH[3]}
+	done
+	printf '%s\n' "$out$s"
 }
 
 # Send raw request lines (stdin) to the daemon, print the response lines.
 raw() {
 	socat -t 2 - "UNIX-CONNECT:$SOCK"
+}
+
+# Send one request line ($1), print the response lines.
+req() {
+	printf '%s\n' "$1" | raw
 }
 
 mctl() {

@@ -12,10 +12,6 @@ teardown() {
 	metad_cleanup
 }
 
-req() {
-	printf '%s\n' "$1" | raw
-}
-
 @test "data, versions and rev survive a restart" {
 	metad_start
 	req '{"op":"put","key":"a","value":"1"}' >/dev/null

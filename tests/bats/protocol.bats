@@ -12,10 +12,6 @@ teardown() {
 }
 
 # Send one request line, print the one response line.
-req() {
-	printf '%s\n' "$1" | raw
-}
-
 @test "hello reports server, protocol, backend, access and rev" {
 	run req '{"op":"hello","id":1}'
 	assert_success

@@ -23,10 +23,6 @@ teardown() {
 	metad_cleanup
 }
 
-req() {
-	printf '%s\n' "$1" | raw
-}
-
 lincheck() {
 	[ -x "$LINCHECK" ] || {
 		echo "$LINCHECK is not built (make build/tests/lincheck)" >&2

@@ -11,11 +11,6 @@ teardown() {
 	metad_cleanup
 }
 
-# Send one request line, print the one response line.
-req() {
-	printf '%s\n' "$1" | raw
-}
-
 # Send one request line on a connection of its own, in the background,
 # writing the response to file $2; the pid is appended to BG_PIDS.
 req_bg() {

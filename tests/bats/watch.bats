@@ -11,10 +11,6 @@ teardown() {
 	metad_cleanup
 }
 
-req() {
-	printf '%s\n' "$1" | raw
-}
-
 # put_n PREFIX N: N pipelined puts PREFIX1..PREFIXN on one connection.
 put_n() {
 	local i
