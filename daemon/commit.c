@@ -13,18 +13,59 @@
 
 #define COMMIT_RETRIES_MAX	20
 #define COMMIT_RETRY_US		500
+/* A written request waits at most this long for its events. */
+#define COMMIT_PARK_MS		2000
 
 struct commit {
 	struct metad		*md;
 	struct req_queue	 queue;
 	unsigned		 queued;
 	struct event		*ev;
+	/* Per-request store: committed, answered once their events came. */
+	struct req_queue	 parked;
+	unsigned		 nparked;
+	struct event		*park_timer;
 };
+
+static void	commit_answer(struct commit *, struct req_queue *);
 
 static void
 commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	commit_run(arg);
+}
+
+/*
+ * Answer the parked requests, in order, up to the first whose write is
+ * above rev (UINT64_MAX: all of them).
+ */
+void
+commit_unpark(struct commit *cm, uint64_t rev)
+{
+	struct req_queue	 ready;
+	struct req		*r;
+
+	TAILQ_INIT(&ready);
+	while ((r = TAILQ_FIRST(&cm->parked)) != NULL && r->wrote_rev <= rev) {
+		TAILQ_REMOVE(&cm->parked, r, entry);
+		TAILQ_INSERT_TAIL(&ready, r, entry);
+		cm->nparked--;
+	}
+	if (cm->nparked == 0)
+		event_del(cm->park_timer);
+	commit_answer(cm, &ready);
+}
+
+static void
+commit_park_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct commit	*cm = arg;
+
+	log_warnx("the events of rev %llu did not come back from the store "
+	    "in %d ms; answering anyway",
+	    (unsigned long long)TAILQ_FIRST(&cm->parked)->wrote_rev,
+	    COMMIT_PARK_MS);
+	commit_unpark(cm, UINT64_MAX);
 }
 
 struct commit *
@@ -35,7 +76,10 @@ commit_create(struct metad *md)
 	cm = xcalloc(1, sizeof *cm);
 	cm->md = md;
 	TAILQ_INIT(&cm->queue);
-	if ((cm->ev = event_new(md->base, -1, 0, commit_cb, cm)) == NULL)
+	TAILQ_INIT(&cm->parked);
+	if ((cm->ev = event_new(md->base, -1, 0, commit_cb, cm)) == NULL ||
+	    (cm->park_timer = evtimer_new(md->base, commit_park_cb,
+	    cm)) == NULL)
 		fatalx("event_new");
 	return (cm);
 }
@@ -47,14 +91,16 @@ commit_free(struct commit *cm)
 		return;
 	while (cm->queued > 0)
 		commit_run(cm);
+	commit_unpark(cm, UINT64_MAX);
 	event_free(cm->ev);
+	event_free(cm->park_timer);
 	free(cm);
 }
 
 unsigned
 commit_queued(struct commit *cm)
 {
-	return (cm->queued);
+	return (cm->queued + cm->nparked);
 }
 
 /*
@@ -143,6 +189,29 @@ commit_trim_history(struct commit *cm)
 }
 
 /*
+ * A writer outside metad moved the store between store_begin() and the
+ * commit, which landed at r->wrote_rev instead of base_rev + 1: run the
+ * request again on the state it was decided on (the same base_rev) to
+ * answer with the revisions its write really has.
+ */
+static int
+commit_reanswer(struct commit *cm, struct req *r, struct store_err *se)
+{
+	struct store	*st = cm->md->store;
+	int		 wrote = 0, rc;
+
+	log_debug("rev %llu planned, landed at %llu (a writer outside metad)",
+	    (unsigned long long)st->base_rev + 1,
+	    (unsigned long long)r->wrote_rev);
+	buf_reset(&r->resp);
+	if (store_reopen_batch(st, se) != 0)
+		return (-1);
+	rc = r->op->apply(r, r->wrote_rev, &wrote, se);
+	store_rollback(st);
+	return (rc);
+}
+
+/*
  * A per-request store (etcd): each write request is a batch of its own at
  * the store's next revision; when another writer got there first nothing
  * was written, so the request runs again, at most COMMIT_RETRIES_MAX times
@@ -168,8 +237,16 @@ commit_one(struct commit *cm, struct req *r)
 				return;		/* answered, nothing written */
 			break;
 		}
-		if (store_commit(st, st->base_rev + 1, &se) == 0)
-			return;
+		if (store_commit(st, st->base_rev + 1, &se) == 0) {
+			r->wrote_rev = st->commit_rev;
+			if (r->wrote_rev == st->base_rev + 1 ||
+			    commit_reanswer(cm, r, &se) == 0)
+				return;
+			log_warnx("rev %llu was written, but its answer could "
+			    "not be made again: %s",
+			    (unsigned long long)r->wrote_rev, se.msg);
+			break;
+		}
 		if (se.code != STORE_ERR_CONFLICT ||
 		    attempt == COMMIT_RETRIES_MAX)
 			break;
@@ -179,13 +256,36 @@ commit_one(struct commit *cm, struct req *r)
 	reply_store_error(r, &se);
 }
 
+/*
+ * Park the answers from the first written request on: each goes out once
+ * the store's events reached its rev, so that, as with a local store, a
+ * watcher has the events of a write before its writer has the answer, and
+ * a read after the answer reports a rev no older than the write.
+ */
 static void
 commit_run_each(struct commit *cm, struct req_queue *batch)
 {
-	struct req	*r;
+	struct store	*st = cm->md->store;
+	struct req	*r, *next;
+	int		 parking = cm->nparked > 0;
 
 	TAILQ_FOREACH(r, batch, entry)
 		commit_one(cm, r);
+	for (r = TAILQ_FIRST(batch); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		if (!parking && r->wrote_rev <= st->rev)
+			continue;
+		if (!parking) {
+			struct timeval tv = { COMMIT_PARK_MS / 1000,
+			    (COMMIT_PARK_MS % 1000) * 1000 };
+
+			evtimer_add(cm->park_timer, &tv);
+			parking = 1;
+		}
+		TAILQ_REMOVE(batch, r, entry);
+		TAILQ_INSERT_TAIL(&cm->parked, r, entry);
+		cm->nparked++;
+	}
 }
 
 void

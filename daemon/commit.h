@@ -11,6 +11,8 @@
 #ifndef METAD_COMMIT_H
 #define METAD_COMMIT_H
 
+#include <stdint.h>
+
 struct commit;
 struct metad;
 struct req;
@@ -20,6 +22,9 @@ void		 commit_free(struct commit *);
 void		 commit_enqueue(struct commit *, struct req *);
 /* Commit what is queued now (also run from the loop after each turn). */
 void		 commit_run(struct commit *);
+/* Requests queued, or written and waiting for their events. */
 unsigned	 commit_queued(struct commit *);
+/* A per-request store's events reached rev: answer who waited for them. */
+void		 commit_unpark(struct commit *, uint64_t rev);
 
 #endif

@@ -137,6 +137,8 @@ metad_store_notify(void *arg, uint64_t from, uint64_t to)
 
 	if (md->watch != NULL)
 		watch_committed(md->watch, from, to);
+	if (md->commit != NULL)
+		commit_unpark(md->commit, to);
 }
 
 int

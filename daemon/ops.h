@@ -71,6 +71,8 @@ struct req {
 	void			*state;
 	void			 (*state_free)(void *);
 	struct buf		 resp;
+	/* A per-request store: the revision its write landed at, or 0. */
+	uint64_t		 wrote_rev;
 	TAILQ_ENTRY(req)	 entry;
 };
 

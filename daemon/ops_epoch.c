@@ -48,7 +48,7 @@ ops_epoch_get(struct req *r)
 	reply_begin(r, &w);
 	epoch_json(&w, "epoch", &cur);
 	jw_name(&w, "rev");
-	jw_u64(&w, r->md->store->rev);
+	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 }
 

@@ -24,7 +24,7 @@ ops_hello(struct req *r)
 	jw_name(&w, "access");
 	jw_cstr(&w, conn_access_name(r->conn->access));
 	jw_name(&w, "rev");
-	jw_u64(&w, r->md->store->rev);
+	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 }
 
@@ -35,7 +35,7 @@ ops_ping(struct req *r)
 
 	reply_begin(r, &w);
 	jw_name(&w, "rev");
-	jw_u64(&w, r->md->store->rev);
+	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 }
 
@@ -69,7 +69,7 @@ ops_get(struct req *r)
 	if (!found)
 		reply_kv(&w, "kv", NULL, 0);
 	jw_name(&w, "rev");
-	jw_u64(&w, r->md->store->rev);
+	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 }
 
@@ -142,7 +142,7 @@ ops_list(struct req *r)
 	jw_name(&w, "more");
 	jw_bool(&w, more);
 	jw_name(&w, "rev");
-	jw_u64(&w, r->md->store->rev);
+	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 }
 
@@ -181,7 +181,7 @@ ops_status(struct req *r)
 	}
 	reply_begin(r, &w);
 	jw_name(&w, "rev");
-	jw_u64(&w, md->store->rev);
+	jw_u64(&w, store_read_rev(md->store));
 	jw_name(&w, "compact_rev");
 	jw_u64(&w, md->store->compact_rev);
 	jw_name(&w, "keys");

@@ -205,7 +205,22 @@ store_commit(struct store *s, uint64_t rev, struct store_err *err)
 	if (s->backend->commit(s, rev, err) != 0)
 		return (-1);
 	if (!(s->backend->caps & STORE_CAP_PER_REQUEST))
-		s->rev = rev;
+		s->rev = s->commit_rev = rev;
+	return (0);
+}
+
+/*
+ * A per-request store: open the last batch again, reading at the same
+ * base_rev, so that a request can be run once more to answer with the
+ * revision its commit landed at (then store_rollback()).
+ */
+int
+store_reopen_batch(struct store *s, struct store_err *err)
+{
+	if (s->in_batch || !(s->backend->caps & STORE_CAP_PER_REQUEST))
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "no batch to open again"));
+	s->in_batch = 1;
 	return (0);
 }
 

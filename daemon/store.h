@@ -45,7 +45,11 @@
  *   run the request again;
  * - rev is the last revision whose events were handed to
  *   store_options.notify (events arrive from the remote store, whoever
- *   wrote them), not the last revision this process committed.
+ *   wrote them), not the last revision this process committed; seen_rev is
+ *   the newest revision any answer of the remote store showed (reads may
+ *   see writes whose events have not arrived yet), and commit_rev the
+ *   revision the last store_commit() landed at (above base_rev + 1 when a
+ *   writer outside metad moved the remote store in between).
  */
 #ifndef METAD_STORE_H
 #define METAD_STORE_H
@@ -181,8 +185,17 @@ struct store {
 	uint64_t			 rev;		/* committed */
 	uint64_t			 compact_rev;	/* events < this gone */
 	uint64_t			 base_rev;	/* a batch reads at */
+	uint64_t			 seen_rev;	/* remote: newest seen */
+	uint64_t			 commit_rev;	/* remote: last landed */
 	int				 in_batch;
 };
+
+/* The revision a read answers with: no older than what it read. */
+static inline uint64_t
+store_read_rev(const struct store *s)
+{
+	return (s->seen_rev > s->rev ? s->seen_rev : s->rev);
+}
 
 extern const struct store_backend	 store_sqlite_backend;
 extern const struct store_backend	 store_mem_backend;
@@ -212,6 +225,7 @@ int	store_mark(struct store *, struct store_err *);
 int	store_undo(struct store *, struct store_err *);
 int	store_commit(struct store *, uint64_t, struct store_err *);
 void	store_rollback(struct store *);
+int	store_reopen_batch(struct store *, struct store_err *);
 int	store_history(struct store *, uint64_t, store_event_cb, void *,
 	    struct store_err *);
 int	store_compact(struct store *, uint64_t, struct store_err *);

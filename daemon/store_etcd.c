@@ -109,12 +109,17 @@ etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 	kv->mod_rev = ev->mod_rev;
 }
 
-/* The header revision of a reply, and the range's kvs array. */
+/* The header revision of a reply: etcd's revision when it answered. */
 static uint64_t
-etcd_header_rev(const cJSON *reply)
+etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 {
-	return (etcd_u64(cJSON_GetObjectItemCaseSensitive(reply, "header"),
-	    "revision"));
+	uint64_t	 rev;
+
+	rev = etcd_u64(cJSON_GetObjectItemCaseSensitive(reply, "header"),
+	    "revision");
+	if (rev > e->st->seen_rev)
+		e->st->seen_rev = rev;
+	return (rev);
 }
 
 /* Range [key64, end64) at rev (0: current); the reply in *out. */
@@ -141,6 +146,8 @@ etcd_range(struct store_etcd *e, const char *key64, const char *end64,
 	buf_addstr(&b, "}");
 	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), out, err);
 	buf_free(&b);
+	if (rc == 0)
+		(void)etcd_header_rev(e, *out);
 	return (rc);
 }
 
@@ -280,7 +287,7 @@ store_etcd_begin(struct store *st, struct store_err *err)
 	e->mark = 0;
 	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
 		return (-1);
-	st->base_rev = etcd_header_rev(reply);
+	st->base_rev = etcd_header_rev(e, reply);
 	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
 	e->sent_mod = cJSON_GetArraySize(kvs) > 0 ?
 	    etcd_u64(cJSON_GetArrayItem(kvs, 0), "mod_revision") : 0;
@@ -432,14 +439,12 @@ store_etcd_commit(struct store *st, uint64_t rev, struct store_err *err)
 		return (-1);
 	ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
 	    "succeeded"));
-	got = etcd_header_rev(reply);
+	got = etcd_header_rev(e, reply);
 	cJSON_Delete(reply);
 	if (!ok)
 		return (store_err_set(err, STORE_ERR_CONFLICT, "etcd moved "
 		    "on since rev %" PRIu64 " (another writer)", st->base_rev));
-	if (got != rev)
-		log_warnx("etcd: a write planned at rev %" PRIu64 " landed "
-		    "at %" PRIu64 " (a writer outside metad)", rev, got);
+	st->commit_rev = got;
 	return (0);
 }
 

@@ -142,7 +142,7 @@ wait_answer(struct waiter *wt, const struct store_kv *kv)
 		reply_begin(r, &w);
 		reply_kv(&w, "kv", kv, 1);
 		jw_name(&w, "rev");
-		jw_u64(&w, r->md->store->rev);
+		jw_u64(&w, store_read_rev(r->md->store));
 		reply_end(r, &w);
 	} else {
 		snprintf(msg, sizeof msg, "key did not reach version %" PRIu64
@@ -183,7 +183,7 @@ wait_now_cb(const struct store_kv *kv, void *arg)
 	reply_begin(wn->r, &w);
 	reply_kv(&w, "kv", kv, 1);
 	jw_name(&w, "rev");
-	jw_u64(&w, wn->r->md->store->rev);
+	jw_u64(&w, store_read_rev(wn->r->md->store));
 	reply_end(wn->r, &w);
 	wn->answered = 1;
 	return (0);
