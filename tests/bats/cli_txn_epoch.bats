@@ -17,7 +17,7 @@ teardown() {
 	assert_output --partial 'leader: no epoch'
 	run "$METACTL" -o json epoch get leader
 	assert_failure 1
-	assert_line --index 0 '{"ok":true,"epoch":null,"rev":0}'
+	assert_line --index 0 "$(rv '{"ok":true,"epoch":null,"rev":@0}')"
 }
 
 @test "epoch bump prints the new epoch alone; epoch get shows it and the owner" {
@@ -30,7 +30,7 @@ teardown() {
 	assert_success
 	assert_output 'epoch 2 owner node-b'
 	run "$METACTL" -o json epoch get leader
-	assert_output '{"ok":true,"epoch":{"key":"leader","epoch":2,"owner":"node-b","version":2,"mod_rev":2},"rev":2}'
+	assert_output "$(rv '{"ok":true,"epoch":{"key":"leader","epoch":2,"owner":"node-b","version":2,"mod_rev":@2},"rev":@2}')"
 	mctl epoch bump leader >/dev/null
 	run "$METACTL" epoch get leader
 	assert_output 'epoch 3 owner ""'
@@ -104,7 +104,7 @@ get nope (not found)"
 get k v1"
 	run "$METACTL" -o json txn <<<'{"if":[{"key":"k","version":9}]}'
 	assert_failure 1
-	assert_output '{"ok":true,"succeeded":false,"results":[],"rev":1}'
+	assert_output "$(rv '{"ok":true,"succeeded":false,"results":[],"rev":@1}')"
 }
 
 @test "txn JSON: a delete that removed the key says so" {
@@ -128,11 +128,11 @@ del k deleted"
 @test "txn text form: compares, then, else (etcdctl style)" {
 	mctl put k v1
 	mctl put owner "node a"
-	run "$METACTL" txn <<-'EOF'
+	run "$METACTL" txn <<-EOF
 	# claim k if nobody changed it
 	version("k") = 1
 	value("owner") = "node a"
-	mod("k") < 5
+	mod("k") < $(rv @5)
 
 	put k "two words"
 	put bin b64:AAEC
