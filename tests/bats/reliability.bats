@@ -23,6 +23,11 @@ teardown() {
 	metad_cleanup
 }
 
+# The disk and kill -9 tests are about the sqlite file: the sqlite pass.
+sqlite_pass() {
+	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "about the sqlite file"
+}
+
 lincheck() {
 	[ -x "$LINCHECK" ] || {
 		echo "$LINCHECK is not built (make build/tests/lincheck)" >&2
@@ -114,9 +119,8 @@ assert_recovered() {
 	refute_output --partial 'FAIL'
 }
 
-# lincheck_seeds STORE: 4 seeded lincheck runs against a daemon on STORE.
-lincheck_seeds() {
-	METAD_TEST_STORE="$1" metad_start
+@test "linearizable: concurrent get/put/cas/delete, 4 seeds (on each backend's pass)" {
+	metad_start
 	local seed
 	for seed in 1 2 3; do
 		run lincheck -s "$SOCK" -c 5 -n 80 -k 3 -r "$seed" -t 20
@@ -127,15 +131,8 @@ lincheck_seeds() {
 	assert_output --partial 'linearizable'
 }
 
-@test "linearizable: concurrent get/put/cas/delete on sqlite, 4 seeds" {
-	lincheck_seeds sqlite
-}
-
-@test "linearizable: concurrent get/put/cas/delete on memory, 4 seeds" {
-	lincheck_seeds memory
-}
-
 @test "disk full (2 MiB tmpfs): storage_full, reads go on, writes resume after remount, nothing lost" {
+	sqlite_pass
 	MNT="$TESTDIR/mnt"
 	mkdir "$MNT"
 	mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null || {
@@ -156,7 +153,7 @@ lincheck_seeds() {
 }
 
 @test "file size limit (ulimit -f): EFBIG is storage_full, not a crash; writes resume when lifted" {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "needs a durable store"
+	sqlite_pass
 	command -v prlimit >/dev/null || skip "needs prlimit"
 	FSIZE_SAVED=$(ulimit -S -f)
 	ulimit -S -f 1024		# 1 MiB for metad
@@ -170,7 +167,7 @@ lincheck_seeds() {
 }
 
 @test "SIGTERM during concurrent writes, 3 cycles: exit 0, acknowledged writes kept, no torn answer" {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "needs a durable store"
+	sqlite_pass
 	run env STRESS_SIGNAL=TERM STRESS_CYCLES=3 \
 	    STRESS_DIR="$TESTDIR/stress" METAD="$METAD" "$STRESS"
 	assert_success
@@ -178,7 +175,7 @@ lincheck_seeds() {
 }
 
 @test "kill -9 at random moments under concurrent writes, 5 cycles: nothing acknowledged lost, integrity ok" {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "needs a durable store"
+	sqlite_pass
 	run env STRESS_CYCLES=5 STRESS_DIR="$TESTDIR/stress" \
 	    METAD="$METAD" "$STRESS"
 	assert_success
