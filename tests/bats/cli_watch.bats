@@ -49,9 +49,9 @@ put_n() {
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
-	assert_line --index 0 'PUT k v1 rev 1 one'
-	assert_line --index 1 'PUT k v2 rev 3 "two words"'
-	assert_line --index 2 'DELETE k rev 4'
+	assert_line --index 0 "$(rv 'PUT k v1 rev @1 one')"
+	assert_line --index 1 "$(rv 'PUT k v2 rev @3 "two words"')"
+	assert_line --index 2 "$(rv 'DELETE k rev @4')"
 	assert_equal "${#lines[@]}" 3
 }
 
@@ -69,30 +69,30 @@ put_n() {
 	wait_bg "$all"
 	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
-	assert_output "PUT app/a v1 rev 1 1
-PUT app/b v1 rev 3 3"
+	assert_output "$(rv 'PUT app/a v1 rev @1 1
+PUT app/b v1 rev @3 3')"
 	run cat "$TESTDIR/all"
 	assert_equal "${#lines[@]}" 3
-	assert_line --index 1 'PUT apple v1 rev 2 2'
+	assert_line --index 1 "$(rv 'PUT apple v1 rev @2 2')"
 }
 
 @test "watch --from-rev replays the history, then goes on live" {
 	mctl put a 1
 	mctl put b 2
 	mctl del a
-	run "$METACTL" watch --prefix "" --from-rev 2 --count 2
+	run "$METACTL" watch --prefix "" --from-rev "$(rv @2)" --count 2
 	assert_success
-	assert_output "PUT b v1 rev 2 2
-DELETE a rev 3"
-	"$METACTL" watch --prefix "" --from-rev 3 --count 2 > "$TESTDIR/out" &
+	assert_output "$(rv 'PUT b v1 rev @2 2
+DELETE a rev @3')"
+	"$METACTL" watch --prefix "" --from-rev "$(rv @3)" --count 2 > "$TESTDIR/out" &
 	BG=$!
 	until_watching 1
 	mctl put c 3
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
-	assert_output "DELETE a rev 3
-PUT c v1 rev 4 3"
+	assert_output "$(rv 'DELETE a rev @3
+PUT c v1 rev @4 3')"
 }
 
 @test "watch text output quotes odd keys and values, binary as b64:" {
@@ -101,24 +101,24 @@ PUT c v1 rev 4 3"
 	printf '\000\001' | mctl put bin - >/dev/null
 	mctl put q '"x'
 	mctl put p '(not found)'
-	run "$METACTL" watch --prefix "" --from-rev 1 --count 5
+	run "$METACTL" watch --prefix "" --from-rev "$(rv @1)" --count 5
 	assert_success
-	assert_line --index 0 'PUT "sp ace" v1 rev 1 ""'
-	assert_line --index 1 'PUT nl v1 rev 2 "a\nb"'
-	assert_line --index 2 'PUT bin v1 rev 3 b64:AAE='
-	assert_line --index 3 'PUT q v1 rev 4 "\"x"'
-	assert_line --index 4 'PUT p v1 rev 5 "(not found)"'
+	assert_line --index 0 "$(rv 'PUT "sp ace" v1 rev @1 ""')"
+	assert_line --index 1 "$(rv 'PUT nl v1 rev @2 "a\nb"')"
+	assert_line --index 2 "$(rv 'PUT bin v1 rev @3 b64:AAE=')"
+	assert_line --index 3 "$(rv 'PUT q v1 rev @4 "\"x"')"
+	assert_line --index 4 "$(rv 'PUT p v1 rev @5 "(not found)"')"
 }
 
 @test "watch -o json prints the events as JSON Lines, without the watch id" {
 	mctl put k v
 	printf '\377' | mctl put k - >/dev/null
 	mctl del k
-	run "$METACTL" -o json watch k --from-rev 1 --count 3
+	run "$METACTL" -o json watch k --from-rev "$(rv @1)" --count 3
 	assert_success
-	assert_line --index 0 '{"event":"put","key":"k","value":"v","version":1,"create_rev":1,"mod_rev":1}'
-	assert_line --index 1 '{"event":"put","key":"k","value_b64":"/w==","version":2,"create_rev":1,"mod_rev":2}'
-	assert_line --index 2 '{"event":"delete","key":"k","mod_rev":3}'
+	assert_line --index 0 "$(rv '{"event":"put","key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1}')"
+	assert_line --index 1 "$(rv '{"event":"put","key":"k","value_b64":"/w==","version":2,"create_rev":@1,"mod_rev":@2}')"
+	assert_line --index 2 "$(rv '{"event":"delete","key":"k","mod_rev":@3}')"
 	assert_equal "${#lines[@]}" 3
 }
 
@@ -136,7 +136,7 @@ PUT c v1 rev 4 3"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 130
 	run cat "$TESTDIR/out"
-	assert_output 'PUT k v1 rev 1 v'
+	assert_output "$(rv 'PUT k v1 rev @1 v')"
 	run cat "$TESTDIR/err"
 	assert_output ''
 	until_watching 0
@@ -151,7 +151,7 @@ PUT c v1 rev 4 3"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
-	assert_output 'PUT k v1 rev 1 late'
+	assert_output "$(rv 'PUT k v1 rev @1 late')"
 }
 
 @test "watch exits 4 with a message when metad goes away" {
@@ -178,7 +178,7 @@ PUT c v1 rev 4 3"
 	wait_bg "$BG"
 	until_watching 0
 	run cat "$TESTDIR/out"
-	assert_output 'PUT k v1 rev 1 v1'
+	assert_output "$(rv 'PUT k v1 rev @1 v1')"
 	run cat "$TESTDIR/err"
 	assert_output ''
 }
@@ -202,7 +202,7 @@ PUT c v1 rev 4 3"
 	run grep -c 'slow consumer' "$TESTDIR/err"
 	assert_output 1
 	for i in $(seq 1 "$n"); do
-		printf 'PUT s/%d v1 rev %d %s\n' "$i" "$i" "$value"
+		printf 'PUT s/%d v1 rev %d %s\n' "$i" "$((R0 + i))" "$value"
 	done > "$TESTDIR/expected"
 	run cmp "$TESTDIR/expected" "$TESTDIR/out"
 	assert_success
@@ -212,16 +212,16 @@ PUT c v1 rev 4 3"
 	mctl put k 1
 	mctl put k 2
 	mctl put k 3
-	run mctl compact 3
+	run mctl compact "$(rv @3)"
 	assert_success
-	assert_output 3
-	run "$METACTL" watch k --from-rev 1
+	assert_output "$(rv @3)"
+	run "$METACTL" watch k --from-rev "$(rv @1)"
 	assert_failure 5
 	assert_output --partial 'compacted'
-	assert_output --partial 'compact_rev 3'
-	run "$METACTL" watch k --from-rev 3 --count 1
+	assert_output --partial "$(rv 'compact_rev @3')"
+	run "$METACTL" watch k --from-rev "$(rv @3)" --count 1
 	assert_success
-	assert_output 'PUT k v3 rev 3 3'
+	assert_output "$(rv 'PUT k v3 rev @3 3')"
 }
 
 @test "watch usage errors exit 2" {
@@ -243,7 +243,7 @@ PUT c v1 rev 4 3"
 	assert_output v2
 	run "$METACTL" -o json wait k
 	assert_success
-	assert_output '{"ok":true,"kv":{"key":"k","value":"v2","version":2,"create_rev":1,"mod_rev":2},"rev":2}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"k","value":"v2","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
 }
 
 @test "wait times out with exit status 1" {
@@ -282,12 +282,12 @@ PUT c v1 rev 4 3"
 @test "compact prints the compacted rev; above the current rev is an error" {
 	mctl put a 1
 	mctl put a 2
-	run mctl compact 2
+	run mctl compact "$(rv @2)"
 	assert_success
-	assert_output 2
-	run mctl -o json compact 2
-	assert_output '{"ok":true,"compact_rev":2,"rev":2}'
-	run mctl compact 99
+	assert_output "$(rv @2)"
+	run mctl -o json compact "$(rv @2)"
+	assert_output "$(rv '{"ok":true,"compact_rev":@2,"rev":@2}')"
+	run mctl compact "$(rv @99)"
 	assert_failure 5
 	run mctl compact x
 	assert_failure 2
