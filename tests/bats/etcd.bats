@@ -1,13 +1,13 @@
 #!/usr/bin/env bats
-# The etcd backend: several daemons on one etcd, and an etcd outage.
-# Runs when etcd is installed, whatever METAD_TEST_STORE says.
+# The etcd backend: several daemons on one etcd, an etcd outage, writers
+# outside metad.  Runs in the etcd pass (tests/run-etcd, METAD_TEST_STORE=etcd).
 
 bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
+	on_etcd || skip "the etcd pass runs it (make check-etcd)"
 	command -v etcd >/dev/null || skip "etcd is not installed"
-	export METAD_TEST_STORE=etcd
 	metad_start
 	A="$SOCK"
 }
