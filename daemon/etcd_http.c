@@ -46,8 +46,11 @@ etcd_http_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
 	return (0);
 }
 
+static void	etcd_http_probe_cb(evutil_socket_t, short, void *);
+
 int
-etcd_http_init(struct etcd_http *h, const char *urls, struct store_err *err)
+etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
+    struct store_err *err)
 {
 	const char	*p = urls, *comma;
 	size_t		 len;
@@ -72,6 +75,11 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct store_err *err)
 	if ((h->base = event_base_new()) == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "event_base_new failed"));
+	h->main = main;
+	if (main != NULL && (h->probe_timer = evtimer_new(main,
+	    etcd_http_probe_cb, h)) == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "evtimer_new failed"));
 	return (0);
 }
 
@@ -84,6 +92,10 @@ etcd_http_close(struct etcd_http *h)
 		if (h->conn[i] != NULL)
 			evhttp_connection_free(h->conn[i]);
 	}
+	if (h->probe_timer != NULL)
+		event_free(h->probe_timer);
+	if (h->probe_conn != NULL)
+		evhttp_connection_free(h->probe_conn);
 	if (h->base != NULL)
 		event_base_free(h->base);
 	memset(h, 0, sizeof *h);
@@ -190,6 +202,54 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 	    status, msg));
 }
 
+static void
+etcd_http_probe_schedule(struct etcd_http *h)
+{
+	struct timeval	 tv = { 0, ETCD_PROBE_MS * 1000 };
+
+	evtimer_add(h->probe_timer, &tv);
+}
+
+static void
+etcd_http_probe_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_http	*h = arg;
+	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
+
+	if (req != NULL && evhttp_request_get_response_code(req) == 200) {
+		log_info("etcd: %s answers again", ep->url);
+		ep->healthy = 1;
+		h->cur = h->probe_ep;
+		h->down = 0;
+		return;
+	}
+	ep->healthy = 0;
+	h->probe_ep = (h->probe_ep + 1) % h->nep;
+	etcd_http_probe_schedule(h);
+}
+
+/* Ask the next endpoint, on the daemon's loop, whether etcd is back. */
+static void
+etcd_http_probe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_http	*h = arg;
+	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
+
+	if (h->probe_conn != NULL)
+		evhttp_connection_free(h->probe_conn);
+	h->probe_conn = evhttp_connection_base_new(h->main, NULL, ep->host,
+	    ep->port);
+	if (h->probe_conn == NULL) {
+		etcd_http_probe_schedule(h);
+		return;
+	}
+	evhttp_connection_set_timeout(h->probe_conn, ETCD_HTTP_TIMEOUT_S);
+	evhttp_connection_set_retries(h->probe_conn, 0);
+	if (etcd_http_request(h->probe_conn, ep, "/v3/maintenance/status",
+	    "{}", etcd_http_probe_done, h) == NULL)
+		etcd_http_probe_schedule(h);
+}
+
 int
 etcd_http_call(struct etcd_http *h, const char *path, const char *body,
     cJSON **out, struct store_err *err)
@@ -199,6 +259,10 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 	int		 status = 0;
 
 	*out = NULL;
+	if (h->down)
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+		    "unreachable (no endpoint answered; retrying every %d ms)",
+		    ETCD_PROBE_MS));
 	buf_init(&b);
 	for (tries = 0; tries < h->nep; tries++) {
 		buf_reset(&b);
@@ -209,6 +273,13 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 	}
 	if (status == 0) {
 		buf_free(&b);
+		if (h->main != NULL) {
+			log_warnx("etcd: no endpoint answers; requests fail at "
+			    "once until one does");
+			h->down = 1;
+			h->probe_ep = h->cur;
+			etcd_http_probe_schedule(h);
+		}
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
 		    "unreachable (%u endpoint%s tried)", h->nep,
 		    h->nep == 1 ? "" : "s"));

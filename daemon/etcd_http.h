@@ -5,6 +5,12 @@
  * several endpoints: on a connection or I/O failure the next endpoint is
  * tried.  The watch stream (store_etcd_watch.c) uses the same endpoints.
  *
+ * When no endpoint answers, a call has blocked the daemon for up to
+ * ETCD_HTTP_TIMEOUT_S per endpoint; so that a whole queue of requests does
+ * not do the same, calls then fail at once (unavailable) while a probe on
+ * the daemon's own loop asks the endpoints in turn, every ETCD_PROBE_MS,
+ * until one answers.
+ *
  * Ownership: etcd_http_call() hands the caller a cJSON tree to delete.
  */
 #ifndef METAD_ETCD_HTTP_H
@@ -17,6 +23,7 @@
 #include "store.h"
 
 #define ETCD_HTTP_TIMEOUT_S	2
+#define ETCD_PROBE_MS		250
 #define ETCD_REPLY_MAX_BYTES	(64u << 20)
 
 struct evhttp_request;
@@ -34,10 +41,17 @@ struct etcd_http {
 	struct etcd_endpoint	 ep[STORE_ENDPOINTS_MAX];
 	unsigned		 nep;
 	unsigned		 cur;		/* the endpoint in use */
+	/* Failing fast (main: the daemon's loop, NULL: never). */
+	struct event_base	*main;
+	int			 down;
+	struct event		*probe_timer;
+	struct evhttp_connection *probe_conn;
+	unsigned		 probe_ep;
 };
 
+/* main: the loop the recovery probe runs on, or NULL for none. */
 int	 etcd_http_init(struct etcd_http *, const char *urls,
-	    struct store_err *);
+	    struct event_base *main, struct store_err *);
 void	 etcd_http_close(struct etcd_http *);
 /* POST body to path; *out the parsed reply.  Errors: unavailable, etc. */
 int	 etcd_http_call(struct etcd_http *, const char *path, const char *body,

@@ -547,7 +547,7 @@ store_etcd_open(struct store *st, const char *arg,
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
-	    etcd_http_init(&e->http, arg, err) != 0 ||
+	    etcd_http_init(&e->http, arg, opts->base, err) != 0 ||
 	    store_etcd_begin(st, err) != 0 ||
 	    (st->rev = st->base_rev, etcd_find_compact_rev(st, err)) != 0) {
 		store_etcd_close(st);

@@ -299,6 +299,10 @@ etcd_replay(struct store_etcd *e, uint64_t from, uint64_t until,
 	struct etcd_replay	 rp;
 	char			 body[1024];
 
+	if (e->http.down)
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+		    "unreachable: history from rev %" PRIu64 " cannot be "
+		    "read now", from));
 	memset(&rp, 0, sizeof rp);
 	rp.e = e;
 	rp.base = e->http.base;

@@ -13,6 +13,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${FROZEN:-}" ] || kill -CONT "$ETCD_PID" 2>/dev/null || true
 	[ -n "${B_PID:-}" ] && { kill -TERM "$B_PID" 2>/dev/null; wait "$B_PID" 2>/dev/null; }
 	[ -n "${W_PID:-}" ] && { kill "$W_PID" 2>/dev/null; wait "$W_PID" 2>/dev/null; }
 	metad_cleanup
@@ -115,20 +116,27 @@ raw_watch() {
 	sleep 0.3
 }
 
-@test "etcd: an outage under load answers unavailable, then writes and watches resume" {
-	# This test stops etcd: it needs one of its own.
+# Restart the test's daemon on an etcd of its own (a test that stops or
+# freezes etcd must not do it to the shared one), with prefix $1.
+own_etcd() {
 	metad_stop
 	etcd_stop
 	unset METAD_TEST_ETCD ETCD_URL ETCD_CLIENT_PORT ETCD_PEER_PORT
 	etcd_start "$TESTDIR/own"
-	"$METAD" --socket "$A" --store "etcd:$ETCD_URL" --etcd-prefix o- \
+	"$METAD" --socket "$A" --store "etcd:$ETCD_URL" --etcd-prefix "$1" \
 	    --log-level warn 2>>"$TESTDIR/metad.log" &
 	METAD_PID=$!
-	local i ok=0 unavail=0 rc
+	local i
 	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$A" 2>/dev/null && break
+		socat -u /dev/null "UNIX-CONNECT:$A" 2>/dev/null && return 0
 		sleep 0.025
 	done
+	return 1
+}
+
+@test "etcd: an outage under load answers unavailable, then writes and watches resume" {
+	own_etcd o-
+	local i ok=0 unavail=0 rc
 	raw_watch
 	for i in $(seq 1 20); do
 		mctl -s "$A" put "o/$i" "v$i" >/dev/null && echo "o/$i" >>"$TESTDIR/written"
@@ -202,4 +210,38 @@ raw_watch() {
 	wait "$W_PID" 2>/dev/null || true
 	W_PID=
 	assert_equal "$bad" 0
+}
+
+@test "etcd: while etcd does not answer, waiting requests fail together, not one timeout after another" {
+	own_etcd f-
+	mctl -s "$A" put k v >/dev/null
+	# A frozen etcd accepts connections and never answers: the first call
+	# waits for its timeout (2 s); the requests queued behind it must not
+	# each wait as long, or they would all outlive their client's.
+	kill -STOP "$ETCD_PID"
+	FROZEN=1
+	local i pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		(
+			rc=0
+			mctl -s "$A" --timeout 5 get k >/dev/null 2>"$TESTDIR/err.$i" || rc=$?
+			echo "$rc" >"$TESTDIR/rc.$i"
+		) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	run cat "$TESTDIR"/rc.*
+	assert_output "$(printf '5\n%.0s' 1 2 3 4 5 6 7 8)"
+	run cat "$TESTDIR"/err.*
+	assert_line --index 0 --partial 'unavailable: etcd is unreachable'
+	kill -CONT "$ETCD_PID"
+	FROZEN=
+	for i in $(seq 1 50); do
+		mctl -s "$A" get k >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	run -0 mctl -s "$A" get k
+	assert_output v
+	run -0 mctl -s "$A" put k w
+	assert_output 2
 }
