@@ -47,6 +47,7 @@ etcd_http_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
 }
 
 static void	etcd_http_probe_cb(evutil_socket_t, short, void *);
+static void	etcd_http_acalls_free(struct etcd_http *);
 
 int
 etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
@@ -91,6 +92,15 @@ etcd_http_close(struct etcd_http *h)
 	for (i = 0; i < h->nep; i++) {
 		if (h->conn[i] != NULL)
 			evhttp_connection_free(h->conn[i]);
+	}
+	etcd_http_acalls_free(h);
+	for (i = 0; i < h->nep; i++) {
+		unsigned j;
+
+		for (j = 0; j < ETCD_ASYNC_CONNS; j++) {
+			if (h->aconn[i][j] != NULL)
+				evhttp_connection_free(h->aconn[i][j]);
+		}
 	}
 	if (h->probe_timer != NULL)
 		event_free(h->probe_timer);
@@ -250,6 +260,46 @@ etcd_http_probe_cb(evutil_socket_t fd, short what, void *arg)
 		etcd_http_probe_schedule(h);
 }
 
+static int
+etcd_http_down_err(struct store_err *err)
+{
+	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+	    "unreachable (no endpoint answered; retrying every %d ms)",
+	    ETCD_PROBE_MS));
+}
+
+/* No endpoint answered: fail at once until the probe finds one that does. */
+static int
+etcd_http_unreachable(struct etcd_http *h, struct store_err *err)
+{
+	if (h->main != NULL && !h->down) {
+		log_warnx("etcd: no endpoint answers; requests fail at once "
+		    "until one does");
+		h->down = 1;
+		h->probe_ep = h->cur;
+		etcd_http_probe_schedule(h);
+	}
+	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+	    "unreachable (%u endpoint%s tried)", h->nep,
+	    h->nep == 1 ? "" : "s"));
+}
+
+/* An answer of etcd (status, body b) as *out, or an error. */
+static int
+etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
+    struct store_err *err)
+{
+	*out = NULL;
+	buf_cstr(b);
+	if (status != 200)
+		return (etcd_http_fail(b, status, path, err));
+	*out = cJSON_ParseWithLengthOpts(b->data, b->len + 1, NULL, 1);
+	if (*out == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: the "
+		    "reply is not JSON", path));
+	return (0);
+}
+
 int
 etcd_http_call(struct etcd_http *h, const char *path, const char *body,
     cJSON **out, struct store_err *err)
@@ -260,9 +310,7 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 
 	*out = NULL;
 	if (h->down)
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
-		    "unreachable (no endpoint answered; retrying every %d ms)",
-		    ETCD_PROBE_MS));
+		return (etcd_http_down_err(err));
 	buf_init(&b);
 	for (tries = 0; tries < h->nep; tries++) {
 		buf_reset(&b);
@@ -273,29 +321,154 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 	}
 	if (status == 0) {
 		buf_free(&b);
-		if (h->main != NULL) {
-			log_warnx("etcd: no endpoint answers; requests fail at "
-			    "once until one does");
-			h->down = 1;
-			h->probe_ep = h->cur;
-			etcd_http_probe_schedule(h);
-		}
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
-		    "unreachable (%u endpoint%s tried)", h->nep,
-		    h->nep == 1 ? "" : "s"));
+		return (etcd_http_unreachable(h, err));
 	}
 	h->ep[h->cur].healthy = 1;
-	buf_cstr(&b);
-	if (status != 200) {
-		etcd_http_fail(&b, status, path, err);
-		buf_free(&b);
-		return (-1);
-	}
-	*out = cJSON_ParseWithLengthOpts(b.data, b.len + 1, NULL, 1);
+	status = etcd_http_parse(&b, status, path, out, err);
 	buf_free(&b);
-	if (*out == NULL)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: the "
-		    "reply is not JSON", path));
+	return (status);
+}
+
+/* Struct etcd_acall: one asynchronous call. */
+struct etcd_acall {
+	struct etcd_http	*h;
+	struct etcd_acall	*next;		/* h->acalls */
+	char			*path, *body;
+	unsigned		 ep, tries;
+	etcd_http_cb		 cb;
+	void			*arg;
+	struct event		*fire;		/* cb, from the loop */
+	cJSON			*reply;
+	struct store_err	 err;
+};
+
+static void
+etcd_acall_free(struct etcd_acall *a)
+{
+	struct etcd_acall	**pp;
+
+	for (pp = &a->h->acalls; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	if (a->fire != NULL)
+		event_free(a->fire);
+	cJSON_Delete(a->reply);
+	free(a->path);
+	free(a->body);
+	free(a);
+}
+
+/* At close: the calls still out are dropped, their cb never runs. */
+static void
+etcd_http_acalls_free(struct etcd_http *h)
+{
+	while (h->acalls != NULL)
+		etcd_acall_free(h->acalls);
+}
+
+static void
+etcd_acall_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_acall	*a = arg;
+
+	a->cb(a->arg, a->reply, a->reply != NULL ? NULL : &a->err);
+	etcd_acall_free(a);
+}
+
+static int	etcd_acall_send(struct etcd_acall *);
+
+static void
+etcd_acall_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_acall	*a = arg;
+	struct etcd_http	*h = a->h;
+	struct evbuffer		*in;
+	struct buf		 b;
+	int			 status = 0;
+
+	if (req != NULL)
+		status = evhttp_request_get_response_code(req);
+	if (status == 0) {
+		h->ep[a->ep].healthy = 0;
+		if (h->cur == a->ep)
+			h->cur = (h->cur + 1) % h->nep;
+		if (++a->tries < h->nep && !h->down &&
+		    etcd_acall_send(a) == 0)
+			return;
+		etcd_http_unreachable(h, &a->err);
+	} else {
+		h->ep[a->ep].healthy = 1;
+		buf_init(&b);
+		in = evhttp_request_get_input_buffer(req);
+		if (evbuffer_get_length(in) > ETCD_REPLY_MAX_BYTES)
+			store_err_set(&a->err, STORE_ERR_INTERNAL, "etcd %s: "
+			    "a reply over %u bytes", a->path,
+			    ETCD_REPLY_MAX_BYTES);
+		else {
+			int n;
+
+			buf_reserve(&b, evbuffer_get_length(in) + 1);
+			n = evbuffer_remove(in, b.data,
+			    evbuffer_get_length(in));
+			b.len = n > 0 ? (size_t)n : 0;
+			etcd_http_parse(&b, status, a->path, &a->reply,
+			    &a->err);
+		}
+		buf_free(&b);
+	}
+	event_active(a->fire, 0, 0);
+}
+
+static int
+etcd_acall_send(struct etcd_acall *a)
+{
+	struct etcd_http		 *h = a->h;
+	struct etcd_endpoint		 *ep;
+	struct evhttp_connection	**cp;
+
+	a->ep = h->cur;
+	ep = &h->ep[a->ep];
+	cp = &h->aconn[a->ep][h->anext++ % ETCD_ASYNC_CONNS];
+	if (*cp == NULL) {
+		*cp = evhttp_connection_base_new(h->main, NULL, ep->host,
+		    ep->port);
+		if (*cp == NULL)
+			return (-1);
+		evhttp_connection_set_timeout(*cp, ETCD_HTTP_TIMEOUT_S);
+		evhttp_connection_set_retries(*cp, 0);
+	}
+	return (etcd_http_request(*cp, ep, a->path, a->body, etcd_acall_done,
+	    a) == NULL ? -1 : 0);
+}
+
+int
+etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
+    etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	struct etcd_acall	*a;
+
+	if (h->main == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "no event loop "
+		    "for asynchronous etcd calls"));
+	if (h->down)
+		return (etcd_http_down_err(err));
+	a = xcalloc(1, sizeof *a);
+	a->h = h;
+	a->path = xstrdup(path);
+	a->body = xstrdup(body);
+	a->cb = cb;
+	a->arg = arg;
+	a->next = h->acalls;
+	h->acalls = a;
+	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
+	    etcd_acall_send(a) != 0) {
+		etcd_acall_free(a);
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
+		    "the request could not be sent", path));
+	}
 	return (0);
 }
 

@@ -1,7 +1,8 @@
 /*
- * A small client for etcd's JSON gateway: blocking POSTs of JSON bodies
+ * A small client for etcd's JSON gateway: POSTs of JSON bodies, blocking
  * (each with a timeout, run on a private event base with libevent's evhttp,
- * so keep-alive, chunked replies and timeouts are evhttp's), over one of
+ * so keep-alive, chunked replies and timeouts are evhttp's) or answered on
+ * the daemon's loop (a pool of connections per endpoint), over one of
  * several endpoints: on a connection or I/O failure the next endpoint is
  * tried.  The watch stream (store_etcd_watch.c) uses the same endpoints.
  *
@@ -24,9 +25,11 @@
 
 #define ETCD_HTTP_TIMEOUT_S	2
 #define ETCD_PROBE_MS		250
+#define ETCD_ASYNC_CONNS	8	/* per endpoint, for calls on main */
 #define ETCD_REPLY_MAX_BYTES	(64u << 20)
 
 struct evhttp_request;
+struct etcd_acall;
 
 struct etcd_endpoint {
 	char			 url[128];
@@ -47,7 +50,15 @@ struct etcd_http {
 	struct event		*probe_timer;
 	struct evhttp_connection *probe_conn;
 	unsigned		 probe_ep;
+	/* Calls answered on main (etcd_http_call_async). */
+	struct evhttp_connection *aconn[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
+	unsigned		 anext;
+	struct etcd_acall	*acalls;	/* in flight */
 };
+
+/* The answer of an asynchronous call: reply (deleted after), or err. */
+typedef void (*etcd_http_cb)(void *arg, const cJSON *reply,
+		    const struct store_err *err);
 
 /* main: the loop the recovery probe runs on, or NULL for none. */
 int	 etcd_http_init(struct etcd_http *, const char *urls,
@@ -56,6 +67,12 @@ void	 etcd_http_close(struct etcd_http *);
 /* POST body to path; *out the parsed reply.  Errors: unavailable, etc. */
 int	 etcd_http_call(struct etcd_http *, const char *path, const char *body,
 	    cJSON **out, struct store_err *);
+/*
+ * The same, without blocking: cb runs later on main, never before this
+ * returns.  -1 (err filled, cb never runs) if it failed at once.
+ */
+int	 etcd_http_call_async(struct etcd_http *, const char *path,
+	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
 /* Build a request for path with a JSON body on conn. */
 struct evhttp_request *etcd_http_request(struct evhttp_connection *,
 	    const struct etcd_endpoint *, const char *path, const char *body,

@@ -36,7 +36,7 @@ metad_drain_cb(evutil_socket_t fd, short what, void *arg)
 
 	commit_run(md->commit);
 	if ((server_pending_output(md->server) == 0 &&
-	    commit_queued(md->commit) == 0) ||
+	    commit_queued(md->commit) == 0 && md->deferred == 0) ||
 	    ++drain_ticks * METAD_DRAIN_TICK_MS >= METAD_DRAIN_MS) {
 		event_base_loopexit(md->base, NULL);
 		return;

@@ -58,6 +58,7 @@ struct metad {
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;
+	unsigned		 deferred;	/* reads answered later */
 	int			 stopping;
 };
 

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
+#include "server.h"
 #include "wait.h"
 #include "watch.h"
 
@@ -181,7 +182,30 @@ ops_handle(struct conn *c, const char *line, size_t len)
 		reply_error(r, e.code, e.msg);
 	else
 		r->op->read(r);
+	if (r->deferred)
+		return (0);
 	conn_send(c, r->resp.data, r->resp.len);
 	req_free(r);
 	return (0);
+}
+
+void
+ops_defer(struct req *r)
+{
+	r->deferred = 1;
+	r->conn->pending++;
+	r->conn->refs++;
+	r->md->deferred++;
+}
+
+void
+ops_answer_deferred(struct req *r)
+{
+	struct conn	*c = r->conn;
+
+	conn_send(c, r->resp.data, r->resp.len);
+	r->md->deferred--;
+	req_free(r);
+	conn_write_done(c);
+	server_conn_unref(c->md->server, c);
 }

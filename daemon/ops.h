@@ -2,7 +2,10 @@
  * Requests and the op dispatch table.
  *
  * A struct req is one decoded request line.  ops_handle() decodes it, checks
- * access and looks up its op.  A read op answers at once into req->resp.  A
+ * access and looks up its op.  A read op answers at once into req->resp, or,
+ * on a store whose reads are asynchronous, calls ops_defer() and answers
+ * later with ops_answer_deferred() (the connection answers nothing else in
+ * between).  A
  * write op is validated first (prepare: every argument checked before any
  * work), then queued for the group commit, which calls apply inside a batch
  * at the request's revision; apply writes the response.
@@ -73,6 +76,7 @@ struct req {
 	struct buf		 resp;
 	/* A per-request store: the revision its write landed at, or 0. */
 	uint64_t		 wrote_rev;
+	int			 deferred;	/* see ops_defer() */
 	TAILQ_ENTRY(req)	 entry;
 };
 
@@ -106,6 +110,10 @@ struct op {
 int		 ops_handle(struct conn *, const char *, size_t);
 const struct op	*ops_find(const char *);
 void		 req_free(struct req *);
+/* A read whose answer comes later: the request stays until then. */
+void		 ops_defer(struct req *);
+/* Send the deferred answer in r->resp, and free r. */
+void		 ops_answer_deferred(struct req *);
 
 /* Response building (reply.c). */
 void	reply_begin(struct req *, struct jw *);

@@ -46,6 +46,26 @@ ops_get_cb(const struct store_kv *kv, void *arg)
 	return (0);
 }
 
+/* The answer of a get on a store whose reads are asynchronous. */
+static void
+ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+	struct jw	 w;
+
+	if (n < 0)
+		reply_store_error(r, se);
+	else {
+		reply_begin(r, &w);
+		reply_kv(&w, "kv", n > 0 ? &kvs[0] : NULL, 1);
+		jw_name(&w, "rev");
+		jw_u64(&w, store_read_rev(r->md->store));
+		reply_end(r, &w);
+	}
+	ops_answer_deferred(r);
+}
+
 void
 ops_get(struct req *r)
 {
@@ -58,6 +78,14 @@ ops_get(struct req *r)
 
 	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1) {
 		reply_error(r, e.code, e.msg);
+		return;
+	}
+	if (store_reads_async(r->md->store)) {
+		if (store_get_async(r->md->store, key, klen, ops_get_done, r,
+		    &se) != 0)
+			reply_store_error(r, &se);
+		else
+			ops_defer(r);
 		return;
 	}
 	reply_begin(r, &w);
@@ -114,6 +142,43 @@ ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
 	return (0);
 }
 
+static void
+ops_list_end(struct req *r, struct jw *w, int more)
+{
+	jw_arr_close(w);
+	jw_name(w, "more");
+	jw_bool(w, more);
+	jw_name(w, "rev");
+	jw_u64(w, store_read_rev(r->md->store));
+	reply_end(r, w);
+}
+
+/* The answer of a list on a store whose reads are asynchronous. */
+static void
+ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct proto_err	 e;
+	struct jw		 w;
+	long			 i;
+	int			 keys_only = 0;
+
+	if (n < 0)
+		reply_store_error(r, se);
+	else {
+		/* Checked when the request came. */
+		(void)proto_get_bool(r->json, "keys_only", 0, &keys_only, &e);
+		reply_begin(r, &w);
+		jw_name(&w, "kvs");
+		jw_arr_open(&w);
+		for (i = 0; i < n; i++)
+			reply_kv(&w, NULL, &kvs[i], !keys_only);
+		ops_list_end(r, &w, more);
+	}
+	ops_answer_deferred(r);
+}
+
 void
 ops_list(struct req *r)
 {
@@ -128,6 +193,14 @@ ops_list(struct req *r)
 		reply_error(r, e.code, e.msg);
 		return;
 	}
+	if (store_reads_async(r->md->store)) {
+		if (store_range_async(r->md->store, &rg, ops_list_done, r,
+		    &se) != 0)
+			reply_store_error(r, &se);
+		else
+			ops_defer(r);
+		return;
+	}
 	reply_begin(r, &w);
 	jw_name(&w, "kvs");
 	jw_arr_open(&w);
@@ -138,12 +211,7 @@ ops_list(struct req *r)
 		reply_store_error(r, &se);
 		return;
 	}
-	jw_arr_close(&w);
-	jw_name(&w, "more");
-	jw_bool(&w, more);
-	jw_name(&w, "rev");
-	jw_u64(&w, store_read_rev(r->md->store));
-	reply_end(r, &w);
+	ops_list_end(r, &w, more);
 }
 
 /* "endpoints":[{"url":U,"healthy":B},...] for a remote store. */

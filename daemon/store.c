@@ -90,25 +90,59 @@ store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
 	return (s->backend->get(s, key, key_len, cb, arg, err));
 }
 
+/* r as the backends take it (a prefix, a limit), in *rr. */
+static int
+store_range_norm(const struct store_range *r, struct store_range *rr,
+    struct store_err *err)
+{
+	*rr = *r;
+	if (rr->limit == 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "range limit is 0"));
+	if (rr->prefix == NULL) {
+		rr->prefix = "";
+		rr->prefix_len = 0;
+	}
+	return (0);
+}
+
 long
 store_range(struct store *s, const struct store_range *r, store_kv_cb cb,
     void *arg, int *more, struct store_err *err)
 {
-	struct store_range	 rr = *r;
+	struct store_range	 rr;
 	int			 dummy;
 
-	if (rr.limit == 0) {
-		store_err_set(err, STORE_ERR_INTERNAL, "range limit is 0");
+	if (store_range_norm(r, &rr, err) != 0)
 		return (-1);
-	}
-	if (rr.prefix == NULL) {
-		rr.prefix = "";
-		rr.prefix_len = 0;
-	}
 	if (more == NULL)
 		more = &dummy;
 	*more = 0;
 	return (s->backend->range(s, &rr, cb, arg, more, err));
+}
+
+int
+store_reads_async(const struct store *s)
+{
+	return (s->backend->get_async != NULL && !s->in_batch);
+}
+
+int
+store_get_async(struct store *s, const char *key, size_t key_len,
+    store_read_done done, void *arg, struct store_err *err)
+{
+	return (s->backend->get_async(s, key, key_len, done, arg, err));
+}
+
+int
+store_range_async(struct store *s, const struct store_range *r,
+    store_read_done done, void *arg, struct store_err *err)
+{
+	struct store_range	 rr;
+
+	if (store_range_norm(r, &rr, err) != 0)
+		return (-1);
+	return (s->backend->range_async(s, &rr, done, arg, err));
 }
 
 int

@@ -141,6 +141,12 @@ struct store_stats {
 
 typedef int (*store_kv_cb)(const struct store_kv *, void *);
 typedef int (*store_event_cb)(const struct store_event *, void *);
+/*
+ * The answer of an asynchronous read: n kvs (a get: 1 found, 0 absent),
+ * valid during the call only, and *more for a range; or n == -1 and err.
+ */
+typedef void (*store_read_done)(void *, long n, const struct store_kv *,
+		    int more, const struct store_err *);
 
 struct store;
 
@@ -175,6 +181,15 @@ struct store_backend {
 	int	 (*stats)(struct store *, struct store_stats *,
 		    struct store_err *);
 	int	 caps;
+	/*
+	 * Remote stores (or NULL): reads outside a batch answered later on
+	 * the daemon's loop, never before the call returns; -1 with err if
+	 * one failed at once (done is not called then).
+	 */
+	int	 (*get_async)(struct store *, const char *, size_t,
+		    store_read_done, void *, struct store_err *);
+	int	 (*range_async)(struct store *, const struct store_range *,
+		    store_read_done, void *, struct store_err *);
 };
 
 #define STORE_CAP_PER_REQUEST	0x1
@@ -215,6 +230,12 @@ int	store_get(struct store *, const char *, size_t, store_kv_cb, void *,
 	    struct store_err *);
 long	store_range(struct store *, const struct store_range *, store_kv_cb,
 	    void *, int *, struct store_err *);
+/* 1 if store_get_async()/store_range_async() may be used now. */
+int	store_reads_async(const struct store *);
+int	store_get_async(struct store *, const char *, size_t, store_read_done,
+	    void *, struct store_err *);
+int	store_range_async(struct store *, const struct store_range *,
+	    store_read_done, void *, struct store_err *);
 int	store_begin(struct store *, struct store_err *);
 int	store_put(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    const void *, size_t, struct store_kv *, uint64_t *,

@@ -122,6 +122,25 @@ etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 	return (rev);
 }
 
+/* The body of a range request for [key64, end64) at rev (0: current). */
+static void
+etcd_range_body(struct buf *b, const char *key64, const char *end64,
+    uint64_t rev, uint64_t limit, int keys_only)
+{
+	buf_printf(b, "{\"key\":\"%s\"", key64);
+	if (end64 != NULL)
+		buf_printf(b, ",\"range_end\":\"%s\"", end64);
+	if (rev != 0)
+		buf_printf(b, ",\"revision\":\"%" PRIu64 "\"", rev);
+	if (limit != 0)
+		buf_printf(b, ",\"limit\":\"%" PRIu64 "\"", limit);
+	if (keys_only == 1)
+		buf_addstr(b, ",\"keys_only\":true");
+	else if (keys_only == 2)
+		buf_addstr(b, ",\"count_only\":true");
+	buf_addstr(b, "}");
+}
+
 /* Range [key64, end64) at rev (0: current); the reply in *out. */
 static int
 etcd_range(struct store_etcd *e, const char *key64, const char *end64,
@@ -132,23 +151,40 @@ etcd_range(struct store_etcd *e, const char *key64, const char *end64,
 	int		 rc;
 
 	buf_init(&b);
-	buf_printf(&b, "{\"key\":\"%s\"", key64);
-	if (end64 != NULL)
-		buf_printf(&b, ",\"range_end\":\"%s\"", end64);
-	if (rev != 0)
-		buf_printf(&b, ",\"revision\":\"%" PRIu64 "\"", rev);
-	if (limit != 0)
-		buf_printf(&b, ",\"limit\":\"%" PRIu64 "\"", limit);
-	if (keys_only == 1)
-		buf_addstr(&b, ",\"keys_only\":true");
-	else if (keys_only == 2)
-		buf_addstr(&b, ",\"count_only\":true");
-	buf_addstr(&b, "}");
+	etcd_range_body(&b, key64, end64, rev, limit, keys_only);
 	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), out, err);
 	buf_free(&b);
 	if (rc == 0)
 		(void)etcd_header_rev(e, *out);
 	return (rc);
+}
+
+/* The kvs of a range reply, at most limit of them, into out (in order). */
+static void
+etcd_reply_kvs(struct store_etcd *e, const cJSON *reply, uint64_t limit,
+    struct etcd_evs *out, int *more)
+{
+	const cJSON	*it;
+	struct etcd_ev	 ev;
+
+	*more = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(reply,
+	    "kvs")) {
+		if (out->n - out->head == limit) {
+			*more = 1;
+			break;
+		}
+		if (etcd_ev_from_kv(e, it, 0, &ev) == 0)
+			etcd_evs_push(out, &ev);
+	}
+}
+
+static void
+etcd_evs_free(struct etcd_evs *evs)
+{
+	etcd_evs_clear(evs, 0);
+	free(evs->v);
+	memset(evs, 0, sizeof *evs);
 }
 
 /* The newest overlay entry for key, or NULL. */
@@ -172,12 +208,11 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 {
 	struct store_etcd	*e = E(st);
 	const struct etcd_ev	*ov;
-	const cJSON		*kvs;
-	struct etcd_ev		 ev;
+	struct etcd_evs		 evs;
 	struct store_kv		 kv;
 	cJSON			*reply;
 	char			*k64;
-	int			 rc;
+	int			 rc, more;
 
 	if (st->in_batch && (ov = etcd_overlay_find(e, key, len)) != NULL) {
 		if (ov->deleted)
@@ -192,16 +227,14 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 	free(k64);
 	if (rc != 0)
 		return (-1);
-	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
-	rc = 0;
-	if (cJSON_GetArraySize(kvs) > 0 &&
-	    etcd_ev_from_kv(e, cJSON_GetArrayItem(kvs, 0), 0, &ev) == 0) {
-		etcd_kv_of(&ev, &kv, 1);
-		cb(&kv, arg);
-		etcd_ev_free(&ev);
-		rc = 1;
-	}
+	memset(&evs, 0, sizeof evs);
+	etcd_reply_kvs(e, reply, 1, &evs, &more);
 	cJSON_Delete(reply);
+	if ((rc = evs.n > 0)) {
+		etcd_kv_of(&evs.v[0], &kv, 1);
+		cb(&kv, arg);
+	}
+	etcd_evs_free(&evs);
 	return (rc);
 }
 
@@ -221,24 +254,18 @@ etcd_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 	return (alen < blen ? -1 : alen > blen);
 }
 
-static long
-store_etcd_range(struct store *st, const struct store_range *r,
-    store_kv_cb cb, void *arg, int *more, struct store_err *err)
+/* Where a store_range starts and ends in etcd (base64, malloc'd). */
+static void
+etcd_range_bounds(struct store_etcd *e, const struct store_range *r,
+    char **beg64, char **end64)
 {
-	struct store_etcd	*e = E(st);
-	const cJSON		*kvs, *it;
-	struct etcd_ev		 ev;
-	struct store_kv		 kv;
-	cJSON			*reply;
-	char			*pfx, *beg64, *end64;
-	size_t			 plen = e->prefix_len + r->prefix_len;
-	long			 n = 0;
-	int			 rc;
+	char	*pfx;
+	size_t	 plen = e->prefix_len + r->prefix_len;
 
 	pfx = xmalloc(plen + 1);
 	memcpy(pfx, e->prefix, e->prefix_len);
 	memcpy(pfx + e->prefix_len, r->prefix, r->prefix_len);
-	end64 = etcd_prefix_end64(pfx, plen);
+	*end64 = etcd_prefix_end64(pfx, plen);
 	if (r->after != NULL && etcd_bytes_cmp(r->after, r->after_len + 1,
 	    r->prefix, r->prefix_len) > 0) {
 		/* Just after "after": after + "\0". */
@@ -246,34 +273,131 @@ store_etcd_range(struct store *st, const struct store_range *r,
 
 		memcpy(a, e->prefix, e->prefix_len);
 		memcpy(a + e->prefix_len, r->after, r->after_len);
-		beg64 = etcd_b64(a, e->prefix_len + r->after_len + 1);
+		*beg64 = etcd_b64(a, e->prefix_len + r->after_len + 1);
 		free(a);
 	} else
-		beg64 = etcd_b64(pfx, plen);
+		*beg64 = etcd_b64(pfx, plen);
 	free(pfx);
+}
+
+static long
+store_etcd_range(struct store *st, const struct store_range *r,
+    store_kv_cb cb, void *arg, int *more, struct store_err *err)
+{
+	struct store_etcd	*e = E(st);
+	struct etcd_evs		 evs;
+	struct store_kv		 kv;
+	cJSON			*reply;
+	char			*beg64, *end64;
+	size_t			 i;
+	int			 rc;
+
+	etcd_range_bounds(e, r, &beg64, &end64);
 	rc = etcd_range(e, beg64, end64, st->in_batch ? st->base_rev : 0,
 	    r->limit + 1, r->keys_only ? 1 : 0, &reply, err);
 	free(beg64);
 	free(end64);
 	if (rc != 0)
 		return (-1);
-	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
-	cJSON_ArrayForEach(it, kvs) {
-		if ((uint64_t)n == r->limit) {
-			*more = 1;
-			break;
-		}
-		if (etcd_ev_from_kv(e, it, 0, &ev) != 0)
-			continue;
-		etcd_kv_of(&ev, &kv, !r->keys_only);
-		n++;
-		rc = cb(&kv, arg);
-		etcd_ev_free(&ev);
-		if (rc != 0)
+	memset(&evs, 0, sizeof evs);
+	etcd_reply_kvs(e, reply, r->limit, &evs, more);
+	cJSON_Delete(reply);
+	for (i = 0; i < evs.n; i++) {
+		etcd_kv_of(&evs.v[i], &kv, !r->keys_only);
+		if (cb(&kv, arg) != 0)
 			break;
 	}
-	cJSON_Delete(reply);
-	return (n);
+	etcd_evs_free(&evs);
+	return ((long)i);
+}
+
+/* An asynchronous get or range. */
+struct etcd_aread {
+	struct store_etcd	*e;
+	uint64_t		 limit;
+	int			 keys_only;
+	store_read_done		 done;
+	void			*arg;
+};
+
+static void
+etcd_aread_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_aread	*ar = arg;
+	struct etcd_evs		 evs;
+	struct store_kv		*kvs;
+	size_t			 i;
+	int			 more;
+
+	if (reply == NULL) {
+		ar->done(ar->arg, -1, NULL, 0, err);
+		free(ar);
+		return;
+	}
+	(void)etcd_header_rev(ar->e, reply);
+	memset(&evs, 0, sizeof evs);
+	etcd_reply_kvs(ar->e, reply, ar->limit, &evs, &more);
+	kvs = xcalloc(evs.n + 1, sizeof *kvs);
+	for (i = 0; i < evs.n; i++)
+		etcd_kv_of(&evs.v[i], &kvs[i], !ar->keys_only);
+	ar->done(ar->arg, (long)evs.n, kvs, more, NULL);
+	free(kvs);
+	etcd_evs_free(&evs);
+	free(ar);
+}
+
+static int
+etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
+    uint64_t limit, int keys_only, store_read_done done, void *arg,
+    struct store_err *err)
+{
+	struct etcd_aread	*ar;
+	struct buf		 b;
+	int			 rc;
+
+	ar = xcalloc(1, sizeof *ar);
+	ar->e = e;
+	ar->limit = limit;
+	ar->keys_only = keys_only;
+	ar->done = done;
+	ar->arg = arg;
+	buf_init(&b);
+	etcd_range_body(&b, beg64, end64, 0, end64 != NULL ? limit + 1 : 0,
+	    keys_only);
+	rc = etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	    etcd_aread_cb, ar, err);
+	buf_free(&b);
+	if (rc != 0)
+		free(ar);
+	return (rc);
+}
+
+static int
+store_etcd_get_async(struct store *st, const char *key, size_t len,
+    store_read_done done, void *arg, struct store_err *err)
+{
+	char	*k64;
+	int	 rc;
+
+	k64 = etcd_key64(E(st), key, len);
+	rc = etcd_aread(E(st), k64, NULL, 1, 0, done, arg, err);
+	free(k64);
+	return (rc);
+}
+
+static int
+store_etcd_range_async(struct store *st, const struct store_range *r,
+    store_read_done done, void *arg, struct store_err *err)
+{
+	char	*beg64, *end64;
+	int	 rc;
+
+	etcd_range_bounds(E(st), r, &beg64, &end64);
+	rc = etcd_aread(E(st), beg64, end64, r->limit, r->keys_only ? 1 : 0,
+	    done, arg, err);
+	free(beg64);
+	free(end64);
+	return (rc);
 }
 
 static int
@@ -601,5 +725,7 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_history,
 	store_etcd_compact,
 	store_etcd_stats,
-	STORE_CAP_PER_REQUEST
+	STORE_CAP_PER_REQUEST,
+	store_etcd_get_async,
+	store_etcd_range_async
 };

@@ -623,5 +623,7 @@ const struct store_backend store_mem_backend = {
 	store_mem_history,
 	store_mem_compact,
 	store_mem_stats,
-	0
+	0,
+	NULL,		/* reads answer at once */
+	NULL
 };

@@ -795,5 +795,7 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_history,
 	store_sqlite_compact,
 	store_sqlite_stats,
-	0
+	0,
+	NULL,		/* reads answer at once */
+	NULL
 };
