@@ -139,9 +139,13 @@ free_port() {
 # Start etcd on loopback ports with a data directory under $1.
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
-	local dir="$1" i c p
+	local dir="$1" i c p fresh
 	mkdir -p "$dir"
 	for i in 1 2 3 4 5; do
+		# New ports: a new member (a data directory left by a try that
+		# failed would keep the old peer URL).
+		fresh=${ETCD_CLIENT_PORT:+no}
+		[ -n "$fresh" ] || rm -rf "$dir/etcd.data"
 		c=${ETCD_CLIENT_PORT:-$(free_port)}
 		p=${ETCD_PEER_PORT:-$(free_port)}
 		etcd --name default --data-dir "$dir/etcd.data" \
@@ -156,7 +160,8 @@ etcd_start() {
 		ETCD_CLIENT_PORT=$c
 		ETCD_PEER_PORT=$p
 		local n
-		for n in $(seq 1 250); do
+		# Up to about 15 s: a loaded machine starts etcd slowly.
+		for n in $(seq 1 500); do
 			curl -sf "$ETCD_URL/health" >/dev/null 2>&1 && return 0
 			kill -0 "$ETCD_PID" 2>/dev/null || break
 			sleep 0.02
