@@ -1,5 +1,4 @@
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -21,11 +20,20 @@ struct commit {
 	struct req_queue	 queue;
 	unsigned		 queued;
 	struct event		*ev;
-	/* Per-request store: committed, answered once their events came. */
+	/* Per-request store: one write at a time, the others waiting. */
+	struct req		*inflight;
+	unsigned		 attempt;	/* of inflight */
+	uint64_t		 base_rev;	/* its batch read at */
+	struct event		*retry_timer;
+	struct req_queue	 waiting;
+	unsigned		 nwaiting;
+	/* Committed, answered once their events came. */
 	struct req_queue	 parked;
 	unsigned		 nparked;
 	struct event		*park_timer;
 };
+
+static void	commit_retry_cb(evutil_socket_t, short, void *);
 
 static void	commit_answer(struct commit *, struct req_queue *);
 
@@ -77,8 +85,11 @@ commit_create(struct metad *md)
 	cm->md = md;
 	TAILQ_INIT(&cm->queue);
 	TAILQ_INIT(&cm->parked);
+	TAILQ_INIT(&cm->waiting);
 	if ((cm->ev = event_new(md->base, -1, 0, commit_cb, cm)) == NULL ||
 	    (cm->park_timer = evtimer_new(md->base, commit_park_cb,
+	    cm)) == NULL ||
+	    (cm->retry_timer = evtimer_new(md->base, commit_retry_cb,
 	    cm)) == NULL)
 		fatalx("event_new");
 	return (cm);
@@ -87,20 +98,34 @@ commit_create(struct metad *md)
 void
 commit_free(struct commit *cm)
 {
+	struct req	*r;
+
 	if (cm == NULL)
 		return;
-	while (cm->queued > 0)
-		commit_run(cm);
+	commit_run(cm);
 	commit_unpark(cm, UINT64_MAX);
+	/*
+	 * Writes a remote store never answered in the drain: their
+	 * connections go with the daemon.
+	 */
+	if (cm->inflight != NULL)
+		TAILQ_INSERT_HEAD(&cm->waiting, cm->inflight, entry);
+	while ((r = TAILQ_FIRST(&cm->waiting)) != NULL) {
+		TAILQ_REMOVE(&cm->waiting, r, entry);
+		server_conn_unref(cm->md->server, r->conn);
+		req_free(r);
+	}
 	event_free(cm->ev);
 	event_free(cm->park_timer);
+	event_free(cm->retry_timer);
 	free(cm);
 }
 
 unsigned
 commit_queued(struct commit *cm)
 {
-	return (cm->queued + cm->nparked);
+	return (cm->queued + cm->nparked + cm->nwaiting +
+	    (cm->inflight != NULL));
 }
 
 /*
@@ -201,10 +226,10 @@ commit_reanswer(struct commit *cm, struct req *r, struct store_err *se)
 	int		 wrote = 0, rc;
 
 	log_debug("rev %llu planned, landed at %llu (a writer outside metad)",
-	    (unsigned long long)st->base_rev + 1,
+	    (unsigned long long)cm->base_rev + 1,
 	    (unsigned long long)r->wrote_rev);
 	buf_reset(&r->resp);
-	if (store_reopen_batch(st, se) != 0)
+	if (store_reopen_batch(st, cm->base_rev, se) != 0)
 		return (-1);
 	rc = r->op->apply(r, r->wrote_rev, &wrote, se);
 	store_rollback(st);
@@ -212,79 +237,139 @@ commit_reanswer(struct commit *cm, struct req *r, struct store_err *se)
 }
 
 /*
- * A per-request store (etcd): each write request is a batch of its own at
- * the store's next revision; when another writer got there first nothing
- * was written, so the request runs again, at most COMMIT_RETRIES_MAX times
- * with a growing pause.  Its events reach the watches from the store.
+ * Answer a per-request store's write: at once, or, from the first written
+ * request on, once the store's events reached its rev, so that, as with a
+ * local store, a watcher has the events of a write before its writer has
+ * the answer, and a read after the answer reports a rev no older than the
+ * write.
  */
 static void
-commit_one(struct commit *cm, struct req *r)
+commit_one_done(struct commit *cm, struct req *r)
 {
 	struct store		*st = cm->md->store;
-	struct store_err	 se;
-	unsigned		 attempt;
-	int			 wrote, rc;
+	struct req_queue	 one;
+	struct timeval		 tv = { COMMIT_PARK_MS / 1000,
+				    (COMMIT_PARK_MS % 1000) * 1000 };
 
-	for (attempt = 1;; attempt++) {
-		buf_reset(&r->resp);
-		if (store_begin(st, &se) != 0)
-			break;
-		wrote = 0;
-		if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se)) != 0 ||
-		    !wrote) {
-			store_rollback(st);
-			if (rc == 0)
-				return;		/* answered, nothing written */
-			break;
-		}
-		if (store_commit(st, st->base_rev + 1, &se) == 0) {
-			r->wrote_rev = st->commit_rev;
-			if (r->wrote_rev == st->base_rev + 1 ||
-			    commit_reanswer(cm, r, &se) == 0)
-				return;
+	cm->inflight = NULL;
+	if (cm->nparked == 0 && r->wrote_rev <= st->rev) {
+		TAILQ_INIT(&one);
+		TAILQ_INSERT_TAIL(&one, r, entry);
+		commit_answer(cm, &one);
+		return;
+	}
+	if (cm->nparked == 0)
+		evtimer_add(cm->park_timer, &tv);
+	TAILQ_INSERT_TAIL(&cm->parked, r, entry);
+	cm->nparked++;
+}
+
+static void	commit_next(struct commit *);
+
+static void
+commit_one_error(struct commit *cm, struct req *r,
+    const struct store_err *se)
+{
+	buf_reset(&r->resp);
+	reply_store_error(r, se);
+	commit_one_done(cm, r);
+}
+
+/* The commit of cm->inflight landed, or failed (se). */
+static void
+commit_landed(void *arg, const struct store_err *se)
+{
+	struct commit		*cm = arg;
+	struct store		*st = cm->md->store;
+	struct req		*r = cm->inflight;
+	struct store_err	 se2;
+	struct timeval		 tv = { 0, 0 };
+
+	if (se == NULL) {
+		r->wrote_rev = st->commit_rev;
+		if (r->wrote_rev != cm->base_rev + 1 &&
+		    commit_reanswer(cm, r, &se2) != 0) {
 			log_warnx("rev %llu was written, but its answer could "
 			    "not be made again: %s",
-			    (unsigned long long)r->wrote_rev, se.msg);
-			break;
-		}
-		if (se.code != STORE_ERR_CONFLICT ||
-		    attempt == COMMIT_RETRIES_MAX)
-			break;
-		usleep(COMMIT_RETRY_US * attempt * (1 + random() % 4));
-	}
-	buf_reset(&r->resp);
-	reply_store_error(r, &se);
+			    (unsigned long long)r->wrote_rev, se2.msg);
+			commit_one_error(cm, r, &se2);
+		} else
+			commit_one_done(cm, r);
+	} else if (se->code == STORE_ERR_CONFLICT &&
+	    cm->attempt < COMMIT_RETRIES_MAX) {
+		/* Another daemon wrote first: again, after a pause. */
+		tv.tv_usec = COMMIT_RETRY_US * cm->attempt *
+		    (1 + random() % 4);
+		evtimer_add(cm->retry_timer, &tv);
+		return;
+	} else
+		commit_one_error(cm, r, se);
+	commit_next(cm);
 }
 
 /*
- * Park the answers from the first written request on: each goes out once
- * the store's events reached its rev, so that, as with a local store, a
- * watcher has the events of a write before its writer has the answer, and
- * a read after the answer reports a rev no older than the write.
+ * One attempt at cm->inflight: a batch of its own at the store's next
+ * revision, committed without blocking.  0 if the commit is out (it ends
+ * in commit_landed), -1 if the request is over.
+ */
+static int
+commit_attempt(struct commit *cm)
+{
+	struct store		*st = cm->md->store;
+	struct req		*r = cm->inflight;
+	struct store_err	 se;
+	int			 wrote = 0, rc;
+
+	cm->attempt++;
+	buf_reset(&r->resp);
+	if (store_begin(st, &se) != 0) {
+		commit_one_error(cm, r, &se);
+		return (-1);
+	}
+	if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se)) != 0 ||
+	    !wrote) {
+		store_rollback(st);
+		if (rc != 0)
+			commit_one_error(cm, r, &se);
+		else
+			commit_one_done(cm, r);	/* answered, nothing written */
+		return (-1);
+	}
+	cm->base_rev = st->base_rev;
+	if (store_commit_async(st, st->base_rev + 1, commit_landed, cm,
+	    &se) != 0) {
+		commit_one_error(cm, r, &se);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+commit_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct commit	*cm = arg;
+
+	if (commit_attempt(cm) != 0)
+		commit_next(cm);
+}
+
+/*
+ * A per-request store (etcd): write requests go one at a time, each a
+ * batch of its own at the store's next revision, committed while the loop
+ * goes on; when another writer got there first nothing was written, and
+ * the request runs again, at most COMMIT_RETRIES_MAX times with a growing
+ * pause.  Its events reach the watches from the store.
  */
 static void
-commit_run_each(struct commit *cm, struct req_queue *batch)
+commit_next(struct commit *cm)
 {
-	struct store	*st = cm->md->store;
-	struct req	*r, *next;
-	int		 parking = cm->nparked > 0;
-
-	TAILQ_FOREACH(r, batch, entry)
-		commit_one(cm, r);
-	for (r = TAILQ_FIRST(batch); r != NULL; r = next) {
-		next = TAILQ_NEXT(r, entry);
-		if (!parking && r->wrote_rev <= st->rev)
-			continue;
-		if (!parking) {
-			struct timeval tv = { COMMIT_PARK_MS / 1000,
-			    (COMMIT_PARK_MS % 1000) * 1000 };
-
-			evtimer_add(cm->park_timer, &tv);
-			parking = 1;
-		}
-		TAILQ_REMOVE(batch, r, entry);
-		TAILQ_INSERT_TAIL(&cm->parked, r, entry);
-		cm->nparked++;
+	while (cm->inflight == NULL &&
+	    (cm->inflight = TAILQ_FIRST(&cm->waiting)) != NULL) {
+		TAILQ_REMOVE(&cm->waiting, cm->inflight, entry);
+		cm->nwaiting--;
+		cm->attempt = 0;
+		if (commit_attempt(cm) == 0)
+			return;
 	}
 }
 
@@ -296,17 +381,22 @@ commit_run(struct commit *cm)
 	struct store_err	 se;
 	struct req		*r;
 	uint64_t		 cur = st->rev, prev = st->rev;
+	unsigned		 n;
 
-	if (cm->queued == 0)
+	if ((n = cm->queued) == 0)
 		return;
 	TAILQ_INIT(&batch);
 	TAILQ_CONCAT(&batch, &cm->queue, entry);
 	cm->queued = 0;
 	event_del(cm->ev);
 
-	if (st->backend->caps & STORE_CAP_PER_REQUEST)
-		commit_run_each(cm, &batch);
-	else if (store_begin(st, &se) != 0)
+	if (st->backend->caps & STORE_CAP_PER_REQUEST) {
+		TAILQ_CONCAT(&cm->waiting, &batch, entry);
+		cm->nwaiting += n;
+		commit_next(cm);
+		return;
+	}
+	if (store_begin(st, &se) != 0)
 		commit_fail(&batch, &se);
 	else {
 		TAILQ_FOREACH(r, &batch, entry)

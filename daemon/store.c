@@ -165,7 +165,8 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "%s outside a batch", what));
-	if (rev <= s->rev)
+	/* A batch opened again replays writes its store already has. */
+	if (rev <= s->rev && !s->reopened)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "%s at rev "
 		    "%llu, not above the store rev %llu", what,
 		    (unsigned long long)rev, (unsigned long long)s->rev));
@@ -244,18 +245,32 @@ store_commit(struct store *s, uint64_t rev, struct store_err *err)
 }
 
 /*
- * A per-request store: open the last batch again, reading at the same
+ * A per-request store: open a committed batch again, reading at its
  * base_rev, so that a request can be run once more to answer with the
  * revision its commit landed at (then store_rollback()).
  */
 int
-store_reopen_batch(struct store *s, struct store_err *err)
+store_reopen_batch(struct store *s, uint64_t base_rev, struct store_err *err)
 {
 	if (s->in_batch || !(s->backend->caps & STORE_CAP_PER_REQUEST))
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "no batch to open again"));
-	s->in_batch = 1;
+	s->base_rev = base_rev;
+	s->in_batch = s->reopened = 1;
 	return (0);
+}
+
+int
+store_commit_async(struct store *s, uint64_t rev, store_commit_done done,
+    void *arg, struct store_err *err)
+{
+	if (!s->in_batch || s->backend->commit_async == NULL) {
+		store_rollback(s);
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "no asynchronous commit here"));
+	}
+	s->in_batch = 0;
+	return (s->backend->commit_async(s, rev, done, arg, err));
 }
 
 void
@@ -264,7 +279,7 @@ store_rollback(struct store *s)
 	if (!s->in_batch)
 		return;
 	s->backend->rollback(s);
-	s->in_batch = 0;
+	s->in_batch = s->reopened = 0;
 }
 
 int

@@ -42,7 +42,8 @@
  *   base_rev + 1 (the revision the remote store will give them);
  * - store_commit() may fail with STORE_ERR_CONFLICT: another writer moved
  *   the store since store_begin(); nothing was written and the caller may
- *   run the request again;
+ *   run the request again; store_commit_async() does the same without
+ *   blocking (one at a time);
  * - rev is the last revision whose events were handed to
  *   store_options.notify (events arrive from the remote store, whoever
  *   wrote them), not the last revision this process committed; seen_rev is
@@ -147,6 +148,8 @@ typedef int (*store_event_cb)(const struct store_event *, void *);
  */
 typedef void (*store_read_done)(void *, long n, const struct store_kv *,
 		    int more, const struct store_err *);
+/* The end of an asynchronous commit: err NULL when it landed. */
+typedef void (*store_commit_done)(void *, const struct store_err *);
 
 struct store;
 
@@ -190,6 +193,12 @@ struct store_backend {
 		    store_read_done, void *, struct store_err *);
 	int	 (*range_async)(struct store *, const struct store_range *,
 		    store_read_done, void *, struct store_err *);
+	/*
+	 * STORE_CAP_PER_REQUEST: store_commit() answered later, the same
+	 * way; the batch is closed when it returns.
+	 */
+	int	 (*commit_async)(struct store *, uint64_t rev,
+		    store_commit_done, void *, struct store_err *);
 };
 
 #define STORE_CAP_PER_REQUEST	0x1
@@ -203,6 +212,7 @@ struct store {
 	uint64_t			 seen_rev;	/* remote: newest seen */
 	uint64_t			 commit_rev;	/* remote: last landed */
 	int				 in_batch;
+	int				 reopened;	/* store_reopen_batch */
 };
 
 /* The revision a read answers with: no older than what it read. */
@@ -245,8 +255,10 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 int	store_mark(struct store *, struct store_err *);
 int	store_undo(struct store *, struct store_err *);
 int	store_commit(struct store *, uint64_t, struct store_err *);
+int	store_commit_async(struct store *, uint64_t, store_commit_done,
+	    void *, struct store_err *);
 void	store_rollback(struct store *);
-int	store_reopen_batch(struct store *, struct store_err *);
+int	store_reopen_batch(struct store *, uint64_t, struct store_err *);
 int	store_history(struct store *, uint64_t, store_event_cb, void *,
 	    struct store_err *);
 int	store_compact(struct store *, uint64_t, struct store_err *);

@@ -542,14 +542,28 @@ etcd_txn_body(struct store_etcd *e, struct buf *b)
 	buf_addstr(b, "]}");
 }
 
+/* What etcd answered to a write's txn: landed (st->commit_rev), or not. */
+static int
+etcd_txn_result(struct store *st, const cJSON *reply, struct store_err *err)
+{
+	uint64_t	 got;
+
+	got = etcd_header_rev(E(st), reply);
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
+	    "succeeded")))
+		return (store_err_set(err, STORE_ERR_CONFLICT, "etcd moved "
+		    "on since rev %" PRIu64 " (another writer)", st->base_rev));
+	st->commit_rev = got;
+	return (0);
+}
+
 static int
 store_etcd_commit(struct store *st, uint64_t rev, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
 	struct buf		 b;
 	cJSON			*reply;
-	uint64_t		 got;
-	int			 rc, ok;
+	int			 rc;
 
 	if (e->overlay.n == e->overlay.head)
 		return (0);
@@ -561,15 +575,57 @@ store_etcd_commit(struct store *st, uint64_t rev, struct store_err *err)
 	etcd_evs_clear(&e->overlay, 0);
 	if (rc != 0)
 		return (-1);
-	ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
-	    "succeeded"));
-	got = etcd_header_rev(e, reply);
+	rc = etcd_txn_result(st, reply, err);
 	cJSON_Delete(reply);
-	if (!ok)
-		return (store_err_set(err, STORE_ERR_CONFLICT, "etcd moved "
-		    "on since rev %" PRIu64 " (another writer)", st->base_rev));
-	st->commit_rev = got;
-	return (0);
+	return (rc);
+}
+
+struct etcd_acommit {
+	struct store		*st;
+	store_commit_done	 done;
+	void			*arg;
+};
+
+static void
+etcd_acommit_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_acommit	*ac = arg;
+	struct store_err	 e2;
+
+	if (reply == NULL)
+		ac->done(ac->arg, err);
+	else if (etcd_txn_result(ac->st, reply, &e2) != 0)
+		ac->done(ac->arg, &e2);
+	else
+		ac->done(ac->arg, NULL);
+	free(ac);
+}
+
+static int
+store_etcd_commit_async(struct store *st, uint64_t rev,
+    store_commit_done done, void *arg, struct store_err *err)
+{
+	struct store_etcd	*e = E(st);
+	struct etcd_acommit	*ac;
+	struct buf		 b;
+	int			 rc;
+
+	if (e->overlay.n == e->overlay.head)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "a commit "
+		    "with nothing written"));
+	ac = xcalloc(1, sizeof *ac);
+	ac->st = st;
+	ac->done = done;
+	ac->arg = arg;
+	buf_init(&b);
+	etcd_txn_body(e, &b);
+	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
+	    etcd_acommit_cb, ac, err);
+	buf_free(&b);
+	etcd_evs_clear(&e->overlay, 0);
+	if (rc != 0)
+		free(ac);
+	return (rc);
 }
 
 static int
@@ -727,5 +783,6 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_stats,
 	STORE_CAP_PER_REQUEST,
 	store_etcd_get_async,
-	store_etcd_range_async
+	store_etcd_range_async,
+	store_etcd_commit_async
 };

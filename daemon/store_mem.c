@@ -625,5 +625,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_stats,
 	0,
 	NULL,		/* reads answer at once */
-	NULL
+	NULL,
+	NULL		/* and so do commits */
 };

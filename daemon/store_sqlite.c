@@ -797,5 +797,6 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_stats,
 	0,
 	NULL,		/* reads answer at once */
-	NULL
+	NULL,
+	NULL		/* and so do commits */
 };
