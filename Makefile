@@ -63,7 +63,7 @@ DAEMON_LIB_OBJS	:= $(call obj,$(DAEMON_LIB_SRCS))
 CMD_OBJS	:= $(call obj,$(CMD_SRCS))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man FORCE
+.PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man bench-etcd FORCE
 
 all: bin/metad bin/metactl
 
@@ -232,6 +232,10 @@ bench-build: all $(BENCH_BINS)
 
 bench: bench-build
 	$(Q)./scripts/bench.sh
+
+# metad on etcd against metad on sqlite, in the same run (needs etcd).
+bench-etcd: all
+	$(Q)./scripts/bench-etcd.sh
 
 # --- Valgrind: the unit tests, and protocol/watch/txn_epoch.bats with metad
 # under memcheck (tests/valgrind); any error or definite/indirect leak fails.

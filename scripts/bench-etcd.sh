@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# metad on etcd against metad on sqlite (the baseline), measured in the same
+# run: each workload BENCH_RUNS times (3), the two daemons interleaved, and
+# the median of each.  Starts its own etcd on loopback ports with a
+# temporary data directory (run by "make bench-etcd").
+#
+# Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${BENCH_RUNS:-3}
+DUR=${BENCH_DURATION:-3}
+MB=$ROOT/bin/metabench
+METAD=$ROOT/bin/metad
+for b in "$MB" "$METAD"; do
+	[ -x "$b" ] || { echo "bench-etcd.sh: $b missing: make" >&2; exit 1; }
+done
+for c in etcd jq curl; do
+	command -v "$c" >/dev/null ||
+	    { echo "bench-etcd.sh: needs $c" >&2; exit 1; }
+done
+TMP=$(mktemp -d /tmp/metad-bench-etcd.XXXXXX)
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+}
+c=$(port)
+p=$(port)
+E="http://127.0.0.1:$c"
+etcd --name default --data-dir "$TMP/etcd" --listen-client-urls "$E" \
+    --advertise-client-urls "$E" --listen-peer-urls "http://127.0.0.1:$p" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
+    --initial-cluster "default=http://127.0.0.1:$p" >"$TMP/etcd.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 750); do
+	curl -sf "$E/health" >/dev/null 2>&1 && break
+	sleep 0.02
+done
+"$METAD" --socket "$TMP/sqlite.sock" --store "sqlite:$TMP/meta.db" \
+    --log-level warn 2>>"$TMP/metad.log" &
+PIDS+=($!)
+"$METAD" --socket "$TMP/etcd.sock" --store "etcd:$E" --log-level warn \
+    2>>"$TMP/metad.log" &
+PIDS+=($!)
+for s in sqlite etcd; do
+	for _ in $(seq 1 200); do
+		[ -S "$TMP/$s.sock" ] && break
+		sleep 0.025
+	done
+done
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# bench ID LABEL JQ-FIELD METABENCH-ARGS...: one table row.
+bench() {
+	local name=$1 label=$2 field=$3 r s
+	shift 3
+	for r in $(seq 1 "$RUNS"); do
+		for s in sqlite etcd; do
+			"$MB" -s "$TMP/$s.sock" "$@" --duration "$DUR" -o json |
+			    jq -r "$field" >>"$TMP/$name.$s"
+		done
+	done
+	local a b
+	a=$(median <"$TMP/$name.sqlite")
+	b=$(median <"$TMP/$name.etcd")
+	printf '| %s | %s | %s | %.3f |\n' "$label" "$a" "$b" \
+	    "$(echo "$b / $a" | bc -l)"
+}
+
+# A put load on the daemon while a one-client get runs: the get's p99.
+under_load() {
+	local r s pid
+	for r in $(seq 1 "$RUNS"); do
+		for s in sqlite etcd; do
+			"$MB" -s "$TMP/$s.sock" put --clients 4 --keys 1000 \
+			    --no-preload --duration $((DUR + 1)) -o json >/dev/null &
+			pid=$!
+			sleep 0.5
+			"$MB" -s "$TMP/$s.sock" get --clients 1 --keys 1000 \
+			    --duration "$DUR" -o json | jq -r .latency_us.p99 \
+			    >>"$TMP/load.$s"
+			wait "$pid"
+		done
+	done
+	local a b
+	a=$(median <"$TMP/load.sqlite")
+	b=$(median <"$TMP/load.etcd")
+	printf '| get p99 us, 1 client, under a 4-client put load | %s | %s | %.3f |\n' \
+	    "$a" "$b" "$(echo "$b / $a" | bc -l)"
+}
+
+echo "| workload (median of $RUNS x ${DUR} s) | sqlite | etcd | etcd / sqlite |"
+echo "| --- | --- | --- | --- |"
+bench put1 "put ops/s, 1 client" .ops_per_s put --clients 1 --keys 1000
+bench put8 "put ops/s, 8 clients" .ops_per_s put --clients 8 --keys 1000
+bench get1 "get ops/s, 1 client" .ops_per_s get --clients 1 --keys 1000
+bench get8 "get ops/s, 8 clients" .ops_per_s get --clients 8 --keys 1000
+bench lat1 "get p50 us, 1 client" .latency_us.p50 get --clients 1 --keys 1000
+under_load
