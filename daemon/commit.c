@@ -102,12 +102,14 @@ commit_free(struct commit *cm)
 
 	if (cm == NULL)
 		return;
-	commit_run(cm);
+	if (!(cm->md->store->backend->caps & STORE_CAP_PER_REQUEST))
+		commit_run(cm);
 	commit_unpark(cm, UINT64_MAX);
 	/*
-	 * Writes a remote store never answered in the drain: their
-	 * connections go with the daemon.
+	 * A remote store's writes the drain did not see through: none is
+	 * started now; their connections go with the daemon.
 	 */
+	TAILQ_CONCAT(&cm->waiting, &cm->queue, entry);
 	if (cm->inflight != NULL)
 		TAILQ_INSERT_HEAD(&cm->waiting, cm->inflight, entry);
 	while ((r = TAILQ_FIRST(&cm->waiting)) != NULL) {

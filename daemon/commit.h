@@ -5,6 +5,11 @@
  * the batch is durable.  If the commit fails, every write of the batch is
  * answered with the error and nothing of it remains.
  *
+ * A per-request store (etcd) takes writes one at a time instead, each in a
+ * batch of its own whose commit is answered on the loop (a lost race with
+ * another daemon runs it again), and each is answered once the store's
+ * events have reached its revision.
+ *
  * Ownership: commit_enqueue() takes the request; the commit frees it once
  * answered.
  */
