@@ -310,36 +310,68 @@ commit_landed(void *arg, const struct store_err *se)
 }
 
 /*
- * One attempt at cm->inflight: a batch of its own at the store's next
- * revision, committed without blocking.  0 if the commit is out (it ends
- * in commit_landed), -1 if the request is over.
+ * The batch of cm->inflight is open, with the keys it reads fetched (or
+ * could not be: se): apply the request, and send its commit.  0 if the
+ * commit is out (it ends in commit_landed), -1 if the request is over.
  */
 static int
-commit_attempt(struct commit *cm)
+commit_apply_one(struct commit *cm, const struct store_err *se)
 {
 	struct store		*st = cm->md->store;
 	struct req		*r = cm->inflight;
-	struct store_err	 se;
+	struct store_err	 se2;
 	int			 wrote = 0, rc;
 
-	cm->attempt++;
-	buf_reset(&r->resp);
-	if (store_begin(st, &se) != 0) {
-		commit_one_error(cm, r, &se);
+	if (se != NULL) {
+		commit_one_error(cm, r, se);
 		return (-1);
 	}
-	if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se)) != 0 ||
+	if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se2)) != 0 ||
 	    !wrote) {
 		store_rollback(st);
 		if (rc != 0)
-			commit_one_error(cm, r, &se);
+			commit_one_error(cm, r, &se2);
 		else
 			commit_one_done(cm, r);	/* answered, nothing written */
 		return (-1);
 	}
 	cm->base_rev = st->base_rev;
 	if (store_commit_async(st, st->base_rev + 1, commit_landed, cm,
-	    &se) != 0) {
+	    &se2) != 0) {
+		commit_one_error(cm, r, &se2);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+commit_begun(void *arg, const struct store_err *se)
+{
+	struct commit	*cm = arg;
+
+	if (commit_apply_one(cm, se) != 0)
+		commit_next(cm);
+}
+
+/*
+ * One attempt at cm->inflight: a batch of its own at the store's next
+ * revision, opened with the keys the request reads and committed, both
+ * without blocking.  0 if the attempt is out, -1 if the request is over.
+ */
+static int
+commit_attempt(struct commit *cm)
+{
+	struct store		*st = cm->md->store;
+	struct req		*r = cm->inflight;
+	struct store_keys	 ks;
+	struct store_err	 se;
+
+	cm->attempt++;
+	buf_reset(&r->resp);
+	ks.n = 0;
+	if (r->op->keys != NULL)
+		r->op->keys(r, &ks);
+	if (store_begin_async(st, &ks, commit_begun, cm, &se) != 0) {
 		commit_one_error(cm, r, &se);
 		return (-1);
 	}

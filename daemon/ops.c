@@ -14,23 +14,24 @@
 #include "watch.h"
 
 static const struct op ops_table[] = {
-	{ "hello",	0,		ops_hello,	NULL,	NULL },
-	{ "ping",	0,		ops_ping,	NULL,	NULL },
-	{ "get",	0,		ops_get,	NULL,	NULL },
-	{ "list",	0,		ops_list,	NULL,	NULL },
-	{ "status",	0,		ops_status,	NULL,	NULL },
-	{ "watch",	0,		watch_op_watch,	NULL,	NULL },
-	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL },
-	{ "wait",	0,		wait_op_wait,	NULL,	NULL },
-	{ "compact",	OP_RW,		watch_op_compact, NULL,	NULL },
+	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
+	{ "ping",	0,		ops_ping,	NULL,	NULL,	NULL },
+	{ "get",	0,		ops_get,	NULL,	NULL,	NULL },
+	{ "list",	0,		ops_list,	NULL,	NULL,	NULL },
+	{ "status",	0,		ops_status,	NULL,	NULL,	NULL },
+	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
+	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
+	{ "wait",	0,		wait_op_wait,	NULL,	NULL,	NULL },
+	{ "compact",	OP_RW,		watch_op_compact, NULL,	NULL,	NULL },
 	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,
-	    ops_put_apply },
+	    ops_put_apply, ops_write_keys },
 	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
-	    ops_delete_apply },
-	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply },
-	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL },
+	    ops_delete_apply, ops_write_keys },
+	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply,
+	    ops_txn_keys },
+	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
 	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
-	    ops_epoch_bump_apply },
+	    ops_epoch_bump_apply, ops_epoch_bump_keys },
 };
 
 const struct op *

@@ -104,6 +104,9 @@ struct op {
 	 */
 	int		 (*apply)(struct req *, uint64_t rev, int *wrote,
 			    struct store_err *);
+	/* Write ops: the keys apply will read (a remote store fetches them
+	 * beforehand); NULL if none worth it. */
+	void		 (*keys)(struct req *, struct store_keys *);
 };
 
 /* Handle one request line from conn; 1 if it must wait (see conn.h). */
@@ -140,6 +143,7 @@ void	ops_status(struct req *);
 /* Write ops (ops_write.c). */
 int	ops_put_prepare(struct req *, struct proto_err *);
 int	ops_put_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_write_keys(struct req *, struct store_keys *);
 int	ops_delete_prepare(struct req *, struct proto_err *);
 int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
 
@@ -150,10 +154,12 @@ int	fence_check(struct req *, const struct fence *, struct store_err *);
 /* Transactions (ops_txn.c). */
 int	ops_txn_prepare(struct req *, struct proto_err *);
 int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_txn_keys(struct req *, struct store_keys *);
 
 /* Epochs (ops_epoch.c). */
 void	ops_epoch_get(struct req *);
 int	ops_epoch_bump_prepare(struct req *, struct proto_err *);
 int	ops_epoch_bump_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_epoch_bump_keys(struct req *, struct store_keys *);
 
 #endif

@@ -111,6 +111,14 @@ epoch_bump_check(struct req *r, const struct epoch_bump *b,
 	return (1);
 }
 
+void
+ops_epoch_bump_keys(struct req *r, struct store_keys *ks)
+{
+	const struct epoch_bump	*b = r->state;
+
+	store_keys_add(ks, b->key, b->key_len);
+}
+
 int
 ops_epoch_bump_apply(struct req *r, uint64_t rev, int *wrote,
     struct store_err *se)

@@ -522,6 +522,29 @@ txn_run_branch(struct txn_run *run, const struct txn_branch *b,
 	return (0);
 }
 
+static void
+txn_branch_keys(const struct txn_branch *b, struct store_keys *ks)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->n; i++)
+		store_keys_add(ks, b->ops[i].key, b->ops[i].key_len);
+}
+
+void
+ops_txn_keys(struct req *r, struct store_keys *ks)
+{
+	const struct txn	*t = r->state;
+	size_t			 i;
+
+	if (t->fence.set)
+		store_keys_add(ks, t->fence.key, t->fence.key_len);
+	for (i = 0; i < t->ncmps; i++)
+		store_keys_add(ks, t->cmps[i].key, t->cmps[i].key_len);
+	txn_branch_keys(&t->then, ks);
+	txn_branch_keys(&t->els, ks);
+}
+
 int
 ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 {

@@ -166,6 +166,14 @@ write_check(struct req *r, struct key_meta *m, struct store_err *se)
 	return (1);
 }
 
+void
+ops_write_keys(struct req *r, struct store_keys *ks)
+{
+	store_keys_add(ks, r->wa.key, r->wa.key_len);
+	if (r->wa.fence.set)
+		store_keys_add(ks, r->wa.fence.key, r->wa.fence.key_len);
+}
+
 int
 ops_put_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 {

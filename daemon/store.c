@@ -158,6 +158,28 @@ store_begin(struct store *s, struct store_err *err)
 	return (0);
 }
 
+static void
+store_begun(void *arg, const struct store_err *err)
+{
+	struct store	*s = arg;
+
+	if (err == NULL)
+		s->in_batch = 1;
+	s->begun(s->begun_arg, err);
+}
+
+int
+store_begin_async(struct store *s, const struct store_keys *keys,
+    store_commit_done done, void *arg, struct store_err *err)
+{
+	if (s->in_batch || s->backend->begin_async == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "no asynchronous batch here"));
+	s->begun = done;
+	s->begun_arg = arg;
+	return (s->backend->begin_async(s, keys, store_begun, s, err));
+}
+
 static int
 store_check_write(struct store *s, const char *what, uint64_t rev,
     size_t key_len, struct store_err *err)

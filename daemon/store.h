@@ -43,7 +43,9 @@
  * - store_commit() may fail with STORE_ERR_CONFLICT: another writer moved
  *   the store since store_begin(); nothing was written and the caller may
  *   run the request again; store_commit_async() does the same without
- *   blocking (one at a time);
+ *   blocking (one at a time), and store_begin_async() opens the batch
+ *   without blocking, with the keys the request will read fetched at its
+ *   base_rev;
  * - rev is the last revision whose events were handed to
  *   store_options.notify (events arrive from the remote store, whoever
  *   wrote them), not the last revision this process committed; seen_rev is
@@ -115,6 +117,31 @@ struct store_event {
 	enum store_event_type	 type;
 	struct store_kv		 kv;	/* delete: version 0, value NULL */
 };
+
+/*
+ * The keys a write request will read (store_begin_async() fetches them
+ * with the batch's base); one read past STORE_PREFETCH_MAX is made when
+ * asked, as any other.
+ */
+#define STORE_PREFETCH_MAX	64
+
+struct store_keys {
+	struct {
+		const char	*key;
+		size_t		 len;
+	}			 k[STORE_PREFETCH_MAX];
+	size_t			 n;
+};
+
+static inline void
+store_keys_add(struct store_keys *ks, const char *key, size_t len)
+{
+	if (ks->n < STORE_PREFETCH_MAX) {
+		ks->k[ks->n].key = key;
+		ks->k[ks->n].len = len;
+		ks->n++;
+	}
+}
 
 struct store_range {
 	const char		*prefix;	/* "" for all keys */
@@ -199,6 +226,9 @@ struct store_backend {
 	 */
 	int	 (*commit_async)(struct store *, uint64_t rev,
 		    store_commit_done, void *, struct store_err *);
+	/* And store_begin(), reading the keys at base_rev meanwhile. */
+	int	 (*begin_async)(struct store *, const struct store_keys *,
+		    store_commit_done, void *, struct store_err *);
 };
 
 #define STORE_CAP_PER_REQUEST	0x1
@@ -213,6 +243,8 @@ struct store {
 	uint64_t			 commit_rev;	/* remote: last landed */
 	int				 in_batch;
 	int				 reopened;	/* store_reopen_batch */
+	store_commit_done		 begun;		/* store_begin_async */
+	void				*begun_arg;
 };
 
 /* The revision a read answers with: no older than what it read. */
@@ -247,6 +279,8 @@ int	store_get_async(struct store *, const char *, size_t, store_read_done,
 int	store_range_async(struct store *, const struct store_range *,
 	    store_read_done, void *, struct store_err *);
 int	store_begin(struct store *, struct store_err *);
+int	store_begin_async(struct store *, const struct store_keys *,
+	    store_commit_done, void *, struct store_err *);
 int	store_put(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    const void *, size_t, struct store_kv *, uint64_t *,
 	    struct store_err *);

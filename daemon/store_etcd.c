@@ -202,12 +202,40 @@ etcd_overlay_find(struct store_etcd *e, const char *key, size_t len)
 	return (NULL);
 }
 
+static void
+etcd_snap_clear(struct store_etcd *e)
+{
+	size_t	 i;
+
+	for (i = 0; i < e->nsnap; i++) {
+		free(e->snap[i].key);
+		etcd_ev_free(&e->snap[i].ev);
+	}
+	free(e->snap);
+	e->snap = NULL;
+	e->nsnap = 0;
+}
+
+static const struct etcd_snap *
+etcd_snap_find(struct store_etcd *e, const char *key, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < e->nsnap; i++) {
+		if (e->snap[i].key_len == len &&
+		    memcmp(e->snap[i].key, key, len) == 0)
+			return (&e->snap[i]);
+	}
+	return (NULL);
+}
+
 static int
 store_etcd_get(struct store *st, const char *key, size_t len,
     store_kv_cb cb, void *arg, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
 	const struct etcd_ev	*ov;
+	const struct etcd_snap	*sn;
 	struct etcd_evs		 evs;
 	struct store_kv		 kv;
 	cJSON			*reply;
@@ -218,6 +246,13 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 		if (ov->deleted)
 			return (0);
 		etcd_kv_of(ov, &kv, 1);
+		cb(&kv, arg);
+		return (1);
+	}
+	if (st->in_batch && (sn = etcd_snap_find(e, key, len)) != NULL) {
+		if (!sn->found)
+			return (0);
+		etcd_kv_of(&sn->ev, &kv, 1);
 		cb(&kv, arg);
 		return (1);
 	}
@@ -400,25 +435,120 @@ store_etcd_range_async(struct store *st, const struct store_range *r,
 	return (rc);
 }
 
+/* The mod_revision of a range response's first kv, 0 if none. */
+static uint64_t
+etcd_first_mod(const cJSON *range)
+{
+	const cJSON	*kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
+
+	return (cJSON_GetArraySize(kvs) > 0 ?
+	    etcd_u64(cJSON_GetArrayItem(kvs, 0), "mod_revision") : 0);
+}
+
 static int
 store_etcd_begin(struct store *st, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
-	const cJSON		*kvs;
 	cJSON			*reply;
 
 	etcd_evs_clear(&e->overlay, 0);
 	e->mark = 0;
+	etcd_snap_clear(e);
 	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
 		return (-1);
 	st->base_rev = etcd_header_rev(e, reply);
-	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
-	e->sent_mod = cJSON_GetArraySize(kvs) > 0 ?
-	    etcd_u64(cJSON_GetArrayItem(kvs, 0), "mod_revision") : 0;
+	e->sent_mod = etcd_first_mod(reply);
 	cJSON_Delete(reply);
 	if (st->base_rev < st->rev)
 		st->base_rev = st->rev;
 	return (0);
+}
+
+static void
+etcd_abegin_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct store		*st = arg;
+	struct store_etcd	*e = E(st);
+	const cJSON		*res, *range, *kvs;
+	struct store_err	 e2;
+	size_t			 i;
+
+	if (reply == NULL) {
+		etcd_snap_clear(e);
+		e->begun(e->begun_arg, err);
+		return;
+	}
+	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
+	if ((size_t)cJSON_GetArraySize(res) != e->nsnap + 1) {
+		etcd_snap_clear(e);
+		store_err_set(&e2, STORE_ERR_INTERNAL, "etcd answered %d "
+		    "ranges for %zu", cJSON_GetArraySize(res), e->nsnap + 1);
+		e->begun(e->begun_arg, &e2);
+		return;
+	}
+	/*
+	 * Events that came meanwhile (st->rev) are from writes after the
+	 * read: a metad one moved the sentinel, so the commit will conflict.
+	 */
+	st->base_rev = etcd_header_rev(e, reply);
+	if (st->base_rev < st->rev)
+		st->base_rev = st->rev;
+	for (i = 0; i <= e->nsnap; i++) {
+		range = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res,
+		    (int)i), "response_range");
+		if (i == 0) {
+			e->sent_mod = etcd_first_mod(range);
+			continue;
+		}
+		kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
+		e->snap[i - 1].found = cJSON_GetArraySize(kvs) > 0 &&
+		    etcd_ev_from_kv(e, cJSON_GetArrayItem(kvs, 0), 0,
+		    &e->snap[i - 1].ev) == 0;
+	}
+	e->begun(e->begun_arg, NULL);
+}
+
+/*
+ * store_begin without blocking: one read-only etcd txn reads the sentinel
+ * and the keys at one revision, the batch's base.
+ */
+static int
+store_etcd_begin_async(struct store *st, const struct store_keys *keys,
+    store_commit_done done, void *arg, struct store_err *err)
+{
+	struct store_etcd	*e = E(st);
+	struct buf		 b;
+	char			*k64;
+	size_t			 i;
+	int			 rc;
+
+	etcd_evs_clear(&e->overlay, 0);
+	e->mark = 0;
+	etcd_snap_clear(e);
+	e->begun = done;
+	e->begun_arg = arg;
+	e->snap = xcalloc(keys->n + 1, sizeof *e->snap);
+	buf_init(&b);
+	buf_printf(&b, "{\"success\":[{\"request_range\":{\"key\":\"%s\","
+	    "\"keys_only\":true}}", e->sent64);
+	for (i = 0; i < keys->n; i++) {
+		if (etcd_snap_find(e, keys->k[i].key, keys->k[i].len) != NULL)
+			continue;
+		e->snap[e->nsnap].key = xmemdup(keys->k[i].key,
+		    keys->k[i].len);
+		e->snap[e->nsnap].key_len = keys->k[i].len;
+		e->nsnap++;
+		k64 = etcd_key64(e, keys->k[i].key, keys->k[i].len);
+		buf_printf(&b, ",{\"request_range\":{\"key\":\"%s\"}}", k64);
+		free(k64);
+	}
+	buf_addstr(&b, "]}");
+	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
+	    etcd_abegin_cb, st, err);
+	buf_free(&b);
+	if (rc != 0)
+		etcd_snap_clear(e);
+	return (rc);
 }
 
 struct etcd_meta {
@@ -752,6 +882,7 @@ store_etcd_close(struct store *st)
 	store_etcd_watch_stop(e);
 	etcd_evs_clear(&e->overlay, 0);
 	free(e->overlay.v);
+	etcd_snap_clear(e);
 	etcd_evs_clear(&e->cache, 0);
 	free(e->cache.v);
 	etcd_http_close(&e->http);
@@ -784,5 +915,6 @@ const struct store_backend store_etcd_backend = {
 	STORE_CAP_PER_REQUEST,
 	store_etcd_get_async,
 	store_etcd_range_async,
-	store_etcd_commit_async
+	store_etcd_commit_async,
+	store_etcd_begin_async
 };

@@ -41,6 +41,14 @@ struct etcd_evs {
 	size_t			 bytes;
 };
 
+/* A key the batch read with its base (store_begin_async). */
+struct etcd_snap {
+	char			*key;
+	size_t			 key_len;
+	int			 found;
+	struct etcd_ev		 ev;
+};
+
 struct store_etcd {
 	struct store		*st;
 	struct etcd_http	 http;
@@ -53,6 +61,10 @@ struct store_etcd {
 	uint64_t		 sent_mod;	/* sentinel's mod_rev at begin */
 	struct etcd_evs		 overlay;
 	size_t			 mark;
+	struct etcd_snap	*snap;
+	size_t			 nsnap;
+	store_commit_done	 begun;		/* begin_async's */
+	void			*begun_arg;
 	/* The stream and the history cache: */
 	struct store_options	 opts;
 	struct etcd_evs		 cache;		/* revs >= cache_from */

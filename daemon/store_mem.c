@@ -626,5 +626,6 @@ const struct store_backend store_mem_backend = {
 	0,
 	NULL,		/* reads answer at once */
 	NULL,
-	NULL		/* and so do commits */
+	NULL,		/* and so do commits */
+	NULL
 };

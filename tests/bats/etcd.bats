@@ -229,13 +229,19 @@ own_etcd() {
 		) &
 		pids+=($!)
 	done
-	# Reads wait for etcd without holding the daemon: a ping, which
-	# needs no etcd, is answered meanwhile.
+	(
+		rc=0
+		mctl -s "$A" --timeout 5 put k2 x >/dev/null 2>&1 || rc=$?
+		echo "$rc" >"$TESTDIR/rc.put"
+	) &
+	pids+=($!)
+	# Reads and writes wait for etcd without holding the daemon: a ping,
+	# which needs no etcd, is answered meanwhile.
 	sleep 0.3
 	run -0 mctl -s "$A" --timeout 1 ping
 	wait "${pids[@]}"
 	run cat "$TESTDIR"/rc.*
-	assert_output "$(printf '5\n%.0s' 1 2 3 4 5 6 7 8)"
+	assert_output "$(printf '5\n%.0s' 1 2 3 4 5 6 7 8 9)"
 	run cat "$TESTDIR"/err.*
 	assert_line --index 0 --partial 'unavailable: etcd is unreachable'
 	kill -CONT "$ETCD_PID"
@@ -246,6 +252,8 @@ own_etcd() {
 	done
 	run -0 mctl -s "$A" get k
 	assert_output v
+	# The write that could not read its key wrote nothing.
+	run -1 mctl -s "$A" get k2
 	run -0 mctl -s "$A" put k w
 	assert_output 2
 }
