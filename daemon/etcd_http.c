@@ -138,26 +138,37 @@ struct etcd_call {
 	struct buf		 body;
 };
 
+/*
+ * The HTTP status of an answer (0: none came), its body appended to b;
+ * -1 for a body over ETCD_REPLY_MAX_BYTES.
+ */
+static int
+etcd_http_take(struct evhttp_request *req, struct buf *b)
+{
+	struct evbuffer	*in;
+	size_t		 n;
+	int		 status;
+
+	if (req == NULL || (status = evhttp_request_get_response_code(req)) ==
+	    0)
+		return (0);
+	in = evhttp_request_get_input_buffer(req);
+	if ((n = evbuffer_get_length(in)) > ETCD_REPLY_MAX_BYTES)
+		return (-1);
+	buf_reserve(b, b->len + n + 1);
+	if (evbuffer_remove(in, b->data + b->len, n) != (int)n)
+		return (-1);
+	b->len += n;
+	return (status);
+}
+
 static void
 etcd_http_done(struct evhttp_request *req, void *arg)
 {
 	struct etcd_call	*c = arg;
-	struct evbuffer		*in;
-	size_t			 n;
 
 	c->done = 1;
-	if (req != NULL && (c->status = evhttp_request_get_response_code(req))
-	    != 0) {
-		in = evhttp_request_get_input_buffer(req);
-		n = evbuffer_get_length(in);
-		if (n > ETCD_REPLY_MAX_BYTES)
-			c->status = -1;
-		else {
-			buf_reserve(&c->body, n + 1);
-			evbuffer_remove(in, c->body.data, n);
-			c->body.len = n;
-		}
-	}
+	c->status = etcd_http_take(req, &c->body);
 	event_base_loopbreak(c->base);
 }
 
@@ -291,6 +302,9 @@ etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
 {
 	*out = NULL;
 	buf_cstr(b);
+	if (status == -1)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: a "
+		    "reply over %u bytes", path, ETCD_REPLY_MAX_BYTES));
 	if (status != 200)
 		return (etcd_http_fail(b, status, path, err));
 	*out = cJSON_ParseWithLengthOpts(b->data, b->len + 1, NULL, 1);
@@ -385,38 +399,22 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 {
 	struct etcd_acall	*a = arg;
 	struct etcd_http	*h = a->h;
-	struct evbuffer		*in;
 	struct buf		 b;
-	int			 status = 0;
+	int			 status;
 
-	if (req != NULL)
-		status = evhttp_request_get_response_code(req);
-	if (status == 0) {
+	buf_init(&b);
+	if ((status = etcd_http_take(req, &b)) == 0) {
 		h->ep[a->ep].healthy = 0;
 		if (h->cur == a->ep)
 			h->cur = (h->cur + 1) % h->nep;
+		buf_free(&b);
 		if (++a->tries < h->nep && !h->down &&
 		    etcd_acall_send(a) == 0)
 			return;
 		etcd_http_unreachable(h, &a->err);
 	} else {
 		h->ep[a->ep].healthy = 1;
-		buf_init(&b);
-		in = evhttp_request_get_input_buffer(req);
-		if (evbuffer_get_length(in) > ETCD_REPLY_MAX_BYTES)
-			store_err_set(&a->err, STORE_ERR_INTERNAL, "etcd %s: "
-			    "a reply over %u bytes", a->path,
-			    ETCD_REPLY_MAX_BYTES);
-		else {
-			int n;
-
-			buf_reserve(&b, evbuffer_get_length(in) + 1);
-			n = evbuffer_remove(in, b.data,
-			    evbuffer_get_length(in));
-			b.len = n > 0 ? (size_t)n : 0;
-			etcd_http_parse(&b, status, a->path, &a->reply,
-			    &a->err);
-		}
+		etcd_http_parse(&b, status, a->path, &a->reply, &a->err);
 		buf_free(&b);
 	}
 	event_active(a->fire, 0, 0);
