@@ -37,21 +37,20 @@
  * Errors: functions that can fail return -1 and fill a struct store_err.
  *
  * A backend with STORE_CAP_PER_REQUEST (etcd) differs in three ways:
- * - every write request is a batch of its own: store_begin() reads the
- *   current revision into base_rev, and the request's writes go at
- *   base_rev + 1 (the revision the remote store will give them);
- * - store_commit() may fail with STORE_ERR_CONFLICT: another writer moved
- *   the store since store_begin(); nothing was written and the caller may
- *   run the request again; store_commit_async() does the same without
- *   blocking (one at a time), and store_begin_async() opens the batch
- *   without blocking, with the keys the request will read fetched at its
- *   base_rev;
+ * - every write request is a batch of its own, opened and committed
+ *   without blocking, one at a time: store_begin_async() reads the current
+ *   revision into base_rev, with the keys the request will read, and the
+ *   request's writes go at base_rev + 1 (the revision the remote store will
+ *   give them); store_commit_async() may fail with STORE_ERR_CONFLICT:
+ *   another writer moved the store since; nothing was written and the
+ *   caller may run the request again (store_begin() and store_commit()
+ *   serve only batches that write nothing, such as a compaction's);
  * - rev is the last revision whose events were handed to
  *   store_options.notify (events arrive from the remote store, whoever
  *   wrote them), not the last revision this process committed; seen_rev is
  *   the newest revision any answer of the remote store showed (reads may
  *   see writes whose events have not arrived yet), and commit_rev the
- *   revision the last store_commit() landed at (above base_rev + 1 when a
+ *   revision the last commit landed at (above base_rev + 1 when a
  *   writer outside metad moved the remote store in between).
  */
 #ifndef METAD_STORE_H

@@ -687,27 +687,20 @@ etcd_txn_result(struct store *st, const cJSON *reply, struct store_err *err)
 	return (0);
 }
 
+/*
+ * Writes commit with store_etcd_commit_async(); a batch committed here
+ * wrote nothing (a compaction's).
+ */
 static int
 store_etcd_commit(struct store *st, uint64_t rev, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
-	struct buf		 b;
-	cJSON			*reply;
-	int			 rc;
 
 	if (e->overlay.n == e->overlay.head)
 		return (0);
-	buf_init(&b);
-	etcd_txn_body(e, &b);
-	rc = etcd_http_call(&e->http, "/v3/kv/txn", buf_cstr(&b), &reply,
-	    err);
-	buf_free(&b);
 	etcd_evs_clear(&e->overlay, 0);
-	if (rc != 0)
-		return (-1);
-	rc = etcd_txn_result(st, reply, err);
-	cJSON_Delete(reply);
-	return (rc);
+	return (store_err_set(err, STORE_ERR_INTERNAL, "etcd writes commit "
+	    "asynchronously"));
 }
 
 struct etcd_acommit {
