@@ -31,25 +31,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-}
-c=$(port)
-p=$(port)
-E="http://127.0.0.1:$c"
-etcd --name default --data-dir "$TMP/etcd" --listen-client-urls "$E" \
-    --advertise-client-urls "$E" --listen-peer-urls "http://127.0.0.1:$p" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
-    --initial-cluster "default=http://127.0.0.1:$p" >"$TMP/etcd.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 750); do
-	curl -sf "$E/health" >/dev/null 2>&1 && break
-	sleep 0.02
-done
+. "$ROOT/tests/etcd.sh"
+etcd_start "$TMP"
+PIDS+=("$ETCD_PID")
+E=$ETCD_URL
 "$METAD" --socket "$TMP/sqlite.sock" --store "sqlite:$TMP/meta.db" \
     --log-level warn 2>>"$TMP/metad.log" &
 PIDS+=($!)
