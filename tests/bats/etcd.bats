@@ -116,26 +116,18 @@ raw_watch() {
 	sleep 0.3
 }
 
-# Restart the test's daemon on an etcd of its own (a test that stops or
-# freezes etcd must not do it to the shared one), with prefix $1.
+# Restart the test's daemon (socket $A) on an etcd of its own: a test that
+# stops or freezes etcd must not do it to the shared one.
 own_etcd() {
 	metad_stop
 	etcd_stop
 	unset METAD_TEST_ETCD ETCD_URL ETCD_CLIENT_PORT ETCD_PEER_PORT
 	etcd_start "$TESTDIR/own"
-	"$METAD" --socket "$A" --store "etcd:$ETCD_URL" --etcd-prefix "$1" \
-	    --log-level warn 2>>"$TESTDIR/metad.log" &
-	METAD_PID=$!
-	local i
-	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$A" 2>/dev/null && return 0
-		sleep 0.025
-	done
-	return 1
+	metad_start
 }
 
 @test "etcd: an outage under load answers unavailable, then writes and watches resume" {
-	own_etcd o-
+	own_etcd
 	local i ok=0 unavail=0 rc
 	raw_watch
 	for i in $(seq 1 20); do
@@ -213,7 +205,7 @@ own_etcd() {
 }
 
 @test "etcd: while etcd does not answer, the daemon serves on and waiting requests fail together" {
-	own_etcd f-
+	own_etcd
 	mctl -s "$A" put k v >/dev/null
 	# A frozen etcd accepts connections and never answers: the first call
 	# waits for its timeout (2 s); the requests queued behind it must not
