@@ -47,11 +47,11 @@ PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 RL_LIBS		:= $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
 
 ALL_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SAN_FLAGS) \
-		   -iquote common -iquote daemon $(PKG_CFLAGS) $(CFLAGS)
+		   -iquote common -iquote daemon -iquote daemon/store $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
-DAEMON_SRCS	:= $(wildcard daemon/*.c)
+DAEMON_SRCS	:= $(wildcard daemon/*.c daemon/store/*.c)
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)
 UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
@@ -161,7 +161,7 @@ FUZZ_SECONDS	?= 60
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 FUZZ_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) \
-		   -iquote common -iquote daemon $(PKG_CFLAGS)
+		   -iquote common -iquote daemon -iquote daemon/store $(PKG_CFLAGS)
 FUZZ_SRCS	:= $(COMMON_SRCS) \
 		   $(filter-out daemon/main.c daemon/server.c,$(DAEMON_SRCS))
 FUZZ_OBJS	:= $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
@@ -255,7 +255,7 @@ CPPCHECK_INCS	 = $(firstword $(wildcard /usr/include/sys/queue.h \
 		   /usr/local/include/cjson/cJSON.h))
 CPPCHECK_FLAGS	 = --enable=warning,performance,portability --std=c11 \
 		   --error-exitcode=1 --inline-suppr --quiet -D_GNU_SOURCE \
-		   -I common -I daemon $(addprefix --include=,$(CPPCHECK_INCS))
+		   -I common -I daemon -I daemon/store $(addprefix --include=,$(CPPCHECK_INCS))
 
 .PHONY: lint
 lint:
