@@ -3,12 +3,11 @@
 #include <event2/event.h>
 
 #include "commit.h"
-#include "conn.h"
+#include "events.h"
 #include "log.h"
 #include "metad.h"
-#include "ops.h"
-#include "server.h"
-#include "watch.h"
+#include "reply.h"
+#include "req.h"
 
 #define COMMIT_RETRIES_MAX	20
 #define COMMIT_RETRY_US		500
@@ -17,30 +16,36 @@
 
 struct commit {
 	struct metad		*md;
-	struct req_queue	 queue;
+	struct req_queue	 queue;		/* not started */
 	unsigned		 queued;
 	struct event		*ev;
-	/* Per-request store: one write at a time, the others waiting. */
-	struct req		*inflight;
-	unsigned		 attempt;	/* of inflight */
-	uint64_t		 base_rev;	/* its batch read at */
+	/* The batch out, and its attempt (a lost race runs it again). */
+	struct req_queue	 batch;
+	unsigned		 nbatch;
+	int			 busy;
+	unsigned		 attempt;
+	uint64_t		 base_rev, last_rev;	/* it read at, wrote to */
+	unsigned		 writers;
 	struct event		*retry_timer;
-	struct req_queue	 waiting;
-	unsigned		 nwaiting;
-	/* Committed, answered once their events came. */
+	/* Committed, answered once their events were delivered. */
 	struct req_queue	 parked;
 	unsigned		 nparked;
 	struct event		*park_timer;
 };
 
-static void	commit_retry_cb(evutil_socket_t, short, void *);
-
-static void	commit_answer(struct commit *, struct req_queue *);
+static void	commit_run(struct commit *);
+static void	commit_begin(struct commit *);
 
 static void
 commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	commit_run(arg);
+}
+
+static void
+commit_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	commit_begin(arg);
 }
 
 /*
@@ -50,18 +55,15 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
 void
 commit_unpark(struct commit *cm, uint64_t rev)
 {
-	struct req_queue	 ready;
-	struct req		*r;
+	struct req	*r;
 
-	TAILQ_INIT(&ready);
 	while ((r = TAILQ_FIRST(&cm->parked)) != NULL && r->wrote_rev <= rev) {
 		TAILQ_REMOVE(&cm->parked, r, entry);
-		TAILQ_INSERT_TAIL(&ready, r, entry);
 		cm->nparked--;
+		req_done(r);
 	}
 	if (cm->nparked == 0)
 		event_del(cm->park_timer);
-	commit_answer(cm, &ready);
 }
 
 static void
@@ -84,8 +86,8 @@ commit_create(struct metad *md)
 	cm = xcalloc(1, sizeof *cm);
 	cm->md = md;
 	TAILQ_INIT(&cm->queue);
+	TAILQ_INIT(&cm->batch);
 	TAILQ_INIT(&cm->parked);
-	TAILQ_INIT(&cm->waiting);
 	if ((cm->ev = event_new(md->base, -1, 0, commit_cb, cm)) == NULL ||
 	    (cm->park_timer = evtimer_new(md->base, commit_park_cb,
 	    cm)) == NULL ||
@@ -102,20 +104,12 @@ commit_free(struct commit *cm)
 
 	if (cm == NULL)
 		return;
-	if (!(cm->md->store->backend->caps & STORE_CAP_PER_REQUEST))
-		commit_run(cm);
 	commit_unpark(cm, UINT64_MAX);
-	/*
-	 * A remote store's writes the drain did not see through: none is
-	 * started now; their connections go with the daemon.
-	 */
-	TAILQ_CONCAT(&cm->waiting, &cm->queue, entry);
-	if (cm->inflight != NULL)
-		TAILQ_INSERT_HEAD(&cm->waiting, cm->inflight, entry);
-	while ((r = TAILQ_FIRST(&cm->waiting)) != NULL) {
-		TAILQ_REMOVE(&cm->waiting, r, entry);
-		server_conn_unref(cm->md->server, r->conn);
-		req_free(r);
+	/* No remote write is started now that nobody will be answered for. */
+	TAILQ_CONCAT(&cm->batch, &cm->queue, entry);
+	while ((r = TAILQ_FIRST(&cm->batch)) != NULL) {
+		TAILQ_REMOVE(&cm->batch, r, entry);
+		req_done(r);
 	}
 	event_free(cm->ev);
 	event_free(cm->park_timer);
@@ -126,324 +120,199 @@ commit_free(struct commit *cm)
 unsigned
 commit_queued(struct commit *cm)
 {
-	return (cm->queued + cm->nparked + cm->nwaiting +
-	    (cm->inflight != NULL));
+	return (cm->queued + cm->nbatch + cm->nparked);
 }
 
 /*
  * Queued in this turn of the loop: the commit event, activated now, runs
- * after every I/O callback already active in this turn.
+ * after every I/O callback already active in this turn, so writes that
+ * arrive together are committed together.
  */
 void
 commit_enqueue(struct commit *cm, struct req *r)
 {
 	TAILQ_INSERT_TAIL(&cm->queue, r, entry);
-	if (cm->queued++ == 0)
+	if (cm->queued++ == 0 && !cm->busy)
 		event_active(cm->ev, 0, 0);
 }
 
-/* Apply one request at rev; answers it whatever happens. */
+/*
+ * The batch is over: park each request until the events of its write were
+ * delivered (at once if they were, or if it wrote nothing), then go on
+ * with the next batch.
+ */
 static void
-commit_apply(struct commit *cm, struct req *r, uint64_t *cur)
+commit_end(struct commit *cm)
+{
+	struct timeval	 tv = { COMMIT_PARK_MS / 1000,
+			    (COMMIT_PARK_MS % 1000) * 1000 };
+	struct req	*r;
+
+	while ((r = TAILQ_FIRST(&cm->batch)) != NULL) {
+		TAILQ_REMOVE(&cm->batch, r, entry);
+		if (cm->nparked == 0)
+			evtimer_add(cm->park_timer, &tv);
+		TAILQ_INSERT_TAIL(&cm->parked, r, entry);
+		cm->nparked++;
+	}
+	cm->nbatch = 0;
+	cm->busy = 0;
+	events_compacted(cm->md->events);
+	commit_unpark(cm, events_delivered(cm->md->events));
+	if (cm->queued > 0)
+		event_active(cm->ev, 0, 0);
+}
+
+/* The batch could not be committed: every request gets the error. */
+static void
+commit_fail(struct commit *cm, const struct store_err *se)
+{
+	struct req	*r;
+
+	log_warnx("commit failed: %s", se->msg);
+	TAILQ_FOREACH(r, &cm->batch, entry) {
+		reply_store_error(r, se);
+		r->wrote_rev = 0;
+	}
+	commit_end(cm);
+}
+
+/* Apply one request at the next rev; answers it whatever happens. */
+static void
+commit_apply(struct commit *cm, struct req *r)
 {
 	struct store		*st = cm->md->store;
 	struct store_err	 se;
 	int			 wrote = 0, mark;
 
+	buf_reset(&r->resp);
+	r->wrote_rev = 0;
 	mark = !(r->op->flags & OP_ONE_WRITE);
 	if (mark && store_mark(st, &se) != 0) {
 		reply_store_error(r, &se);
 		return;
 	}
-	if (r->op->apply(r, *cur + 1, &wrote, &se) != 0) {
+	if (r->op->apply(r, cm->last_rev + 1, &wrote, &se) != 0) {
 		reply_store_error(r, &se);
 		if (mark && store_undo(st, &se) != 0)
 			log_warnx("undo: %s", se.msg);
 		return;
 	}
-	if (wrote)
-		*cur += 1;
-}
-
-/* The batch could not be committed: every request gets the error. */
-static void
-commit_fail(struct req_queue *batch, const struct store_err *se)
-{
-	struct req	*r;
-
-	log_warnx("commit failed: %s", se->msg);
-	TAILQ_FOREACH(r, batch, entry)
-		reply_store_error(r, se);
-}
-
-static void
-commit_answer(struct commit *cm, struct req_queue *batch)
-{
-	struct req	*r;
-
-	TAILQ_FOREACH(r, batch, entry)
-		conn_send(r->conn, r->resp.data, r->resp.len);
-	while ((r = TAILQ_FIRST(batch)) != NULL) {
-		TAILQ_REMOVE(batch, r, entry);
-		conn_write_done(r->conn);
-		server_conn_unref(cm->md->server, r->conn);
-		req_free(r);
+	if (wrote) {
+		r->wrote_rev = ++cm->last_rev;
+		cm->writers++;
 	}
 }
 
 /*
- * Keep the events of the last --history revisions: compact, in steps of a
- * sixteenth of that, so that trimming costs little per commit.
+ * A writer outside metad moved the store between the batch's read and its
+ * commit, which landed at commit_rev instead of last_rev: run the (one)
+ * writing request again on the state it was decided on, to answer with
+ * the revisions its write really has.
  */
 static void
-commit_trim_history(struct commit *cm)
+commit_reanswer(struct commit *cm)
 {
 	struct store		*st = cm->md->store;
 	struct store_err	 se;
-	uint64_t		 keep = cm->md->cfg.history, floor;
+	struct req		*r;
+	int			 wrote = 0;
 
-	if (st->rev < keep)
-		return;
-	floor = st->rev - keep + 1;
-	if (floor <= st->compact_rev + keep / 16)
-		return;
-	if (store_compact(st, floor, &se) != 0) {
-		log_warnx("history compaction to rev %llu: %s",
-		    (unsigned long long)floor, se.msg);
-		return;
+	TAILQ_FOREACH(r, &cm->batch, entry) {
+		if (r->wrote_rev != 0)
+			break;
 	}
-	watch_compacted(cm->md->watch, floor);
-}
-
-/*
- * A writer outside metad moved the store between store_begin() and the
- * commit, which landed at r->wrote_rev instead of base_rev + 1: run the
- * request again on the state it was decided on (the same base_rev) to
- * answer with the revisions its write really has.
- */
-static int
-commit_reanswer(struct commit *cm, struct req *r, struct store_err *se)
-{
-	struct store	*st = cm->md->store;
-	int		 wrote = 0, rc;
-
 	log_debug("rev %llu planned, landed at %llu (a writer outside metad)",
-	    (unsigned long long)cm->base_rev + 1,
-	    (unsigned long long)r->wrote_rev);
+	    (unsigned long long)cm->last_rev,
+	    (unsigned long long)st->commit_rev);
+	r->wrote_rev = st->commit_rev;
 	buf_reset(&r->resp);
-	if (store_reopen_batch(st, cm->base_rev, se) != 0)
-		return (-1);
-	rc = r->op->apply(r, r->wrote_rev, &wrote, se);
-	store_rollback(st);
-	return (rc);
-}
-
-/*
- * Answer a per-request store's write: at once, or, from the first written
- * request on, once the store's events reached its rev, so that, as with a
- * local store, a watcher has the events of a write before its writer has
- * the answer, and a read after the answer reports a rev no older than the
- * write.
- */
-static void
-commit_one_done(struct commit *cm, struct req *r)
-{
-	struct store		*st = cm->md->store;
-	struct req_queue	 one;
-	struct timeval		 tv = { COMMIT_PARK_MS / 1000,
-				    (COMMIT_PARK_MS % 1000) * 1000 };
-
-	cm->inflight = NULL;
-	if (cm->nparked == 0 && r->wrote_rev <= st->rev) {
-		TAILQ_INIT(&one);
-		TAILQ_INSERT_TAIL(&one, r, entry);
-		commit_answer(cm, &one);
-		return;
+	if (store_reopen(st, cm->base_rev, &se) != 0 ||
+	    r->op->apply(r, r->wrote_rev, &wrote, &se) != 0) {
+		log_warnx("rev %llu was written, but its answer could not be "
+		    "made again: %s", (unsigned long long)r->wrote_rev,
+		    se.msg);
+		buf_reset(&r->resp);
+		reply_store_error(r, &se);
 	}
-	if (cm->nparked == 0)
-		evtimer_add(cm->park_timer, &tv);
-	TAILQ_INSERT_TAIL(&cm->parked, r, entry);
-	cm->nparked++;
+	store_rollback(st);
 }
 
-static void	commit_next(struct commit *);
-
-static void
-commit_one_error(struct commit *cm, struct req *r,
-    const struct store_err *se)
-{
-	buf_reset(&r->resp);
-	reply_store_error(r, se);
-	commit_one_done(cm, r);
-}
-
-/* The commit of cm->inflight landed, or failed (se). */
 static void
 commit_landed(void *arg, const struct store_err *se)
 {
-	struct commit		*cm = arg;
-	struct store		*st = cm->md->store;
-	struct req		*r = cm->inflight;
-	struct store_err	 se2;
-	struct timeval		 tv = { 0, 0 };
+	struct commit	*cm = arg;
+	struct store	*st = cm->md->store;
+	struct timeval	 tv = { 0, 0 };
 
-	if (se == NULL) {
-		r->wrote_rev = st->commit_rev;
-		if (r->wrote_rev != cm->base_rev + 1 &&
-		    commit_reanswer(cm, r, &se2) != 0) {
-			log_warnx("rev %llu was written, but its answer could "
-			    "not be made again: %s",
-			    (unsigned long long)r->wrote_rev, se2.msg);
-			commit_one_error(cm, r, &se2);
-		} else
-			commit_one_done(cm, r);
-	} else if (se->code == STORE_ERR_CONFLICT &&
+	if (se != NULL && se->code == STORE_ERR_CONFLICT &&
 	    cm->attempt < COMMIT_RETRIES_MAX) {
 		/* Another daemon wrote first: again, after a pause. */
 		tv.tv_usec = COMMIT_RETRY_US * cm->attempt *
 		    (1 + random() % 4);
 		evtimer_add(cm->retry_timer, &tv);
 		return;
-	} else
-		commit_one_error(cm, r, se);
-	commit_next(cm);
-}
-
-/*
- * The batch of cm->inflight is open, with the keys it reads fetched (or
- * could not be: se): apply the request, and send its commit.  0 if the
- * commit is out (it ends in commit_landed), -1 if the request is over.
- */
-static int
-commit_apply_one(struct commit *cm, const struct store_err *se)
-{
-	struct store		*st = cm->md->store;
-	struct req		*r = cm->inflight;
-	struct store_err	 se2;
-	int			 wrote = 0, rc;
-
+	}
 	if (se != NULL) {
-		commit_one_error(cm, r, se);
-		return (-1);
+		commit_fail(cm, se);
+		return;
 	}
-	if ((rc = r->op->apply(r, st->base_rev + 1, &wrote, &se2)) != 0 ||
-	    !wrote) {
-		store_rollback(st);
-		if (rc != 0)
-			commit_one_error(cm, r, &se2);
-		else
-			commit_one_done(cm, r);	/* answered, nothing written */
-		return (-1);
-	}
-	cm->base_rev = st->base_rev;
-	if (store_commit_async(st, st->base_rev + 1, commit_landed, cm,
-	    &se2) != 0) {
-		commit_one_error(cm, r, &se2);
-		return (-1);
-	}
-	return (0);
+	if (cm->writers == 1 && st->commit_rev != cm->last_rev)
+		commit_reanswer(cm);
+	commit_end(cm);
 }
 
 static void
 commit_begun(void *arg, const struct store_err *se)
 {
 	struct commit	*cm = arg;
+	struct store	*st = cm->md->store;
+	struct req	*r;
 
-	if (commit_apply_one(cm, se) != 0)
-		commit_next(cm);
+	if (se != NULL) {
+		commit_fail(cm, se);
+		return;
+	}
+	cm->base_rev = cm->last_rev = st->base_rev;
+	cm->writers = 0;
+	TAILQ_FOREACH(r, &cm->batch, entry)
+		commit_apply(cm, r);
+	store_commit(st, cm->last_rev, commit_landed, cm);
 }
 
-/*
- * One attempt at cm->inflight: a batch of its own at the store's next
- * revision, opened with the keys the request reads and committed, both
- * without blocking.  0 if the attempt is out, -1 if the request is over.
- */
-static int
-commit_attempt(struct commit *cm)
+/* One attempt at the batch: open it with the keys its requests read. */
+static void
+commit_begin(struct commit *cm)
 {
-	struct store		*st = cm->md->store;
-	struct req		*r = cm->inflight;
 	struct store_keys	 ks;
-	struct store_err	 se;
+	struct req		*r;
 
 	cm->attempt++;
-	buf_reset(&r->resp);
 	ks.n = 0;
-	if (r->op->keys != NULL)
-		r->op->keys(r, &ks);
-	if (store_begin_async(st, &ks, commit_begun, cm, &se) != 0) {
-		commit_one_error(cm, r, &se);
-		return (-1);
+	TAILQ_FOREACH(r, &cm->batch, entry) {
+		if (r->op->keys != NULL)
+			r->op->keys(r, &ks);
 	}
-	return (0);
+	store_begin(cm->md->store, &ks, commit_begun, cm);
 }
 
 static void
-commit_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct commit	*cm = arg;
-
-	if (commit_attempt(cm) != 0)
-		commit_next(cm);
-}
-
-/*
- * A per-request store (etcd): write requests go one at a time, each a
- * batch of its own at the store's next revision, committed while the loop
- * goes on; when another writer got there first nothing was written, and
- * the request runs again, at most COMMIT_RETRIES_MAX times with a growing
- * pause.  Its events reach the watches from the store.
- */
-static void
-commit_next(struct commit *cm)
-{
-	while (cm->inflight == NULL &&
-	    (cm->inflight = TAILQ_FIRST(&cm->waiting)) != NULL) {
-		TAILQ_REMOVE(&cm->waiting, cm->inflight, entry);
-		cm->nwaiting--;
-		cm->attempt = 0;
-		if (commit_attempt(cm) == 0)
-			return;
-	}
-}
-
-void
 commit_run(struct commit *cm)
 {
-	struct store		*st = cm->md->store;
-	struct req_queue	 batch;
-	struct store_err	 se;
-	struct req		*r;
-	uint64_t		 cur = st->rev, prev = st->rev;
-	unsigned		 n;
+	unsigned	 max = cm->md->store->backend->batch_max;
+	struct req	*r;
 
-	if ((n = cm->queued) == 0)
+	if (cm->busy || cm->queued == 0)
 		return;
-	TAILQ_INIT(&batch);
-	TAILQ_CONCAT(&batch, &cm->queue, entry);
-	cm->queued = 0;
 	event_del(cm->ev);
-
-	if (st->backend->caps & STORE_CAP_PER_REQUEST) {
-		TAILQ_CONCAT(&cm->waiting, &batch, entry);
-		cm->nwaiting += n;
-		commit_next(cm);
-		return;
+	while ((r = TAILQ_FIRST(&cm->queue)) != NULL &&
+	    (max == 0 || cm->nbatch < max)) {
+		TAILQ_REMOVE(&cm->queue, r, entry);
+		TAILQ_INSERT_TAIL(&cm->batch, r, entry);
+		cm->queued--;
+		cm->nbatch++;
 	}
-	if (store_begin(st, &se) != 0)
-		commit_fail(&batch, &se);
-	else {
-		TAILQ_FOREACH(r, &batch, entry)
-			commit_apply(cm, r, &cur);
-		if (cur == st->rev)
-			store_rollback(st);	/* nothing was written */
-		else if (store_commit(st, cur, &se) != 0)
-			commit_fail(&batch, &se);
-		else {
-			/* Events go out once durable, before the answers. */
-			watch_committed(cm->md->watch, prev, cur);
-			commit_trim_history(cm);
-		}
-	}
-	commit_answer(cm, &batch);
+	cm->busy = 1;
+	cm->attempt = 0;
+	commit_begin(cm);
 }

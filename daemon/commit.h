@@ -1,17 +1,16 @@
 /*
- * Group commit.  Write requests that arrive in the same turn of the event
- * loop are applied in one store batch (one transaction, one fsync) at
- * consecutive revisions, in arrival order; every response is sent only after
- * the batch is durable.  If the commit fails, every write of the batch is
- * answered with the error and nothing of it remains.
+ * Group commit.  Write requests are queued in arrival order and taken in
+ * batches of at most the store's batch_max: each batch is opened with the
+ * keys its requests read, its requests are applied at consecutive revisions
+ * (a failed one undone alone), and it is committed; a batch that lost a
+ * race with another writer runs again.  One batch is out at a time, so
+ * writes land in the order they came.  A write is answered once the store
+ * is durable and its events have been delivered to watches and waits
+ * (commit_unpark), so a watcher has a write's event before its writer has
+ * the answer.  If a commit fails, every write of the batch is answered
+ * with the error and nothing of it remains.
  *
- * A per-request store (etcd) takes writes one at a time instead, each in a
- * batch of its own whose commit is answered on the loop (a lost race with
- * another daemon runs it again), and each is answered once the store's
- * events have reached its revision.
- *
- * Ownership: commit_enqueue() takes the request; the commit frees it once
- * answered.
+ * Ownership: commit_enqueue() borrows the request until req_done().
  */
 #ifndef METAD_COMMIT_H
 #define METAD_COMMIT_H
@@ -23,13 +22,12 @@ struct metad;
 struct req;
 
 struct commit	*commit_create(struct metad *);
+/* At exit: requests not answered yet end unanswered (their conns closed). */
 void		 commit_free(struct commit *);
 void		 commit_enqueue(struct commit *, struct req *);
-/* Commit what is queued now (also run from the loop after each turn). */
-void		 commit_run(struct commit *);
-/* Requests queued, or written and waiting for their events. */
+/* Requests queued, out, or waiting for their events. */
 unsigned	 commit_queued(struct commit *);
-/* A per-request store's events reached rev: answer who waited for them. */
+/* The events up to rev were delivered: answer who waited for them. */
 void		 commit_unpark(struct commit *, uint64_t rev);
 
 #endif

@@ -17,10 +17,11 @@
 #include "conn.h"
 #include "log.h"
 #include "metad.h"
+#include "events.h"
 #include "ops.h"
 #include "proto.h"
+#include "reply.h"
 #include "server.h"
-#include "wait.h"
 #include "watch.h"
 
 /* Bytes read from a socket in one callback, so no client starves others. */
@@ -44,6 +45,7 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->pid = pid;
 	c->access = access;
 	TAILQ_INIT(&c->watches);
+	TAILQ_INIT(&c->reqs);
 	c->in = evbuffer_new();
 	c->out = evbuffer_new();
 	c->rev = event_new(md->base, fd, EV_READ | EV_PERSIST, conn_read_cb,
@@ -197,20 +199,23 @@ conn_finish(struct conn *c)
 void
 conn_process(struct conn *c)
 {
-	if (c->dead || c->closing)
+	if (c->dead || c->closing || c->processing)
 		return;
+	c->processing = 1;
 	while (!c->dead) {
 		if (conn_output_full(c)) {
 			/* conn_flush() resumes once the output drains. */
 			c->stalled = 1;
 			conn_reading(c, 0);
+			c->processing = 0;
 			return;
 		}
 		if (!conn_next(c))
 			break;
 	}
-	if (c->dead || c->pending > 0)
-		return;		/* conn_write_done() resumes */
+	c->processing = 0;
+	if (c->dead || c->nreqs > 0)
+		return;		/* conn_req_done() resumes */
 	if (c->eof)
 		conn_finish(c);
 	else
@@ -218,11 +223,42 @@ conn_process(struct conn *c)
 }
 
 void
-conn_write_done(struct conn *c)
+conn_enqueue(struct conn *c, struct req *r)
 {
-	if (c->pending == 0)
-		fatalx("conn_write_done: no pending write");
-	if (--c->pending == 0 && !c->dead)
+	TAILQ_INSERT_TAIL(&c->reqs, r, conn_entry);
+	c->nreqs++;
+	c->refs++;
+	if (!(r->op != NULL && (r->op->flags & OP_WRITE)))
+		c->nother++;
+}
+
+static void
+conn_dequeue(struct conn *c, struct req *r)
+{
+	TAILQ_REMOVE(&c->reqs, r, conn_entry);
+	c->nreqs--;
+	if (!(r->op != NULL && (r->op->flags & OP_WRITE)))
+		c->nother--;
+	req_free(r);
+	server_conn_unref(c->md->server, c);
+}
+
+/*
+ * Send the answers at the head of the queue that are done, then take the
+ * next requests if nothing is owed any more.
+ */
+void
+conn_req_done(struct conn *c, struct req *r)
+{
+	if (c->dead) {
+		conn_dequeue(c, r);
+		return;
+	}
+	while ((r = TAILQ_FIRST(&c->reqs)) != NULL && r->done) {
+		conn_send(c, r->resp.data, r->resp.len);
+		conn_dequeue(c, r);
+	}
+	if (c->nreqs == 0 || c->nother == 0)
 		conn_process(c);
 }
 
@@ -234,8 +270,7 @@ conn_eof(struct conn *c)
 	conn_reading(c, 0);
 	if (evbuffer_get_length(c->in) > 0 && !c->skipping)
 		evbuffer_add(c->in, "\n", 1);	/* an unterminated last line */
-	if (c->pending == 0)
-		conn_process(c);
+	conn_process(c);
 }
 
 static void
@@ -262,10 +297,10 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
-	if (c->pending == 0)
-		conn_process(c);
-	else if (evbuffer_get_length(c->in) > c->md->cfg.max_request_bytes)
+	if (c->nreqs > 0 &&
+	    evbuffer_get_length(c->in) > c->md->cfg.max_request_bytes)
 		conn_reading(c, 0);	/* enough queued; resumed later */
+	conn_process(c);
 }
 
 /* The output drained: go on with what waited for room. */
@@ -280,8 +315,7 @@ conn_drained(struct conn *c)
 		watch_conn_drained(c);
 	if (c->stalled && !c->dead) {
 		c->stalled = 0;
-		if (c->pending == 0)
-			conn_process(c);
+		conn_process(c);
 	}
 }
 
@@ -322,13 +356,20 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 void
 conn_close(struct conn *c)
 {
+	struct req	*r, *next;
+
 	if (c->dead)
 		return;
 	conn_reading(c, 0);
 	conn_writing(c, 0);
 	c->dead = 1;
-	watch_conn_closed(c);
-	wait_conn_closed(c->md->waits, c);
+	/* Answers nobody will read: what still runs ends in req_done(). */
+	for (r = TAILQ_FIRST(&c->reqs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, conn_entry);
+		if (r->done)
+			conn_dequeue(c, r);
+	}
+	events_conn_closed(c->md->events, c);
 	close(c->fd);
 	c->fd = -1;
 	server_conn_closed(c->md->server, c);

@@ -1,13 +1,14 @@
 /*
  * One client connection: line framing, access, the order of responses.
  *
- * A connection parses requests one line at a time.  Reads are answered at
- * once; writes are handed to the group commit and answered after their
- * batch is durable; a wait is answered when its key changes.  While a
- * connection owes such answers (pending) it answers no further request, so
- * responses leave in request order and a read always sees the writes sent
- * before it on the same connection.  Watch events are not responses: they
- * may come between responses at any time.
+ * A connection parses requests one line at a time and keeps those not yet
+ * answered in arrival order (reqs); each ends in req_done(), in whatever
+ * order, and answers leave from the head of that queue only, so they go in
+ * request order by construction.  Writes queue behind writes (the group
+ * commit keeps their order); any other request starts only once everything
+ * before it is answered, so a read sees every write sent before it on the
+ * connection, and a later write cannot overtake it.  Watch events are not
+ * answers: they may come between answers at any time.
  *
  * Ownership: the server owns every struct conn.  A connection is never freed
  * inside its own callback; conn_close() marks it dead and the server frees
@@ -21,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "req.h"
 #include "util.h"
 
 struct event;
@@ -49,13 +51,15 @@ struct conn {
 	gid_t			 gid;
 	pid_t			 pid;
 	enum conn_access	 access;
-	unsigned		 pending;	 /* answers owed later */
-	unsigned		 waits;		 /* of them, by a wait */
+	struct req_queue	 reqs;		 /* not yet answered */
+	unsigned		 nreqs;
+	unsigned		 nother;	 /* of them, not writes */
+	int			 processing;	 /* in conn_process() */
 	int			 skipping;	 /* rest of a long line */
 	int			 eof;		 /* client sent EOF */
 	int			 closing;	 /* close once flushed */
 	int			 dead;
-	unsigned		 refs;		 /* commit queue entries */
+	unsigned		 refs;		 /* requests alive */
 	TAILQ_HEAD(, watch)	 watches;
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;
@@ -76,8 +80,10 @@ void		 conn_reading(struct conn *, int);
 /* Unsent output bytes; 1 if over --max-pending-bytes. */
 size_t		 conn_output_len(struct conn *);
 int		 conn_output_full(struct conn *);
-/* A deferred answer was sent; resume parsing when none is owed. */
-void		 conn_write_done(struct conn *);
+/* r arrived on c: it is answered in its turn. */
+void		 conn_enqueue(struct conn *, struct req *);
+/* r ended (req_done): send what is answered, in order. */
+void		 conn_req_done(struct conn *, struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
 const char	*conn_access_name(enum conn_access);

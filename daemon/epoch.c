@@ -52,16 +52,28 @@ epoch_doc_write(struct buf *b, uint64_t epoch, const char *owner)
 	jw_obj_close(&w);
 }
 
-static int
-epoch_read_cb(const struct store_kv *kv, void *arg)
+void
+epoch_cur_of(struct epoch_cur *cur, const char *key, size_t key_len,
+    const struct store_kv *kv)
 {
-	struct epoch_cur	*cur = arg;
-
+	memset(cur, 0, sizeof *cur);
+	cur->key = key;
+	cur->key_len = key_len;
+	if (kv == NULL)
+		return;
 	cur->found = 1;
 	cur->version = kv->version;
 	cur->mod_rev = kv->mod_rev;
 	cur->doc_ok = kv->value != NULL &&
 	    epoch_doc_parse(kv->value, kv->value_len, &cur->doc) == 0;
+}
+
+static int
+epoch_read_cb(const struct store_kv *kv, void *arg)
+{
+	struct epoch_cur	*cur = arg;
+
+	epoch_cur_of(cur, cur->key, cur->key_len, kv);
 	return (0);
 }
 
@@ -69,9 +81,7 @@ int
 epoch_read(struct store *st, const char *key, size_t key_len,
     struct epoch_cur *cur, struct store_err *se)
 {
-	memset(cur, 0, sizeof *cur);
-	cur->key = key;
-	cur->key_len = key_len;
+	epoch_cur_of(cur, key, key_len, NULL);
 	if (store_get(st, key, key_len, epoch_read_cb, cur, se) == -1)
 		return (-1);
 	return (0);

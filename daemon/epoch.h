@@ -36,7 +36,10 @@ struct epoch_cur {
 int	epoch_doc_parse(const void *, size_t, struct epoch_doc *);
 /* Append the document {"epoch":N,"owner":O} to b. */
 void	epoch_doc_write(struct buf *, uint64_t, const char *);
-/* Read key (inside a batch: with the batch's writes); -1 on store error. */
+/* What kv (NULL: absent) holds at key, as an epoch. */
+void	epoch_cur_of(struct epoch_cur *, const char *, size_t,
+	    const struct store_kv *);
+/* Read key inside a batch (with the batch's writes); -1 on store error. */
 int	epoch_read(struct store *, const char *, size_t, struct epoch_cur *,
 	    struct store_err *);
 /*

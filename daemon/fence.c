@@ -9,6 +9,7 @@
 #include "epoch.h"
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 
 int
 fence_parse(const cJSON *obj, struct fence *f, struct proto_err *e)

@@ -15,6 +15,7 @@
 
 #include "commit.h"
 #include "config.h"
+#include "events.h"
 #include "log.h"
 #include "metad.h"
 #include "server.h"
@@ -34,9 +35,9 @@ metad_drain_cb(evutil_socket_t fd, short what, void *arg)
 	struct metad	*md = arg;
 	struct timeval	 tv = { 0, METAD_DRAIN_TICK_MS * 1000 };
 
-	commit_run(md->commit);
 	if ((server_pending_output(md->server) == 0 &&
-	    commit_queued(md->commit) == 0 && md->deferred == 0) ||
+	    commit_queued(md->commit) == 0 &&
+	    server_pending_requests(md->server) == 0) ||
 	    ++drain_ticks * METAD_DRAIN_TICK_MS >= METAD_DRAIN_MS) {
 		event_base_loopexit(md->base, NULL);
 		return;
@@ -129,18 +130,6 @@ metad_run(struct metad *md)
 		event_free(drain_ev);
 }
 
-/* A remote store's events arrived (the etcd backend's watch stream). */
-static void
-metad_store_notify(void *arg, uint64_t from, uint64_t to)
-{
-	struct metad	*md = arg;
-
-	if (md->watch != NULL)
-		watch_committed(md->watch, from, to);
-	if (md->commit != NULL)
-		commit_unpark(md->commit, to);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -168,15 +157,17 @@ main(int argc, char **argv)
 		fatalx("event_base_new");
 	memset(&so, 0, sizeof so);
 	so.sync = md.cfg.sync;
+	so.history = md.cfg.history;
 	so.prefix = md.cfg.etcd_prefix;
 	so.base = md.base;
-	so.notify = metad_store_notify;
+	so.notify = events_notify;
 	so.notify_arg = &md;
 	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
 		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
 	md.commit = commit_create(&md);
 	md.watch = watch_hub_create(&md);
 	md.waits = wait_create();
+	md.events = events_create(&md);
 	if (config_prepare_socket(&md.cfg, &cause) != 0 ||
 	    (md.server = server_create(&md, &cause)) == NULL)
 		fatalx("%s", cause);
@@ -191,10 +182,17 @@ main(int argc, char **argv)
 
 	metad_run(&md);
 
+	/*
+	 * Every answer made is sent before its connection closes; what is
+	 * still unanswered (a remote store that did not answer in time) ends
+	 * with the connections.
+	 */
+	server_close_all(md.server);
 	commit_free(md.commit);
+	wait_free(md.waits);
 	server_free(md.server);
 	watch_hub_free(md.watch);
-	wait_free(md.waits);
+	events_free(md.events);
 	store_close(md.store);
 	event_base_free(md.base);
 	if (md.cfg.pidfile != NULL)

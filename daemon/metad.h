@@ -18,6 +18,7 @@
 struct event_base;
 struct server;
 struct commit;
+struct events;
 struct watch_hub;
 struct wait_list;
 
@@ -53,12 +54,12 @@ struct metad {
 	struct store		*store;
 	struct server		*server;
 	struct commit		*commit;
+	struct events		*events;
 	struct watch_hub	*watch;
 	struct wait_list	*waits;
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;
-	unsigned		 deferred;	/* reads answered later */
 	int			 stopping;
 };
 

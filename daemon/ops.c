@@ -9,9 +9,7 @@
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
-#include "server.h"
-#include "wait.h"
-#include "watch.h"
+#include "reply.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
@@ -22,7 +20,8 @@ static const struct op ops_table[] = {
 	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
 	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
 	{ "wait",	0,		wait_op_wait,	NULL,	NULL,	NULL },
-	{ "compact",	OP_RW,		watch_op_compact, NULL,	NULL,	NULL },
+	{ "compact",	OP_WRITE | OP_ONE_WRITE, NULL, ops_compact_prepare,
+	    ops_compact_apply, NULL },
 	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,
 	    ops_put_apply, ops_write_keys },
 	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
@@ -44,19 +43,6 @@ ops_find(const char *name)
 			return (&ops_table[i]);
 	}
 	return (NULL);
-}
-
-void
-req_free(struct req *r)
-{
-	if (r == NULL)
-		return;
-	proto_bytes_free(&r->wa.value);
-	if (r->state_free != NULL)
-		r->state_free(r->state);
-	cJSON_Delete(r->json);
-	buf_free(&r->resp);
-	free(r);
 }
 
 /* Keep the request's "id" (a JSON scalar) as JSON text to echo. */
@@ -151,6 +137,11 @@ ops_blank(const char *line, size_t len)
 	return (1);
 }
 
+/*
+ * A write may start behind writes of its connection (the group commit
+ * keeps their order); anything else only once everything before it is
+ * answered.  1: the line must wait.
+ */
 int
 ops_handle(struct conn *c, const char *line, size_t len)
 {
@@ -160,8 +151,7 @@ ops_handle(struct conn *c, const char *line, size_t len)
 
 	if (ops_blank(line, len))
 		return (0);
-	/* Not even a write may pass a wait: its answer must go first. */
-	if (c->waits > 0)
+	if (c->nother > 0)
 		return (1);
 	r = xcalloc(1, sizeof *r);
 	r->md = c->md;
@@ -169,44 +159,20 @@ ops_handle(struct conn *c, const char *line, size_t len)
 	buf_init(&r->resp);
 	rc = ops_decode(r, line, len, &e);
 	if (rc == 0 && (r->op->flags & OP_WRITE)) {
-		c->pending++;
-		c->refs++;
+		conn_enqueue(c, r);
 		commit_enqueue(c->md->commit, r);
 		return (0);
 	}
-	/* Anything answered now waits behind this connection's writes. */
-	if (c->pending > 0) {
+	if (c->nreqs > 0) {
 		req_free(r);
 		return (1);
 	}
-	if (rc != 0)
+	r->op = rc == 0 ? r->op : NULL;
+	conn_enqueue(c, r);
+	if (rc != 0) {
 		reply_error(r, e.code, e.msg);
-	else
-		r->op->read(r);
-	if (r->deferred)
-		return (0);
-	conn_send(c, r->resp.data, r->resp.len);
-	req_free(r);
+		req_done(r);
+	} else
+		r->op->run(r);
 	return (0);
-}
-
-void
-ops_defer(struct req *r)
-{
-	r->deferred = 1;
-	r->conn->pending++;
-	r->conn->refs++;
-	r->md->deferred++;
-}
-
-void
-ops_answer_deferred(struct req *r)
-{
-	struct conn	*c = r->conn;
-
-	conn_send(c, r->resp.data, r->resp.len);
-	r->md->deferred--;
-	req_free(r);
-	conn_write_done(c);
-	server_conn_unref(c->md->server, c);
 }

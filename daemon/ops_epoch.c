@@ -10,6 +10,7 @@
 #include "epoch.h"
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 
 struct epoch_bump {
 	const char	*key;		/* into the request */
@@ -23,33 +24,49 @@ struct epoch_bump {
 #define OPS_EPOCH_NOT_DOC	"the key does not hold an epoch document " \
 				EPOCH_DOC_FORM
 
-void
-ops_epoch_get(struct req *r)
+static void
+ops_epoch_got(void *arg, long n, const struct store_kv *kv, int more,
+    const struct store_err *se)
 {
+	struct req		*r = arg;
 	struct proto_err	 e;
-	struct store_err	 se;
 	struct epoch_cur	 cur;
 	struct jw		 w;
 	const char		*key;
 	size_t			 klen;
 
+	if (n < 0)
+		reply_store_error(r, se);
+	else {
+		/* Checked when the request came. */
+		(void)proto_get_key(r->json, "key", 1, &key, &klen, &e);
+		epoch_cur_of(&cur, key, klen, n > 0 ? kv : NULL);
+		if (cur.found && !cur.doc_ok)
+			reply_error(r, PROTO_BAD_REQUEST, OPS_EPOCH_NOT_DOC);
+		else {
+			reply_begin(r, &w);
+			epoch_json(&w, "epoch", &cur);
+			jw_name(&w, "rev");
+			jw_u64(&w, store_read_rev(r->md->store));
+			reply_end(r, &w);
+		}
+	}
+	req_done(r);
+}
+
+void
+ops_epoch_get(struct req *r)
+{
+	struct proto_err	 e;
+	const char		*key;
+	size_t			 klen;
+
 	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1) {
 		reply_error(r, e.code, e.msg);
+		req_done(r);
 		return;
 	}
-	if (epoch_read(r->md->store, key, klen, &cur, &se) != 0) {
-		reply_store_error(r, &se);
-		return;
-	}
-	if (cur.found && !cur.doc_ok) {
-		reply_error(r, PROTO_BAD_REQUEST, OPS_EPOCH_NOT_DOC);
-		return;
-	}
-	reply_begin(r, &w);
-	epoch_json(&w, "epoch", &cur);
-	jw_name(&w, "rev");
-	jw_u64(&w, store_read_rev(r->md->store));
-	reply_end(r, &w);
+	store_read_get(r->md->store, key, klen, ops_epoch_got, r);
 }
 
 int

@@ -6,6 +6,7 @@
 #include "limits.h"
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 
 void
 ops_hello(struct req *r)
@@ -26,6 +27,7 @@ ops_hello(struct req *r)
 	jw_name(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
+	req_done(r);
 }
 
 void
@@ -37,16 +39,9 @@ ops_ping(struct req *r)
 	jw_name(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
+	req_done(r);
 }
 
-static int
-ops_get_cb(const struct store_kv *kv, void *arg)
-{
-	reply_kv(arg, "kv", kv, 1);
-	return (0);
-}
-
-/* The answer of a get on a store whose reads are asynchronous. */
 static void
 ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
@@ -63,56 +58,22 @@ ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
 		jw_u64(&w, store_read_rev(r->md->store));
 		reply_end(r, &w);
 	}
-	ops_answer_deferred(r);
+	req_done(r);
 }
 
 void
 ops_get(struct req *r)
 {
 	struct proto_err	 e;
-	struct store_err	 se;
-	struct jw		 w;
 	const char		*key;
 	size_t			 klen;
-	int			 found;
 
 	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1) {
 		reply_error(r, e.code, e.msg);
+		req_done(r);
 		return;
 	}
-	if (store_reads_async(r->md->store)) {
-		if (store_get_async(r->md->store, key, klen, ops_get_done, r,
-		    &se) != 0)
-			reply_store_error(r, &se);
-		else
-			ops_defer(r);
-		return;
-	}
-	reply_begin(r, &w);
-	found = store_get(r->md->store, key, klen, ops_get_cb, &w, &se);
-	if (found == -1) {
-		reply_store_error(r, &se);
-		return;
-	}
-	if (!found)
-		reply_kv(&w, "kv", NULL, 0);
-	jw_name(&w, "rev");
-	jw_u64(&w, store_read_rev(r->md->store));
-	reply_end(r, &w);
-}
-
-struct ops_list_arg {
-	struct jw	*w;
-	int		 keys_only;
-};
-
-static int
-ops_list_cb(const struct store_kv *kv, void *arg)
-{
-	struct ops_list_arg	*la = arg;
-
-	reply_kv(la->w, NULL, kv, !la->keys_only);
-	return (0);
+	store_read_get(r->md->store, key, klen, ops_get_done, r);
 }
 
 static int
@@ -143,18 +104,6 @@ ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
 }
 
 static void
-ops_list_end(struct req *r, struct jw *w, int more)
-{
-	jw_arr_close(w);
-	jw_name(w, "more");
-	jw_bool(w, more);
-	jw_name(w, "rev");
-	jw_u64(w, store_read_rev(r->md->store));
-	reply_end(r, w);
-}
-
-/* The answer of a list on a store whose reads are asynchronous. */
-static void
 ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
 {
@@ -174,44 +123,28 @@ ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
 		jw_arr_open(&w);
 		for (i = 0; i < n; i++)
 			reply_kv(&w, NULL, &kvs[i], !keys_only);
-		ops_list_end(r, &w, more);
+		jw_arr_close(&w);
+		jw_name(&w, "more");
+		jw_bool(&w, more);
+		jw_name(&w, "rev");
+		jw_u64(&w, store_read_rev(r->md->store));
+		reply_end(r, &w);
 	}
-	ops_answer_deferred(r);
+	req_done(r);
 }
 
 void
 ops_list(struct req *r)
 {
 	struct proto_err	 e;
-	struct store_err	 se;
 	struct store_range	 rg;
-	struct ops_list_arg	 la;
-	struct jw		 w;
-	int			 more = 0;
 
 	if (ops_list_args(r, &rg, &e) != 0) {
 		reply_error(r, e.code, e.msg);
+		req_done(r);
 		return;
 	}
-	if (store_reads_async(r->md->store)) {
-		if (store_range_async(r->md->store, &rg, ops_list_done, r,
-		    &se) != 0)
-			reply_store_error(r, &se);
-		else
-			ops_defer(r);
-		return;
-	}
-	reply_begin(r, &w);
-	jw_name(&w, "kvs");
-	jw_arr_open(&w);
-	la.w = &w;
-	la.keys_only = rg.keys_only;
-	if (store_range(r->md->store, &rg, ops_list_cb, &la, &more,
-	    &se) == -1) {
-		reply_store_error(r, &se);
-		return;
-	}
-	ops_list_end(r, &w, more);
+	store_read_range(r->md->store, &rg, ops_list_done, r);
 }
 
 /* "endpoints":[{"url":U,"healthy":B},...] for a remote store. */
@@ -235,16 +168,17 @@ ops_status_endpoints(struct jw *w, const struct store_stats *st)
 	jw_arr_close(w);
 }
 
-void
-ops_status(struct req *r)
+static void
+ops_status_done(void *arg, const struct store_stats *st,
+    const struct store_err *se)
 {
-	struct metad		*md = r->md;
-	struct store_stats	 st;
-	struct store_err	 se;
-	struct jw		 w;
+	struct req	*r = arg;
+	struct metad	*md = r->md;
+	struct jw	 w;
 
-	if (store_stats(md->store, &st, &se) != 0) {
-		reply_store_error(r, &se);
+	if (st == NULL) {
+		reply_store_error(r, se);
+		req_done(r);
 		return;
 	}
 	reply_begin(r, &w);
@@ -253,9 +187,9 @@ ops_status(struct req *r)
 	jw_name(&w, "compact_rev");
 	jw_u64(&w, md->store->compact_rev);
 	jw_name(&w, "keys");
-	jw_u64(&w, st.keys);
+	jw_u64(&w, st->keys);
 	jw_name(&w, "db_bytes");
-	jw_u64(&w, st.db_bytes);
+	jw_u64(&w, st->db_bytes);
 	jw_name(&w, "connections");
 	jw_u64(&w, md->nconns);
 	jw_name(&w, "watches");
@@ -264,6 +198,13 @@ ops_status(struct req *r)
 	jw_u64(&w, (uint64_t)(time(NULL) - md->started));
 	jw_name(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
-	ops_status_endpoints(&w, &st);
+	ops_status_endpoints(&w, st);
 	reply_end(r, &w);
+	req_done(r);
+}
+
+void
+ops_status(struct req *r)
+{
+	store_read_stats(r->md->store, ops_status_done, r);
 }

@@ -16,6 +16,7 @@
 
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 
 enum txn_target {
 	TXN_VERSION,

@@ -3,6 +3,7 @@
 
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 
 /* The metadata of one key, copied out of a store callback. */
 struct key_meta {

@@ -1,7 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops.h"
+#include "reply.h"
+#include "req.h"
 
 static void
 reply_open(struct jw *w, struct buf *b, const char *id, size_t id_len)

@@ -19,7 +19,9 @@
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
+#include "reply.h"
 #include "server.h"
+#include "wait.h"
 
 /* How long accepting pauses when the process is out of descriptors. */
 #define SERVER_EMFILE_PAUSE_MS	200
@@ -365,11 +367,28 @@ server_pending_output(struct server *s)
 	return (n);
 }
 
+/* Requests not answered yet, but for waits (a wait may last a day). */
+unsigned
+server_pending_requests(struct server *s)
+{
+	struct conn	*c;
+	unsigned	 n = 0;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		n += c->nreqs;
+	return (n - wait_count(s->md->waits));
+}
+
+/* What was answered is written first, as far as the peer reads it. */
 void
 server_close_all(struct server *s)
 {
-	while (!TAILQ_EMPTY(&s->conns))
-		conn_close(TAILQ_FIRST(&s->conns));
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&s->conns)) != NULL) {
+		conn_flush(c);
+		conn_close(c);
+	}
 	server_reap_cb(-1, 0, s);
 }
 

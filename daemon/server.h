@@ -19,8 +19,10 @@ void		 server_conn_dirty(struct server *, struct conn *);
 void		 server_conn_closed(struct server *, struct conn *);
 /* A commit released its reference to c. */
 void		 server_conn_unref(struct server *, struct conn *);
-/* Close every connection (at shutdown, after the last commit). */
+/* Close every connection, writing what was answered (at shutdown). */
 void		 server_close_all(struct server *);
+/* Requests still to be answered, waits aside. */
+unsigned	 server_pending_requests(struct server *);
 /* Bytes of output still unsent across all connections. */
 unsigned long	 server_pending_output(struct server *);
 

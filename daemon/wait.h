@@ -1,8 +1,8 @@
 /*
  * Waits: {"op":"wait","key":K,"version":N,"timeout_ms":T} answers the kv
- * once the key exists with version >= N, or error timeout.  A pending wait
- * owes its connection one answer (conn pending), so nothing after it on
- * that connection is answered first.
+ * once the key exists with version >= N, or error timeout.  A wait is a
+ * request not yet answered, so nothing after it on its connection is
+ * answered first.
  *
  * Ownership: the wait list owns its waits; a connection's are dropped when
  * it closes (wait_conn_closed).
@@ -11,19 +11,19 @@
 #define METAD_WAIT_H
 
 struct conn;
-struct req;
 struct store_event;
 struct wait_list;
 
 struct wait_list	*wait_create(void);
+/* At exit: waits still open end unanswered (their conns closed). */
 void			 wait_free(struct wait_list *);
 int			 wait_any(struct wait_list *);
-/* A committed event; answers the waits it satisfies. */
+unsigned		 wait_count(struct wait_list *);
+/* A durable event; answers the waits it satisfies. */
 void			 wait_event(struct wait_list *,
 			    const struct store_event *);
-/* Free answered waits and resume their connections. */
+/* End answered waits, resuming their connections. */
 void			 wait_sweep(struct wait_list *);
 void			 wait_conn_closed(struct wait_list *, struct conn *);
-void			 wait_op_wait(struct req *);
 
 #endif

@@ -8,11 +8,15 @@
 #include <event2/event.h>
 
 #include "conn.h"
+#include "events.h"
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
-#include "wait.h"
+#include "reply.h"
 #include "watch.h"
+
+/* Events read from the history at a time while a watch catches up. */
+#define WATCH_CATCHUP_CHUNK	512
 
 struct watch {
 	struct watch_hub	*hub;
@@ -25,12 +29,14 @@ struct watch {
 	uint64_t		 emitting;	/* rev being delivered */
 	int			 live;
 	int			 dead;
+	int			 reading;	/* a history read is out */
 	TAILQ_ENTRY(watch)	 hub_entry;
 	TAILQ_ENTRY(watch)	 conn_entry;
 };
 
 struct watch_hub {
 	struct metad		*md;
+	struct buf		 body;		/* an event line's, reused */
 	TAILQ_HEAD(, watch)	 watches;
 	uint64_t		 next_id;
 	int			 sweep;
@@ -44,6 +50,7 @@ watch_hub_create(struct metad *md)
 	hub = xcalloc(1, sizeof *hub);
 	hub->md = md;
 	hub->next_id = 1;
+	buf_init(&hub->body);
 	TAILQ_INIT(&hub->watches);
 	return (hub);
 }
@@ -98,12 +105,18 @@ watch_send(struct watch *w, const struct buf *body)
 	conn_send(w->c, body->data, body->len);
 }
 
+/* Its history read, if one is out, frees it when it comes back. */
 static void
 watch_free(struct watch *w)
 {
-	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
-	TAILQ_REMOVE(&w->c->watches, w, conn_entry);
-	w->hub->md->nwatches--;
+	if (w->c != NULL) {
+		TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
+		TAILQ_REMOVE(&w->c->watches, w, conn_entry);
+		w->hub->md->nwatches--;
+		w->c = NULL;
+	}
+	if (w->reading)
+		return;
 	free(w->key);
 	free(w);
 }
@@ -157,60 +170,77 @@ watch_sweep(struct watch_hub *hub)
 	}
 }
 
-struct watch_catchup {
-	struct watch	*w;
-	struct buf	 body;
-	uint64_t	 rev;
-	int		 stopped;
-};
+static void	watch_catch_up(struct watch *);
 
-static int
-watch_catchup_cb(const struct store_event *ev, void *arg)
+/*
+ * A chunk of history for a catching-up watch: send what matches, pausing
+ * only between revisions when the output is full; then go on reading, or
+ * turn live once every delivered event was seen.
+ */
+static void
+watch_catchup_got(void *arg, long n, const struct store_event *evs,
+    int more, const struct store_err *se)
 {
-	struct watch_catchup	*cu = arg;
-	struct watch		*w = cu->w;
+	struct watch	*w = arg;
+	struct buf	 body;
+	long		 i;
+	int		 stopped = 0;
 
-	if (ev->rev != cu->rev) {
-		/* Pause only between revisions. */
-		if (conn_output_full(w->c)) {
-			cu->stopped = 1;
-			return (1);
+	w->reading = 0;
+	if (w->c == NULL || w->dead) {
+		watch_free(w);
+		return;
+	}
+	if (n < 0) {
+		log_warnx("watch %" PRIu64 ": history: %s", w->id, se->msg);
+		watch_cancel(w, se->code == STORE_ERR_COMPACTED ? "compacted" :
+		    se->code == STORE_ERR_UNAVAILABLE ? "unavailable" :
+		    "internal");
+		watch_sweep(w->hub);
+		return;
+	}
+	buf_init(&body);
+	for (i = 0; i < n && !stopped; i++) {
+		if (evs[i].rev < w->next_rev)
+			continue;
+		if (evs[i].rev != w->emitting) {
+			if (conn_output_full(w->c)) {
+				stopped = 1;	/* conn drained: resume */
+				break;
+			}
+			w->emitting = evs[i].rev;
 		}
-		cu->rev = ev->rev;
-		w->next_rev = ev->rev + 1;
+		if (watch_matches(w, evs[i].kv.key, evs[i].kv.key_len)) {
+			watch_event_body(&body, &evs[i]);
+			watch_send(w, &body);
+		}
+		if (i + 1 == n || evs[i + 1].rev != evs[i].rev)
+			w->next_rev = evs[i].rev + 1;
 	}
-	if (watch_matches(w, ev->kv.key, ev->kv.key_len)) {
-		watch_event_body(&cu->body, ev);
-		watch_send(w, &cu->body);
-	}
-	return (0);
+	buf_free(&body);
+	if (stopped)
+		return;
+	if (!more && w->next_rev <= events_delivered(w->hub->md->events))
+		w->next_rev = events_delivered(w->hub->md->events) + 1;
+	if (w->next_rev > events_delivered(w->hub->md->events))
+		w->live = 1;
+	else
+		watch_catch_up(w);
 }
 
-/* Replay history until caught up (then live) or the output is full. */
+/* Replay history from next_rev until caught up (then live). */
 static void
 watch_catch_up(struct watch *w)
 {
-	struct store		*st = w->hub->md->store;
-	struct watch_catchup	 cu;
-	struct store_err	 se;
-
-	if (w->live || w->dead)
+	if (w->live || w->dead || w->reading || w->c == NULL)
 		return;
-	memset(&cu, 0, sizeof cu);
-	cu.w = w;
-	buf_init(&cu.body);
-	if (w->next_rev <= st->rev &&
-	    store_history(st, w->next_rev, watch_catchup_cb, &cu, &se) != 0) {
-		log_warnx("watch %" PRIu64 ": history: %s", w->id, se.msg);
-		watch_cancel(w, se.code == STORE_ERR_COMPACTED ? "compacted" :
-		    se.code == STORE_ERR_UNAVAILABLE ? "unavailable" :
-		    "internal");
-	} else if (!cu.stopped) {
-		if (w->next_rev <= st->rev)
-			w->next_rev = st->rev + 1;
+	if (w->next_rev > events_delivered(w->hub->md->events)) {
 		w->live = 1;
+		return;
 	}
-	buf_free(&cu.body);
+	w->reading = 1;
+	store_read_history(w->hub->md->store, w->next_rev,
+	    WATCH_CATCHUP_CHUNK, watch_catchup_got, w);
 }
 
 void
@@ -247,58 +277,51 @@ watch_deliver(struct watch *w, const struct store_event *ev,
 	watch_send(w, body);
 }
 
-struct watch_live {
-	struct watch_hub	*hub;
-	struct buf		 body;
-};
-
-static int
-watch_live_cb(const struct store_event *ev, void *arg)
+int
+watch_any(struct watch_hub *hub)
 {
-	struct watch_live	*wl = arg;
-	struct watch		*w;
-	int			 built = 0;
+	return (!TAILQ_EMPTY(&hub->watches));
+}
 
-	TAILQ_FOREACH(w, &wl->hub->watches, hub_entry) {
+void
+watch_event(struct watch_hub *hub, const struct store_event *ev)
+{
+	struct watch	*w;
+	int		 built = 0;
+
+	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
 		if (!w->live || w->dead ||
 		    !watch_matches(w, ev->kv.key, ev->kv.key_len))
 			continue;
 		if (!built) {
-			watch_event_body(&wl->body, ev);
+			watch_event_body(&hub->body, ev);
 			built = 1;
 		}
-		watch_deliver(w, ev, &wl->body);
+		watch_deliver(w, ev, &hub->body);
 	}
-	wait_event(wl->hub->md->waits, ev);
-	return (0);
 }
 
 void
-watch_committed(struct watch_hub *hub, uint64_t from, uint64_t to)
+watch_delivered(struct watch_hub *hub, uint64_t rev)
 {
-	struct store		*st = hub->md->store;
-	struct watch_live	 wl;
-	struct store_err	 se;
-	struct watch		*w;
+	struct watch	*w;
 
-	if (TAILQ_EMPTY(&hub->watches) && !wait_any(hub->md->waits))
-		return;
-	memset(&wl, 0, sizeof wl);
-	wl.hub = hub;
-	buf_init(&wl.body);
-	if (store_history(st, from + 1, watch_live_cb, &wl, &se) != 0) {
-		/* Should not happen; the watches cannot go on exactly. */
-		log_warnx("history after commit: %s", se.msg);
-		TAILQ_FOREACH(w, &hub->watches, hub_entry)
-			watch_cancel(w, "internal");
-	}
-	buf_free(&wl.body);
 	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
-		if (w->live && w->next_rev <= to)
-			w->next_rev = to + 1;
+		if (w->live && w->next_rev <= rev)
+			w->next_rev = rev + 1;
 	}
 	watch_sweep(hub);
-	wait_sweep(hub->md->waits);
+}
+
+void
+watch_failed(struct watch_hub *hub)
+{
+	struct watch	*w;
+
+	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
+		if (w->live)
+			watch_cancel(w, "internal");
+	}
 }
 
 void
@@ -325,6 +348,7 @@ watch_conn_closed(struct conn *c)
 void
 watch_hub_free(struct watch_hub *hub)
 {
+	buf_free(&hub->body);
 	free(hub);
 }
 
@@ -352,8 +376,9 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 	return (0);
 }
 
-void
-watch_op_watch(struct req *r)
+/* Answer a watch request; the new watch, or NULL if it was refused. */
+static struct watch *
+watch_start(struct req *r)
 {
 	struct watch_hub	*hub = r->md->watch;
 	struct store		*st = r->md->store;
@@ -370,7 +395,7 @@ watch_op_watch(struct req *r)
 		free(w->key);
 		free(w);
 		reply_error(r, e.code, e.msg);
-		return;
+		return (NULL);
 	}
 	if (n >= WATCHES_PER_CONN_MAX || (from != 0 && from < st->compact_rev)) {
 		free(w->key);
@@ -380,7 +405,7 @@ watch_op_watch(struct req *r)
 			    "watches, the limit is %d", n,
 			    WATCHES_PER_CONN_MAX);
 			reply_error(r, PROTO_BAD_REQUEST, e.msg);
-			return;
+			return (NULL);
 		}
 		snprintf(e.msg, sizeof e.msg, "from_rev %" PRIu64 " is "
 		    "compacted; history starts at %" PRIu64, from,
@@ -389,31 +414,43 @@ watch_op_watch(struct req *r)
 		jw_name(&jw, "compact_rev");
 		jw_u64(&jw, st->compact_rev);
 		reply_error_end(r, &jw);
-		return;
+		return (NULL);
 	}
 	w->hub = hub;
 	w->id = hub->next_id++;
 	w->c = r->conn;
-	w->next_rev = from != 0 ? from : st->rev + 1;
+	w->next_rev = from != 0 ? from :
+	    events_delivered(r->md->events) + 1;
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&r->conn->watches, w, conn_entry);
 	r->md->nwatches++;
 
-	/* The answer goes first, then the history it replays. */
+	/* The answer goes first (nothing is before it), then the history. */
 	reply_begin(r, &jw);
 	jw_name(&jw, "watch");
 	jw_u64(&jw, w->id);
 	jw_name(&jw, "rev");
-	jw_u64(&jw, st->rev);
+	jw_u64(&jw, events_delivered(r->md->events));
 	reply_end(r, &jw);
-	conn_send(r->conn, r->resp.data, r->resp.len);
-	buf_reset(&r->resp);
-	watch_catch_up(w);
-	watch_sweep(hub);
+	return (w);
 }
 
 void
-watch_op_unwatch(struct req *r)
+watch_op_watch(struct req *r)
+{
+	struct watch_hub	*hub = r->md->watch;
+	struct watch		*w;
+
+	w = watch_start(r);
+	req_done(r);
+	if (w != NULL) {
+		watch_catch_up(w);
+		watch_sweep(hub);
+	}
+}
+
+static void
+watch_stop(struct req *r)
 {
 	struct proto_err	 e;
 	struct watch		*w;
@@ -442,35 +479,8 @@ watch_op_unwatch(struct req *r)
 }
 
 void
-watch_op_compact(struct req *r)
+watch_op_unwatch(struct req *r)
 {
-	struct store		*st = r->md->store;
-	struct proto_err	 e;
-	struct store_err	 se;
-	struct jw		 w;
-	uint64_t		 rev;
-
-	if (proto_get_u64(r->json, "rev", 1, &rev, &e) != 1) {
-		reply_error(r, e.code, e.msg);
-		return;
-	}
-	if (rev > st->rev) {
-		snprintf(e.msg, sizeof e.msg, "compact rev %" PRIu64 " is "
-		    "beyond the current rev %" PRIu64, rev, st->rev);
-		reply_error(r, PROTO_BAD_REQUEST, e.msg);
-		return;
-	}
-	if (rev > st->compact_rev) {
-		if (store_compact(st, rev, &se) != 0) {
-			reply_store_error(r, &se);
-			return;
-		}
-		watch_compacted(r->md->watch, rev);
-	}
-	reply_begin(r, &w);
-	jw_name(&w, "compact_rev");
-	jw_u64(&w, st->compact_rev);
-	jw_name(&w, "rev");
-	jw_u64(&w, st->rev);
-	reply_end(r, &w);
+	watch_stop(r);
+	req_done(r);
 }

@@ -349,6 +349,7 @@ struct etcd_acall {
 	struct etcd_acall	*next;		/* h->acalls */
 	char			*path, *body;
 	unsigned		 ep, tries;
+	int			 pinned;	/* to ep only, no failover */
 	etcd_http_cb		 cb;
 	void			*arg;
 	struct event		*fire;		/* cb, from the loop */
@@ -405,9 +406,15 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 	buf_init(&b);
 	if ((status = etcd_http_take(req, &b)) == 0) {
 		h->ep[a->ep].healthy = 0;
+		buf_free(&b);
+		if (a->pinned) {
+			store_err_set(&a->err, STORE_ERR_UNAVAILABLE, "etcd "
+			    "%s: no answer", h->ep[a->ep].url);
+			event_active(a->fire, 0, 0);
+			return;
+		}
 		if (h->cur == a->ep)
 			h->cur = (h->cur + 1) % h->nep;
-		buf_free(&b);
 		if (++a->tries < h->nep && !h->down &&
 		    etcd_acall_send(a) == 0)
 			return;
@@ -427,7 +434,8 @@ etcd_acall_send(struct etcd_acall *a)
 	struct etcd_endpoint		 *ep;
 	struct evhttp_connection	**cp;
 
-	a->ep = h->cur;
+	if (!a->pinned)
+		a->ep = h->cur;
 	ep = &h->ep[a->ep];
 	cp = &h->aconn[a->ep][h->anext++ % ETCD_ASYNC_CONNS];
 	if (*cp == NULL) {
@@ -442,19 +450,22 @@ etcd_acall_send(struct etcd_acall *a)
 	    a) == NULL ? -1 : 0);
 }
 
-int
-etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
-    etcd_http_cb cb, void *arg, struct store_err *err)
+static int
+etcd_http_acall(struct etcd_http *h, int pinned, unsigned ep,
+    const char *path, const char *body, etcd_http_cb cb, void *arg,
+    struct store_err *err)
 {
 	struct etcd_acall	*a;
 
 	if (h->main == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "no event loop "
 		    "for asynchronous etcd calls"));
-	if (h->down)
+	if (h->down && !pinned)
 		return (etcd_http_down_err(err));
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
+	a->pinned = pinned;
+	a->ep = ep;
 	a->path = xstrdup(path);
 	a->body = xstrdup(body);
 	a->cb = cb;
@@ -468,6 +479,20 @@ etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
 		    "the request could not be sent", path));
 	}
 	return (0);
+}
+
+int
+etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
+    etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	return (etcd_http_acall(h, 0, 0, path, body, cb, arg, err));
+}
+
+int
+etcd_http_call_at(struct etcd_http *h, unsigned ep, const char *path,
+    const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	return (etcd_http_acall(h, 1, ep, path, body, cb, arg, err));
 }
 
 char *
@@ -514,23 +539,6 @@ etcd_u64(const cJSON *obj, const char *name)
 	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
 		return ((uint64_t)it->valuedouble);
 	return (0);
-}
-
-/* 1 if endpoint i answers a status request now. */
-int
-etcd_http_probe(struct etcd_http *h, unsigned i)
-{
-	struct buf	 b;
-	unsigned	 saved = h->cur;
-	int		 status;
-
-	buf_init(&b);
-	h->cur = i;
-	status = etcd_http_try(h, "/v3/maintenance/status", "{}", &b);
-	h->cur = saved;
-	buf_free(&b);
-	h->ep[i].healthy = status == 200;
-	return (h->ep[i].healthy);
 }
 
 /* The base64 of the first key after every key starting with p. */

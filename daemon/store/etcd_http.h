@@ -73,12 +73,17 @@ int	 etcd_http_call(struct etcd_http *, const char *path, const char *body,
  */
 int	 etcd_http_call_async(struct etcd_http *, const char *path,
 	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
+/*
+ * The same, to endpoint ep only (no failover, whether or not etcd is
+ * thought down): the health of each endpoint, for status.
+ */
+int	 etcd_http_call_at(struct etcd_http *, unsigned ep, const char *path,
+	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
 /* Build a request for path with a JSON body on conn. */
 struct evhttp_request *etcd_http_request(struct evhttp_connection *,
 	    const struct etcd_endpoint *, const char *path, const char *body,
 	    void (*)(struct evhttp_request *, void *), void *);
 
-int	 etcd_http_probe(struct etcd_http *, unsigned);
 char	*etcd_prefix_end64(const char *, size_t);
 
 /* The gateway's encodings. */

@@ -1,7 +1,7 @@
 /*
  * The generic layer of the versioned store: picks a backend from the store
- * spec, keeps the committed rev and compact rev, checks the batch protocol,
- * and forwards everything else to the backend.
+ * spec, checks the batch protocol, and forwards everything else to the
+ * backend.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, NULL, NULL, NULL, NULL
+	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL
 };
 
 int
@@ -65,6 +65,7 @@ store_open(const char *spec, const struct store_options *opts,
 		opts = &store_default_options;
 	s = xcalloc(1, sizeof *s);
 	s->backend = backend;
+	s->opts = *opts;
 	if (backend->open(s, arg, opts, err) != 0) {
 		free(s);
 		return (NULL);
@@ -84,118 +85,158 @@ store_close(struct store *s)
 }
 
 int
-store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
-    void *arg, struct store_err *err)
+store_kv_copy_cb(const struct store_kv *kv, void *arg)
 {
-	return (s->backend->get(s, key, key_len, cb, arg, err));
-}
+	struct store_kv	*dst = arg;
+	char		*p;
 
-/* r as the backends take it (a prefix, a limit), in *rr. */
-static int
-store_range_norm(const struct store_range *r, struct store_range *rr,
-    struct store_err *err)
-{
-	*rr = *r;
-	if (rr->limit == 0)
-		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "range limit is 0"));
-	if (rr->prefix == NULL) {
-		rr->prefix = "";
-		rr->prefix_len = 0;
+	*dst = *kv;
+	p = xmalloc(kv->key_len + kv->value_len + 2);
+	memcpy(p, kv->key, kv->key_len);
+	p[kv->key_len] = '\0';
+	dst->key = p;
+	if (kv->value != NULL) {
+		memcpy(p + kv->key_len + 1, kv->value, kv->value_len);
+		p[kv->key_len + 1 + kv->value_len] = '\0';
+		dst->value = (unsigned char *)p + kv->key_len + 1;
 	}
 	return (0);
 }
 
-long
-store_range(struct store *s, const struct store_range *r, store_kv_cb cb,
-    void *arg, int *more, struct store_err *err)
+void
+store_kv_copy_free(struct store_kv *kv)
 {
-	struct store_range	 rr;
-	int			 dummy;
-
-	if (store_range_norm(r, &rr, err) != 0)
-		return (-1);
-	if (more == NULL)
-		more = &dummy;
-	*more = 0;
-	return (s->backend->range(s, &rr, cb, arg, more, err));
+	free((char *)kv->key);
+	kv->key = NULL;
+	kv->value = NULL;
 }
 
-int
-store_reads_async(const struct store *s)
+void
+store_evbuf_add(struct store_evbuf *b, const struct store_event *ev)
 {
-	return (s->backend->get_async != NULL && !s->in_batch);
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 16;
+		b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+	}
+	b->v[b->n] = *ev;
+	store_kv_copy_cb(&ev->kv, &b->v[b->n].kv);
+	b->n++;
 }
 
-int
-store_get_async(struct store *s, const char *key, size_t key_len,
-    store_read_done done, void *arg, struct store_err *err)
+void
+store_evbuf_free(struct store_evbuf *b)
 {
-	return (s->backend->get_async(s, key, key_len, done, arg, err));
+	size_t	 i;
+
+	for (i = 0; i < b->n; i++)
+		store_kv_copy_free(&b->v[i].kv);
+	free(b->v);
+	memset(b, 0, sizeof *b);
 }
 
-int
-store_range_async(struct store *s, const struct store_range *r,
-    store_read_done done, void *arg, struct store_err *err)
+void
+store_read_get(struct store *s, const char *key, size_t key_len,
+    store_read_done done, void *arg)
 {
-	struct store_range	 rr;
-
-	if (store_range_norm(r, &rr, err) != 0)
-		return (-1);
-	return (s->backend->range_async(s, &rr, done, arg, err));
+	s->backend->read_get(s, key, key_len, done, arg);
 }
 
-int
-store_begin(struct store *s, struct store_err *err)
+void
+store_read_range(struct store *s, const struct store_range *r,
+    store_read_done done, void *arg)
 {
-	if (s->in_batch)
-		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "a batch is already open"));
-	s->base_rev = s->rev;
-	if (s->backend->begin(s, err) != 0)
-		return (-1);
-	s->in_batch = 1;
-	return (0);
+	struct store_range	 rr = *r;
+	struct store_err	 err;
+
+	if (rr.limit == 0) {
+		store_err_set(&err, STORE_ERR_INTERNAL, "range limit is 0");
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	if (rr.prefix == NULL) {
+		rr.prefix = "";
+		rr.prefix_len = 0;
+	}
+	s->backend->read_range(s, &rr, done, arg);
+}
+
+void
+store_read_history(struct store *s, uint64_t from_rev, size_t max_events,
+    store_history_done done, void *arg)
+{
+	s->backend->read_history(s, from_rev, max_events, done, arg);
+}
+
+void
+store_read_stats(struct store *s, store_stats_done done, void *arg)
+{
+	s->backend->read_stats(s, done, arg);
+}
+
+/* The end of a begin or a commit: the batch state, then the caller. */
+static void
+store_batch_done(struct store *s, int in_batch, const struct store_err *err)
+{
+	store_done	 done = s->done;
+	void		*arg = s->done_arg;
+
+	s->done = NULL;
+	s->in_batch = in_batch;
+	s->dirty = s->reopened = 0;
+	done(arg, err);
 }
 
 static void
 store_begun(void *arg, const struct store_err *err)
 {
-	struct store	*s = arg;
+	store_batch_done(arg, err == NULL, err);
+}
 
-	if (err == NULL)
-		s->in_batch = 1;
-	s->begun(s->begun_arg, err);
+void
+store_begin(struct store *s, const struct store_keys *keys, store_done done,
+    void *arg)
+{
+	static const struct store_keys	 none;
+	struct store_err		 err;
+
+	if (s->in_batch || s->done != NULL) {
+		store_err_set(&err, STORE_ERR_INTERNAL,
+		    "a batch is already open");
+		done(arg, &err);
+		return;
+	}
+	s->done = done;
+	s->done_arg = arg;
+	s->backend->begin(s, keys != NULL ? keys : &none, store_begun, s);
 }
 
 int
-store_begin_async(struct store *s, const struct store_keys *keys,
-    store_commit_done done, void *arg, struct store_err *err)
+store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
+    void *arg, struct store_err *err)
 {
-	if (s->in_batch || s->backend->begin_async == NULL)
+	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "no asynchronous batch here"));
-	s->begun = done;
-	s->begun_arg = arg;
-	return (s->backend->begin_async(s, keys, store_begun, s, err));
+		    "get outside a batch"));
+	return (s->backend->get(s, key, key_len, cb, arg, err));
 }
 
 static int
 store_check_write(struct store *s, const char *what, uint64_t rev,
     size_t key_len, struct store_err *err)
 {
-	if (!s->in_batch)
+	if (!s->in_batch || s->done != NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "%s outside a batch", what));
 	/* A batch opened again replays writes its store already has. */
-	if (rev <= s->rev && !s->reopened)
+	if (rev <= s->base_rev && !s->reopened)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "%s at rev "
-		    "%llu, not above the store rev %llu", what,
-		    (unsigned long long)rev, (unsigned long long)s->rev));
+		    "%llu, not above the batch's base rev %llu", what,
+		    (unsigned long long)rev, (unsigned long long)s->base_rev));
 	if (key_len == 0 || key_len > KEY_MAX_BYTES)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "%s: key of "
 		    "%zu bytes (the limit is 1..%d)", what, key_len,
 		    KEY_MAX_BYTES));
+	s->dirty = 1;
 	return (0);
 }
 
@@ -246,103 +287,65 @@ store_undo(struct store *s, struct store_err *err)
 	return (s->backend->undo(s, err));
 }
 
+/* A rollback or undo restores the compact rev with the rest. */
 int
-store_commit(struct store *s, uint64_t rev, struct store_err *err)
+store_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
 	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "commit outside a batch"));
-	if (rev < s->rev) {
-		store_rollback(s);
-		return (store_err_set(err, STORE_ERR_INTERNAL, "commit at rev "
-		    "%llu, below the store rev %llu", (unsigned long long)rev,
-		    (unsigned long long)s->rev));
-	}
-	s->in_batch = 0;
-	if (s->backend->commit(s, rev, err) != 0)
+		    "compact outside a batch"));
+	if (rev <= s->compact_rev)
+		return (0);
+	if (s->backend->compact(s, rev, err) != 0)
 		return (-1);
-	if (!(s->backend->caps & STORE_CAP_PER_REQUEST))
-		s->rev = s->commit_rev = rev;
+	s->compact_rev = rev;
+	s->dirty = 1;
 	return (0);
 }
 
-/*
- * A per-request store: open a committed batch again, reading at its
- * base_rev, so that a request can be run once more to answer with the
- * revision its commit landed at (then store_rollback()).
- */
-int
-store_reopen_batch(struct store *s, uint64_t base_rev, struct store_err *err)
+static void
+store_committed(void *arg, const struct store_err *err)
 {
-	if (s->in_batch || !(s->backend->caps & STORE_CAP_PER_REQUEST))
-		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "no batch to open again"));
-	s->base_rev = base_rev;
-	s->in_batch = s->reopened = 1;
-	return (0);
+	store_batch_done(arg, 0, err);
 }
 
-int
-store_commit_async(struct store *s, uint64_t rev, store_commit_done done,
-    void *arg, struct store_err *err)
+void
+store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 {
-	if (!s->in_batch || s->backend->commit_async == NULL) {
-		store_rollback(s);
-		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "no asynchronous commit here"));
+	struct store_err	 err;
+
+	if (!s->in_batch || s->done != NULL || s->reopened) {
+		store_err_set(&err, STORE_ERR_INTERNAL,
+		    "commit outside a batch");
+		done(arg, &err);
+		return;
 	}
-	s->in_batch = 0;
-	return (s->backend->commit_async(s, rev, done, arg, err));
+	if (!s->dirty) {
+		store_rollback(s);	/* nothing to write */
+		done(arg, NULL);
+		return;
+	}
+	s->done = done;
+	s->done_arg = arg;
+	s->backend->commit(s, rev, store_committed, s);
 }
 
 void
 store_rollback(struct store *s)
 {
-	if (!s->in_batch)
+	if (!s->in_batch || s->done != NULL)
 		return;
 	s->backend->rollback(s);
-	s->in_batch = s->reopened = 0;
+	s->in_batch = s->dirty = s->reopened = 0;
 }
 
 int
-store_history(struct store *s, uint64_t from_rev, store_event_cb cb,
-    void *arg, struct store_err *err)
+store_reopen(struct store *s, uint64_t base_rev, struct store_err *err)
 {
-	return (s->backend->history(s, from_rev, cb, arg, err));
-}
-
-/*
- * Inside a batch the compaction is part of the batch (a rollback or undo
- * restores the compact rev); outside, it is a batch of its own.
- */
-int
-store_compact(struct store *s, uint64_t rev, struct store_err *err)
-{
-	if (rev <= s->compact_rev)
-		return (0);
-	if (rev > s->rev)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "compact rev "
-		    "%llu is beyond the current rev %llu",
-		    (unsigned long long)rev, (unsigned long long)s->rev));
-	if (s->in_batch) {
-		if (s->backend->compact(s, rev, err) != 0)
-			return (-1);
-		s->compact_rev = rev;
-		return (0);
-	}
-	if (store_begin(s, err) != 0)
-		return (-1);
-	if (s->backend->compact(s, rev, err) != 0) {
-		store_rollback(s);
-		return (-1);
-	}
-	s->compact_rev = rev;
-	return (store_commit(s, s->rev, err));
-}
-
-int
-store_stats(struct store *s, struct store_stats *st, struct store_err *err)
-{
-	memset(st, 0, sizeof *st);
-	return (s->backend->stats(s, st, err));
+	if (s->in_batch || s->done != NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "no batch to open again"));
+	s->base_rev = base_rev;
+	s->in_batch = s->reopened = 1;
+	return (0);
 }

@@ -1,7 +1,15 @@
 /*
  * The versioned store: the one interface between metad's request handling
- * and its backends (SQLite, memory).  A backend knows nothing of connections
- * or of the wire protocol; it knows keys, values, revisions and batches.
+ * and its backends (SQLite, memory, etcd).  A backend knows nothing of
+ * connections or of the wire protocol; it knows keys, values, revisions and
+ * batches.
+ *
+ * Asynchronous by contract.  Every call that may have to wait for the
+ * backing store -- a read outside a batch, opening a batch, committing one
+ * -- takes a callback and returns nothing: the callback is called exactly
+ * once, by a local backend (sqlite, memory) before the call returns, by a
+ * remote one (etcd) later, on the daemon's event loop.  Callers handle both
+ * and never block.
  *
  * What every backend guarantees:
  *
@@ -10,48 +18,41 @@
  * - Each key carries version (1 on create, +1 on every put), create_rev and
  *   mod_rev.  A deleted key is gone: re-creating it starts at version 1 with
  *   a new create_rev.
- * - The store revision (store_rev) is the rev of the last committed write;
- *   an empty store is at rev 0.  It survives close and reopen.
- * - Writes happen only inside a batch: store_begin(), then any number of
- *   store_put()/store_delete() calls, then store_commit() or
- *   store_rollback().  The caller hands each write its rev; revs within a
- *   batch never go down, and the caller passes the highest one to
- *   store_commit(), which records it as the store revision.  Writes of one
- *   rev are numbered by seq (0, 1, ...) in the order they were made.
- * - Reads (store_get, store_range, store_history) made inside a batch see the
- *   batch's own writes; outside a batch they see committed state only.
- * - store_commit() returns 0 only once the batch is durable as the sync mode
- *   promises (STORE_SYNC_FULL: fsync'd).  If it fails, the whole batch is
- *   undone: data, history and rev are as they were before store_begin().
- *   store_mark()/store_undo() undo the writes since the mark, inside a batch,
- *   so one request's failure need not spoil the others of its batch.
- * - Every put and delete records an event in the history, in the same
- *   transaction.  store_history() replays events with rev >= from_rev in
- *   (rev, seq) order.  store_compact(rev) drops events below rev and raises
- *   the compact rev, which also survives reopen.
+ * - rev is the newest revision whose events were handed to opts.notify; an
+ *   empty local store is at rev 0.  It survives close and reopen.  seen_rev
+ *   is the newest revision any answer of the store showed (a remote store's
+ *   reads can see writes whose events have not arrived yet).
+ * - Writes happen only inside a batch: store_begin() (which reads, with the
+ *   batch's base revision base_rev, the keys the batch names), then any
+ *   number of store_put()/store_delete()/store_compact() calls, each write
+ *   request of the batch at its own rev, then store_commit() or
+ *   store_rollback().  A batch holds at most backend->batch_max write
+ *   requests (0: no limit); revs within a batch never go down.
+ * - store_get() inside a batch sees the batch's own writes and, for the
+ *   rest, the state at base_rev.
+ * - store_commit()'s callback says the batch is durable as the sync mode
+ *   promises (STORE_SYNC_FULL: fsync'd), and commit_rev is the revision its
+ *   last write landed at (a remote store may land above the planned rev
+ *   when a writer outside metad moved it; the caller then answers again
+ *   with store_reopen() at the same base).  On error nothing of the batch
+ *   remains; STORE_ERR_CONFLICT means another writer moved the keys the
+ *   batch read, and the caller may run it again.  Once durable, the batch's
+ *   events are handed to opts.notify (before the commit callback on a
+ *   local store; from the remote store's event stream otherwise).
+ * - store_mark()/store_undo() undo the writes since the mark, inside a
+ *   batch, so one request's failure need not spoil the others of its batch.
+ * - Every put and delete records an event in the history.
+ *   store_read_history() replays events with rev >= from_rev in (rev, seq)
+ *   order, whole revisions at a time.  Compaction drops events below a rev
+ *   and raises compact_rev, which also survives reopen; a local store also
+ *   trims its history to the last opts.history revisions as it commits.
  *
  * Memory: pointers handed to a callback (struct store_kv, struct
- * store_event) are valid only during that callback; copy what you keep.
- * Callbacks return 0 to go on, non-zero to stop the scan.
+ * store_event, struct store_stats) are valid only during that callback;
+ * copy what you keep.
  *
- * Errors: functions that can fail return -1 and fill a struct store_err.
- *
- * A backend with STORE_CAP_PER_REQUEST (etcd) differs in three ways:
- * - every write request is a batch of its own, opened and committed
- *   without blocking, one at a time: store_begin_async() reads the current
- *   revision into base_rev, with the keys the request will read, and the
- *   request's writes go at base_rev + 1 (the revision the remote store will
- *   give them); store_commit_async() may fail with STORE_ERR_CONFLICT:
- *   another writer moved the store since; nothing was written and the
- *   caller may run the request again (store_begin() and store_commit()
- *   serve only batches that write nothing, such as a compaction's);
- * - rev is the last revision whose events were handed to
- *   store_options.notify (events arrive from the remote store, whoever
- *   wrote them), not the last revision this process committed; seen_rev is
- *   the newest revision any answer of the remote store showed (reads may
- *   see writes whose events have not arrived yet), and commit_rev the
- *   revision the last commit landed at (above base_rev + 1 when a
- *   writer outside metad moved the remote store in between).
+ * Errors: synchronous functions that can fail return -1 and fill a struct
+ * store_err; callbacks get a struct store_err, or NULL on success.
  */
 #ifndef METAD_STORE_H
 #define METAD_STORE_H
@@ -59,12 +60,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits.h"
+
 enum store_errcode {
 	STORE_ERR_NONE = 0,
 	STORE_ERR_FULL,		/* disk or quota full */
 	STORE_ERR_IO,		/* I/O error, corruption */
 	STORE_ERR_UNAVAILABLE,	/* backend unreachable */
-	STORE_ERR_CONFLICT,	/* per-request commit lost a race: retry */
+	STORE_ERR_CONFLICT,	/* a commit lost a race: retry */
 	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
 	STORE_ERR_INTERNAL	/* anything else */
 };
@@ -87,10 +90,11 @@ struct event_base;
 struct store_options {
 	enum store_sync		 sync;
 	size_t			 cache_bytes;	/* 0: backend default */
+	uint64_t		 history;	/* local: revs kept, 0: all */
 	/* Remote backends (etcd): */
 	const char		*prefix;	/* key namespace, or NULL */
-	struct event_base	*base;		/* for their async streams */
-	/* Events of revs (from, to] arrived and are in the history. */
+	struct event_base	*base;		/* the daemon's loop */
+	/* Events of revs (from, to] are durable and in the history. */
 	void			 (*notify)(void *, uint64_t from, uint64_t to);
 	void			*notify_arg;
 };
@@ -118,11 +122,12 @@ struct store_event {
 };
 
 /*
- * The keys a write request will read (store_begin_async() fetches them
- * with the batch's base); one read past STORE_PREFETCH_MAX is made when
- * asked, as any other.
+ * The keys a batch will read: a remote store fetches them with the base
+ * (store_begin()), and a get inside the batch of a key not among them is
+ * an error there.  Enough for every key one request can name: a fence, the
+ * compares and the ops of a txn.
  */
-#define STORE_PREFETCH_MAX	64
+#define STORE_PREFETCH_MAX	(1 + TXN_MAX_COMPARES + TXN_MAX_OPS)
 
 struct store_keys {
 	struct {
@@ -168,30 +173,65 @@ struct store_stats {
 
 typedef int (*store_kv_cb)(const struct store_kv *, void *);
 typedef int (*store_event_cb)(const struct store_event *, void *);
+/* A batch opened, or committed: err NULL when it did. */
+typedef void (*store_done)(void *, const struct store_err *);
 /*
- * The answer of an asynchronous read: n kvs (a get: 1 found, 0 absent),
- * valid during the call only, and *more for a range; or n == -1 and err.
+ * A read: n kvs (a get: 1 found, 0 absent), and for a range whether more
+ * follow; or n == -1 and err.
  */
 typedef void (*store_read_done)(void *, long n, const struct store_kv *,
 		    int more, const struct store_err *);
-/* The end of an asynchronous commit: err NULL when it landed. */
-typedef void (*store_commit_done)(void *, const struct store_err *);
+/*
+ * History: n events from the asked rev on, whole revisions; more if events
+ * after them exist (ask again from the rev after the last); or n == -1.
+ */
+typedef void (*store_history_done)(void *, long n,
+		    const struct store_event *, int more,
+		    const struct store_err *);
+typedef void (*store_stats_done)(void *, const struct store_stats *,
+		    const struct store_err *);
+
+/*
+ * Copies of kvs and events for callers that keep them past a callback:
+ * each copy owns its key and value (one allocation).
+ */
+struct store_evbuf {
+	struct store_event	*v;
+	size_t			 n, cap;
+};
+
+/* A store_kv_cb that copies the kv into *(struct store_kv *)arg. */
+int	store_kv_copy_cb(const struct store_kv *, void *);
+void	store_kv_copy_free(struct store_kv *);
+void	store_evbuf_add(struct store_evbuf *, const struct store_event *);
+void	store_evbuf_free(struct store_evbuf *);
 
 struct store;
+struct store_local;
 
 struct store_backend {
 	const char	*name;
+	/* Write requests one batch may hold; 0: no limit. */
+	unsigned	 batch_max;
 	/* arg: what follows "name:" in the store spec (may be ""). */
 	int	 (*open)(struct store *, const char *arg,
 		    const struct store_options *, struct store_err *);
 	void	 (*close)(struct store *);
+	/* Reads outside a batch. */
+	void	 (*read_get)(struct store *, const char *, size_t,
+		    store_read_done, void *);
+	void	 (*read_range)(struct store *, const struct store_range *,
+		    store_read_done, void *);
+	/* At most about max_events events, but never half a revision. */
+	void	 (*read_history)(struct store *, uint64_t from_rev,
+		    size_t max_events, store_history_done, void *);
+	void	 (*read_stats)(struct store *, store_stats_done, void *);
+	/* Batches. */
+	void	 (*begin)(struct store *, const struct store_keys *,
+		    store_done, void *);
 	/* 1 found (cb called once), 0 absent, -1 error. */
 	int	 (*get)(struct store *, const char *, size_t, store_kv_cb,
 		    void *, struct store_err *);
-	/* Number of kvs passed to cb, or -1; *more if more keys follow. */
-	long	 (*range)(struct store *, const struct store_range *,
-		    store_kv_cb, void *, int *more, struct store_err *);
-	int	 (*begin)(struct store *, struct store_err *);
 	/* Fills *meta (value NULL) and *prev_version (0 if it was absent). */
 	int	 (*put)(struct store *, uint64_t rev, uint32_t seq,
 		    const char *, size_t, const void *, size_t,
@@ -202,48 +242,30 @@ struct store_backend {
 		    const char *, size_t, int *deleted, struct store_err *);
 	int	 (*mark)(struct store *, struct store_err *);
 	int	 (*undo)(struct store *, struct store_err *);
-	int	 (*commit)(struct store *, uint64_t rev, struct store_err *);
-	void	 (*rollback)(struct store *);
-	int	 (*history)(struct store *, uint64_t from_rev, store_event_cb,
-		    void *, struct store_err *);
 	int	 (*compact)(struct store *, uint64_t rev, struct store_err *);
-	int	 (*stats)(struct store *, struct store_stats *,
-		    struct store_err *);
-	int	 caps;
+	void	 (*commit)(struct store *, uint64_t rev, store_done, void *);
+	void	 (*rollback)(struct store *);
 	/*
-	 * Remote stores (or NULL): reads outside a batch answered later on
-	 * the daemon's loop, never before the call returns; -1 with err if
-	 * one failed at once (done is not called then).
+	 * Local backends: their synchronous side, which store_local.c turns
+	 * into the calls above (NULL for a remote backend).
 	 */
-	int	 (*get_async)(struct store *, const char *, size_t,
-		    store_read_done, void *, struct store_err *);
-	int	 (*range_async)(struct store *, const struct store_range *,
-		    store_read_done, void *, struct store_err *);
-	/*
-	 * STORE_CAP_PER_REQUEST: store_commit() answered later, the same
-	 * way; the batch is closed when it returns.
-	 */
-	int	 (*commit_async)(struct store *, uint64_t rev,
-		    store_commit_done, void *, struct store_err *);
-	/* And store_begin(), reading the keys at base_rev meanwhile. */
-	int	 (*begin_async)(struct store *, const struct store_keys *,
-		    store_commit_done, void *, struct store_err *);
+	const struct store_local *local;
 };
-
-#define STORE_CAP_PER_REQUEST	0x1
 
 struct store {
 	const struct store_backend	*backend;
 	void				*impl;	/* the backend's state */
-	uint64_t			 rev;		/* committed */
+	struct store_options		 opts;
+	uint64_t			 rev;		/* events handed out */
 	uint64_t			 compact_rev;	/* events < this gone */
 	uint64_t			 base_rev;	/* a batch reads at */
-	uint64_t			 seen_rev;	/* remote: newest seen */
-	uint64_t			 commit_rev;	/* remote: last landed */
+	uint64_t			 seen_rev;	/* newest seen */
+	uint64_t			 commit_rev;	/* last landed at */
 	int				 in_batch;
-	int				 reopened;	/* store_reopen_batch */
-	store_commit_done		 begun;		/* store_begin_async */
-	void				*begun_arg;
+	int				 dirty;		/* the batch wrote */
+	int				 reopened;	/* store_reopen() */
+	store_done			 done;		/* begin's, commit's */
+	void				*done_arg;
 };
 
 /* The revision a read answers with: no older than what it read. */
@@ -258,8 +280,9 @@ extern const struct store_backend	 store_mem_backend;
 extern const struct store_backend	 store_etcd_backend;
 
 /*
- * spec: "sqlite:PATH", "memory", ...  On success returns a store whose rev
- * and compact_rev are loaded; the caller frees it with store_close().
+ * spec: "sqlite:PATH", "memory", "etcd:URL[,URL...]".  On success returns
+ * a store whose rev and compact_rev are loaded; the caller frees it with
+ * store_close().  Opening may block (a remote store is asked once).
  */
 struct store	*store_open(const char *spec, const struct store_options *,
 		    struct store_err *);
@@ -267,19 +290,20 @@ void		 store_close(struct store *);
 int		 store_err_set(struct store_err *, enum store_errcode,
 		    const char *, ...) __attribute__((format(printf, 3, 4)));
 
+/* Reads outside a batch: answered through the callback. */
+void	store_read_get(struct store *, const char *, size_t, store_read_done,
+	    void *);
+void	store_read_range(struct store *, const struct store_range *,
+	    store_read_done, void *);
+void	store_read_history(struct store *, uint64_t from_rev,
+	    size_t max_events, store_history_done, void *);
+void	store_read_stats(struct store *, store_stats_done, void *);
+
+/* Batches. */
+void	store_begin(struct store *, const struct store_keys *, store_done,
+	    void *);
 int	store_get(struct store *, const char *, size_t, store_kv_cb, void *,
 	    struct store_err *);
-long	store_range(struct store *, const struct store_range *, store_kv_cb,
-	    void *, int *, struct store_err *);
-/* 1 if store_get_async()/store_range_async() may be used now. */
-int	store_reads_async(const struct store *);
-int	store_get_async(struct store *, const char *, size_t, store_read_done,
-	    void *, struct store_err *);
-int	store_range_async(struct store *, const struct store_range *,
-	    store_read_done, void *, struct store_err *);
-int	store_begin(struct store *, struct store_err *);
-int	store_begin_async(struct store *, const struct store_keys *,
-	    store_commit_done, void *, struct store_err *);
 int	store_put(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    const void *, size_t, struct store_kv *, uint64_t *,
 	    struct store_err *);
@@ -287,14 +311,15 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
 int	store_mark(struct store *, struct store_err *);
 int	store_undo(struct store *, struct store_err *);
-int	store_commit(struct store *, uint64_t, struct store_err *);
-int	store_commit_async(struct store *, uint64_t, store_commit_done,
-	    void *, struct store_err *);
-void	store_rollback(struct store *);
-int	store_reopen_batch(struct store *, uint64_t, struct store_err *);
-int	store_history(struct store *, uint64_t, store_event_cb, void *,
-	    struct store_err *);
+/* Drop history below rev, with the batch (0 if already below). */
 int	store_compact(struct store *, uint64_t, struct store_err *);
-int	store_stats(struct store *, struct store_stats *, struct store_err *);
+void	store_commit(struct store *, uint64_t, store_done, void *);
+void	store_rollback(struct store *);
+/*
+ * Open the batch just committed again, reading at the same base_rev, so
+ * that its request can be run once more to answer with the revision its
+ * commit landed at (then store_rollback()).
+ */
+int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
 
 #endif

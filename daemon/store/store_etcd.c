@@ -83,7 +83,7 @@ etcd_ev_from_kv(struct store_etcd *e, const cJSON *kv, int deleted,
 	return (0);
 }
 
-static char *
+char *
 etcd_key64(struct store_etcd *e, const char *key, size_t len)
 {
 	char	*k, *s;
@@ -96,7 +96,7 @@ etcd_key64(struct store_etcd *e, const char *key, size_t len)
 	return (s);
 }
 
-static void
+void
 etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 {
 	memset(kv, 0, sizeof *kv);
@@ -110,7 +110,7 @@ etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 }
 
 /* The header revision of a reply: etcd's revision when it answered. */
-static uint64_t
+uint64_t
 etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 {
 	uint64_t	 rev;
@@ -123,7 +123,7 @@ etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 }
 
 /* The body of a range request for [key64, end64) at rev (0: current). */
-static void
+void
 etcd_range_body(struct buf *b, const char *key64, const char *end64,
     uint64_t rev, uint64_t limit, int keys_only)
 {
@@ -142,7 +142,7 @@ etcd_range_body(struct buf *b, const char *key64, const char *end64,
 }
 
 /* Range [key64, end64) at rev (0: current); the reply in *out. */
-static int
+int
 etcd_range(struct store_etcd *e, const char *key64, const char *end64,
     uint64_t rev, uint64_t limit, int keys_only, cJSON **out,
     struct store_err *err)
@@ -160,7 +160,7 @@ etcd_range(struct store_etcd *e, const char *key64, const char *end64,
 }
 
 /* The kvs of a range reply, at most limit of them, into out (in order). */
-static void
+void
 etcd_reply_kvs(struct store_etcd *e, const cJSON *reply, uint64_t limit,
     struct etcd_evs *out, int *more)
 {
@@ -179,7 +179,7 @@ etcd_reply_kvs(struct store_etcd *e, const cJSON *reply, uint64_t limit,
 	}
 }
 
-static void
+void
 etcd_evs_free(struct etcd_evs *evs)
 {
 	etcd_evs_clear(evs, 0);
@@ -213,7 +213,7 @@ etcd_snap_clear(struct store_etcd *e)
 	}
 	free(e->snap);
 	e->snap = NULL;
-	e->nsnap = 0;
+	e->nsnap = e->snap_next = e->snap_chunk = 0;
 }
 
 static const struct etcd_snap *
@@ -236,11 +236,7 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 	struct store_etcd	*e = E(st);
 	const struct etcd_ev	*ov;
 	const struct etcd_snap	*sn;
-	struct etcd_evs		 evs;
 	struct store_kv		 kv;
-	cJSON			*reply;
-	char			*k64;
-	int			 rc, more;
 
 	if (st->in_batch && (ov = etcd_overlay_find(e, key, len)) != NULL) {
 		if (ov->deleted)
@@ -256,183 +252,8 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 		cb(&kv, arg);
 		return (1);
 	}
-	k64 = etcd_key64(e, key, len);
-	rc = etcd_range(e, k64, NULL, st->in_batch ? st->base_rev : 0, 0, 0,
-	    &reply, err);
-	free(k64);
-	if (rc != 0)
-		return (-1);
-	memset(&evs, 0, sizeof evs);
-	etcd_reply_kvs(e, reply, 1, &evs, &more);
-	cJSON_Delete(reply);
-	if ((rc = evs.n > 0)) {
-		etcd_kv_of(&evs.v[0], &kv, 1);
-		cb(&kv, arg);
-	}
-	etcd_evs_free(&evs);
-	return (rc);
-}
-
-/* Bytewise order; a is read as its first alen - 1 bytes plus a NUL. */
-static int
-etcd_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
-{
-	size_t	 i, n = alen < blen ? alen : blen;
-	int	 ca, cb;
-
-	for (i = 0; i < n; i++) {
-		ca = i == alen - 1 ? 0 : (unsigned char)a[i];
-		cb = (unsigned char)b[i];
-		if (ca != cb)
-			return (ca - cb);
-	}
-	return (alen < blen ? -1 : alen > blen);
-}
-
-/* Where a store_range starts and ends in etcd (base64, malloc'd). */
-static void
-etcd_range_bounds(struct store_etcd *e, const struct store_range *r,
-    char **beg64, char **end64)
-{
-	char	*pfx;
-	size_t	 plen = e->prefix_len + r->prefix_len;
-
-	pfx = xmalloc(plen + 1);
-	memcpy(pfx, e->prefix, e->prefix_len);
-	memcpy(pfx + e->prefix_len, r->prefix, r->prefix_len);
-	*end64 = etcd_prefix_end64(pfx, plen);
-	if (r->after != NULL && etcd_bytes_cmp(r->after, r->after_len + 1,
-	    r->prefix, r->prefix_len) > 0) {
-		/* Just after "after": after + "\0". */
-		char *a = xcalloc(1, e->prefix_len + r->after_len + 1);
-
-		memcpy(a, e->prefix, e->prefix_len);
-		memcpy(a + e->prefix_len, r->after, r->after_len);
-		*beg64 = etcd_b64(a, e->prefix_len + r->after_len + 1);
-		free(a);
-	} else
-		*beg64 = etcd_b64(pfx, plen);
-	free(pfx);
-}
-
-static long
-store_etcd_range(struct store *st, const struct store_range *r,
-    store_kv_cb cb, void *arg, int *more, struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-	struct etcd_evs		 evs;
-	struct store_kv		 kv;
-	cJSON			*reply;
-	char			*beg64, *end64;
-	size_t			 i;
-	int			 rc;
-
-	etcd_range_bounds(e, r, &beg64, &end64);
-	rc = etcd_range(e, beg64, end64, st->in_batch ? st->base_rev : 0,
-	    r->limit + 1, r->keys_only ? 1 : 0, &reply, err);
-	free(beg64);
-	free(end64);
-	if (rc != 0)
-		return (-1);
-	memset(&evs, 0, sizeof evs);
-	etcd_reply_kvs(e, reply, r->limit, &evs, more);
-	cJSON_Delete(reply);
-	for (i = 0; i < evs.n; i++) {
-		etcd_kv_of(&evs.v[i], &kv, !r->keys_only);
-		if (cb(&kv, arg) != 0)
-			break;
-	}
-	etcd_evs_free(&evs);
-	return ((long)i);
-}
-
-/* An asynchronous get or range. */
-struct etcd_aread {
-	struct store_etcd	*e;
-	uint64_t		 limit;
-	int			 keys_only;
-	store_read_done		 done;
-	void			*arg;
-};
-
-static void
-etcd_aread_cb(void *arg, const cJSON *reply, const struct store_err *err)
-{
-	struct etcd_aread	*ar = arg;
-	struct etcd_evs		 evs;
-	struct store_kv		*kvs;
-	size_t			 i;
-	int			 more;
-
-	if (reply == NULL) {
-		ar->done(ar->arg, -1, NULL, 0, err);
-		free(ar);
-		return;
-	}
-	(void)etcd_header_rev(ar->e, reply);
-	memset(&evs, 0, sizeof evs);
-	etcd_reply_kvs(ar->e, reply, ar->limit, &evs, &more);
-	kvs = xcalloc(evs.n + 1, sizeof *kvs);
-	for (i = 0; i < evs.n; i++)
-		etcd_kv_of(&evs.v[i], &kvs[i], !ar->keys_only);
-	ar->done(ar->arg, (long)evs.n, kvs, more, NULL);
-	free(kvs);
-	etcd_evs_free(&evs);
-	free(ar);
-}
-
-static int
-etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
-    uint64_t limit, int keys_only, store_read_done done, void *arg,
-    struct store_err *err)
-{
-	struct etcd_aread	*ar;
-	struct buf		 b;
-	int			 rc;
-
-	ar = xcalloc(1, sizeof *ar);
-	ar->e = e;
-	ar->limit = limit;
-	ar->keys_only = keys_only;
-	ar->done = done;
-	ar->arg = arg;
-	buf_init(&b);
-	etcd_range_body(&b, beg64, end64, 0, end64 != NULL ? limit + 1 : 0,
-	    keys_only);
-	rc = etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
-	    etcd_aread_cb, ar, err);
-	buf_free(&b);
-	if (rc != 0)
-		free(ar);
-	return (rc);
-}
-
-static int
-store_etcd_get_async(struct store *st, const char *key, size_t len,
-    store_read_done done, void *arg, struct store_err *err)
-{
-	char	*k64;
-	int	 rc;
-
-	k64 = etcd_key64(E(st), key, len);
-	rc = etcd_aread(E(st), k64, NULL, 1, 0, done, arg, err);
-	free(k64);
-	return (rc);
-}
-
-static int
-store_etcd_range_async(struct store *st, const struct store_range *r,
-    store_read_done done, void *arg, struct store_err *err)
-{
-	char	*beg64, *end64;
-	int	 rc;
-
-	etcd_range_bounds(E(st), r, &beg64, &end64);
-	rc = etcd_aread(E(st), beg64, end64, r->limit, r->keys_only ? 1 : 0,
-	    done, arg, err);
-	free(beg64);
-	free(end64);
-	return (rc);
+	return (store_err_set(err, STORE_ERR_INTERNAL, "etcd: key \"%.*s\" "
+	    "was not read with the batch", (int)(len > 64 ? 64 : len), key));
 }
 
 /* The mod_revision of a range response's first kv, 0 if none. */
@@ -445,92 +266,129 @@ etcd_first_mod(const cJSON *range)
 	    etcd_u64(cJSON_GetArrayItem(kvs, 0), "mod_revision") : 0);
 }
 
-static int
-store_etcd_begin(struct store *st, struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-	cJSON			*reply;
-
-	etcd_evs_clear(&e->overlay, 0);
-	e->mark = 0;
-	etcd_snap_clear(e);
-	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
-		return (-1);
-	st->base_rev = etcd_header_rev(e, reply);
-	e->sent_mod = etcd_first_mod(reply);
-	cJSON_Delete(reply);
-	if (st->base_rev < st->rev)
-		st->base_rev = st->rev;
-	return (0);
-}
+static int	etcd_begin_send(struct store_etcd *, struct store_err *);
 
 static void
-etcd_abegin_cb(void *arg, const cJSON *reply, const struct store_err *err)
+etcd_begin_fail(struct store_etcd *e, const struct store_err *err)
 {
-	struct store		*st = arg;
-	struct store_etcd	*e = E(st);
+	store_done	 done = e->begun;
+
+	etcd_snap_clear(e);
+	e->begun = NULL;
+	done(e->begun_arg, err);
+}
+
+/* A chunk of the batch's reads came: keep them, read the next chunk. */
+static void
+etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct store_etcd	*e = arg;
+	struct store		*st = e->st;
 	const cJSON		*res, *range, *kvs;
 	struct store_err	 e2;
-	size_t			 i;
+	size_t			 i, first = e->snap_next == 0, n;
+	store_done		 done;
 
 	if (reply == NULL) {
-		etcd_snap_clear(e);
-		e->begun(e->begun_arg, err);
+		etcd_begin_fail(e, err);
 		return;
 	}
 	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
-	if ((size_t)cJSON_GetArraySize(res) != e->nsnap + 1) {
-		etcd_snap_clear(e);
-		store_err_set(&e2, STORE_ERR_INTERNAL, "etcd answered %d "
-		    "ranges for %zu", cJSON_GetArraySize(res), e->nsnap + 1);
-		e->begun(e->begun_arg, &e2);
+	n = (size_t)cJSON_GetArraySize(res);
+	if (n != e->snap_chunk + first) {
+		store_err_set(&e2, STORE_ERR_INTERNAL, "etcd answered %zu "
+		    "ranges for %zu", n, e->snap_chunk + first);
+		etcd_begin_fail(e, &e2);
 		return;
 	}
-	/*
-	 * Events that came meanwhile (st->rev) are from writes after the
-	 * read: a metad one moved the sentinel, so the commit will conflict.
-	 */
-	st->base_rev = etcd_header_rev(e, reply);
-	if (st->base_rev < st->rev)
-		st->base_rev = st->rev;
-	for (i = 0; i <= e->nsnap; i++) {
+	if (first) {
+		/*
+		 * Events that came meanwhile (st->rev) are from writes after
+		 * the read: a metad one moved the sentinel, so the commit will
+		 * conflict.
+		 */
+		st->base_rev = etcd_header_rev(e, reply);
+		if (st->base_rev < st->rev)
+			st->base_rev = st->rev;
+		e->sent_mod = etcd_first_mod(cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(res, 0), "response_range"));
+	}
+	for (i = first; i < n; i++) {
+		struct etcd_snap *sn = &e->snap[e->snap_next++];
+
 		range = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res,
 		    (int)i), "response_range");
-		if (i == 0) {
-			e->sent_mod = etcd_first_mod(range);
-			continue;
-		}
 		kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
-		e->snap[i - 1].found = cJSON_GetArraySize(kvs) > 0 &&
+		sn->found = cJSON_GetArraySize(kvs) > 0 &&
 		    etcd_ev_from_kv(e, cJSON_GetArrayItem(kvs, 0), 0,
-		    &e->snap[i - 1].ev) == 0;
+		    &sn->ev) == 0;
 	}
-	e->begun(e->begun_arg, NULL);
+	if (e->snap_next < e->nsnap) {
+		if (etcd_begin_send(e, &e2) != 0)
+			etcd_begin_fail(e, &e2);
+		return;
+	}
+	done = e->begun;
+	e->begun = NULL;
+	done(e->begun_arg, NULL);
 }
 
 /*
- * store_begin without blocking: one read-only etcd txn reads the sentinel
- * and the keys at one revision, the batch's base.
+ * One read-only etcd txn of the batch's reads: the first reads the
+ * sentinel and its revision is the batch's base; the others (past
+ * ETCD_TXN_OPS_MAX keys) read at that base.
  */
 static int
-store_etcd_begin_async(struct store *st, const struct store_keys *keys,
-    store_commit_done done, void *arg, struct store_err *err)
+etcd_begin_send(struct store_etcd *e, struct store_err *err)
+{
+	struct buf	 b;
+	char		*k64;
+	size_t		 i, end;
+	int		 rc, first = e->snap_next == 0;
+
+	buf_init(&b);
+	buf_addstr(&b, "{\"success\":[");
+	if (first)
+		buf_printf(&b, "{\"request_range\":{\"key\":\"%s\","
+		    "\"keys_only\":true}}", e->sent64);
+	end = e->snap_next + ETCD_TXN_OPS_MAX - first;
+	if (end > e->nsnap)
+		end = e->nsnap;
+	e->snap_chunk = end - e->snap_next;
+	for (i = e->snap_next; i < end; i++) {
+		k64 = etcd_key64(e, e->snap[i].key, e->snap[i].key_len);
+		buf_printf(&b, "%s{\"request_range\":{\"key\":\"%s\"",
+		    i > e->snap_next || first ? "," : "", k64);
+		if (!first)
+			buf_printf(&b, ",\"revision\":\"%" PRIu64 "\"",
+			    e->st->base_rev);
+		buf_addstr(&b, "}}");
+		free(k64);
+	}
+	buf_addstr(&b, "]}");
+	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
+	    etcd_begin_cb, e, err);
+	buf_free(&b);
+	return (rc);
+}
+
+/* Open a batch: read the sentinel and the keys at one revision, the base. */
+static void
+store_etcd_begin(struct store *st, const struct store_keys *keys,
+    store_done done, void *arg)
 {
 	struct store_etcd	*e = E(st);
-	struct buf		 b;
-	char			*k64;
+	struct store_err	 err;
 	size_t			 i;
-	int			 rc;
 
 	etcd_evs_clear(&e->overlay, 0);
 	e->mark = 0;
+	e->compact_to = 0;
+	e->compact_begin = st->compact_rev;
 	etcd_snap_clear(e);
 	e->begun = done;
 	e->begun_arg = arg;
 	e->snap = xcalloc(keys->n + 1, sizeof *e->snap);
-	buf_init(&b);
-	buf_printf(&b, "{\"success\":[{\"request_range\":{\"key\":\"%s\","
-	    "\"keys_only\":true}}", e->sent64);
 	for (i = 0; i < keys->n; i++) {
 		if (etcd_snap_find(e, keys->k[i].key, keys->k[i].len) != NULL)
 			continue;
@@ -538,17 +396,9 @@ store_etcd_begin_async(struct store *st, const struct store_keys *keys,
 		    keys->k[i].len);
 		e->snap[e->nsnap].key_len = keys->k[i].len;
 		e->nsnap++;
-		k64 = etcd_key64(e, keys->k[i].key, keys->k[i].len);
-		buf_printf(&b, ",{\"request_range\":{\"key\":\"%s\"}}", k64);
-		free(k64);
 	}
-	buf_addstr(&b, "]}");
-	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
-	    etcd_abegin_cb, st, err);
-	buf_free(&b);
-	if (rc != 0)
-		etcd_snap_clear(e);
-	return (rc);
+	if (etcd_begin_send(e, &err) != 0)
+		etcd_begin_fail(e, &err);
 }
 
 struct etcd_meta {
@@ -639,6 +489,8 @@ static void
 store_etcd_rollback(struct store *st)
 {
 	etcd_evs_clear(&E(st)->overlay, 0);
+	E(st)->compact_to = 0;
+	st->compact_rev = E(st)->compact_begin;
 }
 
 /* The txn body: the sentinel compare, then each key's last write. */
@@ -687,109 +539,90 @@ etcd_txn_result(struct store *st, const cJSON *reply, struct store_err *err)
 	return (0);
 }
 
-/*
- * Writes commit with store_etcd_commit_async(); a batch committed here
- * wrote nothing (a compaction's).
- */
-static int
-store_etcd_commit(struct store *st, uint64_t rev, struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-
-	if (e->overlay.n == e->overlay.head)
-		return (0);
-	etcd_evs_clear(&e->overlay, 0);
-	return (store_err_set(err, STORE_ERR_INTERNAL, "etcd writes commit "
-	    "asynchronously"));
-}
-
-struct etcd_acommit {
+struct etcd_commit {
 	struct store		*st;
-	store_commit_done	 done;
+	store_done		 done;
 	void			*arg;
+	int			 compacting;	/* else the txn */
+	uint64_t		 compact_to;	/* after the txn, or 0 */
 };
 
+static void	etcd_commit_send(struct etcd_commit *);
+
+/* etcd answered the batch's txn, or its compaction. */
 static void
-etcd_acommit_cb(void *arg, const cJSON *reply, const struct store_err *err)
+etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
-	struct etcd_acommit	*ac = arg;
+	struct etcd_commit	*c = arg;
+	struct store		*st = c->st;
 	struct store_err	 e2;
 
-	if (reply == NULL)
-		ac->done(ac->arg, err);
-	else if (etcd_txn_result(ac->st, reply, &e2) != 0)
-		ac->done(ac->arg, &e2);
-	else
-		ac->done(ac->arg, NULL);
-	free(ac);
+	if (reply == NULL && c->compacting &&
+	    err->code == STORE_ERR_COMPACTED)
+		err = NULL;	/* compacted already, by someone else */
+	else if (reply != NULL && !c->compacting) {
+		if (etcd_txn_result(st, reply, &e2) != 0)
+			err = &e2;
+		else if (c->compact_to != 0) {
+			c->compacting = 1;
+			etcd_commit_send(c);
+			return;
+		}
+	}
+	if (err != NULL)
+		st->compact_rev = E(st)->compact_begin;
+	c->done(c->arg, err);
+	free(c);
 }
 
-static int
-store_etcd_commit_async(struct store *st, uint64_t rev,
-    store_commit_done done, void *arg, struct store_err *err)
+static void
+etcd_commit_send(struct etcd_commit *c)
 {
-	struct store_etcd	*e = E(st);
-	struct etcd_acommit	*ac;
+	struct store_etcd	*e = E(c->st);
+	struct store_err	 err;
 	struct buf		 b;
 	int			 rc;
 
-	if (e->overlay.n == e->overlay.head)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "a commit "
-		    "with nothing written"));
-	ac = xcalloc(1, sizeof *ac);
-	ac->st = st;
-	ac->done = done;
-	ac->arg = arg;
 	buf_init(&b);
-	etcd_txn_body(e, &b);
-	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
-	    etcd_acommit_cb, ac, err);
+	if (c->compacting)
+		buf_printf(&b, "{\"revision\":\"%" PRIu64 "\"}",
+		    c->compact_to);
+	else
+		etcd_txn_body(e, &b);
+	rc = etcd_http_call_async(&e->http, c->compacting ?
+	    "/v3/kv/compaction" : "/v3/kv/txn", buf_cstr(&b), etcd_commit_cb,
+	    c, &err);
 	buf_free(&b);
-	etcd_evs_clear(&e->overlay, 0);
 	if (rc != 0)
-		free(ac);
-	return (rc);
+		etcd_commit_cb(c, NULL, &err);
 }
 
+/*
+ * One etcd txn with the batch's writes, guarded by the sentinel's
+ * mod_revision; then the compaction the batch asked for, if any.
+ */
+static void
+store_etcd_commit(struct store *st, uint64_t rev, store_done done,
+    void *arg)
+{
+	struct store_etcd	*e = E(st);
+	struct etcd_commit	*c;
+
+	c = xcalloc(1, sizeof *c);
+	c->st = st;
+	c->done = done;
+	c->arg = arg;
+	c->compact_to = e->compact_to;
+	c->compacting = e->overlay.n == e->overlay.head;
+	etcd_commit_send(c);
+	etcd_evs_clear(&e->overlay, 0);
+}
+
+/* Compaction is etcd's own, of the whole cluster, at commit. */
 static int
 store_etcd_compact(struct store *st, uint64_t rev, struct store_err *err)
 {
-	struct store_etcd	*e = E(st);
-	char			 body[96];
-	cJSON			*reply;
-
-	snprintf(body, sizeof body, "{\"revision\":\"%" PRIu64 "\"}", rev);
-	if (etcd_http_call(&e->http, "/v3/kv/compaction", body, &reply,
-	    err) != 0)
-		return (err->code == STORE_ERR_COMPACTED ? 0 : -1);
-	cJSON_Delete(reply);
-	return (0);
-}
-
-static int
-store_etcd_stats(struct store *st, struct store_stats *ss,
-    struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-	cJSON			*reply;
-	unsigned		 i;
-
-	if (etcd_range(e, e->kbeg64, e->kend64, 0, 0, 2, &reply, err) != 0)
-		return (-1);
-	ss->keys = etcd_u64(reply, "count");
-	cJSON_Delete(reply);
-	if (etcd_http_call(&e->http, "/v3/maintenance/status", "{}", &reply,
-	    err) != 0)
-		return (-1);
-	ss->db_bytes = etcd_u64(reply, "dbSize");
-	cJSON_Delete(reply);
-	for (i = 0; i < e->http.nep; i++) {
-		etcd_http_probe(&e->http, i);
-		snprintf(ss->endpoint[i].url, sizeof ss->endpoint[i].url,
-		    "%s", e->http.ep[i].url);
-		ss->endpoint[i].healthy = e->http.ep[i].healthy;
-	}
-	ss->nendpoints = e->http.nep;
+	E(st)->compact_to = rev;
 	return (0);
 }
 
@@ -835,6 +668,21 @@ etcd_names(struct store_etcd *e, const char *prefix, struct store_err *err)
 	return (0);
 }
 
+/* Where etcd is now: the store's rev, and the sentinel's mod_revision. */
+static int
+etcd_load(struct store *st, struct store_err *err)
+{
+	struct store_etcd	*e = E(st);
+	cJSON			*reply;
+
+	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
+		return (-1);
+	st->rev = etcd_header_rev(e, reply);
+	e->sent_mod = etcd_first_mod(reply);
+	cJSON_Delete(reply);
+	return (0);
+}
+
 static void store_etcd_close(struct store *);
 
 static int
@@ -851,8 +699,7 @@ store_etcd_open(struct store *st, const char *arg,
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
 	    etcd_http_init(&e->http, arg, opts->base, err) != 0 ||
-	    store_etcd_begin(st, err) != 0 ||
-	    (st->rev = st->base_rev, etcd_find_compact_rev(st, err)) != 0) {
+	    etcd_load(st, err) != 0 || etcd_find_compact_rev(st, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
 	}
@@ -873,6 +720,7 @@ store_etcd_close(struct store *st)
 	if (e == NULL)
 		return;
 	store_etcd_watch_stop(e);
+	store_etcd_replays_free(e);
 	etcd_evs_clear(&e->overlay, 0);
 	free(e->overlay.v);
 	etcd_snap_clear(e);
@@ -889,25 +737,27 @@ store_etcd_close(struct store *st)
 	st->impl = NULL;
 }
 
+/*
+ * One write request a batch: etcd gives each txn a revision of its own,
+ * and a request's writes must share one.
+ */
 const struct store_backend store_etcd_backend = {
 	"etcd",
+	1,
 	store_etcd_open,
 	store_etcd_close,
-	store_etcd_get,
-	store_etcd_range,
+	store_etcd_read_get,
+	store_etcd_read_range,
+	store_etcd_read_history,
+	store_etcd_read_stats,
 	store_etcd_begin,
+	store_etcd_get,
 	store_etcd_put,
 	store_etcd_del,
 	store_etcd_mark,
 	store_etcd_undo,
+	store_etcd_compact,
 	store_etcd_commit,
 	store_etcd_rollback,
-	store_etcd_history,
-	store_etcd_compact,
-	store_etcd_stats,
-	STORE_CAP_PER_REQUEST,
-	store_etcd_get_async,
-	store_etcd_range_async,
-	store_etcd_commit_async,
-	store_etcd_begin_async
+	NULL
 };

@@ -20,6 +20,10 @@
 #define ETCD_CACHE_EVENTS_MAX	65536
 #define ETCD_CACHE_BYTES_MAX	(64u << 20)
 #define ETCD_RECONNECT_MS	250
+/* Operations in one etcd txn (etcd's --max-txn-ops is 128 by default). */
+#define ETCD_TXN_OPS_MAX	100
+/* Events one history read hands back, at most (whole revisions). */
+#define ETCD_HISTORY_CHUNK	4096
 
 /* A write buffered in the batch, or an event in the history cache. */
 struct etcd_ev {
@@ -49,6 +53,8 @@ struct etcd_snap {
 	struct etcd_ev		 ev;
 };
 
+struct etcd_replay;
+
 struct store_etcd {
 	struct store		*st;
 	struct etcd_http	 http;
@@ -63,8 +69,12 @@ struct store_etcd {
 	size_t			 mark;
 	struct etcd_snap	*snap;
 	size_t			 nsnap;
-	store_commit_done	 begun;		/* begin_async's */
+	size_t			 snap_next;	/* read so far */
+	size_t			 snap_chunk;	/* being read */
+	store_done		 begun;		/* store_etcd_begin's */
 	void			*begun_arg;
+	uint64_t		 compact_to;	/* at commit, or 0 */
+	uint64_t		 compact_begin;	/* to restore */
 	/* The stream and the history cache: */
 	struct store_options	 opts;
 	struct etcd_evs		 cache;		/* revs >= cache_from */
@@ -75,6 +85,7 @@ struct store_etcd {
 	struct event		*wtimer;
 	struct buf		 wbuf;
 	unsigned		 wep;
+	struct etcd_replay	*replays;	/* history reads out */
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
@@ -84,9 +95,34 @@ void	etcd_ev_free(struct etcd_ev *);
 int	etcd_ev_from_kv(struct store_etcd *, const cJSON *, int deleted,
 	    struct etcd_ev *);
 
+/* Helpers of store_etcd.c, for its reads and its event stream. */
+char	*etcd_key64(struct store_etcd *, const char *, size_t);
+void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
+/* The header revision of a reply (and the newest seen, st->seen_rev). */
+uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
+/* The body of a range request for [key64, end64) at rev (0: current). */
+void	 etcd_range_body(struct buf *, const char *, const char *, uint64_t,
+	    uint64_t, int);
+/* A blocking range: only while opening the store. */
+int	 etcd_range(struct store_etcd *, const char *, const char *, uint64_t,
+	    uint64_t, int, cJSON **, struct store_err *);
+/* The kvs of a range reply, at most limit of them, into out (in order). */
+void	 etcd_reply_kvs(struct store_etcd *, const cJSON *, uint64_t,
+	    struct etcd_evs *, int *);
+void	 etcd_evs_free(struct etcd_evs *);
+
+/* Reads (store_etcd_read.c). */
+void	store_etcd_read_get(struct store *, const char *, size_t,
+	    store_read_done, void *);
+void	store_etcd_read_range(struct store *, const struct store_range *,
+	    store_read_done, void *);
+void	store_etcd_read_stats(struct store *, store_stats_done, void *);
+
+/* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);
 void	store_etcd_watch_stop(struct store_etcd *);
-int	store_etcd_history(struct store *, uint64_t, store_event_cb, void *,
-	    struct store_err *);
+void	store_etcd_replays_free(struct store_etcd *);
+void	store_etcd_read_history(struct store *, uint64_t, size_t,
+	    store_history_done, void *);
 
 #endif

@@ -3,8 +3,8 @@
  * prefix (on the daemon's event loop, through evhttp's chunked reads) feeds
  * a bounded cache of recent events and tells the watch hub (opts.notify);
  * the stream resumes from the last revision seen after any failure, so no
- * event is lost or repeated.  History older than the cache is replayed by a
- * blocking watch from the asked revision.
+ * event is lost or repeated.  History older than the cache is replayed by
+ * a watch from the asked revision, on the daemon's loop too.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -240,15 +240,24 @@ store_etcd_watch_stop(struct store_etcd *e)
 	e->wreq = NULL;
 }
 
-/* A blocking watch replaying revs [from, until] into evs. */
+/*
+ * History older than the cache: a watch from the asked revision on the
+ * daemon's loop, read until it reaches until (the last metad revision
+ * below the cache) or has max events, whole revisions.
+ */
 struct etcd_replay {
 	struct store_etcd	*e;
-	struct event_base	*base;
-	struct etcd_evs		*evs;
+	struct etcd_replay	*next;		/* e->replays */
+	struct evhttp_connection *conn;
+	struct event		*fire;		/* the end, from the loop */
+	struct etcd_evs		 evs;
 	struct buf		 b;
-	uint64_t		 until;
+	uint64_t		 from, until;
+	size_t			 max;
 	int			 done, failed;
 	uint64_t		 compact_rev;
+	store_history_done	 cb;
+	void			*arg;
 };
 
 static void
@@ -259,15 +268,16 @@ etcd_replay_line(void *arg, const char *line, size_t len)
 
 	if (rp->done)
 		return;
-	if (etcd_wmsg_parse(rp->e, line, len, rp->evs, &m) != 0 ||
+	if (etcd_wmsg_parse(rp->e, line, len, &rp->evs, &m) != 0 ||
 	    m.canceled) {
 		rp->failed = 1;
 		rp->compact_rev = m.compact_rev;
 		rp->done = 1;
-	} else if (m.last_rev >= rp->until)
+	} else if (m.last_rev >= rp->until ||
+	    rp->evs.n - rp->evs.head >= rp->max)
 		rp->done = 1;
 	if (rp->done)
-		event_base_loopbreak(rp->base);
+		event_active(rp->fire, 0, 0);
 }
 
 static void
@@ -287,117 +297,157 @@ etcd_replay_done(struct evhttp_request *req, void *arg)
 	if (!rp->done)
 		rp->failed = 1;
 	rp->done = 1;
-	event_base_loopbreak(rp->base);
+	event_active(rp->fire, 0, 0);
 }
 
-static int
-etcd_replay(struct store_etcd *e, uint64_t from, uint64_t until,
-    struct etcd_evs *evs, struct store_err *err)
+/* Hand over events of evs with rev >= from, at most max (whole revs). */
+static void
+etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
+    int more, store_history_done cb, void *arg)
+{
+	const struct etcd_ev	*ev;
+	struct store_event	*out;
+	size_t			 i, n = 0;
+
+	out = xcalloc(evs->n - evs->head + 1, sizeof *out);
+	for (i = evs->head; i < evs->n; i++) {
+		ev = &evs->v[i];
+		if (ev->rev < from)
+			continue;
+		if (n >= max && ev->rev != out[n - 1].rev) {
+			more = 1;
+			break;
+		}
+		out[n].rev = ev->rev;
+		out[n].seq = ev->seq;
+		out[n].type = ev->deleted ? STORE_EVENT_DELETE :
+		    STORE_EVENT_PUT;
+		etcd_kv_of(ev, &out[n].kv, !ev->deleted);
+		out[n].kv.mod_rev = ev->mod_rev;
+		n++;
+	}
+	cb(arg, (long)n, out, more, NULL);
+	free(out);
+}
+
+static void
+etcd_replay_free(struct etcd_replay *rp)
+{
+	struct etcd_replay	**pp;
+
+	for (pp = &rp->e->replays; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == rp) {
+			*pp = rp->next;
+			break;
+		}
+	}
+	if (rp->conn != NULL)
+		evhttp_connection_free(rp->conn);
+	if (rp->fire != NULL)
+		event_free(rp->fire);
+	etcd_evs_free(&rp->evs);
+	buf_free(&rp->b);
+	free(rp);
+}
+
+/* At close: replays still out are dropped, their callbacks never run. */
+void
+store_etcd_replays_free(struct store_etcd *e)
+{
+	while (e->replays != NULL)
+		etcd_replay_free(e->replays);
+}
+
+static void
+etcd_replay_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+	struct store_etcd	*e = rp->e;
+	struct store		*st = e->st;
+	struct store_err	 err;
+
+	if (rp->compact_rev != 0) {
+		if (rp->compact_rev > st->compact_rev)
+			st->compact_rev = rp->compact_rev;
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
+		    PRIu64 " is compacted (etcd keeps revs from %" PRIu64 ")",
+		    rp->from, rp->compact_rev);
+		rp->cb(rp->arg, -1, NULL, 0, &err);
+	} else if (rp->failed) {
+		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd history from "
+		    "rev %" PRIu64 " could not be read", rp->from);
+		rp->cb(rp->arg, -1, NULL, 0, &err);
+	} else if (rp->evs.n > rp->evs.head)
+		etcd_history_emit(&rp->evs, rp->from, rp->max, 1, rp->cb,
+		    rp->arg);
+	else	/* nothing of ours before the cache */
+		etcd_history_emit(&e->cache, e->cache_from, rp->max, 0,
+		    rp->cb, rp->arg);
+	etcd_replay_free(rp);
+}
+
+static void
+etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
+    store_history_done cb, void *arg)
 {
 	struct etcd_endpoint	*ep = &e->http.ep[e->http.cur];
-	struct evhttp_connection *conn;
-	struct etcd_replay	 rp;
+	struct evhttp_request	*req;
+	struct etcd_replay	*rp;
+	struct store_err	 err;
 	char			 body[1024];
 
-	if (e->http.down)
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
-		    "unreachable: history from rev %" PRIu64 " cannot be "
-		    "read now", from));
-	memset(&rp, 0, sizeof rp);
-	rp.e = e;
-	rp.base = e->http.base;
-	rp.evs = evs;
-	rp.until = until;
-	buf_init(&rp.b);
-	conn = evhttp_connection_base_new(rp.base, NULL, ep->host, ep->port);
-	if (conn == NULL)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "evhttp"));
-	evhttp_connection_set_retries(conn, 0);
-	evhttp_connection_set_timeout(conn, ETCD_HTTP_TIMEOUT_S);
+	if (e->http.down) {
+		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
+		    "unreachable: history from rev %" PRIu64 " cannot be read "
+		    "now", from);
+		cb(arg, -1, NULL, 0, &err);
+		return;
+	}
+	rp = xcalloc(1, sizeof *rp);
+	rp->e = e;
+	rp->from = from;
+	rp->until = e->before_cache;
+	rp->max = max;
+	rp->cb = cb;
+	rp->arg = arg;
+	rp->next = e->replays;
+	e->replays = rp;
+	buf_init(&rp->b);
+	rp->conn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
+	    ep->port);
+	rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end, rp);
+	if (rp->conn == NULL || rp->fire == NULL)
+		fatalx("etcd_replay: out of memory");
+	evhttp_connection_set_retries(rp->conn, 0);
+	evhttp_connection_set_timeout(rp->conn, ETCD_HTTP_TIMEOUT_S);
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
 	    e->wbeg64, e->wend64, from);
-	{
-		struct evhttp_request *req = etcd_http_request(conn, ep,
-		    "/v3/watch", body, etcd_replay_done, &rp);
-
-		if (req == NULL)
-			rp.failed = rp.done = 1;
-		else
-			evhttp_request_set_chunked_cb(req, etcd_replay_chunk);
-	}
-	while (!rp.done) {
-		if (event_base_loop(rp.base, EVLOOP_ONCE) != 0)
-			rp.failed = rp.done = 1;
-	}
-	evhttp_connection_free(conn);
-	buf_free(&rp.b);
-	if (rp.compact_rev != 0) {
-		if (rp.compact_rev > e->st->compact_rev)
-			e->st->compact_rev = rp.compact_rev;
-		return (store_err_set(err, STORE_ERR_COMPACTED, "history "
-		    "from rev %" PRIu64 " is compacted (etcd keeps revs from "
-		    "%" PRIu64 ")", from, rp.compact_rev));
-	}
-	if (rp.failed)
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd "
-		    "history from rev %" PRIu64 " could not be read", from));
-	return (0);
+	req = etcd_http_request(rp->conn, ep, "/v3/watch", body,
+	    etcd_replay_done, rp);
+	if (req == NULL) {
+		rp->failed = rp->done = 1;
+		event_active(rp->fire, 0, 0);
+	} else
+		evhttp_request_set_chunked_cb(req, etcd_replay_chunk);
 }
 
-static int
-etcd_history_emit(const struct etcd_evs *evs, uint64_t from, uint64_t below,
-    store_event_cb cb, void *arg)
-{
-	const struct etcd_ev	*ev;
-	struct store_event	 se;
-	size_t			 i;
-
-	for (i = evs->head; i < evs->n; i++) {
-		ev = &evs->v[i];
-		if (ev->rev < from || ev->rev >= below)
-			continue;
-		memset(&se, 0, sizeof se);
-		se.rev = ev->rev;
-		se.seq = ev->seq;
-		se.type = ev->deleted ? STORE_EVENT_DELETE : STORE_EVENT_PUT;
-		se.kv.key = ev->key;
-		se.kv.key_len = ev->key_len;
-		se.kv.value = ev->deleted ? NULL : ev->value;
-		se.kv.value_len = ev->value_len;
-		se.kv.version = ev->version;
-		se.kv.create_rev = ev->create_rev;
-		se.kv.mod_rev = ev->mod_rev;
-		if (cb(&se, arg) != 0)
-			return (1);
-	}
-	return (0);
-}
-
-int
-store_etcd_history(struct store *st, uint64_t from, store_event_cb cb,
-    void *arg, struct store_err *err)
+void
+store_etcd_read_history(struct store *st, uint64_t from, size_t max,
+    store_history_done cb, void *arg)
 {
 	struct store_etcd	*e = st->impl;
-	struct etcd_evs		 old;
-	int			 stop = 0;
+	struct store_err	 err;
 
-	if (from < e->cache_from && from <= e->before_cache) {
-		if (from < st->compact_rev)
-			return (store_err_set(err, STORE_ERR_COMPACTED,
-			    "history from rev %" PRIu64 " is compacted",
-			    from));
-		memset(&old, 0, sizeof old);
-		if (etcd_replay(e, from, e->before_cache, &old, err) != 0) {
-			etcd_evs_clear(&old, 0);
-			free(old.v);
-			return (-1);
-		}
-		stop = etcd_history_emit(&old, from, e->cache_from, cb, arg);
-		etcd_evs_clear(&old, 0);
-		free(old.v);
-	}
-	if (!stop)
-		etcd_history_emit(&e->cache, from, UINT64_MAX, cb, arg);
-	return (0);
+	if (max == 0)
+		max = 1;
+	if (from < st->compact_rev) {
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
+		    PRIu64 " is compacted (kept from %" PRIu64 ")", from,
+		    st->compact_rev);
+		cb(arg, -1, NULL, 0, &err);
+	} else if (from < e->cache_from && from <= e->before_cache)
+		etcd_replay(e, from, max, cb, arg);
+	else
+		etcd_history_emit(&e->cache, from, max, 0, cb, arg);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "store.h"
+#include "store_local.h"
 #include "util.h"
 
 #define MEM_LEVEL_MAX	32
@@ -607,25 +608,31 @@ store_mem_stats(struct store *s, struct store_stats *st,
 	return (0);
 }
 
+static const struct store_local store_mem_local = {
+	store_mem_range,
+	store_mem_history,
+	store_mem_stats,
+	store_mem_begin,
+	store_mem_commit
+};
+
 const struct store_backend store_mem_backend = {
 	"memory",
+	0,
 	store_mem_open,
 	store_mem_close,
+	store_local_read_get,
+	store_local_read_range,
+	store_local_read_history,
+	store_local_read_stats,
+	store_local_begin,
 	store_mem_get,
-	store_mem_range,
-	store_mem_begin,
 	store_mem_put,
 	store_mem_del,
 	store_mem_mark,
 	store_mem_undo,
-	store_mem_commit,
-	store_mem_rollback,
-	store_mem_history,
 	store_mem_compact,
-	store_mem_stats,
-	0,
-	NULL,		/* reads answer at once */
-	NULL,
-	NULL,		/* and so do commits */
-	NULL
+	store_local_commit,
+	store_mem_rollback,
+	&store_mem_local
 };

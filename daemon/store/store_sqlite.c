@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "store_local.h"
 #include "util.h"
 
 #define SQ_SCHEMA_VERSION	1
@@ -779,25 +780,31 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 	return (0);
 }
 
+static const struct store_local store_sqlite_local = {
+	store_sqlite_range,
+	store_sqlite_history,
+	store_sqlite_stats,
+	store_sqlite_begin,
+	store_sqlite_commit
+};
+
 const struct store_backend store_sqlite_backend = {
 	"sqlite",
+	0,
 	store_sqlite_open,
 	store_sqlite_close,
+	store_local_read_get,
+	store_local_read_range,
+	store_local_read_history,
+	store_local_read_stats,
+	store_local_begin,
 	store_sqlite_get,
-	store_sqlite_range,
-	store_sqlite_begin,
 	store_sqlite_put,
 	store_sqlite_del,
 	store_sqlite_mark,
 	store_sqlite_undo,
-	store_sqlite_commit,
-	store_sqlite_rollback,
-	store_sqlite_history,
 	store_sqlite_compact,
-	store_sqlite_stats,
-	0,
-	NULL,		/* reads answer at once */
-	NULL,
-	NULL,		/* and so do commits */
-	NULL
+	store_local_commit,
+	store_sqlite_rollback,
+	&store_sqlite_local
 };

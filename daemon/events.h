@@ -1,0 +1,29 @@
+/*
+ * Events: the one owner of delivering the store's events to watches and
+ * waits.  The store says (opts.notify) that revs (from, to] are durable;
+ * events reads them from the store's history, a chunk at a time, hands
+ * each event to the live watches and to the waits, and then lets the
+ * commit answer the writes whose events are out (commit_unpark).  It also
+ * tells the watches of compaction, and drops a closed connection's watches
+ * and waits.
+ */
+#ifndef METAD_EVENTS_H
+#define METAD_EVENTS_H
+
+#include <stdint.h>
+
+struct conn;
+struct events;
+struct metad;
+
+struct events	*events_create(struct metad *);
+void		 events_free(struct events *);
+/* store_options.notify: events of revs (from, to] are in the history. */
+void		 events_notify(void *, uint64_t from, uint64_t to);
+/* The newest rev whose events were all delivered. */
+uint64_t	 events_delivered(struct events *);
+/* The store's compact rev may have risen: cancel who needed what went. */
+void		 events_compacted(struct events *);
+void		 events_conn_closed(struct events *, struct conn *);
+
+#endif

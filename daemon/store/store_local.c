@@ -1,0 +1,186 @@
+/*
+ * The asynchronous store calls of the local backends, over their
+ * synchronous functions (store_local.h): each answers before it returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_local.h"
+#include "util.h"
+
+#define LOCAL(s)	((s)->backend->local)
+
+void
+store_local_read_get(struct store *s, const char *key, size_t len,
+    store_read_done done, void *arg)
+{
+	struct store_err	 err;
+	struct store_kv		 kv;
+	int			 rc;
+
+	memset(&kv, 0, sizeof kv);
+	rc = s->backend->get(s, key, len, store_kv_copy_cb, &kv, &err);
+	if (rc == -1)
+		done(arg, -1, NULL, 0, &err);
+	else
+		done(arg, rc, rc ? &kv : NULL, 0, NULL);
+	store_kv_copy_free(&kv);
+}
+
+/* A range's kvs, copied: the callback may read the store again. */
+struct local_kvs {
+	struct store_kv		*v;
+	size_t			 n, cap;
+};
+
+static int
+local_kvs_add(const struct store_kv *kv, void *arg)
+{
+	struct local_kvs	*a = arg;
+
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 16;
+		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
+	}
+	memset(&a->v[a->n], 0, sizeof a->v[a->n]);
+	store_kv_copy_cb(kv, &a->v[a->n]);
+	a->n++;
+	return (0);
+}
+
+static void
+local_kvs_free(struct local_kvs *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->n; i++)
+		store_kv_copy_free(&a->v[i]);
+	free(a->v);
+}
+
+void
+store_local_read_range(struct store *s, const struct store_range *r,
+    store_read_done done, void *arg)
+{
+	struct store_err	 err;
+	struct local_kvs	 a;
+	long			 n;
+	int			 more = 0;
+
+	memset(&a, 0, sizeof a);
+	n = LOCAL(s)->range(s, r, local_kvs_add, &a, &more, &err);
+	if (n < 0)
+		done(arg, -1, NULL, 0, &err);
+	else
+		done(arg, (long)a.n, a.v, more, NULL);
+	local_kvs_free(&a);
+}
+
+/* Events copied until max, stopping only between revisions. */
+struct local_events {
+	struct store_evbuf	 b;
+	size_t			 max;
+	int			 more;
+};
+
+static int
+local_events_add(const struct store_event *ev, void *arg)
+{
+	struct local_events	*le = arg;
+
+	if (le->b.n >= le->max && ev->rev != le->b.v[le->b.n - 1].rev) {
+		le->more = 1;
+		return (1);
+	}
+	store_evbuf_add(&le->b, ev);
+	return (0);
+}
+
+void
+store_local_read_history(struct store *s, uint64_t from, size_t max,
+    store_history_done done, void *arg)
+{
+	struct store_err	 err;
+	struct local_events	 le;
+
+	if (from < s->compact_rev) {
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev "
+		    "%llu is compacted (kept from %llu)",
+		    (unsigned long long)from,
+		    (unsigned long long)s->compact_rev);
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	memset(&le, 0, sizeof le);
+	le.max = max > 0 ? max : 1;
+	if (LOCAL(s)->history(s, from, local_events_add, &le, &err) != 0)
+		done(arg, -1, NULL, 0, &err);
+	else
+		done(arg, (long)le.b.n, le.b.v, le.more, NULL);
+	store_evbuf_free(&le.b);
+}
+
+void
+store_local_read_stats(struct store *s, store_stats_done done, void *arg)
+{
+	struct store_stats	 st;
+	struct store_err	 err;
+
+	memset(&st, 0, sizeof st);
+	if (LOCAL(s)->stats(s, &st, &err) != 0)
+		done(arg, NULL, &err);
+	else
+		done(arg, &st, NULL);
+}
+
+void
+store_local_begin(struct store *s, const struct store_keys *keys,
+    store_done done, void *arg)
+{
+	struct store_err	 err;
+
+	s->base_rev = s->rev;
+	if (LOCAL(s)->begin(s, &err) != 0)
+		done(arg, &err);
+	else
+		done(arg, NULL);
+}
+
+/*
+ * Keep the events of the last opts.history revisions: compact, in steps of
+ * a sixteenth of that, so that trimming costs little per commit.
+ */
+static int
+store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
+{
+	uint64_t	 keep = s->opts.history, floor;
+
+	if (keep == 0 || rev < keep)
+		return (0);
+	floor = rev - keep + 1;
+	if (floor <= s->compact_rev + keep / 16)
+		return (0);
+	return (store_compact(s, floor, err));
+}
+
+void
+store_local_commit(struct store *s, uint64_t rev, store_done done,
+    void *arg)
+{
+	struct store_err	 err;
+	uint64_t		 prev = s->rev;
+
+	if (store_local_trim(s, rev, &err) != 0) {
+		s->backend->rollback(s);
+		done(arg, &err);
+		return;
+	}
+	if (LOCAL(s)->commit(s, rev, &err) != 0) {
+		done(arg, &err);
+		return;
+	}
+	s->rev = s->commit_rev = rev;
+	if (rev > prev && s->opts.notify != NULL)
+		s->opts.notify(s->opts.notify_arg, prev, rev);
+	done(arg, NULL);
+}

@@ -1,0 +1,39 @@
+/*
+ * The local backends' side of the store interface (sqlite, memory): they
+ * answer every call at once, so they are written synchronously, and
+ * store_local.c turns these functions into the interface's asynchronous
+ * calls (the callback runs before the call returns).  A local commit also
+ * trims the history to the last opts.history revisions, in the same
+ * transaction, and hands the batch's events to opts.notify once durable.
+ */
+#ifndef METAD_STORE_LOCAL_H
+#define METAD_STORE_LOCAL_H
+
+#include "store.h"
+
+struct store_local {
+	/* Number of kvs passed to cb, or -1; *more if more keys follow. */
+	long	 (*range)(struct store *, const struct store_range *,
+		    store_kv_cb, void *, int *more, struct store_err *);
+	/* Events with rev >= from_rev in (rev, seq) order until cb stops. */
+	int	 (*history)(struct store *, uint64_t from_rev, store_event_cb,
+		    void *, struct store_err *);
+	int	 (*stats)(struct store *, struct store_stats *,
+		    struct store_err *);
+	int	 (*begin)(struct store *, struct store_err *);
+	/* Durable as the sync mode promises, or all undone (-1). */
+	int	 (*commit)(struct store *, uint64_t rev, struct store_err *);
+};
+
+void	store_local_read_get(struct store *, const char *, size_t,
+	    store_read_done, void *);
+void	store_local_read_range(struct store *, const struct store_range *,
+	    store_read_done, void *);
+void	store_local_read_history(struct store *, uint64_t, size_t,
+	    store_history_done, void *);
+void	store_local_read_stats(struct store *, store_stats_done, void *);
+void	store_local_begin(struct store *, const struct store_keys *,
+	    store_done, void *);
+void	store_local_commit(struct store *, uint64_t, store_done, void *);
+
+#endif
