@@ -100,6 +100,14 @@ closing() {
 	assert_output --partial "bats: no TAP plan"
 }
 
+@test "a run that tests nothing fails" {
+	printf '1..0\n' | tap
+	fake_bats 0
+	assert_failure
+	closing "check: 0 passed, 0 failed, 0 skipped"
+	assert_output --partial "no test passed"
+}
+
 @test "not ok is failed, and the failed test is named at the end" {
 	printf '1..3\nok 1 a\nnot ok 2 b\n# (in test file x.bats, line 3)\nok 3 c\n' | tap
 	fake_bats 1
