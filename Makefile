@@ -4,6 +4,7 @@
 #   make run             install missing packages, build, start metad
 #   make check           install missing packages, build, run every test
 #   make install PREFIX=/usr/local
+#   make uninstall PREFIX=/usr/local   remove what make install put there
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -151,21 +152,42 @@ bats: all
 lint-man:
 	$(Q)for m in man/*.[0-9]; do mandoc -Tlint -Wwarning $$m || exit 1; done
 
-install: all
+# What "make install" puts where; each file must be there (a missing one
+# stops the install before anything is copied), and "make uninstall"
+# removes exactly these.
+INST_BINS	 = bin/metad bin/metactl
+INST_MAN1	 = man/metactl.1
+INST_MAN7	 = man/metad-protocol.7
+INST_MAN8	 = man/metad.8
+INST_BASHCOMP	 = completions/metactl.bash
+INST_ZSHCOMP	 = completions/_metactl
+INST_FISHCOMP	 = completions/metactl.fish
+inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
+INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
+		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
+		   $(call inst_in,$(MANDIR)/man7,$(INST_MAN7)) \
+		   $(call inst_in,$(MANDIR)/man8,$(INST_MAN8)) \
+		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
+		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
+		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+
+install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
+    $(INST_ZSHCOMP) $(INST_FISHCOMP)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	    $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 bin/metad bin/metactl $(DESTDIR)$(BINDIR)
-	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1; done; true
-	for m in man/*.7; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7; done; true
-	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8; done; true
-	[ ! -e completions/metactl.bash ] || install -m 0644 completions/metactl.bash $(DESTDIR)$(BASHCOMPDIR)/metactl
-	[ ! -e completions/_metactl ] || install -m 0644 completions/_metactl $(DESTDIR)$(ZSHCOMPDIR)/_metactl
-	[ ! -e completions/metactl.fish ] || install -m 0644 completions/metactl.fish $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
+	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 $(INST_MAN8) $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(INST_BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/metactl
+	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
+	install -m 0644 $(INST_FISHCOMP) \
+	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/metad $(DESTDIR)$(BINDIR)/metactl
+	rm -f $(INSTALLED)
 
 clean:
 	rm -rf build bin
