@@ -61,8 +61,8 @@ RL_LIBS		 = $(eval RL_LIBS := $(call pkg_config,--libs \
 		   readline))$(RL_LIBS)
 
 # The user's CPPFLAGS, CFLAGS and LDFLAGS follow ours, so that they win.
-ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon $(PKG_CFLAGS) \
-		   $(CPPFLAGS)
+ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon \
+		   $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS	 = -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
 
@@ -109,11 +109,13 @@ bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(RL_LIBS) -lm
 
-# Unit tests of the store (test_store*.c) link the daemon's objects; the
-# others only common/.
+# Unit tests of the store (test_store*.c) link the daemon's objects and
+# their fixture (tests/unit/store_fx.c); the others only common/.
 STORE_TESTS	:= $(filter build/tests/test_store%,$(UNIT_BINS))
-$(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
-$(STORE_TESTS): $(DAEMON_LIB_OBJS)
+STORE_FX_OBJS	:= build/tests/unit/store_fx.o
+$(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
+		   $(STORE_FX_OBJS)
+$(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)
