@@ -25,7 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "jsonw.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "proto.h"
 #include "store.h"
 #include "util.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "limits.h"
+#include "metad_limits.h"
 #include "store.h"
 #include "util.h"
 

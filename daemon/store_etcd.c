@@ -584,8 +584,7 @@ store_etcd_put(struct store *st, uint64_t rev, uint32_t seq,
 	ev.seq = seq;
 	ev.key = xmemdup(key, len);
 	ev.key_len = len;
-	ev.value = xmemdup(value, vlen + 1);
-	ev.value[vlen] = '\0';
+	ev.value = xmemdup(value, vlen);	/* and a NUL after it */
 	ev.value_len = vlen;
 	ev.version = m.found ? m.version + 1 : 1;
 	ev.create_rev = m.found ? m.create_rev : rev;
