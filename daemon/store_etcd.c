@@ -69,8 +69,7 @@ etcd_ev_from_kv(struct store_etcd *e, const cJSON *kv, int deleted,
 		return (-1);
 	}
 	ev->key_len = klen - e->prefix_len;
-	ev->key = xmemdup(k + e->prefix_len, ev->key_len + 1);
-	ev->key[ev->key_len] = '\0';
+	ev->key = xmemdup(k + e->prefix_len, ev->key_len);
 	free(k);
 	ev->deleted = deleted;
 	ev->mod_rev = etcd_u64(kv, "mod_revision");
