@@ -4,9 +4,11 @@
 #   make run             install missing packages, build, start metad
 #   make check           install missing packages, build, run every test
 #   make install PREFIX=/usr/local
+#   make uninstall PREFIX=/usr/local   remove what make install put there
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
-# V=1 (show commands), DEBUG=1 (-O0).
+# V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
+# added to ours (eval $(dpkg-buildflags --export=sh) works).
 
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
@@ -42,12 +44,26 @@ SAN_FLAGS	 = -fsanitize=$(SANITIZER) -fno-omit-frame-pointer \
 		   -fno-sanitize-recover=all
 endif
 
-PKG_CFLAGS	:= $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS	:= $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-RL_LIBS		:= $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
+# pkg-config runs when a rule first needs its answer, once (so "make clean"
+# works where the libraries are missing); a missing library stops the build
+# with pkg-config's own message.
+pkg_config	 = $(eval pkg_out := $(shell $(PKG_CONFIG) $(1)))$(if \
+		   $(filter 0,$(.SHELLSTATUS)),$(pkg_out),$(error \
+		   $(PKG_CONFIG) $(1) failed: "make deps" installs the \
+		   development packages))
+PKG_CFLAGS	 = $(eval PKG_CFLAGS := $(call pkg_config,--cflags \
+		   $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS	 = $(eval PKG_LIBS := $(call pkg_config,--libs \
+		   $(PKGS)))$(PKG_LIBS)
+RL_CFLAGS	 = $(eval RL_CFLAGS := $(call pkg_config,--cflags \
+		   readline))$(RL_CFLAGS)
+RL_LIBS		 = $(eval RL_LIBS := $(call pkg_config,--libs \
+		   readline))$(RL_LIBS)
 
-ALL_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SAN_FLAGS) \
-		   -iquote common -iquote daemon -iquote daemon/store $(PKG_CFLAGS) $(CFLAGS)
+# The user's CPPFLAGS, CFLAGS and LDFLAGS follow ours, so that they win.
+ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon \
+		   -iquote daemon/store $(PKG_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS	 = -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
 
 COMMON_SRCS	:= $(wildcard common/*.c)
@@ -70,13 +86,18 @@ all: bin/metad bin/metactl
 # Rebuild everything when the flags change (e.g. SANITIZER=...).
 build/flags: FORCE
 	@mkdir -p build
-	@echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | cmp -s - $@ || \
-	    echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+	@echo '$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | \
+	    cmp -s - $@ || \
+	    echo '$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $@
+
+OBJ_FLAGS	 = $(ALL_CPPFLAGS) $(EXTRA_CPPFLAGS) $(ALL_CFLAGS)
+# metactl's REPL includes readline's headers.
+$(CMD_OBJS): EXTRA_CPPFLAGS = $(RL_CFLAGS)
 
 build/%.o: %.c build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(OBJ_FLAGS) -MMD -MP -c $< -o $@
 
 bin/metad: $(DAEMON_OBJS) $(COMMON_OBJS)
 	@mkdir -p bin
@@ -88,17 +109,19 @@ bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(RL_LIBS) -lm
 
-# Unit tests of the store (test_store*.c) link the daemon's objects; the
-# others only common/.
+# Unit tests of the store (test_store*.c) link the daemon's objects and
+# their fixture (tests/unit/store_fx.c); the others only common/.
 STORE_TESTS	:= $(filter build/tests/test_store%,$(UNIT_BINS))
-$(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
-$(STORE_TESTS): $(DAEMON_LIB_OBJS)
+STORE_FX_OBJS	:= build/tests/unit/store_fx.o
+$(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
+		   $(STORE_FX_OBJS)
+$(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TEST_OBJS) \
-	    $(PKG_LIBS) -lcmocka -lm
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(TEST_OBJS) $(PKG_LIBS) -lcmocka -lm
 
 deps:
 	$(Q)./scripts/deps.sh
@@ -108,19 +131,29 @@ run: deps
 	./bin/metad $(METAD_ARGS)
 
 # The whole behaviour suite runs on every backend: sqlite (with the unit
-# tests), memory, then etcd (tests/run-etcd: one etcd on loopback ports,
-# skipped when etcd is not installed).  Tests about one host's files and
-# processes (the sqlite file, fsync, kill -9) skip themselves elsewhere.
+# tests, and the runners' own tests in tests/runner once), memory, then etcd
+# (tests/run-etcd: one etcd on loopback ports, the store contract tests run
+# against it too; a failure under CI when etcd is not installed, a skip
+# elsewhere).  Each pass leaves out the bats tests its store cannot run by
+# their tags (tests/run says which); under CI any other skip fails.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
-	$(Q)SANITIZER="$(SANITIZER)" ./tests/run $(UNIT_BINS)
+	$(Q)SANITIZER="$(SANITIZER)" METAD_TEST_FILES="tests/runner/runner.bats \
+	    $(wildcard tests/bats/*.bats)" ./tests/run $(UNIT_BINS)
 	$(Q)echo "# the behaviour suite on the memory backend"
 	$(Q)SANITIZER="$(SANITIZER)" METAD_TEST_STORE=memory \
 	    ./tests/run --bats-only
-	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd
+	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd \
+	    $(addprefix --unit ,$(STORE_TESTS))
 
-check-etcd: all
-	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd
+check-etcd: all $(STORE_TESTS)
+	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd \
+	    $(addprefix --unit ,$(STORE_TESTS))
+
+# The runners' own tests (tests/runner/runner.bats), alone.
+.PHONY: check-runner
+check-runner:
+	$(Q)METAD_TEST_FILES=tests/runner/runner.bats ./tests/run --bats-only
 
 unit: $(UNIT_BINS)
 	$(Q)./tests/run --unit-only $(UNIT_BINS)
@@ -131,21 +164,42 @@ bats: all
 lint-man:
 	$(Q)for m in man/*.[0-9]; do mandoc -Tlint -Wwarning $$m || exit 1; done
 
-install: all
+# What "make install" puts where; each file must be there (a missing one
+# stops the install before anything is copied), and "make uninstall"
+# removes exactly these.
+INST_BINS	 = bin/metad bin/metactl
+INST_MAN1	 = man/metactl.1
+INST_MAN7	 = man/metad-protocol.7
+INST_MAN8	 = man/metad.8
+INST_BASHCOMP	 = completions/metactl.bash
+INST_ZSHCOMP	 = completions/_metactl
+INST_FISHCOMP	 = completions/metactl.fish
+inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
+INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
+		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
+		   $(call inst_in,$(MANDIR)/man7,$(INST_MAN7)) \
+		   $(call inst_in,$(MANDIR)/man8,$(INST_MAN8)) \
+		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
+		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
+		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+
+install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
+    $(INST_ZSHCOMP) $(INST_FISHCOMP)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	    $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0755 bin/metad bin/metactl $(DESTDIR)$(BINDIR)
-	for m in man/*.1; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1; done; true
-	for m in man/*.7; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7; done; true
-	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8; done; true
-	[ ! -e completions/metactl.bash ] || install -m 0644 completions/metactl.bash $(DESTDIR)$(BASHCOMPDIR)/metactl
-	[ ! -e completions/_metactl ] || install -m 0644 completions/_metactl $(DESTDIR)$(ZSHCOMPDIR)/_metactl
-	[ ! -e completions/metactl.fish ] || install -m 0644 completions/metactl.fish $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
+	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 $(INST_MAN8) $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(INST_BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/metactl
+	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
+	install -m 0644 $(INST_FISHCOMP) \
+	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/metad $(DESTDIR)$(BINDIR)/metactl
+	rm -f $(INSTALLED)
 
 clean:
 	rm -rf build bin
@@ -160,8 +214,7 @@ FUZZ_CC		?= clang
 FUZZ_SECONDS	?= 60
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
-FUZZ_CFLAGS	 = -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) \
-		   -iquote common -iquote daemon -iquote daemon/store $(PKG_CFLAGS)
+FUZZ_CFLAGS	 = -std=c11 -g -O1 $(WARN) $(FUZZ_SAN)
 FUZZ_SRCS	:= $(COMMON_SRCS) \
 		   $(filter-out daemon/main.c daemon/server.c,$(DAEMON_SRCS))
 FUZZ_OBJS	:= $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
@@ -170,16 +223,22 @@ FUZZ_ARGS	 = -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
 		   -artifact_prefix=build/fuzz/artifacts/
 
 .PHONY: fuzz
-build/fuzz/obj/%.o: %.c
+build/fuzz/flags: FORCE
+	@mkdir -p build/fuzz
+	@echo '$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS)' | cmp -s - $@ || \
+	    echo '$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS)' > $@
+
+build/fuzz/obj/%.o: %.c build/fuzz/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
-	    -c $< -o $@
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) \
+	    -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
-build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(FUZZ_OBJS)
+build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(FUZZ_OBJS) \
+    build/fuzz/flags
 	@$(if $(Q),echo "  FUZZLD  $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ \
-	    $(PKG_LIBS) -lm
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) -lm
 
 fuzz: build/fuzz/fuzz_request
 	@mkdir -p build/fuzz/corpus-run build/fuzz/artifacts
@@ -196,10 +255,10 @@ LINCHECK_SRCS	 = tests/lin/lincheck.c tests/lin/linsearch.c
 $(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -iquote tests/lin $(ALL_LDFLAGS) -pthread \
-	    -o $@ $(LINCHECK_SRCS) $(PKG_LIBS) -lm
+	$(Q)$(CC) $(ALL_CPPFLAGS) -iquote tests/lin $(ALL_CFLAGS) \
+	    $(ALL_LDFLAGS) -pthread -o $@ $(LINCHECK_SRCS) $(PKG_LIBS) -lm
 
-check bats: $(LINCHECK)
+check check-etcd bats: $(LINCHECK)
 
 .PHONY: stress
 stress: bin/metad
@@ -226,7 +285,8 @@ bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS)
 build/bench/%: tests/bench/%.c build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(PKG_LIBS)
 
 bench-build: all $(BENCH_BINS)
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "limits.h"
 #include "metactl.h"
+#include "metad_limits.h"
 
 static size_t
 args_nlongopts(const struct option *lo)

@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "limits.h"
+#include "metad_limits.h"
 #include "util.h"
 
 /*

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "enc.h"
-#include "limits.h"
 #include "metactl.h"
+#include "metad_limits.h"
 #include "proto.h"
 #include "sockpath.h"
 

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "enc.h"
-#include "limits.h"
 #include "metactl.h"
+#include "metad_limits.h"
 #include "proto.h"
 
 static enum cmd_status	cmd_epoch_get(struct cmd_ctx *, char **);

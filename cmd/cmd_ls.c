@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "enc.h"
-#include "limits.h"
 #include "metactl.h"
+#include "metad_limits.h"
 #include "proto.h"
 
 #define CMD_LS_PAGE	LIST_LIMIT_DEFAULT

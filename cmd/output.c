@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "jsonw.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "output.h"
 #include "proto.h"
 

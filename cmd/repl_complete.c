@@ -22,7 +22,7 @@
 #include <readline/readline.h>
 
 #include "enc.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "repl.h"
 #include "shlex.h"
 

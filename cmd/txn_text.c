@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include "enc.h"
-#include "limits.h"
 #include "metactl.h"
+#include "metad_limits.h"
 #include "proto.h"
 
 struct txn_text {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "enc.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "proto.h"
 #include "util.h"
 

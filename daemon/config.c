@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "sockpath.h"
 #include "util.h"
 

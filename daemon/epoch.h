@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "jsonw.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "store.h"
 #include "util.h"
 

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "limits.h"
 #include "log.h"
+#include "metad_limits.h"
 #include "store.h"
 
 struct event_base;

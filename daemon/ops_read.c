@@ -3,8 +3,8 @@
 #include <time.h>
 
 #include "conn.h"
-#include "limits.h"
 #include "metad.h"
+#include "metad_limits.h"
 #include "ops.h"
 #include "reply.h"
 

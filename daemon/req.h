@@ -23,7 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "fence.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "proto.h"
 #include "store.h"
 #include "util.h"

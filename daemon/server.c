@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,23 +151,106 @@ server_in_list(const struct id_list *l, unsigned long id)
 	return (0);
 }
 
-/* The peer's primary group, or one it belongs to in the group database. */
+/* The peer's supplementary groups, fetched at most once per connection. */
+struct server_groups {
+	int	 fetched;
+	gid_t	*v;
+	size_t	 n;
+};
+
+/* From the socket (SO_PEERGROUPS, Linux 4.13), grown to the size needed. */
 static int
-server_in_groups(const struct id_list *l, uid_t uid, gid_t gid)
+server_sock_groups(int fd, struct server_groups *g)
 {
-	struct passwd	*pw;
-	gid_t		 groups[256];
-	int		 n = 256, i;
+#ifdef SO_PEERGROUPS
+	socklen_t	 len = 64 * sizeof *g->v;
+	int		 tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		g->v = xrealloc(g->v, len);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g->v,
+		    &len) == 0) {
+			g->n = len / sizeof *g->v;
+			return (0);
+		}
+		if (errno != ERANGE)
+			return (-1);
+	}
+	return (-1);
+#else
+	errno = ENOPROTOOPT;
+	return (-1);
+#endif
+}
+
+/*
+ * From the "Groups:" line of /proc/PID/status, if that process still runs
+ * as the peer's effective uid (a reused pid of another user does not count).
+ */
+static int
+server_proc_groups(const struct ucred *cred, struct server_groups *g)
+{
+	char		 path[64], *line = NULL, *p, *end;
+	size_t		 cap = 0, room = 0;
+	unsigned long	 id, euid = (unsigned long)-1;
+	FILE		*f;
+	int		 rc = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)cred->pid);
+	if (cred->pid <= 0 || (f = fopen(path, "re")) == NULL)
+		return (-1);
+	while (getline(&line, &cap, f) != -1) {
+		if (sscanf(line, "Uid: %*u %lu", &id) == 1)
+			euid = id;
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		if (euid != (unsigned long)cred->uid)
+			break;
+		for (p = line + 7;; p = end) {
+			id = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			if (g->n == room) {
+				room = room == 0 ? 64 : room * 2;
+				g->v = xrealloc(g->v, room * sizeof *g->v);
+			}
+			g->v[g->n++] = (gid_t)id;
+		}
+		rc = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (rc == -1)
+		errno = ESRCH;
+	return (rc);
+}
+
+/*
+ * The peer's primary group, or one of its supplementary groups as the
+ * kernel reports them (no name-service lookup on the event loop).
+ */
+static int
+server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
+    struct server_groups *g)
+{
+	size_t	 i;
 
 	if (l->n == 0)
 		return (0);
-	if (server_in_list(l, gid))
+	if (server_in_list(l, cred->gid))
 		return (1);
-	if ((pw = getpwuid(uid)) == NULL ||
-	    getgrouplist(pw->pw_name, gid, groups, &n) == -1)
-		return (0);
-	for (i = 0; i < n; i++) {
-		if (server_in_list(l, groups[i]))
+	if (!g->fetched) {
+		g->fetched = 1;
+		if (server_sock_groups(fd, g) == -1 && (errno != ENOPROTOOPT ||
+		    server_proc_groups(cred, g) == -1)) {
+			log_warn("supplementary groups of pid %ld",
+			    (long)cred->pid);
+			g->n = 0;
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		if (server_in_list(l, g->v[i]))
 			return (1);
 	}
 	return (0);
@@ -180,20 +261,23 @@ server_in_groups(const struct id_list *l, uid_t uid, gid_t gid)
  * before group lists, and read-write before read-only at each level.
  */
 static enum conn_access
-server_access(struct server *s, uid_t uid, gid_t gid)
+server_access(struct server *s, int fd, const struct ucred *cred)
 {
 	const struct metad_config	*cfg = &s->md->cfg;
+	struct server_groups		 g = { 0, NULL, 0 };
+	enum conn_access		 access = CONN_ACCESS_NONE;
 
-	if (uid == 0 || uid == geteuid() ||
-	    server_in_list(&cfg->allow_uid, uid))
+	if (cred->uid == 0 || cred->uid == geteuid() ||
+	    server_in_list(&cfg->allow_uid, cred->uid))
 		return (CONN_ACCESS_RW);
-	if (server_in_list(&cfg->ro_uid, uid))
+	if (server_in_list(&cfg->ro_uid, cred->uid))
 		return (CONN_ACCESS_RO);
-	if (server_in_groups(&cfg->allow_gid, uid, gid))
-		return (CONN_ACCESS_RW);
-	if (server_in_groups(&cfg->ro_gid, uid, gid))
-		return (CONN_ACCESS_RO);
-	return (CONN_ACCESS_NONE);
+	if (server_in_groups(&cfg->allow_gid, fd, cred, &g))
+		access = CONN_ACCESS_RW;
+	else if (server_in_groups(&cfg->ro_gid, fd, cred, &g))
+		access = CONN_ACCESS_RO;
+	free(g.v);
+	return (access);
 }
 
 /* Answer one error line on a socket we will not serve, then close it. */
@@ -226,7 +310,7 @@ server_accept_one(struct server *s, int fd)
 		close(fd);
 		return;
 	}
-	access = server_access(s, cred.uid, cred.gid);
+	access = server_access(s, fd, &cred);
 	if (access == CONN_ACCESS_NONE) {
 		log_info("refused uid %ld gid %ld pid %ld", (long)cred.uid,
 		    (long)cred.gid, (long)cred.pid);

@@ -1,32 +1,84 @@
 #!/bin/sh
 # Install the Debian packages that building and testing metad need, when
-# they are missing.  Quiet and quick when everything is already there.
+# they are missing: every tool a test uses too, so that no test is skipped
+# for lack of one (under CI a skip fails: tests/run).  Quiet and quick when
+# everything is already there.
 set -eu
 
+# Build: the compiler, the libraries (pkg-config), cmocka, clang (make fuzz),
+# valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
+# sqlite3, curl, mandoc; ps (procps), ss (iproute2) and etcd for the etcd
+# pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
+# tmux (repl.bats), and bash-completion, zsh and fish (the completions in
+# docs.bats).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
+# clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
-libreadline-dev libcmocka-dev bats bats-support bats-assert socat jq mandoc
-sqlite3 procps util-linux strace tmux bash-completion valgrind cppcheck clang
-libclang-rt-14-dev etcd-server etcd-client curl"
+libreadline-dev libcmocka-dev clang valgrind cppcheck
+bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
+etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish"
 
-missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-	    missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
+# The commands the tests look for; missing after the install, a warning.
+CMDS="bats socat jq sqlite3 curl mandoc ps ss etcd etcdctl prlimit setpriv
+mount umount mountpoint strace tmux zsh fish valgrind clang"
 
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "deps: missing packages:$missing (no apt-get here: install them by hand)" >&2
-	exit 1
-fi
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null 2>&1 || {
-		echo "deps: missing packages:$missing (run as root or install sudo)" >&2
+[ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1 || SUDO="sudo"
+updated=""
+
+# The packages of those named that are not installed, one a line.
+deps_missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		    grep -q "ok installed" || echo "$p"
+	done
+}
+
+deps_update() {
+	[ -z "$updated" ] || return 0
+	[ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ] || return 0
+	$SUDO apt-get update -qq
+	updated=1
+}
+
+# Install the packages named; apt-get, as root or with sudo.
+deps_install() {
+	[ $# -gt 0 ] || return 0
+	if ! command -v apt-get >/dev/null 2>&1; then
+		echo "deps: missing packages: $* (no apt-get here: install them by hand)" >&2
 		exit 1
-	}
-	SUDO="sudo"
+	fi
+	if [ "$(id -u)" -ne 0 ] && [ -z "$SUDO" ]; then
+		echo "deps: missing packages: $* (run as root or install sudo)" >&2
+		exit 1
+	fi
+	echo "deps: installing $*" >&2
+	deps_update
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+	    --no-install-recommends "$@" >&2
+}
+
+# shellcheck disable=SC2046,SC2086 # one word per package
+deps_install $(deps_missing $PKGS)
+
+# clang's compiler runtime: libclang-rt-N-dev for the installed clang N,
+# where Debian ships it apart (bookworm and later); before that it came
+# with clang (libclang-common-N-dev).
+major=$(clang --version 2>/dev/null |
+    sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' | head -n 1)
+if [ -z "$major" ]; then
+	echo "deps: cannot tell clang's version: its runtime is not installed" >&2
+else
+	rt="libclang-rt-$major-dev"
+	if [ -n "$(deps_missing "$rt")" ]; then
+		deps_update
+		if apt-cache show "$rt" >/dev/null 2>&1; then
+			deps_install "$rt"
+		fi
+	fi
 fi
-echo "deps: installing$missing" >&2
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+
+for c in $CMDS; do
+	command -v "$c" >/dev/null 2>&1 ||
+	    echo "deps: $c is still missing: the tests that need it will fail under CI" >&2
+done
+exit 0

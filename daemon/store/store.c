@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "limits.h"
+#include "metad_limits.h"
 #include "store.h"
 #include "util.h"
 
@@ -183,6 +183,7 @@ store_batch_done(struct store *s, int in_batch, const struct store_err *err)
 	s->done = NULL;
 	s->in_batch = in_batch;
 	s->dirty = s->reopened = 0;
+	s->batch_rev = 0;
 	done(arg, err);
 }
 
@@ -237,6 +238,8 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 		    "%zu bytes (the limit is 1..%d)", what, key_len,
 		    KEY_MAX_BYTES));
 	s->dirty = 1;
+	if (rev > s->batch_rev)
+		s->batch_rev = rev;
 	return (0);
 }
 
@@ -296,6 +299,11 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 		    "compact outside a batch"));
 	if (rev <= s->compact_rev)
 		return (0);
+	if (rev > s->rev && rev > s->batch_rev)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "compact rev "
+		    "%llu is beyond the current rev %llu",
+		    (unsigned long long)rev, (unsigned long long)(s->rev >
+		    s->batch_rev ? s->rev : s->batch_rev)));
 	if (s->backend->compact(s, rev, err) != 0)
 		return (-1);
 	s->compact_rev = rev;
@@ -337,6 +345,7 @@ store_rollback(struct store *s)
 		return;
 	s->backend->rollback(s);
 	s->in_batch = s->dirty = s->reopened = 0;
+	s->batch_rev = 0;
 }
 
 int

@@ -60,7 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "metad_limits.h"
 
 enum store_errcode {
 	STORE_ERR_NONE = 0,
@@ -263,6 +263,7 @@ struct store {
 	uint64_t			 commit_rev;	/* last landed at */
 	int				 in_batch;
 	int				 dirty;		/* the batch wrote */
+	uint64_t			 batch_rev;	/* its newest write */
 	int				 reopened;	/* store_reopen() */
 	store_done			 done;		/* begin's, commit's */
 	void				*done_arg;
@@ -311,7 +312,10 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
 int	store_mark(struct store *, struct store_err *);
 int	store_undo(struct store *, struct store_err *);
-/* Drop history below rev, with the batch (0 if already below). */
+/*
+ * Drop history below rev, with the batch (0 if already below; an error
+ * beyond the newest revision, the batch's writes included).
+ */
 int	store_compact(struct store *, uint64_t, struct store_err *);
 void	store_commit(struct store *, uint64_t, store_done, void *);
 void	store_rollback(struct store *);

@@ -69,8 +69,7 @@ etcd_ev_from_kv(struct store_etcd *e, const cJSON *kv, int deleted,
 		return (-1);
 	}
 	ev->key_len = klen - e->prefix_len;
-	ev->key = xmemdup(k + e->prefix_len, ev->key_len + 1);
-	ev->key[ev->key_len] = '\0';
+	ev->key = xmemdup(k + e->prefix_len, ev->key_len);
 	free(k);
 	ev->deleted = deleted;
 	ev->mod_rev = etcd_u64(kv, "mod_revision");
@@ -434,8 +433,7 @@ store_etcd_put(struct store *st, uint64_t rev, uint32_t seq,
 	ev.seq = seq;
 	ev.key = xmemdup(key, len);
 	ev.key_len = len;
-	ev.value = xmemdup(value, vlen + 1);
-	ev.value[vlen] = '\0';
+	ev.value = xmemdup(value, vlen);	/* and a NUL after it */
 	ev.value_len = vlen;
 	ev.version = m.found ? m.version + 1 : 1;
 	ev.create_rev = m.found ? m.create_rev : rev;

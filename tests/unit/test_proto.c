@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "jsonw.h"
-#include "limits.h"
+#include "metad_limits.h"
 #include "proto.h"
 #include "util.h"
 

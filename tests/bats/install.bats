@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# bats file_tags=store:sqlite
+# make install puts the binaries, every man page and the bash, zsh and fish
+# completions under DESTDIR; make uninstall takes each of them away again;
+# a file missing from the tree, or one that cannot be copied, stops the
+# install.  Nothing here depends on the store: the file runs in the sqlite
+# pass only.
+#
+# The installs do not build ("-o all": the binaries are the ones the suite
+# tests) and do not join the make that may be running the suite.
+
+load helpers
+
+setup() {
+	TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-install.XXXXXX")
+	DEST="$TMP/root"
+}
+
+teardown() {
+	rm -rf "$TMP"
+}
+
+# What make install DESTDIR=... PREFIX=/usr puts there.
+EXPECTED="usr/bin/metactl
+usr/bin/metad
+usr/share/bash-completion/completions/metactl
+usr/share/fish/vendor_completions.d/metactl.fish
+usr/share/man/man1/metactl.1
+usr/share/man/man7/metad-protocol.7
+usr/share/man/man8/metad.8
+usr/share/zsh/site-functions/_metactl"
+
+# make in the tree $1, installing under $DEST with PREFIX=/usr.
+inst_make() {
+	local tree="$1"
+	shift
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory \
+	    -C "$tree" -o all DESTDIR="$DEST" PREFIX=/usr "$@"
+}
+
+# The regular files (and anything else but directories) under $DEST.
+installed() {
+	(cd "$DEST" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
+}
+
+# A copy of what make install reads: the Makefile, bin/, man/, completions/.
+copy_tree() {
+	mkdir -p "$TMP/src"
+	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
+	    "$TMP/src/"
+}
+
+@test "make install puts every file in place, make uninstall removes each" {
+	run inst_make "$ROOT" install
+	assert_success
+	run installed
+	assert_output "$EXPECTED"
+	[ "$(stat -c %a "$DEST/usr/bin/metad")" = 755 ]
+	[ "$(stat -c %a "$DEST/usr/bin/metactl")" = 755 ]
+	[ "$(stat -c %a "$DEST/usr/share/man/man8/metad.8")" = 644 ]
+	[ "$(stat -c %a "$DEST/usr/share/zsh/site-functions/_metactl")" = 644 ]
+	cmp "$ROOT/bin/metad" "$DEST/usr/bin/metad"
+	cmp "$ROOT/completions/_metactl" \
+	    "$DEST/usr/share/zsh/site-functions/_metactl"
+
+	run inst_make "$ROOT" uninstall
+	assert_success
+	run installed
+	assert_output ""
+	# Again, with nothing left to remove.
+	run inst_make "$ROOT" uninstall
+	assert_success
+}
+
+@test "every man page and completion in the tree is installed" {
+	local m c i found
+	run inst_make "$ROOT" install
+	assert_success
+	for m in "$ROOT"/man/*.[1-9]; do
+		cmp "$m" "$DEST/usr/share/man/man${m##*.}/${m##*/}"
+	done
+	for c in "$ROOT"/completions/*; do
+		found=
+		for i in "$DEST"/usr/share/bash-completion/completions/* \
+		    "$DEST"/usr/share/zsh/site-functions/* \
+		    "$DEST"/usr/share/fish/vendor_completions.d/*; do
+			cmp -s "$c" "$i" && found=$i
+		done
+		[ -n "$found" ] || {
+			echo "completions/${c##*/} is not installed" >&2
+			return 1
+		}
+	done
+}
+
+@test "a missing man page or completion stops make install before it copies anything" {
+	local f
+	copy_tree
+	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
+	    completions/metactl.bash completions/_metactl \
+	    completions/metactl.fish; do
+		mv "$TMP/src/$f" "$TMP/aside"
+		run inst_make "$TMP/src" install
+		assert_failure
+		assert_output --partial "No rule to make target '$f'"
+		[ ! -e "$DEST" ]
+		mv "$TMP/aside" "$TMP/src/$f"
+	done
+	# All there: the copy installs as the tree does.
+	run inst_make "$TMP/src" install
+	assert_success
+	run installed
+	assert_output "$EXPECTED"
+}
+
+@test "a file make install cannot copy fails the install" {
+	# A directory where the man page goes: install cannot replace it.
+	mkdir -p "$DEST/usr/share/man/man7/metad-protocol.7"
+	run inst_make "$ROOT" install
+	assert_failure
+	assert_output --partial "metad-protocol.7"
+	# The ones after it were not copied.
+	[ ! -e "$DEST/usr/share/man/man8/metad.8" ]
+}

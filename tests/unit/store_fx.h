@@ -1,0 +1,108 @@
+/*
+ * The fixture of the store tests (test_store.c): a fresh store of one
+ * backend for each test (memory; SQLite in a new temporary directory; etcd
+ * at $METAD_TEST_ETCD under a key prefix no other test uses), and helpers
+ * that make one store call each, fail the test when it fails, and render
+ * what it gave as text: "key@version/create_rev/mod_rev=value" for a kv,
+ * "rev.seq:kv" or "rev.seq:del:key" for an event, bytes outside printable
+ * ASCII as \xHH.  The text is in f->out, valid until the next helper.
+ *
+ * Revisions: a test counts them from its store's first rev, f->r0: 0 for
+ * memory and SQLite, and for etcd the cluster's revision when the store
+ * opened (etcd's revisions are the whole cluster's; a fresh prefix does
+ * not start at 0).  Every rev a helper takes, returns or renders is
+ * counted from r0, so one expectation holds on every backend.
+ *
+ * etcd (STORE_CAP_PER_REQUEST): fx_begin() and fx_commit() open and
+ * commit the batch with store_begin_async() and store_commit_async() and
+ * run f->base until their callback comes, then, after a commit, until its
+ * events are back through the watch stream (the store rev reaches it), as
+ * the daemon answers a write only then.  Each batch lands at one etcd
+ * revision, the one after its base: fx_begin() fails the test when etcd
+ * moved meanwhile, since a writer outside the test would shift every rev
+ * it expects.  The etcd tests write under "metad-test/" and compact the
+ * cluster's history up to their revs: METAD_TEST_ETCD is for an etcd of
+ * the tests' own (tests/run-etcd starts one).
+ */
+#ifndef METAD_TEST_STORE_FX_H
+#define METAD_TEST_STORE_FX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "util.h"
+
+/* How long a helper waits for etcd before it fails the test. */
+#define FX_WAIT_S	10
+
+struct event_base;
+
+struct fx {
+	const char		*kind;		/* memory, sqlite, etcd */
+	char			 dir[64];	/* sqlite */
+	char			 spec[192];
+	char			 prefix[96];	/* etcd */
+	struct store_options	 opts;
+	struct event_base	*base;		/* etcd */
+	uint64_t		 r0;
+	struct store		*s;
+	struct buf		 out;
+};
+
+#define S(lit)	(lit), (sizeof(lit) - 1)
+
+/* The etcd URL of $METAD_TEST_ETCD, or NULL: no etcd tests then. */
+const char	*fx_etcd_url(void);
+
+/* cmocka fixtures: *state is a struct fx with its kind set. */
+int		 fx_setup(void **);
+int		 fx_teardown(void **);
+/* Close f's store and open it again (its data stay). */
+void		 fx_reopen(struct fx *, const struct store_options *);
+int		 fx_per_request(const struct fx *);
+/*
+ * etcd: g, a second store on f's etcd and loop, under prefix (another
+ * daemon on f's prefix, or a writer outside it); fx_twin_close() ends it.
+ */
+void		 fx_twin(struct fx *f, struct fx *g, const char *prefix);
+void		 fx_twin_close(struct fx *);
+/* etcd: run f's loop until *flag, or the store's rev reaches rev. */
+void		 fx_wait(struct fx *, int *flag);
+void		 fx_wait_rev(struct fx *, uint64_t rev);
+
+/* The store's rev, its compact rev (0: nothing of this test's), from r0. */
+uint64_t	 fx_rev(const struct fx *);
+uint64_t	 fx_compact_rev(const struct fx *);
+/* r0 + rev: the store's own number for the test's rev. */
+uint64_t	 fx_abs(const struct fx *, uint64_t);
+
+/* Reads: the kv at key ("" when absent), a range, the history. */
+const char	*fx_get(struct fx *, const char *, size_t);
+const char	*fx_list(struct fx *, const struct store_range *, long n,
+		    int more);
+const char	*fx_history(struct fx *, uint64_t from);
+uint64_t	 fx_nkeys(struct fx *);
+
+/* A batch: begin, writes at a rev (the previous version), commit. */
+void		 fx_begin(struct fx *);
+/* etcd: with the keys the batch reads fetched at its base. */
+void		 fx_begin_keys(struct fx *, const struct store_keys *);
+uint64_t	 fx_put(struct fx *, uint64_t rev, uint32_t seq,
+		    const char *, size_t, const char *, size_t);
+int		 fx_del(struct fx *, uint64_t rev, uint32_t seq,
+		    const char *, size_t);
+void		 fx_commit(struct fx *, uint64_t rev);
+/* The commit: 0 once it landed (etcd: and its events came), or -1. */
+int		 fx_try_commit(struct fx *, uint64_t rev,
+		    struct store_err *);
+/* One committed put of a string key and value at the next rev. */
+void		 fx_put1(struct fx *, const char *, const char *);
+/* store_compact() at the test's rev. */
+int		 fx_compact(struct fx *, uint64_t, struct store_err *);
+
+/* Callbacks that append to f->out (arg is f). */
+int		 fx_kv_cb(const struct store_kv *, void *);
+int		 fx_ev_cb(const struct store_event *, void *);
+
+#endif
