@@ -51,6 +51,7 @@
 #include "config.h"
 #include "conn.h"
 #include "enc.h"
+#include "events.h"
 #include "log.h"
 #include "metad.h"
 #include "server.h"
@@ -187,7 +188,6 @@ static void
 fuzz_turn(void)
 {
 	event_base_loop(md.base, EVLOOP_NONBLOCK);
-	commit_run(md.commit);
 	fuzz_drain_peers();
 	fuzz_reap();
 }
@@ -206,7 +206,7 @@ fuzz_busy(void)
 			continue;
 		if (conn_output_len(c) > 0)
 			return (1);
-		if (c->pending == 0 && !c->eof &&
+		if (c->nreqs == 0 && !c->eof &&
 		    ioctl(c->fd, FIONREAD, &unread) == 0 && unread > 0)
 			return (1);
 	}
@@ -228,12 +228,18 @@ fuzz_settle(void)
 static void
 fuzz_open(void)
 {
+	struct store_options	 so;
 	struct store_err	 se;
 	int			 i, sv[2];
 
-	if ((md.store = store_open("memory", NULL, &se)) == NULL)
+	memset(&so, 0, sizeof so);
+	so.history = md.cfg.history;
+	so.notify = events_notify;
+	so.notify_arg = &md;
+	if ((md.store = store_open("memory", &so, &se)) == NULL)
 		fatalx("store_open: %s", se.msg);
 	md.watch = watch_hub_create(&md);
+	md.events = events_create(&md);
 	for (i = 0; i < FUZZ_CONNS; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0, sv) == -1)
@@ -277,6 +283,8 @@ fuzz_close(void)
 		fatalx("watches, connections or waits left over");
 	watch_hub_free(md.watch);
 	md.watch = NULL;
+	events_free(md.events);
+	md.events = NULL;
 	store_close(md.store);
 	md.store = NULL;
 }
