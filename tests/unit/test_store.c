@@ -414,6 +414,112 @@ test_history_batches(void **state)
 	assert_string_equal(fx_history(f, 4), "");
 }
 
+/*
+ * Five revisions of 1, 3, 1, 2 and 1 events (whole revisions are what a
+ * history read never splits).
+ */
+#define CHUNKS_ALL	"1.0:a@1/1/1=1 2.0:b@1/2/2=2 2.1:c@1/2/2=3 " \
+			"2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b " \
+			"5.0:f@1/5/5=7"
+
+static void
+history_chunks_fill(struct fx *f)
+{
+	fx_put1(f, "a", "1");
+	fx_begin(f, "b", "c", "d");
+	fx_put(f, 2, 0, S("b"), S("2"));
+	fx_put(f, 2, 1, S("c"), S("3"));
+	fx_put(f, 2, 2, S("d"), S("4"));
+	fx_commit(f, 2);
+	fx_put1(f, "e", "5");
+	fx_begin(f, "a", "b");
+	fx_put(f, 4, 0, S("a"), S("6"));
+	assert_int_equal(fx_del(f, 4, 1, S("b")), 1);
+	fx_commit(f, 4);
+	fx_put1(f, "f", "7");
+}
+
+/* One store_read_history(): its events, and whether more follow. */
+static const char *
+chunk(struct fx *f, uint64_t from, size_t max, int more)
+{
+	int	 m;
+
+	buf_reset(&f->out);
+	fx_history_chunk(f, from, max, &m);
+	assert_int_equal(m, more);
+	return (buf_cstr(&f->out));
+}
+
+/*
+ * store_read_history() hands back at most max_events events but to finish
+ * a revision, says whether events follow, and asked again from the rev
+ * after its last event gives the rest: each event once, in order.
+ */
+static void
+test_history_chunks(void **state)
+{
+	struct fx	*f = *state;
+	size_t		 max;
+
+	history_chunks_fill(f);
+	assert_string_equal(chunk(f, 1, 100, 0), CHUNKS_ALL);
+	assert_string_equal(chunk(f, 0, 8, 0), CHUNKS_ALL);
+	assert_string_equal(chunk(f, 1, 7, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "2.1:c@1/2/2=3 2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 "
+	    "4.1:del:b");
+	assert_string_equal(chunk(f, 1, 1, 1), "1.0:a@1/1/1=1");
+	assert_string_equal(chunk(f, 2, 1, 1),
+	    "2.0:b@1/2/2=2 2.1:c@1/2/2=3 2.2:d@1/2/2=4");
+	assert_string_equal(chunk(f, 1, 2, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "2.1:c@1/2/2=3 2.2:d@1/2/2=4");
+	assert_string_equal(chunk(f, 3, 2, 1),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 3, 3, 1),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 3, 4, 0),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	assert_string_equal(chunk(f, 4, 1, 1), "4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 5, 1, 0), "5.0:f@1/5/5=7");
+	assert_string_equal(chunk(f, 6, 1, 0), "");
+	assert_string_equal(chunk(f, 100, 1, 0), "");
+	/* Read through in chunks of every size, the same events. */
+	for (max = 1; max <= 9; max++) {
+		f->hist_max = max;
+		assert_string_equal(fx_history(f, 1), CHUNKS_ALL);
+		assert_string_equal(fx_history(f, 4),
+		    "4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	}
+}
+
+/*
+ * etcd: history older than the store's cache (a store opened again has
+ * none) is replayed from etcd, in chunks too; a read that spans the
+ * replay and the cache gives each event once.
+ */
+static void
+test_etcd_history_replay(void **state)
+{
+	struct fx	*f = *state;
+	size_t		 max;
+
+	history_chunks_fill(f);
+	for (max = 1; max <= 9; max++) {
+		fx_reopen(f, NULL);
+		f->hist_max = max;
+		assert_string_equal(fx_history(f, 1), CHUNKS_ALL);
+		assert_string_equal(fx_history(f, 3), "3.0:e@1/3/3=5 "
+		    "4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	}
+	fx_reopen(f, NULL);
+	fx_put1(f, "g", "8");
+	f->hist_max = 3;
+	assert_string_equal(fx_history(f, 2), "2.0:b@1/2/2=2 2.1:c@1/2/2=3 "
+	    "2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b "
+	    "5.0:f@1/5/5=7 6.0:g@1/6/6=8");
+	assert_string_equal(fx_history(f, 6), "6.0:g@1/6/6=8");
+}
+
 static void
 test_compact(void **state)
 {
@@ -480,6 +586,207 @@ test_compact_many(void **state)
 	history_kept(f);
 	assert_int_equal(strncmp(f->out.data, "290.0:", 6), 0);
 	assert_non_null(strstr(f->out.data, " 300.1:z@300/1/300=k006"));
+}
+
+/*
+ * A batch that only compacts, committed at the current rev: the compact
+ * rev rises, no rev goes by, nobody is notified.
+ */
+static void
+test_compact_only_batch(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "2");
+	fx_put1(f, "c", "3");
+	assert_string_equal(fx_notes(f), "0-1 1-2 2-3");
+	fx_begin(f);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 2), &err), 0);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 4), &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_int_equal(fx_try_commit(f, 3, &err), 0);
+	assert_int_equal(fx_rev(f), 3);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_string_equal(fx_notes(f), "");
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3");
+	assert_int_equal(fx_history_err(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
+	assert_int_equal(fx_nkeys(f), 3);
+	/* One rolled back compacts nothing. */
+	fx_begin(f);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 3), &err), 0);
+	store_rollback(f->s);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3");
+	fx_put1(f, "d", "4");
+	assert_string_equal(fx_notes(f), "3-4");
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3 "
+	    "4.0:d@1/4/4=4");
+}
+
+/* The history of the local stores with opts.history revisions kept. */
+static void
+history_reopen(struct fx *f, uint64_t keep)
+{
+	struct store_options	 opts = f->opts;
+
+	opts.history = keep;
+	fx_reopen(f, &opts);
+}
+
+/*
+ * opts.history = 4: each commit trims the history to the last 4
+ * revisions, in the commit; below them history answers compacted.
+ */
+static void
+test_history_trim(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	uint64_t		 rev, want;
+	char			 k[16], exp[64];
+
+	history_reopen(f, 4);
+	for (rev = 1; rev <= 10; rev++) {
+		snprintf(k, sizeof k, "k%d", (int)rev);
+		fx_put1(f, k, "v");
+		want = rev >= 4 ? rev - 3 : 0;
+		assert_int_equal(fx_compact_rev(f), want);
+		snprintf(exp, sizeof exp, "%d.0:k%d@", want > 0 ? (int)want :
+		    1, want > 0 ? (int)want : 1);
+		fx_history(f, want);
+		assert_int_equal(strncmp(f->out.data, exp, strlen(exp)), 0);
+		if (want > 0) {
+			assert_int_equal(fx_history_err(f, want - 1, &err),
+			    -1);
+			assert_int_equal(err.code, STORE_ERR_COMPACTED);
+		}
+	}
+	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
+	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	assert_int_equal(fx_nkeys(f), 10);
+	/* A batch that writes nothing trims nothing. */
+	fx_begin(f);
+	assert_int_equal(fx_try_commit(f, 10, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 7);
+	if (strcmp(f->kind, "sqlite") != 0)
+		return;
+	/* The trim was durable: it survives reopen. */
+	history_reopen(f, 0);
+	assert_int_equal(fx_compact_rev(f), 7);
+	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
+	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	/* With history 0, all is kept from there on. */
+	fx_put1(f, "k11", "v");
+	fx_put1(f, "k12", "v");
+	assert_int_equal(fx_compact_rev(f), 7);
+}
+
+/*
+ * opts.history = 32: the last 32 revisions are always kept; the trim
+ * goes in steps of a sixteenth of that (store_local.c), so at most 34.
+ */
+static void
+test_history_trim_steps(void **state)
+{
+	struct fx	*f = *state;
+	uint64_t	 rev, first, rises = 0, last = 0;
+	char		 k[16], exp[64];
+
+	history_reopen(f, 32);
+	for (rev = 1; rev <= 100; rev++) {
+		snprintf(k, sizeof k, "k%d", (int)(rev % 5));
+		fx_put1(f, k, "v");
+		first = fx_compact_rev(f) > 0 ? fx_compact_rev(f) : 1;
+		if (rev >= 32) {
+			assert_true(rev - first + 1 >= 32);
+			assert_true(rev - first + 1 <= 32 + 32 / 16);
+		} else
+			assert_int_equal(fx_compact_rev(f), 0);
+		if (fx_compact_rev(f) != last)
+			rises++;
+		last = fx_compact_rev(f);
+		snprintf(exp, sizeof exp, "%d.0:", (int)first);
+		fx_history(f, first);
+		assert_int_equal(strncmp(f->out.data, exp, strlen(exp)), 0);
+	}
+	assert_true(rises >= 20);
+	assert_int_equal(fx_nkeys(f), 5);
+}
+
+/* What a commit's callback sees of the store. */
+struct commit_seen {
+	struct fx	*f;
+	int		 calls;
+	int		 failed;
+	int		 in_batch;
+	size_t		 notes_len;
+	uint64_t	 rev;
+};
+
+static void
+commit_seen_done(void *arg, const struct store_err *err)
+{
+	struct commit_seen	*c = arg;
+
+	c->calls++;
+	c->failed = err != NULL;
+	c->in_batch = c->f->s->in_batch;
+	c->notes_len = c->f->notes.len;
+	c->rev = c->f->s->rev;
+}
+
+/*
+ * opts.notify(from, to) after each commit that moved the rev, with the
+ * rev before it and the new one; none for a batch that wrote nothing, a
+ * compaction, a rollback.  A local store notifies before the commit's
+ * callback, whose batch is closed already.
+ */
+static void
+test_notify(void **state)
+{
+	struct fx		*f = *state;
+	struct commit_seen	 c;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	assert_string_equal(fx_notes(f), "0-1");
+	fx_put1(f, "b", "2");
+	fx_put1(f, "a", "3");
+	assert_string_equal(fx_notes(f), "1-2 2-3");
+	fx_begin(f);
+	assert_int_equal(fx_try_commit(f, 3, &err), 0);
+	fx_begin(f, "c");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	store_rollback(f->s);
+	assert_int_equal(fx_compact(f, 2, &err), 0);
+	assert_string_equal(fx_notes(f), "");
+	assert_int_equal(fx_rev(f), 3);
+	memset(&c, 0, sizeof c);
+	c.f = f;
+	fx_begin(f, "c", "d");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	if (!fx_remote(f))
+		fx_put(f, 5, 0, S("d"), S("5"));
+	store_commit(f->s, fx_abs(f, fx_remote(f) ? 4 : 5), commit_seen_done,
+	    &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.failed, 0);
+	assert_int_equal(c.in_batch, 0);
+	if (fx_remote(f)) {
+		/* etcd: the events come through the watch stream. */
+		fx_wait_rev(f, 4);
+		assert_string_equal(fx_notes(f), "3-4");
+		return;
+	}
+	assert_true(c.notes_len > 0);
+	assert_int_equal(c.rev, fx_abs(f, 5));
+	assert_string_equal(fx_notes(f), "3-5");
+	assert_string_equal(fx_history(f, 4), "4.0:c@1/4/4=4 5.0:d@1/5/5=5");
 }
 
 static void
@@ -571,6 +878,105 @@ test_batch_protocol(void **state)
 	assert_int_equal(store_reopen(f->s, fx_abs(f, 1), &err), -1);
 	store_rollback(f->s);
 	assert_int_equal(f->s->in_batch, 0);
+}
+
+/*
+ * A batch whose only write is a delete of an absent key, committed at its
+ * base rev (as commit.c commits a batch none of whose requests wrote):
+ * it lands, and nothing changes: no rev, no event, no compaction.
+ */
+static void
+test_batch_noop_delete(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	assert_string_equal(fx_notes(f), "0-1 1-2");
+	fx_begin(f, "x");
+	assert_int_equal(fx_del(f, 3, 0, S("x")), 0);
+	assert_int_equal(fx_try_commit(f, 2, &err), 0);
+	assert_int_equal(fx_rev(f), 2);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_notes(f), "");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2");
+	fx_put1(f, "x", "3");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:x@1/3/3=3");
+	/* etcd: a store opened again finds no compaction either. */
+	if (strcmp(f->kind, "memory") == 0)
+		return;
+	fx_reopen(f, NULL);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:x@1/3/3=3");
+}
+
+/* The names of the keys of test_batch_many_keys. */
+static char	 many_names[STORE_PREFETCH_MAX][8];
+
+/*
+ * A batch that names STORE_PREFETCH_MAX keys (a fence, every compare and
+ * every op of the largest txn): each reads at the base (etcd: in several
+ * txns of at most ETCD_TXN_OPS_MAX reads, at one revision).
+ */
+static void
+test_batch_many_keys(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1 };
+	struct store_keys	 ks;
+	char			 want[64];
+	uint64_t		 rev = 0;
+	size_t			 i, n;
+
+	ks.n = 0;
+	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
+		snprintf(many_names[i], sizeof many_names[i], "m%03zu", i);
+		store_keys_add(&ks, many_names[i], 4);
+	}
+	store_keys_add(&ks, "over", 4);		/* one too many: dropped */
+	assert_int_equal(ks.n, STORE_PREFETCH_MAX);
+	/* The even keys, 43 a batch (etcd: 44 ops a txn). */
+	for (i = 0; i < STORE_PREFETCH_MAX; i += 2) {
+		if (i % 86 == 0) {
+			if (rev > 0)
+				fx_commit(f, rev);
+			fx_begin_keys(f, &ks);
+			rev++;
+		}
+		fx_put(f, rev, (uint32_t)(i % 86) / 2, many_names[i], 4,
+		    many_names[i], 4);
+	}
+	fx_commit(f, rev);
+	assert_int_equal(rev, 3);
+	assert_int_equal(fx_nkeys(f), (STORE_PREFETCH_MAX + 1) / 2);
+	fx_begin_keys(f, &ks);
+	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
+		if (i % 2 == 0)
+			snprintf(want, sizeof want, "%s@1/%zu/%zu=%s",
+			    many_names[i], i / 86 + 1, i / 86 + 1,
+			    many_names[i]);
+		else
+			want[0] = '\0';
+		assert_string_equal(fx_get(f, many_names[i], 4), want);
+	}
+	fx_put(f, 4, 0, many_names[STORE_PREFETCH_MAX - 1], 4, S("new"));
+	assert_int_equal(fx_del(f, 4, 1, many_names[0], 4), 1);
+	fx_put(f, 4, 2, many_names[1], 4, S("odd"));
+	assert_string_equal(fx_get(f, many_names[0], 4), "");
+	assert_string_equal(fx_get(f, many_names[1], 4), "m001@1/4/4=odd");
+	assert_string_equal(fx_get(f, many_names[STORE_PREFETCH_MAX - 1], 4),
+	    "m256@2/3/4=new");
+	assert_string_equal(fx_get(f, many_names[STORE_PREFETCH_MAX - 2], 4),
+	    "");
+	fx_commit(f, 4);
+	n = (STORE_PREFETCH_MAX + 1) / 2;
+	assert_int_equal(fx_nkeys(f), n);
+	fx_list(f, &r, (long)n, 0);
+	assert_string_equal(fx_history(f, 4), "4.0:m256@2/3/4=new 4.1:del:m000 "
+	    "4.2:m001@1/4/4=odd");
 }
 
 static void
@@ -712,6 +1118,29 @@ test_sqlite_write_fails(void **state)
 	assert_string_equal(fx_list(f, &r, 2, 0), "a@1/1/1 c@1/2/2");
 }
 
+/*
+ * The trim of opts.history is part of the commit: a commit that fails
+ * trims nothing.
+ */
+static void
+test_sqlite_write_fails_trim(void **state)
+{
+	struct fx		*f = *state;
+	struct store_options	 opts = f->opts;
+	struct store_err	 err;
+
+	opts.history = 1;
+	fx_reopen(f, &opts);
+	fx_put1(f, "a", "1");
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_int_equal(sqlite_big_batch(f, 1024 * 1024, &err), 2);
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_string_equal(history_kept(f), "1.0:a@1/1/1=1");
+	fx_reopen(f, &opts);
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_string_equal(history_kept(f), "1.0:a@1/1/1=1");
+}
+
 /* An asynchronous read's answer, rendered into f->out. */
 struct aread {
 	struct fx	*f;
@@ -792,6 +1221,33 @@ test_etcd_async_reads(void **state)
 	aread_wait(&a);
 	assert_int_equal(a.n, 3);
 	assert_int_equal(store_read_rev(f->s), fx_abs(f, 3));
+}
+
+/*
+ * etcd: a batch reads only the keys it named at store_begin() (store.h):
+ * a get, put or delete of another key is an error, and the batch goes on.
+ */
+static void
+test_etcd_unnamed_key(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	int			 deleted;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "2");
+	fx_begin(f, "a");
+	memset(&err, 0, sizeof err);
+	assert_int_equal(store_get(f->s, S("b"), fx_kv_cb, f, &err), -1);
+	assert_non_null(strstr(err.msg, "not read with the batch"));
+	assert_int_equal(store_put(f->s, fx_abs(f, 3), 0, S("b"), S("3"), NULL,
+	    NULL, &err), -1);
+	assert_int_equal(store_delete(f->s, fx_abs(f, 3), 0, S("b"), &deleted,
+	    &err), -1);
+	fx_put(f, 3, 0, S("a"), S("3"));
+	fx_commit(f, 3);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "3.0:a@2/1/3=3");
 }
 
 /*
@@ -1176,16 +1632,26 @@ main(void)
 		ALL(test_binary_values),
 		LOCAL(test_history_order),
 		ALL(test_history_batches),
+		ALL(test_history_chunks),
+		ETCD(test_etcd_history_replay),
 		ALL(test_compact),
 		ALL(test_compact_many),
+		ALL(test_compact_only_batch),
+		LOCAL(test_history_trim),
+		LOCAL(test_history_trim_steps),
+		ALL(test_notify),
 		ALL(test_stats),
 		ALL(test_batch_protocol),
+		ALL(test_batch_noop_delete),
+		ALL(test_batch_many_keys),
 		cmocka_unit_test(test_open_errors),
 		SQL(test_reopen),
 		ETCD(test_reopen),
 		SQL(test_sqlite_not_a_db),
 		SQL(test_sqlite_write_fails),
+		SQL(test_sqlite_write_fails_trim),
 		ETCD(test_etcd_async_reads),
+		ETCD(test_etcd_unnamed_key),
 		ETCD(test_etcd_conflict),
 		ETCD(test_etcd_outside_writer),
 		cmocka_unit_test_setup_teardown(test_model, model_setup,
