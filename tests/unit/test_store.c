@@ -881,6 +881,32 @@ test_batch_protocol(void **state)
 }
 
 /*
+ * A commit below the store's rev (the revs of a store never go down): its
+ * callback gets the error, and nothing of the batch is written.
+ */
+static void
+test_commit_below_rev(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	assert_string_equal(fx_notes(f), "0-1 1-2");
+	fx_begin(f, "b");
+	fx_put(f, 3, 0, S("b"), S("3"));
+	memset(&err, 0, sizeof err);
+	assert_int_equal(fx_try_commit(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_int_equal(fx_rev(f), 2);
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2");
+	assert_string_equal(fx_notes(f), "");
+	fx_put1(f, "b", "3");
+	assert_string_equal(fx_get(f, S("b")), "b@1/3/3=3");
+}
+
+/*
  * A batch whose only write is a delete of an absent key, committed at its
  * base rev (as commit.c commits a batch none of whose requests wrote):
  * it lands, and nothing changes: no rev, no event, no compaction.
@@ -1642,6 +1668,7 @@ main(void)
 		ALL(test_notify),
 		ALL(test_stats),
 		ALL(test_batch_protocol),
+		ALL(test_commit_below_rev),
 		ALL(test_batch_noop_delete),
 		ALL(test_batch_many_keys),
 		cmocka_unit_test(test_open_errors),
