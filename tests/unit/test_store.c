@@ -717,6 +717,28 @@ test_history_trim_steps(void **state)
 	assert_int_equal(fx_nkeys(f), 5);
 }
 
+/*
+ * A local batch of several revs, committed with opts.history smaller than
+ * it: notify(from, to) says the events of (from, to] are in the history,
+ * and the daemon reads them there (events.c); the trim must not drop
+ * them before they are read.  (The fixture's notify reads them.)
+ */
+static void
+test_history_trim_batch(void **state)
+{
+	struct fx	*f = *state;
+
+	history_reopen(f, 2);
+	fx_put1(f, "a", "1");
+	fx_begin(f, "a", "b", "c", "d");
+	fx_put(f, 2, 0, S("a"), S("2"));
+	fx_put(f, 3, 0, S("b"), S("3"));
+	fx_put(f, 4, 0, S("c"), S("4"));
+	fx_put(f, 5, 0, S("d"), S("5"));
+	fx_commit(f, 5);
+	assert_string_equal(fx_notes(f), "0-1 1-5");
+}
+
 /* What a commit's callback sees of the store. */
 struct commit_seen {
 	struct fx	*f;
@@ -1665,6 +1687,7 @@ main(void)
 		ALL(test_compact_only_batch),
 		LOCAL(test_history_trim),
 		LOCAL(test_history_trim_steps),
+		LOCAL(test_history_trim_batch),
 		ALL(test_notify),
 		ALL(test_stats),
 		ALL(test_batch_protocol),
