@@ -929,6 +929,90 @@ test_commit_below_rev(void **state)
 }
 
 /*
+ * store_reopen() after the batch just committed (with a compaction when
+ * compact), at its base; then its commit, which is refused, and its
+ * rollback, which must leave the committed batch as it is.
+ */
+static void
+reopen_batch(struct fx *f, int compact)
+{
+	struct commit_seen	 c;
+	struct store_err	 err;
+	struct store_kv		 meta;
+	uint64_t		 prev;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	fx_put1(f, "b", "3");
+	fx_begin(f, "a", "c");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	if (compact)
+		assert_int_equal(fx_compact(f, 2, &err), 0);
+	fx_commit(f, 4);
+	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), 0);
+	assert_int_equal(f->s->in_batch, 1);
+	assert_int_equal(f->s->base_rev, fx_abs(f, 3));
+	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), -1);
+	if (fx_remote(f)) {
+		/* etcd: it reads what the batch read, at its base... */
+		assert_string_equal(fx_get(f, S("c")), "");
+		assert_string_equal(fx_get(f, S("a")), "a@2/1/2=2");
+		/* ...and its writes, at the rev they landed at, are taken. */
+		assert_int_equal(store_put(f->s, fx_abs(f, 4), 0, S("c"),
+		    S("4"), &meta, &prev, &err), 0);
+		assert_int_equal(prev, 0);
+		assert_int_equal(meta.create_rev, fx_abs(f, 4));
+	}
+	memset(&c, 0, sizeof c);
+	c.f = f;
+	store_commit(f->s, fx_abs(f, 4), commit_seen_done, &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.failed, 1);
+	store_rollback(f->s);
+	assert_int_equal(f->s->in_batch, 0);
+	assert_int_equal(fx_rev(f), 4);
+}
+
+/*
+ * store_reopen(): the batch just committed, opened again at its base so
+ * that its request runs once more (commit.c does, when etcd landed it
+ * above the planned rev).  Its rollback leaves the committed batch as it
+ * is: keys, history, key count.
+ */
+static void
+test_reopen_batch(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0 };
+
+	reopen_batch(f, 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:b@1/3/3=3 4.0:c@1/4/4=4");
+	assert_string_equal(fx_list(f, &r, 3, 0),
+	    "a@2/1/2=2 b@1/3/3=3 c@1/4/4=4");
+	assert_int_equal(fx_nkeys(f), 3);
+	fx_put1(f, "d", "5");
+	assert_int_equal(fx_nkeys(f), 4);
+	assert_string_equal(fx_history(f, 4), "4.0:c@1/4/4=4 5.0:d@1/5/5=5");
+}
+
+/* The same, the committed batch having compacted: the compaction stays. */
+static void
+test_reopen_batch_compact(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	reopen_batch(f, 1);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(fx_history_err(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
+	assert_string_equal(history_kept(f), "2.0:a@2/1/2=2 3.0:b@1/3/3=3 "
+	    "4.0:c@1/4/4=4");
+}
+
+/*
  * A batch whose only write is a delete of an absent key, committed at its
  * base rev (as commit.c commits a batch none of whose requests wrote):
  * it lands, and nothing changes: no rev, no event, no compaction.
@@ -1692,6 +1776,8 @@ main(void)
 		ALL(test_stats),
 		ALL(test_batch_protocol),
 		ALL(test_commit_below_rev),
+		ALL(test_reopen_batch),
+		ALL(test_reopen_batch_compact),
 		ALL(test_batch_noop_delete),
 		ALL(test_batch_many_keys),
 		cmocka_unit_test(test_open_errors),
