@@ -235,6 +235,41 @@ test_mark_undo_one_rev(void **state)
 	assert_int_equal(fx_nkeys(f), 3);
 }
 
+/*
+ * An undo takes back a compaction made since the mark, as a rollback does
+ * (store.c: "A rollback or undo restores the compact rev with the rest"):
+ * the commit does not compact.
+ */
+static void
+test_mark_undo_compact(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	fx_put1(f, "a", "3");
+	fx_begin(f, "b");
+	assert_int_equal(store_mark(f->s, &err), 0);
+	assert_int_equal(fx_compact(f, 2, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(store_undo(f->s, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_int_equal(store_mark(f->s, &err), 0);
+	fx_put(f, 4, 0, S("b"), S("1"));
+	fx_commit(f, 4);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:a@3/1/3=3 4.0:b@1/4/4=1");
+	/* Opened again, it finds no compaction either (etcd: asks it). */
+	if (strcmp(f->kind, "memory") == 0)
+		return;
+	fx_reopen(f, NULL);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:a@3/1/3=3 4.0:b@1/4/4=1");
+}
+
 static void
 test_list_paging(void **state)
 {
@@ -1758,6 +1793,7 @@ main(void)
 		ALL(test_rollback),
 		LOCAL(test_mark_undo),
 		ALL(test_mark_undo_one_rev),
+		ALL(test_mark_undo_compact),
 		ALL(test_list_paging),
 		ALL(test_list_limit),
 		ALL(test_list_bytewise),
