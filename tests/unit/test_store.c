@@ -1146,6 +1146,35 @@ test_batch_many_keys(void **state)
 	    "4.2:m001@1/4/4=odd");
 }
 
+/*
+ * The most one write request writes: TXN_MAX_OPS keys (a txn's ops), in
+ * one batch at one rev.
+ */
+static void
+test_batch_request_max(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 1 };
+	struct store_keys	 ks;
+	struct store_err	 err;
+	size_t			 i;
+
+	ks.n = 0;
+	for (i = 0; i < TXN_MAX_OPS; i++) {
+		snprintf(many_names[i], sizeof many_names[i], "t%03zu", i);
+		store_keys_add(&ks, many_names[i], 4);
+	}
+	fx_begin_keys(f, &ks);
+	for (i = 0; i < TXN_MAX_OPS; i++)
+		fx_put(f, 1, (uint32_t)i, many_names[i], 4, S("v"));
+	if (fx_try_commit(f, 1, &err) != 0)
+		fail_msg("a batch of %d puts: %s", TXN_MAX_OPS, err.msg);
+	assert_int_equal(fx_rev(f), 1);
+	assert_int_equal(fx_nkeys(f), TXN_MAX_OPS);
+	fx_list(f, &r, TXN_MAX_OPS, 0);
+	assert_string_equal(fx_notes(f), "0-1");
+}
+
 static void
 test_open_errors(void **state)
 {
@@ -1816,6 +1845,7 @@ main(void)
 		ALL(test_reopen_batch_compact),
 		ALL(test_batch_noop_delete),
 		ALL(test_batch_many_keys),
+		ALL(test_batch_request_max),
 		cmocka_unit_test(test_open_errors),
 		SQL(test_reopen),
 		ETCD(test_reopen),
