@@ -28,9 +28,9 @@ fx_etcd_url(void)
 }
 
 int
-fx_per_request(const struct fx *f)
+fx_remote(const struct fx *f)
 {
-	return ((f->s->backend->caps & STORE_CAP_PER_REQUEST) != 0);
+	return (f->base != NULL);
 }
 
 uint64_t
@@ -53,16 +53,22 @@ fx_compact_rev(const struct fx *f)
 	return (f->s->compact_rev > f->r0 ? f->s->compact_rev - f->r0 : 0);
 }
 
+static void	fx_notify(void *, uint64_t, uint64_t);
+
 static struct store *
 fx_open(struct fx *f, const struct store_options *opts)
 {
+	struct store_options	 o = *opts;
 	struct store_err	 err;
 	struct store		*s;
 
+	o.notify = fx_notify;
+	o.notify_arg = f;
 	memset(&err, 0, sizeof err);
-	s = store_open(f->spec, opts, &err);
+	s = store_open(f->spec, &o, &err);
 	if (s == NULL)
 		fail_msg("store_open %s: %s", f->spec, err.msg);
+	f->notified = s->rev;
 	return (s);
 }
 
@@ -91,6 +97,7 @@ fx_setup(void **state)
 	f->dir[0] = '\0';
 	f->base = NULL;
 	f->r0 = 0;
+	f->hist_max = FX_HISTORY_CHUNK;
 	if (strcmp(f->kind, "memory") == 0)
 		snprintf(f->spec, sizeof f->spec, "memory");
 	else if (strcmp(f->kind, "sqlite") == 0) {
@@ -104,6 +111,7 @@ fx_setup(void **state)
 	else
 		return (-1);
 	buf_init(&f->out);
+	buf_init(&f->notes);
 	f->s = fx_open(f, &f->opts);
 	f->r0 = f->s->rev;
 	if (fx_nkeys(f) != 0)
@@ -125,6 +133,7 @@ fx_teardown(void **state)
 	store_close(f->s);
 	f->s = NULL;
 	buf_free(&f->out);
+	buf_free(&f->notes);
 	if (f->dir[0] != '\0')
 		nftw(f->dir, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
 	f->dir[0] = '\0';
@@ -142,6 +151,7 @@ fx_reopen(struct fx *f, const struct store_options *opts)
 	o.prefix = f->opts.prefix;
 	o.base = f->opts.base;
 	store_close(f->s);
+	f->s = NULL;
 	f->s = fx_open(f, &o);
 }
 
@@ -155,9 +165,11 @@ fx_twin(struct fx *f, struct fx *g, const char *prefix)
 	g->opts = f->opts;
 	g->opts.prefix = g->prefix;
 	g->base = f->base;
+	g->hist_max = f->hist_max;
 	buf_init(&g->out);
-	g->s = fx_open(g, &g->opts);
+	buf_init(&g->notes);
 	g->r0 = f->r0;
+	g->s = fx_open(g, &g->opts);
 }
 
 void
@@ -166,6 +178,7 @@ fx_twin_close(struct fx *g)
 	store_close(g->s);
 	g->s = NULL;
 	buf_free(&g->out);
+	buf_free(&g->notes);
 }
 
 static void
@@ -182,6 +195,10 @@ fx_run(struct fx *f, int (*ready)(struct fx *, void *), void *arg)
 	struct event	*timer;
 	int		 late = 0;
 
+	if (ready(f, arg))
+		return (0);
+	if (f->base == NULL)
+		return (-1);
 	timer = evtimer_new(f->base, fx_timeout_cb, &late);
 	assert_non_null(timer);
 	evtimer_add(timer, &tv);
@@ -193,25 +210,6 @@ fx_run(struct fx *f, int (*ready)(struct fx *, void *), void *arg)
 	return (ready(f, arg) ? 0 : -1);
 }
 
-/* The answer of an asynchronous begin or commit. */
-struct fx_call {
-	int			 done;
-	int			 failed;
-	struct store_err	 err;
-};
-
-static void
-fx_call_done(void *arg, const struct store_err *err)
-{
-	struct fx_call	*c = arg;
-
-	c->done = 1;
-	if (err != NULL) {
-		c->failed = 1;
-		c->err = *err;
-	}
-}
-
 static int
 fx_rev_ready(struct fx *f, void *arg)
 {
@@ -221,24 +219,115 @@ fx_rev_ready(struct fx *f, void *arg)
 static int
 fx_flag_ready(struct fx *f, void *arg)
 {
-	return (*(int *)arg);
+	return (*(int *)arg != 0);
 }
 
 void
 fx_wait(struct fx *f, int *flag)
 {
-	if (fx_run(f, fx_flag_ready, flag) != 0)
-		fail_msg("no answer from etcd in %d s", FX_WAIT_S);
+	if (fx_run(f, fx_flag_ready, flag) == 0)
+		return;
+	if (f->base == NULL)
+		fail_msg("%s: the callback did not run before the call "
+		    "returned", f->kind);
+	fail_msg("no answer from etcd in %d s", FX_WAIT_S);
+}
+
+static void
+fx_wait_abs(struct fx *f, uint64_t abs)
+{
+	if (fx_run(f, fx_rev_ready, &abs) != 0)
+		fail_msg("the events of rev %" PRIu64 " did not come in %d s "
+		    "(the store is at %" PRIu64 ")", abs - f->r0, FX_WAIT_S,
+		    f->s->rev - f->r0);
 }
 
 void
 fx_wait_rev(struct fx *f, uint64_t rev)
 {
-	uint64_t	 abs = fx_abs(f, rev);
+	fx_wait_abs(f, fx_abs(f, rev));
+}
 
-	if (fx_run(f, fx_rev_ready, &abs) != 0)
-		fail_msg("the events of rev %" PRIu64 " did not come in %d s",
-		    rev, FX_WAIT_S);
+/*
+ * A local store's notify: the events it announces are in the history,
+ * readable from inside the notification (the daemon reads them there).
+ */
+struct fx_hcheck {
+	int		 calls;
+	long		 n;
+	int		 more;
+	uint64_t	 from, to, last;
+	struct store_err err;
+};
+
+static void
+fx_hcheck_done(void *arg, long n, const struct store_event *evs, int more,
+    const struct store_err *err)
+{
+	struct fx_hcheck	*h = arg;
+	long			 i;
+
+	h->calls++;
+	h->n = n;
+	h->more = more;
+	if (n < 0) {
+		h->err = *err;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		assert_true(evs[i].rev > h->from && evs[i].rev <= h->to);
+		assert_true(evs[i].rev >= h->last);
+		h->last = evs[i].rev;
+	}
+}
+
+static void
+fx_notify_history(struct fx *f, uint64_t from, uint64_t to)
+{
+	struct fx_hcheck	 h;
+	uint64_t		 at = from + 1;
+
+	memset(&h, 0, sizeof h);
+	h.from = from;
+	h.to = to;
+	do {
+		h.calls = 0;
+		store_read_history(f->s, at, 4096, fx_hcheck_done, &h);
+		assert_int_equal(h.calls, 1);
+		if (h.n < 0)
+			fail_msg("notify(%" PRIu64 ", %" PRIu64 "): the history "
+			    "from %" PRIu64 " cannot be read: %s",
+			    from - f->r0, to - f->r0, at - f->r0, h.err.msg);
+		at = h.last + 1;
+	} while (h.more && h.n > 0);
+}
+
+static void
+fx_notify(void *arg, uint64_t from, uint64_t to)
+{
+	struct fx	*f = arg;
+
+	if (f->s == NULL)
+		fail_msg("notify(%" PRIu64 ", %" PRIu64 ") while the store "
+		    "opens", from, to);
+	if (from != f->notified || to <= from || to != f->s->rev)
+		fail_msg("notify(%" PRIu64 ", %" PRIu64 "): the last was to %"
+		    PRIu64 ", the store is at %" PRIu64, from - f->r0,
+		    to - f->r0, f->notified - f->r0, f->s->rev - f->r0);
+	f->notified = to;
+	buf_printf(&f->notes, "%s%" PRIu64 "-%" PRIu64, f->notes.len > 0 ?
+	    " " : "", from - f->r0, to - f->r0);
+	if (!fx_remote(f))
+		fx_notify_history(f, from, to);
+}
+
+const char *
+fx_notes(struct fx *f)
+{
+	buf_reset(&f->out);
+	buf_add(&f->out, f->notes.data, f->notes.len);
+	buf_reset(&f->notes);
+	return (buf_cstr(&f->out));
 }
 
 static void
@@ -306,84 +395,297 @@ fx_ev_cb(const struct store_event *ev, void *arg)
 	return (0);
 }
 
+/* The answer of a get or a range outside a batch. */
+struct fx_read {
+	struct fx		*f;
+	int			 calls;
+	long			 n;
+	int			 more;
+	struct store_err	 err;
+};
+
+static void
+fx_read_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *err)
+{
+	struct fx_read	*r = arg;
+	long		 i;
+
+	r->calls++;
+	r->n = n;
+	r->more = more;
+	if (n < 0) {
+		assert_non_null(err);
+		r->err = *err;
+		return;
+	}
+	assert_null(err);
+	for (i = 0; i < n; i++)
+		fx_kv_cb(&kvs[i], r->f);
+}
+
+static void
+fx_read_wait(struct fx *f, struct fx_read *r)
+{
+	fx_wait(f, &r->calls);
+	assert_int_equal(r->calls, 1);
+}
+
 const char *
 fx_get(struct fx *f, const char *key, size_t len)
 {
 	struct store_err	 err;
+	struct fx_read		 r;
 	int			 rc;
 
 	buf_reset(&f->out);
-	rc = store_get(f->s, key, len, fx_kv_cb, f, &err);
-	if (rc == -1)
-		fail_msg("get: %s", err.msg);
-	assert_int_equal(rc, f->out.len > 0 ? 1 : 0);
+	if (f->s->in_batch) {
+		rc = store_get(f->s, key, len, fx_kv_cb, f, &err);
+		if (rc == -1)
+			fail_msg("get in a batch: %s", err.msg);
+		assert_int_equal(rc, f->out.len > 0 ? 1 : 0);
+		return (buf_cstr(&f->out));
+	}
+	memset(&r, 0, sizeof r);
+	r.f = f;
+	store_read_get(f->s, key, len, fx_read_done, &r);
+	fx_read_wait(f, &r);
+	if (r.n == -1)
+		fail_msg("get: %s", r.err.msg);
+	assert_true(r.n == 0 || r.n == 1);
 	return (buf_cstr(&f->out));
 }
 
 const char *
-fx_list(struct fx *f, const struct store_range *r, long n, int more)
+fx_list(struct fx *f, const struct store_range *range, long n, int more)
 {
-	struct store_err	 err;
-	long			 got;
-	int			 m = -1;
+	struct fx_read	 r;
 
 	buf_reset(&f->out);
-	got = store_range(f->s, r, fx_kv_cb, f, &m, &err);
-	if (got == -1 && n != -1)
-		fail_msg("range: %s", err.msg);
-	assert_int_equal(got, n);
-	assert_int_equal(m, more);
+	memset(&r, 0, sizeof r);
+	r.f = f;
+	r.more = -1;
+	store_read_range(f->s, range, fx_read_done, &r);
+	fx_read_wait(f, &r);
+	if (r.n == -1 && n != -1)
+		fail_msg("range: %s", r.err.msg);
+	assert_int_equal(r.n, n);
+	if (n != -1)
+		assert_int_equal(r.more, more);
 	return (buf_cstr(&f->out));
+}
+
+/*
+ * A history read: the events rendered into f->out, each chunk checked
+ * against what store.h promises of it.
+ */
+struct fx_hist {
+	struct fx		*f;
+	int			 calls;
+	uint64_t		 from;
+	size_t			 max;
+	long			 n;
+	int			 more;
+	uint64_t		 first, last;	/* revs of the chunk */
+	struct store_err	 err;
+};
+
+static void
+fx_hist_done(void *arg, long n, const struct store_event *evs, int more,
+    const struct store_err *err)
+{
+	struct fx_hist	*h = arg;
+	size_t		 cut = h->max > 0 ? h->max : 1;
+	long		 i;
+
+	h->calls++;
+	h->n = n;
+	h->more = more;
+	if (n < 0) {
+		assert_non_null(err);
+		h->err = *err;
+		return;
+	}
+	assert_null(err);
+	for (i = 0; i < n; i++) {
+		assert_true(evs[i].rev >= h->from);
+		/* (rev, seq) order, each event once. */
+		if (i > 0)
+			assert_true(evs[i].rev > evs[i - 1].rev ||
+			    (evs[i].rev == evs[i - 1].rev &&
+			    evs[i].seq > evs[i - 1].seq));
+		/* Past max_events only to finish the revision. */
+		if ((size_t)i >= cut && evs[i].rev != evs[cut - 1].rev)
+			fail_msg("history from %" PRIu64 ", max %zu: event %ld "
+			    "(rev %" PRIu64 ") is past the max and starts a new "
+			    "revision", h->from - h->f->r0, h->max, i,
+			    evs[i].rev - h->f->r0);
+		fx_ev_cb(&evs[i], h->f);
+	}
+	if (n > 0) {
+		h->first = evs[0].rev;
+		h->last = evs[n - 1].rev;
+	}
+}
+
+/* store_read_history() from the absolute rev from: n, or -1 and h->err. */
+static long
+fx_hist_read(struct fx *f, struct fx_hist *h, uint64_t from, size_t max)
+{
+	memset(h, 0, sizeof *h);
+	h->f = f;
+	h->from = from;
+	h->max = max;
+	h->more = -1;
+	store_read_history(f->s, from, max, fx_hist_done, h);
+	fx_wait(f, &h->calls);
+	assert_int_equal(h->calls, 1);
+	return (h->n);
+}
+
+long
+fx_history_chunk(struct fx *f, uint64_t from, size_t max, int *more)
+{
+	struct fx_hist	 h;
+
+	if (fx_hist_read(f, &h, fx_abs(f, from), max) < 0)
+		fail_msg("history from %" PRIu64 ", max %zu: %s", from, max,
+		    h.err.msg);
+	*more = h.more;
+	return (h.n);
+}
+
+int
+fx_history_err(struct fx *f, uint64_t from, struct store_err *err)
+{
+	struct fx_hist	 h;
+
+	buf_reset(&f->out);
+	if (fx_hist_read(f, &h, fx_abs(f, from), f->hist_max) >= 0)
+		return (0);
+	*err = h.err;
+	return (-1);
 }
 
 const char *
 fx_history(struct fx *f, uint64_t from)
 {
-	struct store_err	 err;
+	struct fx_hist	 h;
+	uint64_t	 at = fx_abs(f, from), last = 0;
 
 	buf_reset(&f->out);
-	if (store_history(f->s, fx_abs(f, from), fx_ev_cb, f, &err) != 0)
-		fail_msg("history from %" PRIu64 ": %s", from, err.msg);
+	for (;;) {
+		if (fx_hist_read(f, &h, at, f->hist_max) < 0)
+			fail_msg("history from %" PRIu64 ": %s", at - f->r0,
+			    h.err.msg);
+		if (h.n == 0) {
+			if (h.more)
+				fail_msg("history from %" PRIu64 ": no event, "
+				    "but more", at - f->r0);
+			break;
+		}
+		/* Whole revisions: the next chunk starts a new one. */
+		assert_true(last == 0 || h.first > last);
+		last = h.last;
+		if (!h.more)
+			break;
+		at = last + 1;
+	}
 	return (buf_cstr(&f->out));
+}
+
+/* The answer of store_read_stats(). */
+struct fx_statsq {
+	int			 calls;
+	int			 failed;
+	struct store_stats	 st;
+	struct store_err	 err;
+};
+
+static void
+fx_stats_done(void *arg, const struct store_stats *st,
+    const struct store_err *err)
+{
+	struct fx_statsq	*q = arg;
+
+	q->calls++;
+	if (err != NULL) {
+		assert_null(st);
+		q->failed = 1;
+		q->err = *err;
+	} else {
+		assert_non_null(st);
+		q->st = *st;
+	}
+}
+
+void
+fx_stats(struct fx *f, struct store_stats *st)
+{
+	struct fx_statsq	 q;
+
+	memset(&q, 0, sizeof q);
+	store_read_stats(f->s, fx_stats_done, &q);
+	fx_wait(f, &q.calls);
+	assert_int_equal(q.calls, 1);
+	if (q.failed)
+		fail_msg("stats: %s", q.err.msg);
+	*st = q.st;
 }
 
 uint64_t
 fx_nkeys(struct fx *f)
 {
 	struct store_stats	 st;
-	struct store_err	 err;
 
-	if (store_stats(f->s, &st, &err) != 0)
-		fail_msg("stats: %s", err.msg);
+	fx_stats(f, &st);
 	return (st.keys);
 }
 
-void
-fx_begin(struct fx *f)
-{
-	struct store_keys	 ks;
+/* The answer of a begin or a commit. */
+struct fx_call {
+	int			 calls;
+	int			 failed;
+	struct store_err	 err;
+};
 
-	ks.n = 0;
-	fx_begin_keys(f, &ks);
+static void
+fx_call_done(void *arg, const struct store_err *err)
+{
+	struct fx_call	*c = arg;
+
+	c->calls++;
+	if (err != NULL) {
+		c->failed = 1;
+		c->err = *err;
+	}
+}
+
+int
+fx_try_begin(struct fx *f, const struct store_keys *ks,
+    struct store_err *err)
+{
+	struct fx_call	 c;
+
+	memset(&c, 0, sizeof c);
+	store_begin(f->s, ks, fx_call_done, &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	if (c.failed) {
+		*err = c.err;
+		return (-1);
+	}
+	assert_true(f->s->in_batch);
+	return (0);
 }
 
 void
 fx_begin_keys(struct fx *f, const struct store_keys *ks)
 {
 	struct store_err	 err;
-	struct fx_call		 c;
 
-	if (!fx_per_request(f)) {
-		if (store_begin(f->s, &err) != 0)
-			fail_msg("begin: %s", err.msg);
-		return;
-	}
-	memset(&c, 0, sizeof c);
-	if (store_begin_async(f->s, ks, fx_call_done, &c, &err) != 0)
+	if (fx_try_begin(f, ks, &err) != 0)
 		fail_msg("begin: %s", err.msg);
-	fx_wait(f, &c.done);
-	if (c.failed)
-		fail_msg("begin: %s", c.err.msg);
 	if (f->s->base_rev != f->s->rev)
 		fail_msg("etcd is at rev %" PRIu64 ", this test's writes "
 		    "brought it to %" PRIu64 ": a writer outside the test "
@@ -391,23 +693,38 @@ fx_begin_keys(struct fx *f, const struct store_keys *ks)
 		    f->s->base_rev, f->s->rev);
 }
 
+void
+fx_begin_list(struct fx *f, ...)
+{
+	struct store_keys	 ks;
+	const char		*k;
+	va_list			 ap;
+
+	ks.n = 0;
+	va_start(ap, f);
+	while ((k = va_arg(ap, const char *)) != NULL) {
+		assert_true(ks.n < STORE_PREFETCH_MAX);
+		store_keys_add(&ks, k, strlen(k));
+	}
+	va_end(ap);
+	fx_begin_keys(f, &ks);
+}
+
 int
 fx_try_commit(struct fx *f, uint64_t rev, struct store_err *err)
 {
 	struct fx_call	 c;
 
-	if (!fx_per_request(f))
-		return (store_commit(f->s, fx_abs(f, rev), err));
 	memset(&c, 0, sizeof c);
-	if (store_commit_async(f->s, fx_abs(f, rev), fx_call_done, &c,
-	    err) != 0)
-		return (-1);
-	fx_wait(f, &c.done);
+	store_commit(f->s, fx_abs(f, rev), fx_call_done, &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(f->s->in_batch, 0);
 	if (c.failed) {
 		*err = c.err;
 		return (-1);
 	}
-	fx_wait_rev(f, f->s->commit_rev - f->r0);
+	fx_wait_abs(f, f->s->commit_rev);
 	return (0);
 }
 
@@ -458,7 +775,7 @@ fx_put1(struct fx *f, const char *key, const char *value)
 {
 	uint64_t	 rev = fx_rev(f) + 1;
 
-	fx_begin(f);
+	fx_begin(f, key);
 	fx_put(f, rev, 0, key, strlen(key), value, strlen(value));
 	fx_commit(f, rev);
 }
@@ -466,5 +783,12 @@ fx_put1(struct fx *f, const char *key, const char *value)
 int
 fx_compact(struct fx *f, uint64_t rev, struct store_err *err)
 {
-	return (store_compact(f->s, fx_abs(f, rev), err));
+	if (f->s->in_batch)
+		return (store_compact(f->s, fx_abs(f, rev), err));
+	fx_begin(f);
+	if (store_compact(f->s, fx_abs(f, rev), err) != 0) {
+		store_rollback(f->s);
+		return (-1);
+	}
+	return (fx_try_commit(f, fx_rev(f), err));
 }

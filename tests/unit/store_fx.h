@@ -13,11 +13,25 @@
  * not start at 0).  Every rev a helper takes, returns or renders is
  * counted from r0, so one expectation holds on every backend.
  *
- * etcd (STORE_CAP_PER_REQUEST): fx_begin() and fx_commit() open and
- * commit the batch with store_begin_async() and store_commit_async() and
- * run f->base until their callback comes, then, after a commit, until its
- * events are back through the watch stream (the store rev reaches it), as
- * the daemon answers a write only then.  Each batch lands at one etcd
+ * The store calls that answer through a callback (reads outside a batch,
+ * store_begin(), store_commit()): a helper makes the call, and for a local
+ * store (f->base NULL) asserts that the callback ran before the call
+ * returned; for etcd it runs f->base until the callback comes (FX_WAIT_S
+ * at most).  Either way it asserts the callback ran exactly once.  Inside
+ * a batch fx_get() is store_get(); outside, store_read_get().  fx_history()
+ * reads the history in chunks of f->hist_max events, checking each chunk
+ * (whole revisions, in order, max_events kept but to finish a revision).
+ *
+ * Every store has f as its opts.notify: each call is checked (it follows
+ * the last one, and the store's rev is its "to"; a local store's history
+ * holds the events it announces) and noted as "from-to" (from r0) for
+ * fx_notes().
+ *
+ * etcd: a batch reads only the keys it named at store_begin(), so
+ * fx_begin() takes the keys its writes and gets will name.  After a
+ * commit, fx_try_commit() also waits until the batch's events are back
+ * through the watch stream (the store rev reaches commit_rev), as the
+ * daemon answers a write only then.  Each batch lands at one etcd
  * revision, the one after its base: fx_begin() fails the test when etcd
  * moved meanwhile, since a writer outside the test would shift every rev
  * it expects.  The etcd tests write under "metad-test/" and compact the
@@ -34,7 +48,9 @@
 #include "util.h"
 
 /* How long a helper waits for etcd before it fails the test. */
-#define FX_WAIT_S	10
+#define FX_WAIT_S		10
+/* fx_history()'s chunk: small, so that every test reads in chunks. */
+#define FX_HISTORY_CHUNK	2
 
 struct event_base;
 
@@ -44,10 +60,13 @@ struct fx {
 	char			 spec[192];
 	char			 prefix[96];	/* etcd */
 	struct store_options	 opts;
-	struct event_base	*base;		/* etcd */
+	struct event_base	*base;		/* etcd; NULL: a local store */
 	uint64_t		 r0;
 	struct store		*s;
 	struct buf		 out;
+	size_t			 hist_max;	/* fx_history()'s chunk */
+	struct buf		 notes;		/* "from-to" of each notify */
+	uint64_t		 notified;	/* the last "to" */
 };
 
 #define S(lit)	(lit), (sizeof(lit) - 1)
@@ -58,16 +77,24 @@ const char	*fx_etcd_url(void);
 /* cmocka fixtures: *state is a struct fx with its kind set. */
 int		 fx_setup(void **);
 int		 fx_teardown(void **);
-/* Close f's store and open it again (its data stay). */
+/*
+ * Close f's store and open it again (its data stay), with opts (NULL:
+ * f's); the fixture's prefix, loop and notify are kept.
+ */
 void		 fx_reopen(struct fx *, const struct store_options *);
-int		 fx_per_request(const struct fx *);
+/* A remote store (etcd): callbacks come on f->base. */
+int		 fx_remote(const struct fx *);
 /*
  * etcd: g, a second store on f's etcd and loop, under prefix (another
  * daemon on f's prefix, or a writer outside it); fx_twin_close() ends it.
  */
 void		 fx_twin(struct fx *f, struct fx *g, const char *prefix);
 void		 fx_twin_close(struct fx *);
-/* etcd: run f's loop until *flag, or the store's rev reaches rev. */
+/*
+ * Wait for a callback: local, assert *flag is set already; etcd, run f's
+ * loop until it is.  fx_wait_rev(): etcd, until the store's rev reaches
+ * rev.
+ */
 void		 fx_wait(struct fx *, int *flag);
 void		 fx_wait_rev(struct fx *, uint64_t rev);
 
@@ -76,18 +103,35 @@ uint64_t	 fx_rev(const struct fx *);
 uint64_t	 fx_compact_rev(const struct fx *);
 /* r0 + rev: the store's own number for the test's rev. */
 uint64_t	 fx_abs(const struct fx *, uint64_t);
+/* The notifications since the last call ("0-1 1-3"), then forgets them. */
+const char	*fx_notes(struct fx *);
 
 /* Reads: the kv at key ("" when absent), a range, the history. */
 const char	*fx_get(struct fx *, const char *, size_t);
+/* A range that must give n kvs and more (n == -1: must fail). */
 const char	*fx_list(struct fx *, const struct store_range *, long n,
 		    int more);
+/* The whole history from rev from, read in chunks of f->hist_max. */
 const char	*fx_history(struct fx *, uint64_t from);
+/* One store_read_history(): its events (appended to f->out), *more. */
+long		 fx_history_chunk(struct fx *, uint64_t from, size_t max,
+		    int *more);
+/* A history read that may fail: 0, or -1 and *err. */
+int		 fx_history_err(struct fx *, uint64_t from,
+		    struct store_err *);
 uint64_t	 fx_nkeys(struct fx *);
+void		 fx_stats(struct fx *, struct store_stats *);
 
-/* A batch: begin, writes at a rev (the previous version), commit. */
-void		 fx_begin(struct fx *);
-/* etcd: with the keys the batch reads fetched at its base. */
+/*
+ * A batch: begin (with the keys it reads, a NULL-terminated list of
+ * strings), writes at a rev (the previous version), commit.
+ */
+#define fx_begin(...)	fx_begin_list(__VA_ARGS__, (const char *)NULL)
+void		 fx_begin_list(struct fx *, ...);
 void		 fx_begin_keys(struct fx *, const struct store_keys *);
+/* store_begin(): 0 once the batch is open, or -1 and *err. */
+int		 fx_try_begin(struct fx *, const struct store_keys *,
+		    struct store_err *);
 uint64_t	 fx_put(struct fx *, uint64_t rev, uint32_t seq,
 		    const char *, size_t, const char *, size_t);
 int		 fx_del(struct fx *, uint64_t rev, uint32_t seq,
@@ -98,7 +142,10 @@ int		 fx_try_commit(struct fx *, uint64_t rev,
 		    struct store_err *);
 /* One committed put of a string key and value at the next rev. */
 void		 fx_put1(struct fx *, const char *, const char *);
-/* store_compact() at the test's rev. */
+/*
+ * store_compact() at the test's rev: in the open batch, or else in a
+ * batch of its own committed at the current rev.
+ */
 int		 fx_compact(struct fx *, uint64_t, struct store_err *);
 
 /* Callbacks that append to f->out (arg is f). */

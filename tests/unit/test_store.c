@@ -1,24 +1,25 @@
 /*
- * Unit tests of the versioned store (daemon/store*.c): the contract of
+ * Unit tests of the versioned store (daemon/store/): the contract of
  * store.h, run against each backend: memory, SQLite in a fresh temporary
  * directory and, when METAD_TEST_ETCD holds an etcd client URL (as
  * tests/run-etcd --unit sets it), etcd under a key prefix of each test's
  * own; without it no etcd test is registered.  The fixture and the helpers
- * that render results as text, one expectation a line, are in store_fx.c.
+ * that render results as text, one expectation a line, are in store_fx.c;
+ * they also check every callback's answer (once, before the call returns
+ * on a local store) and every notification.
  *
- * etcd is a per-request store (STORE_CAP_PER_REQUEST in store.h); where
- * its contract differs, the test says so and asserts what etcd does:
- * - a batch lands at one revision, the one after its base, and writes
- *   each key at most once (etcd refuses a key twice in one txn, metad
- *   refuses it in one request: ops_txn.c); batches of several revs are
- *   the local stores' only;
- * - inside a batch only store_get() sees the batch's writes; ranges, the
- *   history and the stats read at the batch's base (metad reads nothing
- *   else inside a write: its lists read outside batches, ops_read.c);
- * - a compaction is etcd's own, at once and for the whole cluster: no
- *   batch holds it;
- * - only etcd's writes make revisions: an empty batch commits, and no rev
- *   goes by.
+ * Where etcd's contract differs, the test says so and asserts what etcd
+ * does:
+ * - a batch holds one write request (batch_max 1): it lands at one
+ *   revision, the one after its base, and writes each key at most once
+ *   (metad refuses a key twice in one request: ops_txn.c); batches of
+ *   several revs are the local stores' only;
+ * - a batch reads only the keys named at store_begin(): a test names
+ *   every key its batch gets, puts or deletes;
+ * - only etcd's writes make revisions: a batch committed at a rev it did
+ *   not write moves nothing.
+ * Inside a batch only store_get() is promised to see the batch's writes;
+ * the tests read ranges, history and stats outside batches.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,23 +41,14 @@ static struct fx	 fx_mem = { .kind = "memory" };
 static struct fx	 fx_sql = { .kind = "sqlite" };
 static struct fx	 fx_etcd = { .kind = "etcd" };
 
-static int
-kv_stop_cb(const struct store_kv *kv, void *arg)
-{
-	fx_kv_cb(kv, arg);
-	return (1);
-}
-
 /*
- * The history from the compact rev on.  Below it the local stores have
- * dropped the events (and this shows it); etcd answers from its cache what
- * it still has, or fails (compacted) where it must replay, and metad never
- * asks there (watch.c refuses a watch from below the compact rev).
+ * The history from the compact rev on: below it every store answers
+ * STORE_ERR_COMPACTED (test_compact).
  */
 static const char *
 history_kept(struct fx *f)
 {
-	return (fx_history(f, fx_per_request(f) ? fx_compact_rev(f) : 0));
+	return (fx_history(f, fx_compact_rev(f)));
 }
 
 static void
@@ -68,28 +60,28 @@ test_versions(void **state)
 	 * etcd: a store opens at the cluster's revision (a new etcd is at
 	 * 1), not at 0; the test's revs count from there (store_fx.h).
 	 */
-	if (fx_per_request(f))
+	if (fx_remote(f))
 		assert_true(f->s->rev > 0 && f->s->rev == f->s->seen_rev);
 	else
 		assert_int_equal(f->s->rev, 0);
 	assert_string_equal(fx_get(f, S("k")), "");
-	fx_begin(f);
+	fx_begin(f, "k");
 	assert_int_equal(fx_put(f, 1, 0, S("k"), S("v1")), 0);
 	fx_commit(f, 1);
 	assert_string_equal(fx_get(f, S("k")), "k@1/1/1=v1");
-	fx_begin(f);
+	fx_begin(f, "k");
 	assert_int_equal(fx_put(f, 2, 0, S("k"), S("v2")), 1);
 	fx_commit(f, 2);
 	assert_string_equal(fx_get(f, S("k")), "k@2/1/2=v2");
-	fx_begin(f);
+	fx_begin(f, "k", "never");
 	assert_int_equal(fx_del(f, 3, 0, S("k")), 1);
 	assert_int_equal(fx_del(f, 3, 1, S("k")), 0);
 	assert_int_equal(fx_del(f, 3, 2, S("never")), 0);
 	fx_commit(f, 3);
 	assert_string_equal(fx_get(f, S("k")), "");
-	fx_begin(f);
+	fx_begin(f, "k");
 	assert_int_equal(fx_put(f, 4, 0, S("k"), S("v3")), 0);
-	if (fx_per_request(f)) {
+	if (fx_remote(f)) {
 		/* etcd: one write of a key per batch. */
 		fx_commit(f, 4);
 		assert_string_equal(fx_get(f, S("k")), "k@1/4/4=v3");
@@ -106,6 +98,11 @@ test_versions(void **state)
 	assert_int_equal(fx_nkeys(f), 1);
 }
 
+/*
+ * Inside a batch, store_get() sees the batch's own writes and, for the
+ * rest, the state at base_rev (store.h).  Ranges, history and stats read
+ * outside batches, once it is committed.
+ */
 static void
 test_batch_reads(void **state)
 {
@@ -113,28 +110,22 @@ test_batch_reads(void **state)
 	struct store_range	 r = { "", 0, NULL, 0, 10, 0 };
 
 	fx_put1(f, "a", "1");
-	fx_begin(f);
-	fx_put(f, 2, 0, S("b"), S("2"));
-	fx_put(f, 2, 1, S("a"), S("3"));
-	assert_string_equal(fx_get(f, S("b")), "b@1/2/2=2");
-	assert_string_equal(fx_get(f, S("a")), "a@2/1/2=3");
-	if (fx_per_request(f)) {
-		/* etcd: a range, the history, the stats read at the base. */
-		assert_string_equal(fx_list(f, &r, 1, 0), "a@1/1/1=1");
-		assert_string_equal(fx_history(f, 2), "");
-		assert_int_equal(fx_nkeys(f), 1);
-	} else {
-		assert_string_equal(fx_list(f, &r, 2, 0),
-		    "a@2/1/2=3 b@1/2/2=2");
-		assert_string_equal(fx_history(f, 2),
-		    "2.0:b@1/2/2=2 2.1:a@2/1/2=3");
-		assert_int_equal(fx_nkeys(f), 2);
-	}
-	assert_int_equal(fx_rev(f), 1);
-	fx_commit(f, 2);
-	assert_string_equal(fx_list(f, &r, 2, 0), "a@2/1/2=3 b@1/2/2=2");
-	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
-	    "2.1:a@2/1/2=3");
+	fx_put1(f, "c", "x");
+	fx_begin(f, "a", "b", "c", "d");
+	assert_int_equal(f->s->base_rev, fx_abs(f, 2));
+	fx_put(f, 3, 0, S("b"), S("2"));
+	fx_put(f, 3, 1, S("a"), S("3"));
+	assert_string_equal(fx_get(f, S("b")), "b@1/3/3=2");
+	assert_string_equal(fx_get(f, S("a")), "a@2/1/3=3");
+	assert_string_equal(fx_get(f, S("c")), "c@1/2/2=x");
+	assert_string_equal(fx_get(f, S("d")), "");
+	assert_int_equal(fx_del(f, 3, 2, S("c")), 1);
+	assert_string_equal(fx_get(f, S("c")), "");
+	assert_int_equal(fx_rev(f), 2);
+	fx_commit(f, 3);
+	assert_string_equal(fx_list(f, &r, 2, 0), "a@2/1/3=3 b@1/3/3=2");
+	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 2.0:c@1/2/2=x "
+	    "3.0:b@1/3/3=2 3.1:a@2/1/3=3 3.2:del:c");
 	assert_int_equal(fx_nkeys(f), 2);
 }
 
@@ -151,17 +142,15 @@ test_rollback(void **state)
 	fx_put1(f, "c", "3");
 	snprintf(before, sizeof before, "%s", fx_list(f, &r, 3, 0));
 	snprintf(hist, sizeof hist, "%s", fx_history(f, 0));
-	fx_begin(f);
+	assert_string_equal(fx_notes(f), "0-1 1-2 2-3");
+	fx_begin(f, "a", "b", "d");
 	fx_put(f, 4, 0, S("a"), S("x"));
 	assert_int_equal(fx_del(f, 4, 1, S("b")), 1);
 	fx_put(f, 4, 2, S("d"), S("new"));
 	assert_int_equal(fx_del(f, 4, 3, S("d")), 1);
 	fx_put(f, 4, 4, S("d"), S("again"));
-	/* etcd: no batch holds a compaction (test_compact). */
-	if (!fx_per_request(f)) {
-		assert_int_equal(fx_compact(f, 3, &err), 0);
-		assert_int_equal(fx_compact_rev(f), 3);
-	}
+	assert_int_equal(fx_compact(f, 3, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 3);
 	store_rollback(f->s);
 	assert_int_equal(f->s->in_batch, 0);
 	assert_int_equal(fx_rev(f), 3);
@@ -169,8 +158,13 @@ test_rollback(void **state)
 	assert_string_equal(fx_list(f, &r, 3, 0), before);
 	assert_string_equal(fx_history(f, 0), hist);
 	assert_int_equal(fx_nkeys(f), 3);
+	assert_string_equal(fx_notes(f), "");
 	fx_put1(f, "d", "4");
 	assert_string_equal(fx_get(f, S("d")), "d@1/4/4=4");
+	/* Nothing of the rolled back compaction was done at the commit. */
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "3.0:c@1/3/3=3 4.0:d@1/4/4=4");
 }
 
 /* Marks between the writes of several revs: the local stores' batches. */
@@ -182,7 +176,7 @@ test_mark_undo(void **state)
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
-	fx_begin(f);
+	fx_begin(f, "a", "b", "c", "e");
 	assert_int_equal(store_undo(f->s, &err), -1);
 	fx_put(f, 2, 0, S("a"), S("1"));
 	assert_int_equal(store_mark(f->s, &err), 0);
@@ -191,11 +185,11 @@ test_mark_undo(void **state)
 	fx_put(f, 4, 0, S("b"), S("x"));
 	fx_put(f, 4, 1, S("a"), S("3"));
 	assert_int_equal(fx_del(f, 4, 2, S("c")), 1);
-	assert_int_equal(fx_nkeys(f), 2);
+	assert_string_equal(fx_get(f, S("a")), "a@3/2/4=3");
 	assert_int_equal(store_undo(f->s, &err), 0);
-	assert_string_equal(fx_list(f, &r, 2, 0), "a@2/2/3=2 c@1/1/1=keep");
-	assert_int_equal(fx_nkeys(f), 2);
-	assert_string_equal(fx_history(f, 2), "2.0:a@1/2/2=1 3.0:a@2/2/3=2");
+	assert_string_equal(fx_get(f, S("a")), "a@2/2/3=2");
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_get(f, S("c")), "c@1/1/1=keep");
 	assert_int_equal(store_mark(f->s, &err), 0);
 	fx_put(f, 4, 0, S("e"), S("5"));
 	fx_commit(f, 4);
@@ -204,6 +198,7 @@ test_mark_undo(void **state)
 	assert_string_equal(fx_history(f, 2),
 	    "2.0:a@1/2/2=1 3.0:a@2/2/3=2 4.0:e@1/4/4=5");
 	assert_int_equal(fx_nkeys(f), 3);
+	assert_string_equal(fx_notes(f), "0-1 1-4");
 }
 
 /* Marks inside one rev, as every backend has them. */
@@ -215,9 +210,9 @@ test_mark_undo_one_rev(void **state)
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
-	fx_begin(f);
+	fx_begin(f, "a", "b", "c", "d", "e");
 	/* An undo with no mark: etcd's undoes the batch from its start. */
-	assert_int_equal(store_undo(f->s, &err), fx_per_request(f) ? 0 : -1);
+	assert_int_equal(store_undo(f->s, &err), fx_remote(f) ? 0 : -1);
 	fx_put(f, 2, 0, S("a"), S("1"));
 	assert_int_equal(store_mark(f->s, &err), 0);
 	fx_put(f, 2, 1, S("b"), S("x"));
@@ -238,6 +233,41 @@ test_mark_undo_one_rev(void **state)
 	    "a@1/2/2=1 c@1/1/1=keep d@1/2/2=4");
 	assert_string_equal(fx_history(f, 2), "2.0:a@1/2/2=1 2.1:d@1/2/2=4");
 	assert_int_equal(fx_nkeys(f), 3);
+}
+
+/*
+ * An undo takes back a compaction made since the mark, as a rollback does
+ * (store.c: "A rollback or undo restores the compact rev with the rest"):
+ * the commit does not compact.
+ */
+static void
+test_mark_undo_compact(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	fx_put1(f, "a", "3");
+	fx_begin(f, "b");
+	assert_int_equal(store_mark(f->s, &err), 0);
+	assert_int_equal(fx_compact(f, 2, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(store_undo(f->s, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_int_equal(store_mark(f->s, &err), 0);
+	fx_put(f, 4, 0, S("b"), S("1"));
+	fx_commit(f, 4);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:a@3/1/3=3 4.0:b@1/4/4=1");
+	/* Opened again, it finds no compaction either (etcd: asks it). */
+	if (strcmp(f->kind, "memory") == 0)
+		return;
+	fx_reopen(f, NULL);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:a@3/1/3=3 4.0:b@1/4/4=1");
 }
 
 static void
@@ -279,33 +309,32 @@ test_list_paging(void **state)
 	    "a/2@1/4/4 a/3@1/1/1 b@1/3/3");
 }
 
+/*
+ * A range stops at its limit and says whether more follow (a callback can
+ * no longer stop a scan: a read hands back its kvs at once); a limit of 0
+ * is refused through the callback.
+ */
 static void
-test_list_stop(void **state)
+test_list_limit(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 1 };
-	struct store_err	 err;
-	long			 n;
-	int			 more = -1;
+	struct store_range	 r = { "", 0, NULL, 0, 1, 1 };
 
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "2");
-	buf_reset(&f->out);
-	n = store_range(f->s, &r, kv_stop_cb, f, &more, &err);
-	assert_string_equal(buf_cstr(&f->out), "x@1/1/1");
-	/*
-	 * etcd: a scan its callback stopped counts the kvs before the one
-	 * that stopped it (0 here), and says more keys follow only when etcd
-	 * had more than the limit (0 here); metad's lists never stop a scan
-	 * (ops_read.c).
-	 */
-	if (!fx_per_request(f)) {
-		assert_int_equal(n, 1);
-		assert_int_equal(more, 1);
-	}
+	assert_string_equal(fx_list(f, &r, 1, 1), "x@1/1/1");
+	r.after = "x";
+	r.after_len = 1;
+	assert_string_equal(fx_list(f, &r, 1, 0), "y@1/2/2");
+	r.after = NULL;
+	r.limit = 2;
+	assert_string_equal(fx_list(f, &r, 2, 0), "x@1/1/1 y@1/2/2");
 	r.limit = 0;
-	assert_int_equal(store_range(f->s, &r, fx_kv_cb, f, &more, &err),
-	    -1);
+	assert_string_equal(fx_list(f, &r, -1, 0), "");
+	/* The prefix NULL is all keys. */
+	r.prefix = NULL;
+	r.limit = 3;
+	assert_string_equal(fx_list(f, &r, 2, 0), "x@1/1/1 y@1/2/2");
 }
 
 static void
@@ -354,7 +383,7 @@ test_binary_values(void **state)
 	static const char	 bin[] = "\0a\0\xff\x01";
 	struct store_range	 r = { "", 0, NULL, 0, 10, 0 };
 
-	fx_begin(f);
+	fx_begin(f, "bin", "empty");
 	fx_put(f, 1, 0, S("bin"), bin, sizeof bin);
 	fx_put(f, 1, 1, S("empty"), NULL, 0);
 	fx_commit(f, 1);
@@ -373,12 +402,12 @@ test_history_order(void **state)
 {
 	struct fx	*f = *state;
 
-	fx_begin(f);
+	fx_begin(f, "a", "b", "c");
 	fx_put(f, 1, 0, S("b"), S("1"));
 	fx_put(f, 1, 1, S("a"), S("2"));
 	fx_put(f, 2, 0, S("c"), S("3"));
 	fx_commit(f, 2);
-	fx_begin(f);
+	fx_begin(f, "a", "b");
 	assert_int_equal(fx_del(f, 3, 0, S("b")), 1);
 	fx_put(f, 3, 1, S("b"), S("4"));
 	fx_put(f, 5, 0, S("a"), S("5"));
@@ -389,6 +418,7 @@ test_history_order(void **state)
 	    "5.0:a@2/1/5=5");
 	assert_string_equal(fx_history(f, 4), "5.0:a@2/1/5=5");
 	assert_string_equal(fx_history(f, 6), "");
+	assert_string_equal(fx_notes(f), "0-2 2-5");
 }
 
 /* Batches of one rev each, as every backend has them. */
@@ -397,15 +427,15 @@ test_history_batches(void **state)
 {
 	struct fx	*f = *state;
 
-	fx_begin(f);
+	fx_begin(f, "a", "b");
 	fx_put(f, 1, 0, S("b"), S("1"));
 	fx_put(f, 1, 1, S("a"), S("2"));
 	fx_commit(f, 1);
-	fx_begin(f);
+	fx_begin(f, "b", "c");
 	fx_put(f, 2, 0, S("c"), S("3"));
 	assert_int_equal(fx_del(f, 2, 1, S("b")), 1);
 	fx_commit(f, 2);
-	fx_begin(f);
+	fx_begin(f, "a", "b", "c");
 	fx_put(f, 3, 0, S("a"), S("5"));
 	fx_put(f, 3, 1, S("b"), S("4"));
 	assert_int_equal(fx_del(f, 3, 2, S("c")), 1);
@@ -417,6 +447,112 @@ test_history_batches(void **state)
 	assert_string_equal(fx_history(f, 3),
 	    "3.0:a@2/1/3=5 3.1:b@1/3/3=4 3.2:del:c");
 	assert_string_equal(fx_history(f, 4), "");
+}
+
+/*
+ * Five revisions of 1, 3, 1, 2 and 1 events (whole revisions are what a
+ * history read never splits).
+ */
+#define CHUNKS_ALL	"1.0:a@1/1/1=1 2.0:b@1/2/2=2 2.1:c@1/2/2=3 " \
+			"2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b " \
+			"5.0:f@1/5/5=7"
+
+static void
+history_chunks_fill(struct fx *f)
+{
+	fx_put1(f, "a", "1");
+	fx_begin(f, "b", "c", "d");
+	fx_put(f, 2, 0, S("b"), S("2"));
+	fx_put(f, 2, 1, S("c"), S("3"));
+	fx_put(f, 2, 2, S("d"), S("4"));
+	fx_commit(f, 2);
+	fx_put1(f, "e", "5");
+	fx_begin(f, "a", "b");
+	fx_put(f, 4, 0, S("a"), S("6"));
+	assert_int_equal(fx_del(f, 4, 1, S("b")), 1);
+	fx_commit(f, 4);
+	fx_put1(f, "f", "7");
+}
+
+/* One store_read_history(): its events, and whether more follow. */
+static const char *
+chunk(struct fx *f, uint64_t from, size_t max, int more)
+{
+	int	 m;
+
+	buf_reset(&f->out);
+	fx_history_chunk(f, from, max, &m);
+	assert_int_equal(m, more);
+	return (buf_cstr(&f->out));
+}
+
+/*
+ * store_read_history() hands back at most max_events events but to finish
+ * a revision, says whether events follow, and asked again from the rev
+ * after its last event gives the rest: each event once, in order.
+ */
+static void
+test_history_chunks(void **state)
+{
+	struct fx	*f = *state;
+	size_t		 max;
+
+	history_chunks_fill(f);
+	assert_string_equal(chunk(f, 1, 100, 0), CHUNKS_ALL);
+	assert_string_equal(chunk(f, 0, 8, 0), CHUNKS_ALL);
+	assert_string_equal(chunk(f, 1, 7, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "2.1:c@1/2/2=3 2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 "
+	    "4.1:del:b");
+	assert_string_equal(chunk(f, 1, 1, 1), "1.0:a@1/1/1=1");
+	assert_string_equal(chunk(f, 2, 1, 1),
+	    "2.0:b@1/2/2=2 2.1:c@1/2/2=3 2.2:d@1/2/2=4");
+	assert_string_equal(chunk(f, 1, 2, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "2.1:c@1/2/2=3 2.2:d@1/2/2=4");
+	assert_string_equal(chunk(f, 3, 2, 1),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 3, 3, 1),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 3, 4, 0),
+	    "3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	assert_string_equal(chunk(f, 4, 1, 1), "4.0:a@2/1/4=6 4.1:del:b");
+	assert_string_equal(chunk(f, 5, 1, 0), "5.0:f@1/5/5=7");
+	assert_string_equal(chunk(f, 6, 1, 0), "");
+	assert_string_equal(chunk(f, 100, 1, 0), "");
+	/* Read through in chunks of every size, the same events. */
+	for (max = 1; max <= 9; max++) {
+		f->hist_max = max;
+		assert_string_equal(fx_history(f, 1), CHUNKS_ALL);
+		assert_string_equal(fx_history(f, 4),
+		    "4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	}
+}
+
+/*
+ * etcd: history older than the store's cache (a store opened again has
+ * none) is replayed from etcd, in chunks too; a read that spans the
+ * replay and the cache gives each event once.
+ */
+static void
+test_etcd_history_replay(void **state)
+{
+	struct fx	*f = *state;
+	size_t		 max;
+
+	history_chunks_fill(f);
+	for (max = 1; max <= 9; max++) {
+		fx_reopen(f, NULL);
+		f->hist_max = max;
+		assert_string_equal(fx_history(f, 1), CHUNKS_ALL);
+		assert_string_equal(fx_history(f, 3), "3.0:e@1/3/3=5 "
+		    "4.0:a@2/1/4=6 4.1:del:b 5.0:f@1/5/5=7");
+	}
+	fx_reopen(f, NULL);
+	fx_put1(f, "g", "8");
+	f->hist_max = 3;
+	assert_string_equal(fx_history(f, 2), "2.0:b@1/2/2=2 2.1:c@1/2/2=3 "
+	    "2.2:d@1/2/2=4 3.0:e@1/3/3=5 4.0:a@2/1/4=6 4.1:del:b "
+	    "5.0:f@1/5/5=7 6.0:g@1/6/6=8");
+	assert_string_equal(fx_history(f, 6), "6.0:g@1/6/6=8");
 }
 
 static void
@@ -435,6 +571,9 @@ test_compact(void **state)
 	assert_int_equal(fx_compact_rev(f), 3);
 	assert_string_equal(history_kept(f), "3.0:k3@1/3/3=v 4.0:k4@1/4/4=v "
 	    "5.0:k5@1/5/5=v");
+	/* Below the compact rev the history is gone. */
+	assert_int_equal(fx_history_err(f, 2, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
 	assert_int_equal(fx_compact(f, 2, &err), 0);
 	assert_int_equal(fx_compact_rev(f), 3);
 	assert_int_equal(fx_compact(f, 6, &err), -1);
@@ -442,24 +581,22 @@ test_compact(void **state)
 	snprintf(beyond, sizeof beyond, "beyond the current rev %" PRIu64,
 	    fx_abs(f, 5));
 	assert_non_null(strstr(err.msg, beyond));
-	if (fx_per_request(f)) {
-		/* etcd: at once and for the whole cluster, in no batch. */
-		fx_put1(f, "k6", "v");
-		assert_int_equal(fx_compact(f, 5, &err), 0);
-	} else {
-		/* In a batch, the compaction is the batch's. */
-		fx_begin(f);
-		fx_put(f, 6, 0, S("k6"), S("v"));
-		assert_int_equal(fx_compact(f, 5, &err), 0);
-		assert_string_equal(fx_history(f, 0),
-		    "5.0:k5@1/5/5=v 6.0:k6@1/6/6=v");
-		fx_commit(f, 6);
-	}
+	assert_int_equal(f->s->in_batch, 0);
+	/* In a batch with writes, up to the batch's own rev. */
+	fx_begin(f, "k6");
+	fx_put(f, 6, 0, S("k6"), S("v"));
+	assert_int_equal(fx_compact(f, 7, &err), -1);
+	assert_int_equal(fx_compact(f, 5, &err), 0);
+	fx_commit(f, 6);
 	assert_int_equal(fx_compact_rev(f), 5);
 	assert_string_equal(history_kept(f), "5.0:k5@1/5/5=v 6.0:k6@1/6/6=v");
 	assert_int_equal(fx_compact(f, 6, &err), 0);
 	assert_string_equal(history_kept(f), "6.0:k6@1/6/6=v");
+	assert_int_equal(fx_history_err(f, 5, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
 	assert_int_equal(fx_nkeys(f), 6);
+	assert_int_equal(fx_rev(f), 6);
+	assert_string_equal(fx_notes(f), "0-1 1-2 2-3 3-4 4-5 5-6");
 }
 
 /* Many compactions of a long history (exercises the memory trim). */
@@ -473,7 +610,7 @@ test_compact_many(void **state)
 
 	for (rev = 1; rev <= 300; rev++) {
 		snprintf(k, sizeof k, "k%03d", (int)(rev % 7));
-		fx_begin(f);
+		fx_begin(f, k, "z");
 		fx_put(f, rev, 0, k, strlen(k), k, strlen(k));
 		fx_put(f, rev, 1, S("z"), k, strlen(k));
 		fx_commit(f, rev);
@@ -486,62 +623,556 @@ test_compact_many(void **state)
 	assert_non_null(strstr(f->out.data, " 300.1:z@300/1/300=k006"));
 }
 
+/*
+ * A batch that only compacts, committed at the current rev: the compact
+ * rev rises, no rev goes by, nobody is notified.
+ */
+static void
+test_compact_only_batch(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "2");
+	fx_put1(f, "c", "3");
+	assert_string_equal(fx_notes(f), "0-1 1-2 2-3");
+	fx_begin(f);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 2), &err), 0);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 4), &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_int_equal(fx_try_commit(f, 3, &err), 0);
+	assert_int_equal(fx_rev(f), 3);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_string_equal(fx_notes(f), "");
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3");
+	assert_int_equal(fx_history_err(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
+	assert_int_equal(fx_nkeys(f), 3);
+	/* One rolled back compacts nothing. */
+	fx_begin(f);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 3), &err), 0);
+	store_rollback(f->s);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3");
+	fx_put1(f, "d", "4");
+	assert_string_equal(fx_notes(f), "3-4");
+	assert_string_equal(history_kept(f), "2.0:b@1/2/2=2 3.0:c@1/3/3=3 "
+	    "4.0:d@1/4/4=4");
+}
+
+/* The history of the local stores with opts.history revisions kept. */
+static void
+history_reopen(struct fx *f, uint64_t keep)
+{
+	struct store_options	 opts = f->opts;
+
+	opts.history = keep;
+	fx_reopen(f, &opts);
+}
+
+/*
+ * opts.history = 4: each commit trims the history to the last 4
+ * revisions, in the commit; below them history answers compacted.
+ */
+static void
+test_history_trim(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	uint64_t		 rev, want;
+	char			 k[16], exp[64];
+
+	history_reopen(f, 4);
+	for (rev = 1; rev <= 10; rev++) {
+		snprintf(k, sizeof k, "k%d", (int)rev);
+		fx_put1(f, k, "v");
+		want = rev >= 4 ? rev - 3 : 0;
+		assert_int_equal(fx_compact_rev(f), want);
+		snprintf(exp, sizeof exp, "%d.0:k%d@", want > 0 ? (int)want :
+		    1, want > 0 ? (int)want : 1);
+		fx_history(f, want);
+		assert_int_equal(strncmp(f->out.data, exp, strlen(exp)), 0);
+		if (want > 0) {
+			assert_int_equal(fx_history_err(f, want - 1, &err),
+			    -1);
+			assert_int_equal(err.code, STORE_ERR_COMPACTED);
+		}
+	}
+	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
+	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	assert_int_equal(fx_nkeys(f), 10);
+	/* A batch that writes nothing trims nothing. */
+	fx_begin(f);
+	assert_int_equal(fx_try_commit(f, 10, &err), 0);
+	assert_int_equal(fx_compact_rev(f), 7);
+	if (strcmp(f->kind, "sqlite") != 0)
+		return;
+	/* The trim was durable: it survives reopen. */
+	history_reopen(f, 0);
+	assert_int_equal(fx_compact_rev(f), 7);
+	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
+	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	/* With history 0, all is kept from there on. */
+	fx_put1(f, "k11", "v");
+	fx_put1(f, "k12", "v");
+	assert_int_equal(fx_compact_rev(f), 7);
+}
+
+/*
+ * opts.history = 32: the last 32 revisions are always kept; the trim
+ * goes in steps of a sixteenth of that (store_local.c), so at most 34.
+ */
+static void
+test_history_trim_steps(void **state)
+{
+	struct fx	*f = *state;
+	uint64_t	 rev, first, rises = 0, last = 0;
+	char		 k[16], exp[64];
+
+	history_reopen(f, 32);
+	for (rev = 1; rev <= 100; rev++) {
+		snprintf(k, sizeof k, "k%d", (int)(rev % 5));
+		fx_put1(f, k, "v");
+		first = fx_compact_rev(f) > 0 ? fx_compact_rev(f) : 1;
+		if (rev >= 32) {
+			assert_true(rev - first + 1 >= 32);
+			assert_true(rev - first + 1 <= 32 + 32 / 16);
+		} else
+			assert_int_equal(fx_compact_rev(f), 0);
+		if (fx_compact_rev(f) != last)
+			rises++;
+		last = fx_compact_rev(f);
+		snprintf(exp, sizeof exp, "%d.0:", (int)first);
+		fx_history(f, first);
+		assert_int_equal(strncmp(f->out.data, exp, strlen(exp)), 0);
+	}
+	assert_true(rises >= 20);
+	assert_int_equal(fx_nkeys(f), 5);
+}
+
+/*
+ * A local batch of several revs, committed with opts.history smaller than
+ * it: notify(from, to) says the events of (from, to] are in the history,
+ * and the daemon reads them there (events.c); the trim must not drop
+ * them before they are read.  (The fixture's notify reads them.)
+ */
+static void
+test_history_trim_batch(void **state)
+{
+	struct fx	*f = *state;
+
+	history_reopen(f, 2);
+	fx_put1(f, "a", "1");
+	fx_begin(f, "a", "b", "c", "d");
+	fx_put(f, 2, 0, S("a"), S("2"));
+	fx_put(f, 3, 0, S("b"), S("3"));
+	fx_put(f, 4, 0, S("c"), S("4"));
+	fx_put(f, 5, 0, S("d"), S("5"));
+	fx_commit(f, 5);
+	assert_string_equal(fx_notes(f), "0-1 1-5");
+}
+
+/* What a commit's callback sees of the store. */
+struct commit_seen {
+	struct fx	*f;
+	int		 calls;
+	int		 failed;
+	int		 in_batch;
+	size_t		 notes_len;
+	uint64_t	 rev;
+};
+
+static void
+commit_seen_done(void *arg, const struct store_err *err)
+{
+	struct commit_seen	*c = arg;
+
+	c->calls++;
+	c->failed = err != NULL;
+	c->in_batch = c->f->s->in_batch;
+	c->notes_len = c->f->notes.len;
+	c->rev = c->f->s->rev;
+}
+
+/*
+ * opts.notify(from, to) after each commit that moved the rev, with the
+ * rev before it and the new one; none for a batch that wrote nothing, a
+ * compaction, a rollback.  A local store notifies before the commit's
+ * callback, whose batch is closed already.
+ */
+static void
+test_notify(void **state)
+{
+	struct fx		*f = *state;
+	struct commit_seen	 c;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	assert_string_equal(fx_notes(f), "0-1");
+	fx_put1(f, "b", "2");
+	fx_put1(f, "a", "3");
+	assert_string_equal(fx_notes(f), "1-2 2-3");
+	fx_begin(f);
+	assert_int_equal(fx_try_commit(f, 3, &err), 0);
+	fx_begin(f, "c");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	store_rollback(f->s);
+	assert_int_equal(fx_compact(f, 2, &err), 0);
+	assert_string_equal(fx_notes(f), "");
+	assert_int_equal(fx_rev(f), 3);
+	memset(&c, 0, sizeof c);
+	c.f = f;
+	fx_begin(f, "c", "d");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	if (!fx_remote(f))
+		fx_put(f, 5, 0, S("d"), S("5"));
+	store_commit(f->s, fx_abs(f, fx_remote(f) ? 4 : 5), commit_seen_done,
+	    &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.failed, 0);
+	assert_int_equal(c.in_batch, 0);
+	if (fx_remote(f)) {
+		/* etcd: the events come through the watch stream. */
+		fx_wait_rev(f, 4);
+		assert_string_equal(fx_notes(f), "3-4");
+		return;
+	}
+	assert_true(c.notes_len > 0);
+	assert_int_equal(c.rev, fx_abs(f, 5));
+	assert_string_equal(fx_notes(f), "3-5");
+	assert_string_equal(fx_history(f, 4), "4.0:c@1/4/4=4 5.0:d@1/5/5=5");
+}
+
 static void
 test_stats(void **state)
 {
 	struct fx		*f = *state;
 	struct store_stats	 st;
-	struct store_err	 err;
 
 	assert_int_equal(fx_nkeys(f), 0);
 	fx_put1(f, "a", "1");
 	fx_put1(f, "b", "2");
 	fx_put1(f, "a", "3");
 	assert_int_equal(fx_nkeys(f), 2);
-	fx_begin(f);
+	fx_begin(f, "a");
 	assert_int_equal(fx_del(f, 4, 0, S("a")), 1);
 	assert_int_equal(fx_del(f, 4, 1, S("a")), 0);
 	fx_commit(f, 4);
 	assert_int_equal(fx_nkeys(f), 1);
-	assert_int_equal(store_stats(f->s, &st, &err), 0);
+	fx_stats(f, &st);
 	assert_true(st.db_bytes > 0);
+	assert_int_equal(st.keys, 1);
+	/* etcd: its endpoints, and whether each answered. */
+	if (fx_remote(f)) {
+		assert_int_equal(st.nendpoints, 1);
+		assert_true(st.endpoint[0].healthy);
+		assert_string_equal(st.endpoint[0].url, fx_etcd_url());
+	} else
+		assert_int_equal(st.nendpoints, 0);
 }
 
+/*
+ * The batch protocol: writes, gets, marks and compactions only inside a
+ * batch (an error return); a begin while a batch is open, or a commit
+ * with none, answers the error through its callback.
+ */
 static void
 test_batch_protocol(void **state)
 {
 	struct fx		*f = *state;
+	struct store_keys	 none;
 	struct store_err	 err;
+	char			*big;
 
+	none.n = 0;
+	/* etcd: one write request a batch; local stores: no limit. */
+	assert_int_equal(f->s->backend->batch_max, fx_remote(f) ? 1 : 0);
 	assert_int_equal(store_put(f->s, fx_abs(f, 1), 0, S("a"), S("1"), NULL,
 	    NULL, &err), -1);
-	assert_int_equal(store_commit(f->s, fx_abs(f, 1), &err), -1);
+	assert_int_equal(store_delete(f->s, fx_abs(f, 1), 0, S("a"), NULL,
+	    &err), -1);
+	assert_int_equal(store_get(f->s, S("a"), fx_kv_cb, f, &err), -1);
 	assert_int_equal(store_mark(f->s, &err), -1);
+	assert_int_equal(store_undo(f->s, &err), -1);
+	assert_int_equal(store_compact(f->s, fx_abs(f, 0), &err), -1);
+	memset(&err, 0, sizeof err);
+	assert_int_equal(fx_try_commit(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_non_null(strstr(err.msg, "outside a batch"));
 	store_rollback(f->s);
+	assert_int_equal(f->s->in_batch, 0);
 	fx_put1(f, "a", "1");
-	fx_begin(f);
-	assert_int_equal(store_begin(f->s, &err), -1);
+	fx_begin(f, "a", "b");
+	memset(&err, 0, sizeof err);
+	assert_int_equal(fx_try_begin(f, &none, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_int_equal(f->s->in_batch, 1);
+	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
+	/* At or below the base rev, or a key out of bounds. */
 	assert_int_equal(store_put(f->s, fx_abs(f, 1), 0, S("a"), S("1"), NULL,
 	    NULL, &err), -1);
 	assert_int_equal(store_put(f->s, fx_abs(f, 2), 0, "", 0, S("1"), NULL,
 	    NULL, &err), -1);
+	big = xcalloc(1, KEY_MAX_BYTES + 2);
+	memset(big, 'k', KEY_MAX_BYTES + 1);
+	assert_int_equal(store_put(f->s, fx_abs(f, 2), 0, big,
+	    KEY_MAX_BYTES + 1, S("1"), NULL, NULL, &err), -1);
+	free(big);
 	fx_put(f, 2, 0, S("b"), S("1"));
-	assert_int_equal(store_commit(f->s, fx_abs(f, 0), &err), -1);
+	store_rollback(f->s);
 	assert_int_equal(f->s->in_batch, 0);
 	assert_string_equal(fx_get(f, S("b")), "");
+	/* An empty batch commits, and no rev goes by. */
 	fx_begin(f);
-	if (fx_per_request(f)) {
-		/*
-		 * etcd: a write's commit refuses an empty batch (metad rolls
-		 * it back, commit.c); store_commit() takes it (store.h).
-		 */
-		assert_int_equal(fx_try_commit(f, 2, &err), -1);
-		assert_int_equal(f->s->in_batch, 0);
-		fx_begin(f);
-	}
-	assert_int_equal(store_commit(f->s, fx_abs(f, 1), &err), 0);
+	assert_int_equal(fx_try_commit(f, 1, &err), 0);
 	assert_int_equal(f->s->in_batch, 0);
 	assert_int_equal(fx_rev(f), 1);
+	assert_string_equal(fx_notes(f), "0-1");
+	fx_begin(f);
+	assert_int_equal(store_reopen(f->s, fx_abs(f, 1), &err), -1);
+	store_rollback(f->s);
+	assert_int_equal(f->s->in_batch, 0);
+}
+
+/*
+ * A commit below the store's rev (the revs of a store never go down): its
+ * callback gets the error, and nothing of the batch is written.
+ */
+static void
+test_commit_below_rev(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	assert_string_equal(fx_notes(f), "0-1 1-2");
+	fx_begin(f, "b");
+	fx_put(f, 3, 0, S("b"), S("3"));
+	memset(&err, 0, sizeof err);
+	assert_int_equal(fx_try_commit(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_INTERNAL);
+	assert_int_equal(fx_rev(f), 2);
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2");
+	assert_string_equal(fx_notes(f), "");
+	fx_put1(f, "b", "3");
+	assert_string_equal(fx_get(f, S("b")), "b@1/3/3=3");
+}
+
+/*
+ * store_reopen() after the batch just committed (with a compaction when
+ * compact), at its base; then its commit, which is refused, and its
+ * rollback, which must leave the committed batch as it is.
+ */
+static void
+reopen_batch(struct fx *f, int compact)
+{
+	struct commit_seen	 c;
+	struct store_err	 err;
+	struct store_kv		 meta;
+	uint64_t		 prev;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	fx_put1(f, "b", "3");
+	fx_begin(f, "a", "c");
+	fx_put(f, 4, 0, S("c"), S("4"));
+	if (compact)
+		assert_int_equal(fx_compact(f, 2, &err), 0);
+	fx_commit(f, 4);
+	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), 0);
+	assert_int_equal(f->s->in_batch, 1);
+	assert_int_equal(f->s->base_rev, fx_abs(f, 3));
+	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), -1);
+	if (fx_remote(f)) {
+		/* etcd: it reads what the batch read, at its base... */
+		assert_string_equal(fx_get(f, S("c")), "");
+		assert_string_equal(fx_get(f, S("a")), "a@2/1/2=2");
+		/* ...and its writes, at the rev they landed at, are taken. */
+		assert_int_equal(store_put(f->s, fx_abs(f, 4), 0, S("c"),
+		    S("4"), &meta, &prev, &err), 0);
+		assert_int_equal(prev, 0);
+		assert_int_equal(meta.create_rev, fx_abs(f, 4));
+	}
+	memset(&c, 0, sizeof c);
+	c.f = f;
+	store_commit(f->s, fx_abs(f, 4), commit_seen_done, &c);
+	fx_wait(f, &c.calls);
+	assert_int_equal(c.calls, 1);
+	assert_int_equal(c.failed, 1);
+	store_rollback(f->s);
+	assert_int_equal(f->s->in_batch, 0);
+	assert_int_equal(fx_rev(f), 4);
+}
+
+/*
+ * store_reopen(): the batch just committed, opened again at its base so
+ * that its request runs once more (commit.c does, when etcd landed it
+ * above the planned rev).  Its rollback leaves the committed batch as it
+ * is: keys, history, key count.
+ */
+static void
+test_reopen_batch(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0 };
+
+	reopen_batch(f, 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:b@1/3/3=3 4.0:c@1/4/4=4");
+	assert_string_equal(fx_list(f, &r, 3, 0),
+	    "a@2/1/2=2 b@1/3/3=3 c@1/4/4=4");
+	assert_int_equal(fx_nkeys(f), 3);
+	fx_put1(f, "d", "5");
+	assert_int_equal(fx_nkeys(f), 4);
+	assert_string_equal(fx_history(f, 4), "4.0:c@1/4/4=4 5.0:d@1/5/5=5");
+}
+
+/* The same, the committed batch having compacted: the compaction stays. */
+static void
+test_reopen_batch_compact(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	reopen_batch(f, 1);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(fx_history_err(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
+	assert_string_equal(history_kept(f), "2.0:a@2/1/2=2 3.0:b@1/3/3=3 "
+	    "4.0:c@1/4/4=4");
+}
+
+/*
+ * A batch whose only write is a delete of an absent key, committed at its
+ * base rev (as commit.c commits a batch none of whose requests wrote):
+ * it lands, and nothing changes: no rev, no event, no compaction.
+ */
+static void
+test_batch_noop_delete(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "a", "2");
+	assert_string_equal(fx_notes(f), "0-1 1-2");
+	fx_begin(f, "x");
+	assert_int_equal(fx_del(f, 3, 0, S("x")), 0);
+	assert_int_equal(fx_try_commit(f, 2, &err), 0);
+	assert_int_equal(fx_rev(f), 2);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_notes(f), "");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2");
+	fx_put1(f, "x", "3");
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:x@1/3/3=3");
+	/* etcd: a store opened again finds no compaction either. */
+	if (strcmp(f->kind, "memory") == 0)
+		return;
+	fx_reopen(f, NULL);
+	assert_int_equal(fx_compact_rev(f), 0);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
+	    "3.0:x@1/3/3=3");
+}
+
+/* The names of the keys of test_batch_many_keys. */
+static char	 many_names[STORE_PREFETCH_MAX][8];
+
+/*
+ * A batch that names STORE_PREFETCH_MAX keys (a fence, every compare and
+ * every op of the largest txn): each reads at the base (etcd: in several
+ * txns of at most ETCD_TXN_OPS_MAX reads, at one revision).
+ */
+static void
+test_batch_many_keys(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1 };
+	struct store_keys	 ks;
+	char			 want[64];
+	uint64_t		 rev = 0;
+	size_t			 i, n;
+
+	ks.n = 0;
+	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
+		snprintf(many_names[i], sizeof many_names[i], "m%03zu", i);
+		store_keys_add(&ks, many_names[i], 4);
+	}
+	store_keys_add(&ks, "over", 4);		/* one too many: dropped */
+	assert_int_equal(ks.n, STORE_PREFETCH_MAX);
+	/* The even keys, 43 a batch (etcd: 44 ops a txn). */
+	for (i = 0; i < STORE_PREFETCH_MAX; i += 2) {
+		if (i % 86 == 0) {
+			if (rev > 0)
+				fx_commit(f, rev);
+			fx_begin_keys(f, &ks);
+			rev++;
+		}
+		fx_put(f, rev, (uint32_t)(i % 86) / 2, many_names[i], 4,
+		    many_names[i], 4);
+	}
+	fx_commit(f, rev);
+	assert_int_equal(rev, 3);
+	assert_int_equal(fx_nkeys(f), (STORE_PREFETCH_MAX + 1) / 2);
+	fx_begin_keys(f, &ks);
+	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
+		if (i % 2 == 0)
+			snprintf(want, sizeof want, "%s@1/%zu/%zu=%s",
+			    many_names[i], i / 86 + 1, i / 86 + 1,
+			    many_names[i]);
+		else
+			want[0] = '\0';
+		assert_string_equal(fx_get(f, many_names[i], 4), want);
+	}
+	fx_put(f, 4, 0, many_names[STORE_PREFETCH_MAX - 1], 4, S("new"));
+	assert_int_equal(fx_del(f, 4, 1, many_names[0], 4), 1);
+	fx_put(f, 4, 2, many_names[1], 4, S("odd"));
+	assert_string_equal(fx_get(f, many_names[0], 4), "");
+	assert_string_equal(fx_get(f, many_names[1], 4), "m001@1/4/4=odd");
+	assert_string_equal(fx_get(f, many_names[STORE_PREFETCH_MAX - 1], 4),
+	    "m256@2/3/4=new");
+	assert_string_equal(fx_get(f, many_names[STORE_PREFETCH_MAX - 2], 4),
+	    "");
+	fx_commit(f, 4);
+	n = (STORE_PREFETCH_MAX + 1) / 2;
+	assert_int_equal(fx_nkeys(f), n);
+	fx_list(f, &r, (long)n, 0);
+	assert_string_equal(fx_history(f, 4), "4.0:m256@2/3/4=new 4.1:del:m000 "
+	    "4.2:m001@1/4/4=odd");
+}
+
+/*
+ * The most one write request writes: TXN_MAX_OPS keys (a txn's ops), in
+ * one batch at one rev.
+ */
+static void
+test_batch_request_max(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 1 };
+	struct store_keys	 ks;
+	struct store_err	 err;
+	size_t			 i;
+
+	ks.n = 0;
+	for (i = 0; i < TXN_MAX_OPS; i++) {
+		snprintf(many_names[i], sizeof many_names[i], "t%03zu", i);
+		store_keys_add(&ks, many_names[i], 4);
+	}
+	fx_begin_keys(f, &ks);
+	for (i = 0; i < TXN_MAX_OPS; i++)
+		fx_put(f, 1, (uint32_t)i, many_names[i], 4, S("v"));
+	if (fx_try_commit(f, 1, &err) != 0)
+		fail_msg("a batch of %d puts: %s", TXN_MAX_OPS, err.msg);
+	assert_int_equal(fx_rev(f), 1);
+	assert_int_equal(fx_nkeys(f), TXN_MAX_OPS);
+	fx_list(f, &r, TXN_MAX_OPS, 0);
+	assert_string_equal(fx_notes(f), "0-1");
 }
 
 static void
@@ -586,27 +1217,26 @@ test_reopen(void **state)
 	fx_put1(f, "a", "1");
 	fx_put1(f, "b", "2");
 	fx_put1(f, "a", "3");
-	fx_begin(f);
+	fx_begin(f, "b");
 	assert_int_equal(fx_del(f, 4, 0, S("b")), 1);
 	fx_commit(f, 4);
 	assert_int_equal(fx_compact(f, 2, &err), 0);
 	snprintf(kvs, sizeof kvs, "%s", fx_list(f, &r, 1, 0));
 	snprintf(hist, sizeof hist, "%s", history_kept(f));
+	assert_string_equal(fx_notes(f), "0-1 1-2 2-3 3-4");
 	fx_reopen(f, &opts);
 	assert_int_equal(fx_rev(f), 4);
 	assert_int_equal(fx_compact_rev(f), 2);
 	assert_string_equal(fx_list(f, &r, 1, 0), kvs);
 	assert_string_equal(history_kept(f), hist);
 	assert_string_equal(hist, "2.0:b@1/2/2=2 3.0:a@2/1/3=3 4.0:del:b");
-	if (fx_per_request(f)) {
-		/* etcd cannot replay what it compacted. */
-		assert_int_equal(store_history(f->s, fx_abs(f, 1), fx_ev_cb, f,
-		    &err), -1);
-		assert_int_equal(err.code, STORE_ERR_COMPACTED);
-	}
+	/* Nor can a store replay what it compacted. */
+	assert_int_equal(fx_history_err(f, 1, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
 	assert_int_equal(fx_nkeys(f), 1);
 	fx_put1(f, "c", "5");
 	assert_string_equal(fx_get(f, S("c")), "c@1/5/5=5");
+	assert_string_equal(fx_notes(f), "4-5");
 }
 
 static void
@@ -644,11 +1274,12 @@ sqlite_big_batch(struct fx *f, size_t big, struct store_err *err)
 	lim = old;
 	lim.rlim_cur = 256 * 1024;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	fx_begin(f);
+	fx_begin(f, "b", "big");
 	fx_put(f, 2, 0, S("b"), S("2"));
-	if (store_put(f->s, 2, 1, S("big"), value, big, NULL, NULL, err) != 0)
+	if (store_put(f->s, fx_abs(f, 2), 1, S("big"), value, big, NULL, NULL,
+	    err) != 0)
 		failed = 1;
-	if (store_commit(f->s, 2, err) != 0 && failed == 0)
+	if (fx_try_commit(f, 2, err) != 0 && failed == 0)
 		failed = 2;
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
@@ -665,6 +1296,7 @@ test_sqlite_write_fails(void **state)
 	struct store_err	 err;
 
 	fx_put1(f, "a", "1");
+	assert_string_equal(fx_notes(f), "0-1");
 	/* Fits in the page cache: the commit fails writing the WAL. */
 	assert_int_equal(sqlite_big_batch(f, 1024 * 1024, &err), 2);
 	assert_int_equal(err.code, STORE_ERR_FULL);	/* EFBIG */
@@ -674,11 +1306,35 @@ test_sqlite_write_fails(void **state)
 	assert_non_null(strstr(err.msg, "aborted"));
 	assert_int_equal(f->s->in_batch, 0);
 	assert_int_equal(fx_rev(f), 1);
+	assert_string_equal(fx_notes(f), "");
 	assert_string_equal(fx_list(f, &r, 1, 0), "a@1/1/1");
 	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1");
 	assert_int_equal(fx_nkeys(f), 1);
 	fx_put1(f, "c", "3");
 	assert_string_equal(fx_list(f, &r, 2, 0), "a@1/1/1 c@1/2/2");
+}
+
+/*
+ * The trim of opts.history is part of the commit: a commit that fails
+ * trims nothing.
+ */
+static void
+test_sqlite_write_fails_trim(void **state)
+{
+	struct fx		*f = *state;
+	struct store_options	 opts = f->opts;
+	struct store_err	 err;
+
+	opts.history = 1;
+	fx_reopen(f, &opts);
+	fx_put1(f, "a", "1");
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_int_equal(sqlite_big_batch(f, 1024 * 1024, &err), 2);
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_string_equal(history_kept(f), "1.0:a@1/1/1=1");
+	fx_reopen(f, &opts);
+	assert_int_equal(fx_compact_rev(f), 1);
+	assert_string_equal(history_kept(f), "1.0:a@1/1/1=1");
 }
 
 /* An asynchronous read's answer, rendered into f->out. */
@@ -703,7 +1359,17 @@ aread_done(void *arg, long n, const struct store_kv *kvs, int more,
 		buf_addstr(&a->f->out, err->msg);
 	a->n = n;
 	a->more = more;
-	a->done = 1;
+	a->done++;
+}
+
+static void
+astats_done(void *arg, const struct store_stats *st,
+    const struct store_err *err)
+{
+	struct aread	*a = arg;
+
+	a->n = st != NULL ? (long)st->keys : -1;
+	a->done++;
 }
 
 /* The answer comes on the loop, never before the call returns. */
@@ -712,67 +1378,91 @@ aread_wait(struct aread *a)
 {
 	assert_int_equal(a->done, 0);
 	fx_wait(a->f, &a->done);
+	assert_int_equal(a->done, 1);
 	a->done = 0;
 	return (buf_cstr(&a->f->out));
 }
 
-/* etcd: reads outside a batch answered on the daemon's loop (store.h). */
+/*
+ * etcd: reads outside a batch answered on the daemon's loop (store.h),
+ * with the revision they read at in seen_rev.
+ */
 static void
 test_etcd_async_reads(void **state)
 {
 	struct fx		*f = *state;
 	struct store_range	 r = { "k", 1, NULL, 0, 2, 0 };
-	struct store_err	 err;
 	struct aread		 a = { f, 0, 0, 0 };
 
 	fx_put1(f, "k1", "1");
 	fx_put1(f, "k2", "2");
 	fx_put1(f, "k3", "3");
-	assert_true(store_reads_async(f->s));
-	assert_int_equal(store_get_async(f->s, S("k2"), aread_done, &a, &err),
-	    0);
+	store_read_get(f->s, S("k2"), aread_done, &a);
 	assert_string_equal(aread_wait(&a), "k2@1/2/2=2");
 	assert_int_equal(a.n, 1);
-	assert_int_equal(store_get_async(f->s, S("k"), aread_done, &a, &err),
-	    0);
+	store_read_get(f->s, S("k"), aread_done, &a);
 	assert_string_equal(aread_wait(&a), "");
 	assert_int_equal(a.n, 0);
-	assert_int_equal(store_range_async(f->s, &r, aread_done, &a, &err), 0);
+	store_read_range(f->s, &r, aread_done, &a);
 	assert_string_equal(aread_wait(&a), "k1@1/1/1=1 k2@1/2/2=2");
 	assert_int_equal(a.n, 2);
 	assert_int_equal(a.more, 1);
 	r.after = "k2";
 	r.after_len = 2;
 	r.keys_only = 1;
-	assert_int_equal(store_range_async(f->s, &r, aread_done, &a, &err), 0);
+	store_read_range(f->s, &r, aread_done, &a);
 	assert_string_equal(aread_wait(&a), "k3@1/3/3");
 	assert_int_equal(a.more, 0);
+	store_read_stats(f->s, astats_done, &a);
+	aread_wait(&a);
+	assert_int_equal(a.n, 3);
 	assert_int_equal(store_read_rev(f->s), fx_abs(f, 3));
-	fx_begin(f);
-	assert_false(store_reads_async(f->s));
-	store_rollback(f->s);
+}
+
+/*
+ * etcd: a batch reads only the keys it named at store_begin() (store.h):
+ * a get, put or delete of another key is an error, and the batch goes on.
+ */
+static void
+test_etcd_unnamed_key(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	int			 deleted;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "2");
+	fx_begin(f, "a");
+	memset(&err, 0, sizeof err);
+	assert_int_equal(store_get(f->s, S("b"), fx_kv_cb, f, &err), -1);
+	assert_non_null(strstr(err.msg, "not read with the batch"));
+	assert_int_equal(store_put(f->s, fx_abs(f, 3), 0, S("b"), S("3"), NULL,
+	    NULL, &err), -1);
+	assert_int_equal(store_delete(f->s, fx_abs(f, 3), 0, S("b"), &deleted,
+	    &err), -1);
+	fx_put(f, 3, 0, S("a"), S("3"));
+	fx_commit(f, 3);
+	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:b@1/2/2=2 "
+	    "3.0:a@2/1/3=3");
 }
 
 /*
  * etcd: two stores on one prefix, as two daemons sharing etcd.  A batch
- * reads at its base (the keys named at begin as fetched then, the others
- * from etcd at that revision); when the other store wrote since, its
- * commit fails with STORE_ERR_CONFLICT and writes nothing.
+ * reads the keys it named at begin as they were at its base; when the
+ * other store wrote since, its commit fails with STORE_ERR_CONFLICT and
+ * writes nothing.
  */
 static void
 test_etcd_conflict(void **state)
 {
 	struct fx		*f = *state;
 	struct fx		 g;
-	struct store_keys	 ks;
 	struct store_err	 err;
 
 	fx_put1(f, "k", "1");
 	fx_put1(f, "j", "1");
 	fx_twin(f, &g, f->prefix);
-	ks.n = 0;
-	store_keys_add(&ks, S("k"));
-	fx_begin_keys(f, &ks);
+	fx_begin(f, "k", "j", "x");
 	fx_put(f, 3, 0, S("x"), S("1"));
 	fx_put1(&g, "k", "2");
 	fx_put1(&g, "j", "2");
@@ -786,10 +1476,13 @@ test_etcd_conflict(void **state)
 	assert_string_equal(fx_get(f, S("k")), "k@2/1/3=2");
 	assert_string_equal(fx_history(f, 0), "1.0:k@1/1/1=1 2.0:j@1/2/2=1 "
 	    "3.0:k@2/1/3=2 4.0:j@2/2/4=2");
+	/* A store is told of the other's writes too. */
+	assert_int_equal(f->notified, fx_abs(f, 4));
 	/* Made again on the new base, it lands. */
-	fx_begin(f);
+	fx_begin(f, "x");
 	fx_put(f, 5, 0, S("x"), S("1"));
 	fx_commit(f, 5);
+	fx_wait_rev(&g, 5);
 	assert_string_equal(fx_get(&g, S("x")), "x@1/5/5=1");
 	fx_twin_close(&g);
 }
@@ -797,8 +1490,9 @@ test_etcd_conflict(void **state)
 /*
  * etcd: a writer outside metad (a store on another prefix) moves etcd
  * between a batch's begin and its commit: the commit lands above
- * base_rev + 1, and commit_rev says where (metad then answers the request
- * again at that rev, commit.c).
+ * base_rev + 1, and commit_rev says where; metad then runs the request
+ * again at that rev in the batch store_reopen() opens at the same base
+ * (commit.c), which reads what the batch read.
  */
 static void
 test_etcd_outside_writer(void **state)
@@ -806,6 +1500,8 @@ test_etcd_outside_writer(void **state)
 	struct fx		*f = *state;
 	struct fx		 g;
 	struct store_err	 err;
+	struct store_kv		 meta;
+	uint64_t		 base, prev;
 	char			 other[sizeof f->prefix + 8];
 
 	/* "metad-test/T.P.Nx/" is not under "metad-test/T.P.N/". */
@@ -813,41 +1509,84 @@ test_etcd_outside_writer(void **state)
 	    f->prefix);
 	fx_put1(f, "a", "1");
 	fx_twin(f, &g, other);
-	fx_begin(f);
+	fx_begin(f, "a", "b");
+	base = f->s->base_rev;
 	fx_put(f, 2, 0, S("b"), S("2"));
 	fx_put1(&g, "x", "1");
 	assert_int_equal(fx_try_commit(f, 2, &err), 0);
 	assert_int_equal(f->s->commit_rev, fx_abs(f, 3));
 	assert_int_equal(fx_rev(f), 3);
 	assert_true(f->s->seen_rev >= fx_abs(f, 3));
+	assert_int_equal(store_reopen(f->s, base, &err), 0);
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
+	assert_int_equal(store_put(f->s, f->s->commit_rev, 0, S("b"), S("2"),
+	    &meta, &prev, &err), 0);
+	assert_int_equal(meta.mod_rev, fx_abs(f, 3));
+	assert_int_equal(meta.version, 1);
+	store_rollback(f->s);
 	assert_string_equal(fx_get(f, S("b")), "b@1/3/3=2");
 	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 3.0:b@1/3/3=2");
 	assert_string_equal(fx_history(&g, 0), "2.0:x@1/2/2=1");
+	assert_string_equal(fx_notes(f), "0-1 1-3");
 	fx_twin_close(&g);
 }
 
+/* The keys of the model tests: k0..k39, all named by each batch. */
+#define MODEL_KEYS	40
+
+static char	 model_names[MODEL_KEYS][8];
+
+static void
+model_begin(struct fx **fs)
+{
+	struct store_keys	 ks;
+	int			 i;
+
+	ks.n = 0;
+	for (i = 0; i < MODEL_KEYS; i++) {
+		snprintf(model_names[i], sizeof model_names[i], "k%d", i);
+		store_keys_add(&ks, model_names[i], strlen(model_names[i]));
+	}
+	fx_begin_keys(fs[0], &ks);
+	fx_begin_keys(fs[1], &ks);
+}
+
+/* Inside a batch: what store_get() gives of every key must agree. */
+static void
+model_check_gets(struct fx *a, struct fx *b)
+{
+	char	 got[64];
+	int	 i;
+
+	for (i = 0; i < MODEL_KEYS; i++) {
+		snprintf(got, sizeof got, "%s", fx_get(a, model_names[i],
+		    strlen(model_names[i])));
+		assert_string_equal(got, fx_get(b, model_names[i],
+		    strlen(model_names[i])));
+	}
+}
+
 /*
- * The same random operations on two stores: every listing, the history
- * (from the compact rev on, as history_kept()), the key count and the revs
- * must agree.
+ * Outside a batch: every listing, the history (from the compact rev on,
+ * as history_kept()), the key count and the revs must agree.
  */
 static void
 model_check(struct fx *a, struct fx *b)
 {
 	struct store_range	 r = { "", 0, NULL, 0, 1000, 0 };
-	struct store_err	 err;
+	struct buf		 got;
 	uint64_t		 from;
-	int			 ma, mb;
 
-	buf_reset(&a->out);
-	buf_reset(&b->out);
-	assert_true(store_range(a->s, &r, fx_kv_cb, a, &ma, &err) >= 0);
-	assert_true(store_range(b->s, &r, fx_kv_cb, b, &mb, &err) >= 0);
-	assert_string_equal(buf_cstr(&a->out), buf_cstr(&b->out));
-	from = fx_per_request(b) ? fx_compact_rev(b) : 0;
-	fx_history(a, from);
-	fx_history(b, from);
-	assert_string_equal(buf_cstr(&a->out), buf_cstr(&b->out));
+	buf_init(&got);
+	buf_addstr(&got, fx_list(a, &r, (long)fx_nkeys(a), 0));
+	assert_string_equal(buf_cstr(&got), fx_list(b, &r, (long)fx_nkeys(b),
+	    0));
+	from = fx_compact_rev(b);
+	buf_reset(&got);
+	buf_addstr(&got, fx_history(a, from));
+	assert_string_equal(buf_cstr(&got), fx_history(b, from));
+	buf_free(&got);
 	assert_int_equal(fx_nkeys(a), fx_nkeys(b));
 	assert_int_equal(fx_rev(a), fx_rev(b));
 	assert_int_equal(fx_compact_rev(a), fx_compact_rev(b));
@@ -883,41 +1622,53 @@ model_step(struct fx **fs, int op, uint64_t rev, uint32_t seq, char *k,
 
 /*
  * Random batches of puts, deletes, marks, undos and rollbacks, over
- * several revs each, on memory and SQLite at once.
+ * several revs each, on memory and SQLite at once; every few batches a
+ * compaction (a batch of its own).  The two are notified alike.
  */
 static void
 test_model(void **state)
 {
 	struct fx		*fs[2] = { &fx_mem, &fx_sql };
 	struct store_err	 err;
-	uint64_t		 rev;
+	uint64_t		 rev, was;
 	uint32_t		 seq;
-	int			 batch, i, n;
-	char			 k[8];
+	int			 batch, i, n, op, wrote;
+	char			 k[8], notes[64];
 
 	srandom(42);
 	for (batch = 0; batch < 200; batch++) {
-		fx_begin(fs[0]);
-		fx_begin(fs[1]);
-		rev = fx_rev(fs[0]) + 1;
+		model_begin(fs);
+		was = fx_rev(fs[0]);
+		rev = was + 1;
+		wrote = 0;
 		n = (int)(random() % 12);
 		for (seq = 0; seq < (uint32_t)n; seq++) {
-			snprintf(k, sizeof k, "k%ld", random() % 40);
-			model_step(fs, (int)(random() % 6), rev, seq, k, &err);
+			snprintf(k, sizeof k, "k%ld", random() % MODEL_KEYS);
+			op = (int)(random() % 6);
+			model_step(fs, op, rev, seq, k, &err);
+			wrote |= op <= 3;
 			if (random() % 4 == 0)
 				rev++;
 		}
-		model_check(fs[0], fs[1]);
+		model_check_gets(fs[0], fs[1]);
 		for (i = 0; i < 2; i++) {
 			if (batch % 5 == 4)
 				store_rollback(fs[i]->s);
-			else
+			else if (wrote)
 				fx_commit(fs[i], rev);
+			else {
+				/* Nothing to write: no rev goes by. */
+				assert_int_equal(fx_try_commit(fs[i], rev,
+				    &err), 0);
+				assert_int_equal(fx_rev(fs[i]), was);
+			}
 			if (batch % 7 == 6 && fx_rev(fs[i]) > 3)
 				assert_int_equal(fx_compact(fs[i],
 				    fx_rev(fs[i]) - 3, &err), 0);
 		}
 		model_check(fs[0], fs[1]);
+		snprintf(notes, sizeof notes, "%s", fx_notes(fs[0]));
+		assert_string_equal(notes, fx_notes(fs[1]));
 	}
 }
 
@@ -935,21 +1686,21 @@ model_written(const int *w, uint32_t n, int kn)
 }
 
 /*
- * One step of a per-request batch on both stores, w the keys written so
- * far (*nw of them, *marked at the mark, -1 if none).  Each key at most
- * once: a step on a key already written is left out.
+ * One step of a one-rev batch on both stores, w the keys written so far
+ * (*nw of them, *marked at the mark, -1 if none).  Each key at most once:
+ * a step on a key already written is left out.
  */
 static void
 model_step_one_rev(struct fx **fs, int op, uint64_t rev, int kn, int *w,
     uint32_t *nw, long *marked)
 {
 	struct store_err	 err;
-	char			 k[8], got[64];
+	char			 got[64];
+	const char		*k = model_names[kn];
 	int			 i, d[2];
 
 	if (model_written(w, *nw, kn))
 		return;
-	snprintf(k, sizeof k, "k%d", kn);
 	for (i = 0; i < 2; i++) {
 		switch (op) {
 		case 0:
@@ -979,15 +1730,14 @@ model_step_one_rev(struct fx **fs, int op, uint64_t rev, int kn, int *w,
 		*nw = (uint32_t)*marked;
 		*marked = -1;
 	}
-	/* Inside a batch etcd's gets alone see its writes. */
 	snprintf(got, sizeof got, "%s", fx_get(fs[0], k, strlen(k)));
 	assert_string_equal(got, fx_get(fs[1], k, strlen(k)));
 }
 
 /*
- * The same on memory and etcd, with batches as metad makes them on a
- * per-request store: one rev each, each key written at most once (until an
- * undo takes the write back), an empty one rolled back.
+ * The same on memory and etcd, with batches as metad makes them for etcd
+ * (one write request each): one rev each, each key written at most once
+ * (until an undo takes the write back), an empty one rolled back.
  */
 static void
 test_model_etcd(void **state)
@@ -1001,17 +1751,17 @@ test_model_etcd(void **state)
 
 	srandom(42);
 	for (batch = 0; batch < 200; batch++) {
-		fx_begin(fs[0]);
-		fx_begin(fs[1]);
+		model_begin(fs);
 		rev = fx_rev(fs[0]) + 1;
 		nw = 0;
 		marked = -1;
 		n = (int)(random() % 12);
 		for (step = 0; step < n; step++) {
-			i = (int)(random() % 40);
+			i = (int)(random() % MODEL_KEYS);
 			model_step_one_rev(fs, (int)(random() % 6), rev, i, w,
 			    &nw, &marked);
 		}
+		model_check_gets(fs[0], fs[1]);
 		for (i = 0; i < 2; i++) {
 			if (nw == 0 || batch % 5 == 4)
 				store_rollback(fs[i]->s);
@@ -1072,22 +1822,38 @@ main(void)
 		ALL(test_rollback),
 		LOCAL(test_mark_undo),
 		ALL(test_mark_undo_one_rev),
+		ALL(test_mark_undo_compact),
 		ALL(test_list_paging),
-		ALL(test_list_stop),
+		ALL(test_list_limit),
 		ALL(test_list_bytewise),
 		ALL(test_binary_values),
 		LOCAL(test_history_order),
 		ALL(test_history_batches),
+		ALL(test_history_chunks),
+		ETCD(test_etcd_history_replay),
 		ALL(test_compact),
 		ALL(test_compact_many),
+		ALL(test_compact_only_batch),
+		LOCAL(test_history_trim),
+		LOCAL(test_history_trim_steps),
+		LOCAL(test_history_trim_batch),
+		ALL(test_notify),
 		ALL(test_stats),
 		ALL(test_batch_protocol),
+		ALL(test_commit_below_rev),
+		ALL(test_reopen_batch),
+		ALL(test_reopen_batch_compact),
+		ALL(test_batch_noop_delete),
+		ALL(test_batch_many_keys),
+		ALL(test_batch_request_max),
 		cmocka_unit_test(test_open_errors),
 		SQL(test_reopen),
 		ETCD(test_reopen),
 		SQL(test_sqlite_not_a_db),
 		SQL(test_sqlite_write_fails),
+		SQL(test_sqlite_write_fails_trim),
 		ETCD(test_etcd_async_reads),
+		ETCD(test_etcd_unnamed_key),
 		ETCD(test_etcd_conflict),
 		ETCD(test_etcd_outside_writer),
 		cmocka_unit_test_setup_teardown(test_model, model_setup,
