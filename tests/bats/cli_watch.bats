@@ -40,7 +40,7 @@ put_n() {
 @test "watch --count N prints N events written by another process, then exits 0" {
 	"$METACTL" watch k --count 3 > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put k one
 	mctl put other x
 	mctl put k "two words"
@@ -60,7 +60,7 @@ put_n() {
 	BG=$!
 	"$METACTL" watch --prefix "" --count 3 > "$TESTDIR/all" &
 	local all=$!
-	until_watching 2
+	until_status watches 2
 	mctl put app/a 1
 	mctl put apple 2
 	mctl put app/b 3
@@ -86,7 +86,7 @@ PUT app/b v1 rev @3 3')"
 DELETE a rev @3')"
 	"$METACTL" watch --prefix "" --from-rev "$(rv @3)" --count 2 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put c 3
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
@@ -125,7 +125,7 @@ PUT c v1 rev @4 3')"
 @test "watch ends cleanly on SIGINT with exit status 130, events flushed" {
 	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put k v
 	local i
 	for i in $(seq 1 100); do
@@ -139,13 +139,13 @@ PUT c v1 rev @4 3')"
 	assert_output "$(rv 'PUT k v1 rev @1 v')"
 	run cat "$TESTDIR/err"
 	assert_output ''
-	until_watching 0
+	until_status watches 0
 }
 
 @test "--timeout does not end a watch, only bounds its start" {
 	"$METACTL" --timeout 100ms watch k --count 1 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	sleep 1
 	mctl put k late
 	wait_bg "$BG"
@@ -157,7 +157,7 @@ PUT c v1 rev @4 3')"
 @test "watch exits 4 with a message when metad goes away" {
 	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	metad_kill9
 	wait_bg "$BG"
 	assert_equal "$STATUS" 4
@@ -168,7 +168,7 @@ PUT c v1 rev @4 3')"
 @test "watch on a closed stdout (| head -1) ends quietly" {
 	"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	local i
 	for i in $(seq 1 50); do
 		mctl put k "v$i"
@@ -176,7 +176,7 @@ PUT c v1 rev @4 3')"
 		sleep 0.05
 	done
 	wait_bg "$BG"
-	until_watching 0
+	until_status watches 0
 	run cat "$TESTDIR/out"
 	assert_output "$(rv 'PUT k v1 rev @1 v1')"
 	run cat "$TESTDIR/err"
@@ -194,7 +194,7 @@ PUT c v1 rev @4 3')"
 	local reader=$!
 	"$METACTL" watch --prefix s/ --count "$n" > "$fifo" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	put_n s/ "$n" "$value"
 	wait_bg "$BG" 60
 	assert_equal "$STATUS" 0

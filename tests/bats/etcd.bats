@@ -22,16 +22,7 @@ teardown() {
 # A second daemon on the same etcd and prefix: socket $B.
 start_b() {
 	B="$TESTDIR/b.sock"
-	"$METAD" --socket "$B" --store "etcd:$ETCD_URL" \
-	    --etcd-prefix "$ETCD_PREFIX" --log-level warn 2>>"$TESTDIR/b.log" &
-	B_PID=$!
-	local i
-	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$B" 2>/dev/null && return 0
-		sleep 0.025
-	done
-	cat "$TESTDIR/b.log" >&2
-	return 1
+	metad_spawn B_PID "$B" "$TESTDIR/b.log"
 }
 
 @test "etcd: two daemons on one etcd see each other's writes" {

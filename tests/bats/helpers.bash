@@ -24,7 +24,16 @@ metad_start() {
 	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
 	SOCK="$TESTDIR/metad.sock"
 	DB="$TESTDIR/meta.db"
-	local store extra=()
+	export METACTL_SOCKET="$SOCK"
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log" "$@" && rev_base
+}
+
+# metad_spawn VAR SOCKET LOG [extra metad options...]: start a metad on
+# SOCKET with the test's store (METAD_TEST_STORE), its stderr appended to
+# LOG, and wait until it answers.  Sets the variable VAR to its pid.
+metad_spawn() {
+	local var=$1 sock=$2 log=$3 store extra=()
+	shift 3
 	case "${METAD_TEST_STORE:-sqlite}" in
 	sqlite) store="sqlite:$DB" ;;
 	memory) store="memory" ;;
@@ -35,26 +44,60 @@ metad_start() {
 		;;
 	*) store="$METAD_TEST_STORE" ;;
 	esac
-	${METAD_WRAPPER:-} "$METAD" --socket "$SOCK" --store "$store" \
-	    "${extra[@]}" --log-level warn "$@" 2>>"$TESTDIR/metad.log" 3>&- &
-	METAD_PID=$!
-	export METACTL_SOCKET="$SOCK"
-	local i
-	for i in $(seq 1 200); do
-		# Ready once it answers (a stale socket file may be there).
-		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
-		    2>/dev/null && {
-			rev_base
-			return
-		}
-		kill -0 "$METAD_PID" 2>/dev/null || {
-			cat "$TESTDIR/metad.log" >&2
-			return 1
-		}
-		sleep 0.025
-	done
-	echo "metad did not start" >&2
+	${METAD_WRAPPER:-} "$METAD" --socket "$sock" --store "$store" \
+	    "${extra[@]}" --log-level warn "$@" 2>>"$log" 3>&- &
+	printf -v "$var" %s "$!"
+	daemon_wait "$!" "$sock" "$log"
+}
+
+# daemon_wait PID SOCKET LOG: wait until the daemon PID answers on SOCKET
+# (a stale socket file may be there); if it exits first or does not answer
+# within 30 s, show its LOG and fail.
+daemon_wait() {
+	wait_for -t 30 answers_or_gone "$2" "$1" || true
+	answers "$2" && return 0
+	if pid_gone "$1"; then
+		echo "metad exited before it answered on $2" >&2
+	else
+		echo "metad did not answer on $2" >&2
+	fi
+	cat "$3" >&2
 	return 1
+}
+
+# answers SOCKET: something accepts connections on SOCKET.
+answers() {
+	[ -S "$1" ] && socat -u /dev/null "UNIX-CONNECT:$1" 2>/dev/null
+}
+
+answers_or_gone() {
+	answers "$1" || pid_gone "$2"
+}
+
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# wait_for [-t SECONDS] CMD...: run CMD (its output discarded) until it
+# succeeds, at most SECONDS (default 10, five times as long under
+# valgrind); past that, say what never happened and fail.  For waiting on
+# the thing itself (a socket, a line in a file, a status field) instead of
+# sleeping for a while.
+wait_for() {
+	local t=10 end
+	if [ "$1" = -t ]; then
+		t=$2
+		shift 2
+	fi
+	[ -z "${METAD_VALGRIND:-}" ] || t=$((t * 5))
+	end=$((SECONDS + t + 1))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "waited $t s in vain for: $*" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
 }
 
 # Stop the daemon with SIGTERM and wait for it.
@@ -142,13 +185,12 @@ status_field() {
 	"$METACTL" status | sed -n "s/^$1: //p"
 }
 
-# until_watching N: wait (at most 5 s) until metad has N watches.
-until_watching() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(status_field watches)" = "$1" ] && return 0
-		sleep 0.025
-	done
-	echo "metad never had $1 watches" >&2
-	return 1
+# until_status FIELD VALUE: wait until "metactl status" shows FIELD: VALUE
+# (watches 2: both watchers are registered).
+until_status() {
+	wait_for status_is "$1" "$2"
+}
+
+status_is() {
+	[ "$(status_field "$1")" = "$2" ]
 }

@@ -161,10 +161,10 @@ fsync_before_ack() {
 	    --store "sqlite:$TESTDIR/st.db" --pidfile "$TESTDIR/st.pid" "$@" \
 	    >/dev/null 2>&1 3>&- &
 	local pid=$! i
-	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$TESTDIR/st.sock" 2>/dev/null && break
-		sleep 0.025
-	done
+	daemon_wait "$pid" "$TESTDIR/st.sock" /dev/null || {
+		kill -TERM "$(cat "$TESTDIR/st.pid" 2>/dev/null)" "$pid" 2>/dev/null
+		return 1
+	}
 	for i in $(seq 1 20); do
 		printf '{"op":"put","key":"k%d","value":"v"}\n{"op":"put","key":"j%d","value":"w"}\n' "$i" "$i"
 	done | socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" > /dev/null

@@ -242,12 +242,12 @@ prompts_wait() {
 @test "Ctrl-C stops a watch and returns to the prompt; the session goes on" {
 	repl_start repl
 	keys 'watch k' Enter
-	until_watching 1
+	until_status watches 1
 	mctl put k hello
 	line_wait "$(rv 'PUT k v1 rev @1 hello')"
 	keys C-c
 	prompts_wait 2
-	until_watching 0
+	until_status watches 0
 	keys 'get k' Enter
 	line_wait 'hello'
 	prompts_wait 3

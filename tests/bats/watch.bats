@@ -218,7 +218,7 @@ REQS
 	# acknowledgements: events come from etcd's watch stream).
 	timeout 60 "$METACTL" watch big/2500 --count 1 > "$TESTDIR/last" &
 	local last=$!
-	until_watching 2
+	until_status watches 2
 	# 2500 puts of 10 kB: 25 MB through a watcher that never reads.
 	for i in $(seq 1 2500); do
 		printf '{"op":"put","key":"big/%d","value":"%s"}\n' "$i" "$big"
