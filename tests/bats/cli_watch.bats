@@ -13,30 +13,6 @@ teardown() {
 	metad_cleanup
 }
 
-# wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
-# (default 10), killing it past that; sets STATUS to its exit status.
-wait_bg() {
-	local i n=$(( ${2:-10} * 20 ))
-	for i in $(seq 1 "$n"); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	STATUS=0
-	wait "$1" || STATUS=$?
-	BG=
-}
-
-# put_n PREFIX N [VALUE]: N pipelined puts PREFIX1..PREFIXN on one
-# connection, value VALUE (default: the number).
-put_n() {
-	local i
-	for i in $(seq 1 "$2"); do
-		printf '{"op":"put","key":"%s%d","value":"%s"}\n' "$1" "$i" \
-		    "${3:-$i}"
-	done | socat -t 30 - "UNIX-CONNECT:$SOCK" >/dev/null
-}
-
 @test "watch --count N prints N events written by another process, then exits 0" {
 	"$METACTL" watch k --count 3 > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
@@ -127,11 +103,7 @@ PUT c v1 rev @4 3')"
 	BG=$!
 	until_status watches 1
 	mctl put k v
-	local i
-	for i in $(seq 1 100); do
-		[ -s "$TESTDIR/out" ] && break
-		sleep 0.05
-	done
+	wait_for test -s "$TESTDIR/out"
 	kill -INT "$BG"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 130
@@ -146,7 +118,7 @@ PUT c v1 rev @4 3')"
 	"$METACTL" --timeout 100ms watch k --count 1 > "$TESTDIR/out" &
 	BG=$!
 	until_status watches 1
-	sleep 1
+	sleep 1		# well past the --timeout: the watch must outlive it
 	mctl put k late
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
@@ -169,12 +141,15 @@ PUT c v1 rev @4 3')"
 	"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out" &
 	BG=$!
 	until_status watches 1
-	local i
-	for i in $(seq 1 50); do
+	# metactl finds stdout closed when it writes the event after the one
+	# head took: put until it did.
+	local i=0
+	put_until_gone() {
+		i=$((i + 1))
 		mctl put k "v$i"
-		[ -s "$TESTDIR/out" ] && [ "$(status_field watches)" = 0 ] && break
-		sleep 0.05
-	done
+		[ -s "$TESTDIR/out" ] && status_is watches 0
+	}
+	wait_for put_until_gone
 	wait_bg "$BG"
 	until_status watches 0
 	run cat "$TESTDIR/out"
@@ -185,12 +160,18 @@ PUT c v1 rev @4 3')"
 
 @test "a slow watcher is resumed transparently: every event exactly once, in order" {
 	metad_stop
-	metad_start --max-pending-bytes 65536
+	# At log level info metad says when it cancels a slow watcher.
+	metad_start --max-pending-bytes 65536 --log-level info
 	local n=5000 fifo="$TESTDIR/fifo" value
 	value=$(head -c 1000 /dev/zero | tr '\0' x)
 	mkfifo "$fifo"
-	# The reader opens the pipe at once but reads nothing for 4 seconds.
-	{ sleep 4; cat; } < "$fifo" > "$TESTDIR/out" &
+	# The reader opens the pipe at once but reads nothing until metad has
+	# cancelled the watch of a metactl stuck on writing to it.
+	{
+		wait_for -t 60 grep -q 'cancelling watches (slow_consumer)' \
+		    "$TESTDIR/metad.log" || true
+		cat
+	} < "$fifo" > "$TESTDIR/out" &
 	local reader=$!
 	"$METACTL" watch --prefix s/ --count "$n" > "$fifo" 2> "$TESTDIR/err" &
 	BG=$!
@@ -258,7 +239,7 @@ PUT c v1 rev @4 3')"
 @test "wait blocks until another process writes the version" {
 	"$METACTL" --timeout 5s wait k --version 2 > "$TESTDIR/out" &
 	BG=$!
-	sleep 0.3
+	until_status connections 2	# the wait's and status's
 	mctl put k first
 	mctl put k second
 	wait_bg "$BG"
@@ -273,7 +254,7 @@ PUT c v1 rev @4 3')"
 	assert_output abc
 	"$METACTL" --timeout 0 wait never > "$TESTDIR/out" &
 	BG=$!
-	sleep 0.5
+	until_status connections 2	# the wait's and status's
 	kill -INT "$BG"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 130

@@ -194,3 +194,76 @@ until_status() {
 status_is() {
 	[ "$(status_field "$1")" = "$2" ]
 }
+
+# wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
+# (default 10), killing it past that; sets STATUS to its exit status (and
+# clears BG, which teardowns kill, when PID is $BG).
+wait_bg() {
+	wait_for -t "${2:-10}" pid_gone "$1" || kill -KILL "$1" 2>/dev/null || true
+	STATUS=0
+	wait "$1" || STATUS=$?
+	[ "$1" != "${BG:-}" ] || BG=
+}
+
+# put_n PREFIX N [VALUE]: N pipelined puts PREFIX1..PREFIXN on one
+# connection, each of value VALUE (default: its number); returns once all
+# are answered, and fails unless all were acknowledged.
+put_n() {
+	local i acked
+	acked=$(for i in $(seq 1 "$2"); do
+		printf '{"op":"put","key":"%s%d","value":"%s"}\n' "$1" "$i" \
+		    "${3:-$i}"
+	done | socat -t 30 - "UNIX-CONNECT:$SOCK" | grep -c '"ok":true' || true)
+	[ "$acked" -eq "$2" ] || {
+		echo "put_n $1 $2: $acked of $2 puts acknowledged" >&2
+		return 1
+	}
+}
+
+# hold_open NAME: the rest of a client's input, to keep its connection
+# open: returns (EOF) once the test calls "release NAME", or once the
+# test's directory is gone (its teardown ran), or after 5 minutes.
+hold_open() {
+	local f="$TESTDIR/release.$1" dir="$TESTDIR" end=$((SECONDS + 300))
+	until [ -e "$f" ] || [ ! -d "$dir" ] || [ "$SECONDS" -ge "$end" ]; do
+		sleep 0.1
+	done
+}
+
+release() {
+	touch "$TESTDIR/release.$1"
+}
+
+# raw_held NAME REQUEST...: send the REQUEST lines on a connection of their
+# own and print what comes back until "release NAME" closes it.  Run it in
+# the background: raw_held w "$req" >"$TESTDIR/out" &.  A write's events
+# are sent before its answer, so a watch released after the writes were
+# answered has printed all of their events.
+raw_held() {
+	local name=$1
+	shift
+	{
+		printf '%s\n' "$@"
+		hold_open "$name"
+	} | socat -t 10 - "UNIX-CONNECT:$SOCK"
+}
+
+# watch_lines N REQUEST: send REQUEST (a watch) on a connection of its own,
+# close it once N lines came back (at most 10 s), and print them; fails
+# (quietly: "run" would count a message as a line) when fewer came.
+watch_lines() {
+	local out="$TESTDIR/watch_lines.out" pid rc=0
+	raw_held watch_lines "$2" >"$out" &
+	pid=$!
+	wait_for has_lines "$1" "$out" 2>/dev/null || rc=1
+	release watch_lines
+	wait "$pid" || rc=1
+	rm -f "$TESTDIR/release.watch_lines"
+	cat "$out"
+	return "$rc"
+}
+
+# has_lines N FILE: FILE has N lines or more.
+has_lines() {
+	[ "$(wc -l <"$2")" -ge "$1" ]
+}
