@@ -238,18 +238,15 @@ REQS
 	metad_start --max-connections 2
 	local pids=() i
 	for i in 1 2; do
-		(printf '{"op":"ping"}\n'; sleep 3) |
-		    socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/held.$i" &
+		raw_held held '{"op":"ping"}' > "$TESTDIR/held.$i" &
 		pids+=($!)
 	done
 	# Both are in once both were answered.
-	for i in $(seq 1 100); do
-		[ -s "$TESTDIR/held.1" ] && [ -s "$TESTDIR/held.2" ] && break
-		sleep 0.05
-	done
+	wait_for test -s "$TESTDIR/held.1" -a -s "$TESTDIR/held.2"
 	run timeout 5 socat -t 2 -u "UNIX-CONNECT:$SOCK" -
 	assert_output --partial '"code":"unavailable"'
 	assert_output --partial 'the limit is 2'
+	release held
 	wait "${pids[@]}"
 	run cat "$TESTDIR/held.1" "$TESTDIR/held.2"
 	assert_line --index 0 "$(rv '{"ok":true,"rev":@0}')"
@@ -281,18 +278,21 @@ REQS
 	prlimit --pid "$METAD_PID" --nofile=24:
 	local pids=() i
 	for i in $(seq 1 30); do
-		(printf '{"op":"ping","id":%d}\n' "$i"; sleep 2) |
-		    socat -t 3 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/c.$i" 2>/dev/null &
+		raw_held c "$(printf '{"op":"ping","id":%d}' "$i")" \
+		    > "$TESTDIR/c.$i" 2>/dev/null &
 		pids+=($!)
 	done
-	sleep 0.5
+	# Out of descriptors with clients still waiting, metad says it pauses.
+	wait_for grep -q 'accept: pausing' "$TESTDIR/metad.log"
 	cpu() { awk '{print $14 + $15}' "/proc/$METAD_PID/stat"; }
 	local before after
 	before=$(cpu)
-	sleep 1
+	sleep 1		# the second over which metad's CPU time is measured
 	after=$(cpu)
 	# Spinning on accept would burn ~100 ticks in that second.
 	[ $((after - before)) -lt 30 ]
+	# The clients let go; the ones metad could not accept come in.
+	release c
 	wait "${pids[@]}"
 	# Every client was answered in the end, those over the limit late.
 	run sh -c "cat '$TESTDIR'/c.* | grep -c '\"ok\":true'"
