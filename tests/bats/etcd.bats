@@ -45,7 +45,7 @@ start_b() {
 	mctl -s "$A" put w/0 before
 	mctl -s "$A" -o json watch --prefix w/ --count 3 >"$TESTDIR/watch.out" &
 	W_PID=$!
-	sleep 0.3
+	until_status watches 1
 	mctl -s "$B" put w/1 one
 	mctl -s "$A" put w/2 two
 	mctl -s "$B" del w/1
@@ -97,14 +97,26 @@ delete w/1 null"
 }
 
 # Keep a watch (raw protocol, one connection) on prefix o/ open in the
-# background; its lines go to $TESTDIR/watch.raw.
+# background until "release watch"; its lines go to $TESTDIR/watch.raw.
 raw_watch() {
-	{
-		printf '{"op":"watch","prefix":"o/"}\n'
-		sleep 30
-	} | socat -t 30 - "UNIX-CONNECT:$A" >"$TESTDIR/watch.raw" &
+	raw_held watch '{"op":"watch","prefix":"o/"}' >"$TESTDIR/watch.raw" &
 	W_PID=$!
-	sleep 0.3
+	until_status watches 1
+}
+
+# The watch has a put for every write in $TESTDIR/written.
+watch_has_written() {
+	[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
+	    "$(wc -l <"$TESTDIR/written")" ]
+}
+
+# N requests started in the background reached metad: their connections
+# on $A are accepted and read (ss), or they have ended ($TESTDIR/rc.*).
+requests_in() {
+	local open ended
+	open=$(ss -xH src "$A" | awk '$3 == 0' | wc -l)
+	ended=$(find "$TESTDIR" -maxdepth 1 -name 'rc.*' | wc -l)
+	[ $((open + ended)) -ge "$1" ]
 }
 
 # Restart the test's daemon (socket $A) on an etcd of its own: a test that
@@ -140,21 +152,15 @@ own_etcd() {
 	kill -0 "$METAD_PID"		# no crash
 	etcd_start "$TESTDIR/own"	# the same ports and data
 	for i in $(seq 41 60); do
-		for _ in $(seq 1 50); do
-			mctl -s "$A" put "o/$i" "v$i" >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_for mctl -s "$A" put "o/$i" "v$i"
 		echo "o/$i" >>"$TESTDIR/written"
 	done
 	run -0 mctl -s "$A" get o/60
 	assert_output v60
 	# The watch saw every acknowledged write, once, in order.
-	for _ in $(seq 1 50); do
-		[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
-		    "$(wc -l <"$TESTDIR/written")" ] && break
-		sleep 0.1
-	done
-	kill "$W_PID" 2>/dev/null
+	wait_for watch_has_written
+	release watch
+	wait_bg "$W_PID"
 	W_PID=
 	run bash -c "grep '\"event\":\"put\"' '$TESTDIR/watch.raw' | jq -r .key"
 	assert_output "$(cat "$TESTDIR/written")"
@@ -220,7 +226,7 @@ own_etcd() {
 	pids+=($!)
 	# Reads and writes wait for etcd without holding the daemon: a ping,
 	# which needs no etcd, is answered meanwhile.
-	sleep 0.3
+	wait_for requests_in 9
 	run -0 mctl -s "$A" --timeout 1 ping
 	wait "${pids[@]}"
 	run cat "$TESTDIR"/rc.*
@@ -229,10 +235,7 @@ own_etcd() {
 	assert_line --index 0 --partial 'unavailable: etcd is unreachable'
 	kill -CONT "$ETCD_PID"
 	FROZEN=
-	for i in $(seq 1 50); do
-		mctl -s "$A" get k >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_for mctl -s "$A" get k
 	run -0 mctl -s "$A" get k
 	assert_output v
 	# The write that could not read its key wrote nothing.
