@@ -20,12 +20,7 @@ teardown() {
 fake_peer() {
 	socat "UNIX-LISTEN:$1,fork" "$2" >/dev/null 2>&1 3>&- &
 	SOCAT_PID=$!
-	local n
-	for n in $(seq 1 100); do
-		[ -S "$1" ] && return 0
-		sleep 0.02
-	done
-	fail "socat did not listen on $1"
+	wait_for test -S "$1"
 }
 
 fake_peer_stop() {
@@ -543,7 +538,7 @@ assert_json_line() {
 }
 
 @test "--timeout: a daemon that accepts but never answers is exit 4" {
-	fake_peer "$TESTDIR/dead.sock" EXEC:'sleep 5'
+	fake_peer "$TESTDIR/dead.sock" EXEC:'sleep 5'	# holds, never answers
 	run -4 --separate-stderr mctl -s "$TESTDIR/dead.sock" --timeout 300ms ping
 	assert_output ''
 	assert_equal "$stderr" "metactl: no answer from metad on $TESTDIR/dead.sock within 300ms (--timeout)"
@@ -588,6 +583,7 @@ assert_json_line() {
 }
 
 @test "a peer that is not metad: garbage is exit 5, a hang-up exit 4" {
+	# It answers garbage and keeps the connection a while: no hang-up.
 	printf '#!/bin/sh\nread l\necho garbage\nsleep 1\n' >"$TESTDIR/garbage"
 	chmod +x "$TESTDIR/garbage"
 	fake_peer "$TESTDIR/garbage.sock" "EXEC:$TESTDIR/garbage"

@@ -83,7 +83,11 @@ teardown() {
 		) > "$TESTDIR/acked.$w" &
 		pids+=($!)
 	done
-	sleep 0.5
+	# Kill it once the writes are well under way.
+	acked_at_least() {
+		[ "$(cat "$TESTDIR"/acked.* | wc -l)" -ge "$1" ]
+	}
+	wait_for acked_at_least 40
 	metad_kill9
 	wait "${pids[@]}"
 	cat "$TESTDIR"/acked.* > "$TESTDIR/acked"
@@ -116,9 +120,7 @@ teardown() {
 	XDG_RUNTIME_DIR="$TESTDIR" "$METAD" --store memory 2>/dev/null &
 	METAD_PID=$!
 	SOCK="$TESTDIR/metad.sock"
-	local i
-	for i in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.02; done
-	[ -S "$SOCK" ]
+	wait_for test -S "$SOCK"
 	run stat -c %a "$SOCK"
 	assert_output 600
 }
@@ -146,10 +148,9 @@ teardown() {
 	run req '{"op":"ping"}'
 	assert_output '{"ok":true,"rev":0}'
 	kill -TERM "$METAD_PID"
-	local i
-	for i in $(seq 1 100); do kill -0 "$METAD_PID" 2>/dev/null || break; sleep 0.02; done
+	# It exits removing its pidfile (it is not our child: no wait).
+	wait_for test ! -e "$TESTDIR/pid"
 	METAD_PID=
-	[ ! -e "$TESTDIR/pid" ]
 }
 
 # Trace metad's syscalls: is every put answered only after an fdatasync of

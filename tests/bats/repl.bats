@@ -23,7 +23,8 @@ tm() {
 }
 
 # repl_start [ARGS...]: metactl ARGS in a new 100x30 terminal (session $S);
-# when metactl exits the screen says "[exited STATUS]".
+# when metactl exits the screen says "[exited STATUS]" (and a sleep keeps
+# the terminal open, for the test to read it).
 repl_start() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
 	NSESSIONS=$((NSESSIONS + 1))
@@ -44,28 +45,24 @@ screen() {
 	tm capture-pane -p -N -t "$S"	# -N: with trailing spaces
 }
 
-# screen_wait TEXT [N]: wait (at most 5 s) until TEXT is on the screen, or
-# is there N times.
+# screen_wait TEXT [N]: wait until TEXT is on the screen, or is there N
+# times.
 screen_wait() {
-	local i
-	for i in $(seq 1 100); do
-		[ "$(screen | grep -cF -- "$1")" -ge "${2:-1}" ] && return 0
-		sleep 0.05
-	done
-	{ echo "never on the screen (${2:-1} times): $1"; screen; } >&2
+	wait_for on_screen -F "$1" "${2:-1}" && return 0
+	screen >&2
 	return 1
 }
 
 # line_wait LINE [N]: the same for a whole line of the screen.
 line_wait() {
-	screen_wait "$1" "${2:-1}" || return 1
-	local i
-	for i in $(seq 1 100); do
-		[ "$(screen | grep -cxF -- "$1")" -ge "${2:-1}" ] && return 0
-		sleep 0.05
-	done
-	{ echo "never a line (${2:-1} times): $1"; screen; } >&2
+	wait_for on_screen -xF "$1" "${2:-1}" && return 0
+	screen >&2
 	return 1
+}
+
+# on_screen GREP-OPTIONS TEXT N: grep finds TEXT N times on the screen.
+on_screen() {
+	[ "$(screen | grep -c "$1" -- "$2")" -ge "$3" ]
 }
 
 # prompts_wait N: wait until the screen shows N prompts.
@@ -201,10 +198,7 @@ prompts_wait() {
 	BG=$!
 	exec 5> "$TESTDIR/in"
 	echo 'put a 1' >&5
-	for i in $(seq 1 100); do
-		[ -s "$TESTDIR/out" ] && break
-		sleep 0.05
-	done
+	wait_for test -s "$TESTDIR/out"
 	[ "$(status_field connections)" = 2 ]	# the session's and ours
 	metad_stop
 	metad_start 5>&-	# the fifo must close with our fd 5
@@ -212,12 +206,8 @@ prompts_wait() {
 	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || mctl put a 1 >/dev/null
 	printf 'get a\nput a 2\n' >&5
 	exec 5>&-
-	for i in $(seq 1 100); do
-		kill -0 "$BG" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$BG"
-	BG=
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
 	assert_output $'1\n1\n2'
 	run cat "$TESTDIR/err"
