@@ -415,7 +415,7 @@ assert_json_line() {
 	mctl put b 2 >/dev/null
 	run -0 mctl status
 	assert_line "$(rv 'rev: @2')"
-	if on_etcd; then
+	if store_is etcd; then
 		# etcd's compaction is global: an earlier test may have
 		# compacted it, never past this test's start.
 		assert_line --regexp '^compact_rev: [0-9]+$'
@@ -431,7 +431,7 @@ assert_json_line() {
 	assert_line --regexp '^db_bytes: [0-9]+$'
 	assert_line --regexp '^uptime_s: [0-9]+$'
 	assert_line --regexp '^backend: (sqlite|memory|etcd)$'
-	if on_etcd; then
+	if store_is etcd; then
 		# The one field that is not a number or a string: the
 		# endpoints, as JSON (metad(8)).
 		assert_line "endpoints: [{\"url\":\"$ETCD_URL\",\"healthy\":true}]"

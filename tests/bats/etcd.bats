@@ -2,11 +2,13 @@
 # The etcd backend: several daemons on one etcd, an etcd outage, writers
 # outside metad.  Runs in the etcd pass (tests/run-etcd, METAD_TEST_STORE=etcd).
 
+# bats file_tags=store:etcd
+
 bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
-	on_etcd || skip "the etcd pass runs it (make check-etcd)"
+	store_is etcd || skip "the etcd pass runs it (tests/run-etcd)"
 	command -v etcd >/dev/null || skip "etcd is not installed"
 	metad_start
 	A="$SOCK"

@@ -163,10 +163,23 @@ mctl() {
 	"$METACTL" "$@"
 }
 
-# 1 if the daemon under test runs on etcd (revs are etcd's: they start at 1
-# and other namespaces of the same etcd move them too).
-on_etcd() {
-	[ "${METAD_TEST_STORE:-sqlite}" = etcd ]
+# store_is NAME...: the daemon under test runs on one of these backends
+# (sqlite, memory, etcd: METAD_TEST_STORE up to a colon, sqlite by
+# default).  On etcd, revs are etcd's: other namespaces move them too.
+#
+# tests/run picks the tests for each backend by their bats tags:
+#   store:sqlite   only on sqlite (about the sqlite file)
+#   store:durable  needs a store that outlives its daemon (sqlite, etcd)
+#   store:etcd     only on etcd (etcd.bats)
+#   no-valgrind    not with metad under valgrind (timing, RSS)
+# A tagged test also skips when run by hand on another backend:
+#   store_is sqlite || skip "about the sqlite file"
+store_is() {
+	local s store=${METAD_TEST_STORE:-sqlite}
+	for s in "$@"; do
+		[ "${store%%:*}" != "$s" ] || return 0
+	done
+	return 1
 }
 
 # The etcd for this test: the shared one, or one of its own.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The daemon's life: sockets, signals, restart, durability.  They run on
-# every backend but those about what a store keeps across a restart (not
-# memory) and about the sqlite file itself.
+# every backend but those about what a store keeps across a restart (tag
+# store:durable, not on memory) and about the sqlite file itself (tag
+# store:sqlite).
 
 load helpers
 
@@ -9,21 +10,13 @@ setup() {
 	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
 }
 
-durable_only() {
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] ||
-	    skip "the memory store does not outlive its daemon"
-}
-
-sqlite_only() {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "about the sqlite file"
-}
-
 teardown() {
 	metad_cleanup
 }
 
+# bats test_tags=store:durable
 @test "data, versions and rev survive a restart" {
-	durable_only
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	metad_start
 	req '{"op":"put","key":"a","value":"1"}' >/dev/null
 	req '{"op":"put","key":"a","value":"2"}' >/dev/null
@@ -65,8 +58,9 @@ teardown() {
 	assert_output --partial '"ok":true'
 }
 
+# bats test_tags=store:durable
 @test "kill -9 during concurrent writes loses no acknowledged write" {
-	durable_only
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	metad_start
 	local w pids=()
 	for w in 1 2 3 4; do
@@ -101,13 +95,14 @@ teardown() {
 		assert_output "$val"
 	done < "$TESTDIR/acked"
 	metad_stop
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || return 0
+	store_is sqlite || return 0
 	run sqlite3 "$DB" 'PRAGMA integrity_check'
 	assert_output ok
 }
 
+# bats test_tags=store:sqlite
 @test "a second daemon on the same database refuses to start" {
-	sqlite_only
+	store_is sqlite || skip "about the sqlite file"
 	metad_start
 	run "$METAD" --socket "$TESTDIR/other.sock" --store "sqlite:$DB"
 	assert_failure
@@ -181,8 +176,9 @@ fsync_before_ack() {
 	END { if (!bad) print "ok " n }' "$TESTDIR/trace"
 }
 
+# bats test_tags=store:sqlite
 @test "--sync full: no put is answered before its WAL write is fsync'd" {
-	sqlite_only
+	store_is sqlite || skip "about the sqlite file"
 	command -v strace >/dev/null || skip "needs strace"
 	run fsync_before_ack
 	assert_output --regexp '^ok [1-9][0-9]*$'

@@ -213,7 +213,7 @@ REQS
 	req '{"op":"put","key":"a","value":"1"}' >/dev/null
 	req '{"op":"put","key":"b","value":"1"}' >/dev/null
 	run req '{"op":"status"}'
-	if on_etcd; then
+	if store_is etcd; then
 		# etcd's compaction is global to the whole etcd: an earlier
 		# test's may show, but this store never compacted past R0.
 		assert_output --regexp "$(rv '^\{"ok":true,"rev":@2,"compact_rev":[0-9]+,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"etcd","endpoints":\[\{"url":"[^"]+","healthy":true\}\]\}$')"
@@ -232,6 +232,7 @@ REQS
 	assert_line --index 1 "$(rv '{"id":2,"ok":true,"rev":@0}')"
 }
 
+# bats test_tags=no-valgrind
 @test "--max-connections: one more is refused politely, the others go on" {
 	[ -z "${METAD_VALGRIND:-}" ] || skip "timing: too slow under valgrind"
 	metad_stop
@@ -272,6 +273,7 @@ REQS
 	assert_output --partial '128'
 }
 
+# bats test_tags=no-valgrind
 @test "out of descriptors (EMFILE): accepting pauses instead of spinning, then resumes" {
 	command -v prlimit >/dev/null || skip "needs prlimit"
 	[ -z "${METAD_VALGRIND:-}" ] || skip "valgrind keeps descriptors of its own"

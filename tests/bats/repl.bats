@@ -203,7 +203,7 @@ prompts_wait() {
 	metad_stop
 	metad_start 5>&-	# the fifo must close with our fd 5
 	# A memory store does not outlive its daemon: put "a" back as it was.
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || mctl put a 1 >/dev/null
+	! store_is memory || mctl put a 1 >/dev/null
 	printf 'get a\nput a 2\n' >&5
 	exec 5>&-
 	wait_bg "$BG"

@@ -97,7 +97,7 @@ teardown() {
 	put_n h 200
 	run req '{"op":"status"}'
 	compact=$(echo "$output" | grep -o '"compact_rev":[0-9]*' | cut -d: -f2)
-	if on_etcd; then
+	if store_is etcd; then
 		# --history does not compact etcd (metad(8)): the whole
 		# history of the test is still there.
 		[ "$compact" -le "$R0" ] ||
@@ -112,8 +112,9 @@ teardown() {
 	assert_output --partial '"ok":true'
 }
 
+# bats test_tags=store:durable
 @test "history and compact_rev survive a restart" {
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || skip "needs a durable store"
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	put_n p 4
 	req "$(rv '{"op":"compact","rev":@2}')" >/dev/null
 	metad_stop
@@ -190,6 +191,7 @@ REQS
 	assert_output 1000
 }
 
+# bats test_tags=no-valgrind
 @test "a watcher that does not read is cancelled, memory stays bounded, nothing is lost" {
 	[ -z "${METAD_VALGRIND:-}" ] || skip "its RSS bound does not hold under valgrind"
 	metad_stop
@@ -222,7 +224,7 @@ REQS
 	# A sanitizer build keeps freed memory in quarantine: no bound there.
 	# The memory backend holds the 25 MB of values twice (keys, history).
 	local limit=65536
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || limit=$((65536 + 51200))
+	! store_is memory || limit=$((65536 + 51200))
 	[ -n "${SANITIZER:-}" ] || [ "$rss" -lt "$limit" ] ||
 	    fail "daemon RSS ${rss} kB is not below $limit kB"
 	# Its last line once read: the cancellation.
