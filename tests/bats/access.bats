@@ -4,7 +4,7 @@
 load helpers
 
 setup() {
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+	testdir
 	chmod 0755 "$TESTDIR"
 }
 

@@ -24,9 +24,7 @@ fake_peer() {
 }
 
 fake_peer_stop() {
-	[ -n "${SOCAT_PID:-}" ] || return 0
-	kill "$SOCAT_PID" 2>/dev/null || true
-	wait "$SOCAT_PID" 2>/dev/null || true
+	stop_bg "${SOCAT_PID:-}"
 	SOCAT_PID=
 }
 

@@ -130,7 +130,7 @@ PUT c v1 rev @4 3')"
 	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
 	until_status watches 1
-	metad_kill9
+	metad_stop KILL
 	wait_bg "$BG"
 	assert_equal "$STATUS" 4
 	run cat "$TESTDIR/err"

@@ -248,7 +248,7 @@ complete_every_option() {
 
 @test "bash: bash-completion loads it lazily from its completions directory" {
 	need_bash_completion
-	TESTDIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")
+	testdir
 	mkdir -p "$TESTDIR/completions"
 	cp "$COMP/metactl.bash" "$TESTDIR/completions/metactl"
 	run env BASH_COMPLETION_USER_DIR="$TESTDIR" bash --norc --noprofile -c '

@@ -16,8 +16,7 @@ setup() {
 
 teardown() {
 	[ -z "${FROZEN:-}" ] || kill -CONT "$ETCD_PID" 2>/dev/null || true
-	[ -n "${B_PID:-}" ] && { kill -TERM "$B_PID" 2>/dev/null; wait "$B_PID" 2>/dev/null; }
-	[ -n "${W_PID:-}" ] && { kill "$W_PID" 2>/dev/null; wait "$W_PID" 2>/dev/null; }
+	stop_bg "${B_PID:-}" "${W_PID:-}"
 	metad_cleanup
 }
 
@@ -197,8 +196,7 @@ own_etcd() {
 		out=$(req "{\"op\":\"get\",\"key\":\"k$i\"}")
 		[ "$(jq -r .rev <<<"$out")" -ge "$mr" ]
 	done
-	kill "$W_PID" 2>/dev/null || true
-	wait "$W_PID" 2>/dev/null || true
+	stop_bg "$W_PID"
 	W_PID=
 	assert_equal "$bad" 0
 }

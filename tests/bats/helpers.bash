@@ -18,10 +18,16 @@ METACTL="$ROOT/bin/metactl"
 # free_port, etcd_start, etcd_stop
 source "$ROOT/tests/etcd.sh"
 
+# testdir: make the test's temporary directory, $TESTDIR, unless it is
+# there (metad_cleanup removes it).
+testdir() {
+	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
+}
+
 # Start a daemon: metad_start [extra metad options...]
 # Sets SOCK, DB, METAD_PID; exports METACTL_SOCKET for metactl.
 metad_start() {
-	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
+	testdir
 	SOCK="$TESTDIR/metad.sock"
 	DB="$TESTDIR/meta.db"
 	export METACTL_SOCKET="$SOCK"
@@ -100,19 +106,23 @@ wait_for() {
 	done
 }
 
-# Stop the daemon with SIGTERM and wait for it.
+# metad_stop [SIGNAL]: stop the daemon with SIGTERM (or SIGNAL: KILL) and
+# wait for it.
 metad_stop() {
-	[ -n "${METAD_PID:-}" ] || return 0
-	kill -TERM "$METAD_PID" 2>/dev/null || true
-	wait "$METAD_PID" 2>/dev/null || true
+	stop_bg "-${1:-TERM}" "${METAD_PID:-}"
 	METAD_PID=
 }
 
-metad_kill9() {
-	[ -n "${METAD_PID:-}" ] || return 0
-	kill -KILL "$METAD_PID" 2>/dev/null || true
-	wait "$METAD_PID" 2>/dev/null || true
-	METAD_PID=
+# stop_bg [-SIGNAL] PID...: signal background processes (SIGTERM by
+# default) and wait for them; an empty PID is none.
+stop_bg() {
+	local sig=TERM pid
+	case $1 in -*) sig=${1#-}; shift ;; esac
+	for pid in "$@"; do
+		[ -n "$pid" ] || continue
+		kill -"$sig" "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 }
 
 metad_cleanup() {

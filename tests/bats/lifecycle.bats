@@ -7,7 +7,7 @@
 load helpers
 
 setup() {
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+	testdir
 }
 
 teardown() {
@@ -51,7 +51,7 @@ teardown() {
 
 @test "removes a stale socket and starts" {
 	metad_start
-	metad_kill9
+	metad_stop KILL
 	[ -S "$SOCK" ]
 	metad_start
 	run req '{"op":"ping"}'
@@ -82,7 +82,7 @@ teardown() {
 		[ "$(cat "$TESTDIR"/acked.* | wc -l)" -ge "$1" ]
 	}
 	wait_for acked_at_least 40
-	metad_kill9
+	metad_stop KILL
 	wait "${pids[@]}"
 	cat "$TESTDIR"/acked.* > "$TESTDIR/acked"
 	# Something must have been acknowledged for the test to mean anything.

@@ -9,7 +9,7 @@ LINCHECK="$ROOT/build/tests/lincheck"
 STRESS="$ROOT/scripts/stress.sh"
 
 setup() {
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+	testdir
 	MNT=
 	FSIZE_SAVED=
 }

@@ -45,17 +45,15 @@ screen() {
 	tm capture-pane -p -N -t "$S"	# -N: with trailing spaces
 }
 
-# screen_wait TEXT [N]: wait until TEXT is on the screen, or is there N
-# times.
+# screen_wait [-x] TEXT [N]: wait until TEXT is on the screen (with -x:
+# is a whole line of it), or is there N times.
 screen_wait() {
-	wait_for on_screen -F "$1" "${2:-1}" && return 0
-	screen >&2
-	return 1
-}
-
-# line_wait LINE [N]: the same for a whole line of the screen.
-line_wait() {
-	wait_for on_screen -xF "$1" "${2:-1}" && return 0
+	local x=
+	if [ "$1" = -x ]; then
+		x=x
+		shift
+	fi
+	wait_for on_screen "-${x}F" "$1" "${2:-1}" && return 0
 	screen >&2
 	return 1
 }
@@ -217,13 +215,13 @@ prompts_wait() {
 @test "interactive (the default on a terminal): put, get, a not-found that goes on" {
 	repl_start
 	keys 'put k v1' Enter
-	line_wait '1'
+	screen_wait -x '1'
 	keys 'get missing' Enter
-	line_wait 'metactl: missing: not found'
+	screen_wait -x 'metactl: missing: not found'
 	keys 'get k' Enter
-	line_wait 'v1'
+	screen_wait -x 'v1'
 	keys 'repl' Enter
-	line_wait 'metactl: repl: already in the REPL'
+	screen_wait -x 'metactl: repl: already in the REPL'
 	keys 'help get' Enter
 	screen_wait 'print a key'
 	[ "$(status_field connections)" = 2 ]	# ours and status's
@@ -234,12 +232,12 @@ prompts_wait() {
 	keys 'watch k' Enter
 	until_status watches 1
 	mctl put k hello
-	line_wait "$(rv 'PUT k v1 rev @1 hello')"
+	screen_wait -x "$(rv 'PUT k v1 rev @1 hello')"
 	keys C-c
 	prompts_wait 2
 	until_status watches 0
 	keys 'get k' Enter
-	line_wait 'hello'
+	screen_wait -x 'hello'
 	prompts_wait 3
 }
 
@@ -250,14 +248,14 @@ prompts_wait() {
 	keys C-c
 	prompts_wait 2
 	keys 'get k' Enter
-	line_wait 'metactl: k: not found'
+	screen_wait -x 'metactl: k: not found'
 	run -1 mctl get k
 }
 
 @test "the history is kept across sessions in XDG_STATE_HOME" {
 	repl_start
 	keys 'put hist 1' Enter
-	line_wait '1'
+	screen_wait -x '1'
 	keys 'quit' Enter
 	screen_wait '[exited 0]'
 	run cat "$XDG_STATE_HOME/metactl/history"
@@ -278,11 +276,11 @@ prompts_wait() {
 	keys 'sta' Tab
 	screen_wait 'metactl> status '
 	keys Enter
-	line_wait 'keys: 2'
+	screen_wait -x 'keys: 2'
 	keys 'get conf' Tab
 	screen_wait 'metactl> get config.main '
 	keys Enter
-	line_wait '42'
+	screen_wait -x '42'
 	keys 'get --r' Tab
 	screen_wait 'metactl> get --raw '
 	keys C-u 'ep' Tab 'b' Tab
@@ -292,7 +290,7 @@ prompts_wait() {
 @test "Ctrl-D leaves with status 0" {
 	repl_start
 	keys 'get missing' Enter
-	line_wait 'metactl: missing: not found'
+	screen_wait -x 'metactl: missing: not found'
 	keys C-d
 	screen_wait '[exited 0]'
 }
