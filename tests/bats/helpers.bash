@@ -7,7 +7,21 @@
 #                      test on loopback ports and stopped afterwards); each
 #                      test's daemon gets its own --etcd-prefix ($ETCD_PREFIX)
 #   METAD_WRAPPER      a command metad runs under (make valgrind sets it,
-#                      and METAD_VALGRIND=1 for tests too slow to run so)
+#                      and METAD_VALGRIND=1: wait_for then allows five
+#                      times as long)
+#
+# Which tests run on which backend is said by bats tags, and tests/run
+# passes each backend's --filter-tags:
+#   store:sqlite   only on sqlite (about the sqlite file)
+#   store:durable  needs a store that outlives its daemon (sqlite, etcd)
+#   store:etcd     only on etcd (etcd.bats)
+#   no-valgrind    not with metad under valgrind (timing, RSS)
+# A tagged test also skips when run by hand on another backend, with a
+# line that costs nothing: store_is sqlite || skip "about the sqlite file".
+#
+# Waiting: for the thing itself (wait_for, until_status, daemon_wait,
+# wait_bg), never for a fixed while; a client that must stay connected
+# holds its connection until the test releases it (raw_held, hold_open).
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -176,14 +190,6 @@ mctl() {
 # store_is NAME...: the daemon under test runs on one of these backends
 # (sqlite, memory, etcd: METAD_TEST_STORE up to a colon, sqlite by
 # default).  On etcd, revs are etcd's: other namespaces move them too.
-#
-# tests/run picks the tests for each backend by their bats tags:
-#   store:sqlite   only on sqlite (about the sqlite file)
-#   store:durable  needs a store that outlives its daemon (sqlite, etcd)
-#   store:etcd     only on etcd (etcd.bats)
-#   no-valgrind    not with metad under valgrind (timing, RSS)
-# A tagged test also skips when run by hand on another backend:
-#   store_is sqlite || skip "about the sqlite file"
 store_is() {
 	local s store=${METAD_TEST_STORE:-sqlite}
 	for s in "$@"; do
