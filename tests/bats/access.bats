@@ -4,14 +4,18 @@
 load helpers
 
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to run clients as another uid"
-	command -v setpriv >/dev/null || skip "needs setpriv"
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+	testdir
 	chmod 0755 "$TESTDIR"
 }
 
 teardown() {
 	metad_cleanup
+}
+
+# For the tests that run clients as another user.
+need_other_uid() {
+	[ "$(id -u)" -eq 0 ] || skip "root: needs root to run clients as another uid"
+	command -v setpriv >/dev/null || skip "needs setpriv"
 }
 
 # as_nobody CMD...: run as uid 65534, gid 65534.
@@ -24,6 +28,7 @@ nobody_req() {
 }
 
 @test "the socket is 0600 by default: other users cannot even connect" {
+	need_other_uid
 	metad_start
 	run stat -c %a "$SOCK"
 	assert_output 600
@@ -32,6 +37,7 @@ nobody_req() {
 }
 
 @test "a user not allowed is refused with permission_denied and disconnected" {
+	need_other_uid
 	metad_start --socket-mode 0666
 	# The refusal comes at once, before any request.
 	run as_nobody socat -t 2 -u "UNIX-CONNECT:$SOCK" -
@@ -42,6 +48,7 @@ nobody_req() {
 }
 
 @test "--read-only-uid: reads and watches work, every write answers read_only" {
+	need_other_uid
 	metad_start --socket-mode 0666 --read-only-uid 65534
 	mctl put k v >/dev/null
 	run nobody_req '{"op":"hello"}'
@@ -63,6 +70,7 @@ nobody_req() {
 }
 
 @test "--allow-uid by name and --allow-gid grant read-write" {
+	need_other_uid
 	metad_start --socket-mode 0666 --allow-uid nobody
 	run as_nobody "$METACTL" -s "$SOCK" put k v
 	assert_success
@@ -73,6 +81,7 @@ nobody_req() {
 }
 
 @test "--read-only-gid grants read-only; a uid list wins over a group list" {
+	need_other_uid
 	metad_start --socket-mode 0666 --read-only-gid 65534
 	run nobody_req '{"op":"hello"}'
 	assert_output --partial '"access":"ro"'

@@ -20,18 +20,11 @@ teardown() {
 fake_peer() {
 	socat "UNIX-LISTEN:$1,fork" "$2" >/dev/null 2>&1 3>&- &
 	SOCAT_PID=$!
-	local n
-	for n in $(seq 1 100); do
-		[ -S "$1" ] && return 0
-		sleep 0.02
-	done
-	fail "socat did not listen on $1"
+	wait_for test -S "$1"
 }
 
 fake_peer_stop() {
-	[ -n "${SOCAT_PID:-}" ] || return 0
-	kill "$SOCAT_PID" 2>/dev/null || true
-	wait "$SOCAT_PID" 2>/dev/null || true
+	stop_bg "${SOCAT_PID:-}"
 	SOCAT_PID=
 }
 
@@ -420,7 +413,7 @@ assert_json_line() {
 	mctl put b 2 >/dev/null
 	run -0 mctl status
 	assert_line "$(rv 'rev: @2')"
-	if on_etcd; then
+	if store_is etcd; then
 		# etcd's compaction is global: an earlier test may have
 		# compacted it, never past this test's start.
 		assert_line --regexp '^compact_rev: [0-9]+$'
@@ -436,7 +429,7 @@ assert_json_line() {
 	assert_line --regexp '^db_bytes: [0-9]+$'
 	assert_line --regexp '^uptime_s: [0-9]+$'
 	assert_line --regexp '^backend: (sqlite|memory|etcd)$'
-	if on_etcd; then
+	if store_is etcd; then
 		# The one field that is not a number or a string: the
 		# endpoints, as JSON (metad(8)).
 		assert_line "endpoints: [{\"url\":\"$ETCD_URL\",\"healthy\":true}]"
@@ -543,7 +536,7 @@ assert_json_line() {
 }
 
 @test "--timeout: a daemon that accepts but never answers is exit 4" {
-	fake_peer "$TESTDIR/dead.sock" EXEC:'sleep 5'
+	fake_peer "$TESTDIR/dead.sock" EXEC:'sleep 5'	# holds, never answers
 	run -4 --separate-stderr mctl -s "$TESTDIR/dead.sock" --timeout 300ms ping
 	assert_output ''
 	assert_equal "$stderr" "metactl: no answer from metad on $TESTDIR/dead.sock within 300ms (--timeout)"
@@ -588,6 +581,7 @@ assert_json_line() {
 }
 
 @test "a peer that is not metad: garbage is exit 5, a hang-up exit 4" {
+	# It answers garbage and keeps the connection a while: no hang-up.
 	printf '#!/bin/sh\nread l\necho garbage\nsleep 1\n' >"$TESTDIR/garbage"
 	chmod +x "$TESTDIR/garbage"
 	fake_peer "$TESTDIR/garbage.sock" "EXEC:$TESTDIR/garbage"

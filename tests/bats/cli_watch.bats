@@ -13,34 +13,10 @@ teardown() {
 	metad_cleanup
 }
 
-# wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
-# (default 10), killing it past that; sets STATUS to its exit status.
-wait_bg() {
-	local i n=$(( ${2:-10} * 20 ))
-	for i in $(seq 1 "$n"); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	STATUS=0
-	wait "$1" || STATUS=$?
-	BG=
-}
-
-# put_n PREFIX N [VALUE]: N pipelined puts PREFIX1..PREFIXN on one
-# connection, value VALUE (default: the number).
-put_n() {
-	local i
-	for i in $(seq 1 "$2"); do
-		printf '{"op":"put","key":"%s%d","value":"%s"}\n' "$1" "$i" \
-		    "${3:-$i}"
-	done | socat -t 30 - "UNIX-CONNECT:$SOCK" >/dev/null
-}
-
 @test "watch --count N prints N events written by another process, then exits 0" {
 	"$METACTL" watch k --count 3 > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put k one
 	mctl put other x
 	mctl put k "two words"
@@ -60,7 +36,7 @@ put_n() {
 	BG=$!
 	"$METACTL" watch --prefix "" --count 3 > "$TESTDIR/all" &
 	local all=$!
-	until_watching 2
+	until_status watches 2
 	mctl put app/a 1
 	mctl put apple 2
 	mctl put app/b 3
@@ -86,7 +62,7 @@ PUT app/b v1 rev @3 3')"
 DELETE a rev @3')"
 	"$METACTL" watch --prefix "" --from-rev "$(rv @3)" --count 2 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put c 3
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
@@ -125,13 +101,9 @@ PUT c v1 rev @4 3')"
 @test "watch ends cleanly on SIGINT with exit status 130, events flushed" {
 	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	mctl put k v
-	local i
-	for i in $(seq 1 100); do
-		[ -s "$TESTDIR/out" ] && break
-		sleep 0.05
-	done
+	wait_for test -s "$TESTDIR/out"
 	kill -INT "$BG"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 130
@@ -139,14 +111,14 @@ PUT c v1 rev @4 3')"
 	assert_output "$(rv 'PUT k v1 rev @1 v')"
 	run cat "$TESTDIR/err"
 	assert_output ''
-	until_watching 0
+	until_status watches 0
 }
 
 @test "--timeout does not end a watch, only bounds its start" {
 	"$METACTL" --timeout 100ms watch k --count 1 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
-	sleep 1
+	until_status watches 1
+	sleep 1		# well past the --timeout: the watch must outlive it
 	mctl put k late
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
@@ -157,8 +129,8 @@ PUT c v1 rev @4 3')"
 @test "watch exits 4 with a message when metad goes away" {
 	"$METACTL" watch k > "$TESTDIR/out" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
-	metad_kill9
+	until_status watches 1
+	metad_stop KILL
 	wait_bg "$BG"
 	assert_equal "$STATUS" 4
 	run cat "$TESTDIR/err"
@@ -168,15 +140,18 @@ PUT c v1 rev @4 3')"
 @test "watch on a closed stdout (| head -1) ends quietly" {
 	"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out" &
 	BG=$!
-	until_watching 1
-	local i
-	for i in $(seq 1 50); do
+	until_status watches 1
+	# metactl finds stdout closed when it writes the event after the one
+	# head took: put until it did.
+	local i=0
+	put_until_gone() {
+		i=$((i + 1))
 		mctl put k "v$i"
-		[ -s "$TESTDIR/out" ] && [ "$(status_field watches)" = 0 ] && break
-		sleep 0.05
-	done
+		[ -s "$TESTDIR/out" ] && status_is watches 0
+	}
+	wait_for put_until_gone
 	wait_bg "$BG"
-	until_watching 0
+	until_status watches 0
 	run cat "$TESTDIR/out"
 	assert_output "$(rv 'PUT k v1 rev @1 v1')"
 	run cat "$TESTDIR/err"
@@ -185,16 +160,22 @@ PUT c v1 rev @4 3')"
 
 @test "a slow watcher is resumed transparently: every event exactly once, in order" {
 	metad_stop
-	metad_start --max-pending-bytes 65536
+	# At log level info metad says when it cancels a slow watcher.
+	metad_start --max-pending-bytes 65536 --log-level info
 	local n=5000 fifo="$TESTDIR/fifo" value
 	value=$(head -c 1000 /dev/zero | tr '\0' x)
 	mkfifo "$fifo"
-	# The reader opens the pipe at once but reads nothing for 4 seconds.
-	{ sleep 4; cat; } < "$fifo" > "$TESTDIR/out" &
+	# The reader opens the pipe at once but reads nothing until metad has
+	# cancelled the watch of a metactl stuck on writing to it.
+	{
+		wait_for -t 60 grep -q 'cancelling watches (slow_consumer)' \
+		    "$TESTDIR/metad.log" || true
+		cat
+	} < "$fifo" > "$TESTDIR/out" &
 	local reader=$!
 	"$METACTL" watch --prefix s/ --count "$n" > "$fifo" 2> "$TESTDIR/err" &
 	BG=$!
-	until_watching 1
+	until_status watches 1
 	put_n s/ "$n" "$value"
 	wait_bg "$BG" 60
 	assert_equal "$STATUS" 0
@@ -258,7 +239,7 @@ PUT c v1 rev @4 3')"
 @test "wait blocks until another process writes the version" {
 	"$METACTL" --timeout 5s wait k --version 2 > "$TESTDIR/out" &
 	BG=$!
-	sleep 0.3
+	until_status connections 2	# the wait's and status's
 	mctl put k first
 	mctl put k second
 	wait_bg "$BG"
@@ -273,7 +254,7 @@ PUT c v1 rev @4 3')"
 	assert_output abc
 	"$METACTL" --timeout 0 wait never > "$TESTDIR/out" &
 	BG=$!
-	sleep 0.5
+	until_status connections 2	# the wait's and status's
 	kill -INT "$BG"
 	wait_bg "$BG"
 	assert_equal "$STATUS" 130

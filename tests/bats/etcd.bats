@@ -2,11 +2,13 @@
 # The etcd backend: several daemons on one etcd, an etcd outage, writers
 # outside metad.  Runs in the etcd pass (tests/run-etcd, METAD_TEST_STORE=etcd).
 
+# bats file_tags=store:etcd
+
 bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
-	on_etcd || skip "the etcd pass runs it (make check-etcd)"
+	store_is etcd || skip "the etcd pass runs it (tests/run-etcd)"
 	command -v etcd >/dev/null || skip "etcd is not installed"
 	metad_start
 	A="$SOCK"
@@ -14,24 +16,14 @@ setup() {
 
 teardown() {
 	[ -z "${FROZEN:-}" ] || kill -CONT "$ETCD_PID" 2>/dev/null || true
-	[ -n "${B_PID:-}" ] && { kill -TERM "$B_PID" 2>/dev/null; wait "$B_PID" 2>/dev/null; }
-	[ -n "${W_PID:-}" ] && { kill "$W_PID" 2>/dev/null; wait "$W_PID" 2>/dev/null; }
+	stop_bg "${B_PID:-}" "${W_PID:-}"
 	metad_cleanup
 }
 
 # A second daemon on the same etcd and prefix: socket $B.
 start_b() {
 	B="$TESTDIR/b.sock"
-	"$METAD" --socket "$B" --store "etcd:$ETCD_URL" \
-	    --etcd-prefix "$ETCD_PREFIX" --log-level warn 2>>"$TESTDIR/b.log" &
-	B_PID=$!
-	local i
-	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$B" 2>/dev/null && return 0
-		sleep 0.025
-	done
-	cat "$TESTDIR/b.log" >&2
-	return 1
+	metad_spawn B_PID "$B" "$TESTDIR/b.log"
 }
 
 @test "etcd: two daemons on one etcd see each other's writes" {
@@ -54,7 +46,7 @@ start_b() {
 	mctl -s "$A" put w/0 before
 	mctl -s "$A" -o json watch --prefix w/ --count 3 >"$TESTDIR/watch.out" &
 	W_PID=$!
-	sleep 0.3
+	until_status watches 1
 	mctl -s "$B" put w/1 one
 	mctl -s "$A" put w/2 two
 	mctl -s "$B" del w/1
@@ -106,14 +98,26 @@ delete w/1 null"
 }
 
 # Keep a watch (raw protocol, one connection) on prefix o/ open in the
-# background; its lines go to $TESTDIR/watch.raw.
+# background until "release watch"; its lines go to $TESTDIR/watch.raw.
 raw_watch() {
-	{
-		printf '{"op":"watch","prefix":"o/"}\n'
-		sleep 30
-	} | socat -t 30 - "UNIX-CONNECT:$A" >"$TESTDIR/watch.raw" &
+	raw_held watch '{"op":"watch","prefix":"o/"}' >"$TESTDIR/watch.raw" &
 	W_PID=$!
-	sleep 0.3
+	until_status watches 1
+}
+
+# The watch has a put for every write in $TESTDIR/written.
+watch_has_written() {
+	[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
+	    "$(wc -l <"$TESTDIR/written")" ]
+}
+
+# N requests started in the background reached metad: their connections
+# on $A are accepted and read (ss), or they have ended ($TESTDIR/rc.*).
+requests_in() {
+	local open ended
+	open=$(ss -xH src "$A" | awk '$3 == 0' | wc -l)
+	ended=$(find "$TESTDIR" -maxdepth 1 -name 'rc.*' | wc -l)
+	[ $((open + ended)) -ge "$1" ]
 }
 
 # Restart the test's daemon (socket $A) on an etcd of its own: a test that
@@ -149,21 +153,15 @@ own_etcd() {
 	kill -0 "$METAD_PID"		# no crash
 	etcd_start "$TESTDIR/own"	# the same ports and data
 	for i in $(seq 41 60); do
-		for _ in $(seq 1 50); do
-			mctl -s "$A" put "o/$i" "v$i" >/dev/null 2>&1 && break
-			sleep 0.1
-		done
+		wait_for mctl -s "$A" put "o/$i" "v$i"
 		echo "o/$i" >>"$TESTDIR/written"
 	done
 	run -0 mctl -s "$A" get o/60
 	assert_output v60
 	# The watch saw every acknowledged write, once, in order.
-	for _ in $(seq 1 50); do
-		[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
-		    "$(wc -l <"$TESTDIR/written")" ] && break
-		sleep 0.1
-	done
-	kill "$W_PID" 2>/dev/null
+	wait_for watch_has_written
+	release watch
+	wait_bg "$W_PID"
 	W_PID=
 	run bash -c "grep '\"event\":\"put\"' '$TESTDIR/watch.raw' | jq -r .key"
 	assert_output "$(cat "$TESTDIR/written")"
@@ -198,8 +196,7 @@ own_etcd() {
 		out=$(req "{\"op\":\"get\",\"key\":\"k$i\"}")
 		[ "$(jq -r .rev <<<"$out")" -ge "$mr" ]
 	done
-	kill "$W_PID" 2>/dev/null || true
-	wait "$W_PID" 2>/dev/null || true
+	stop_bg "$W_PID"
 	W_PID=
 	assert_equal "$bad" 0
 }
@@ -229,7 +226,7 @@ own_etcd() {
 	pids+=($!)
 	# Reads and writes wait for etcd without holding the daemon: a ping,
 	# which needs no etcd, is answered meanwhile.
-	sleep 0.3
+	wait_for requests_in 9
 	run -0 mctl -s "$A" --timeout 1 ping
 	wait "${pids[@]}"
 	run cat "$TESTDIR"/rc.*
@@ -238,10 +235,7 @@ own_etcd() {
 	assert_line --index 0 --partial 'unavailable: etcd is unreachable'
 	kill -CONT "$ETCD_PID"
 	FROZEN=
-	for i in $(seq 1 50); do
-		mctl -s "$A" get k >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	wait_for mctl -s "$A" get k
 	run -0 mctl -s "$A" get k
 	assert_output v
 	# The write that could not read its key wrote nothing.

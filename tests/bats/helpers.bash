@@ -7,7 +7,21 @@
 #                      test on loopback ports and stopped afterwards); each
 #                      test's daemon gets its own --etcd-prefix ($ETCD_PREFIX)
 #   METAD_WRAPPER      a command metad runs under (make valgrind sets it,
-#                      and METAD_VALGRIND=1 for tests too slow to run so)
+#                      and METAD_VALGRIND=1: wait_for then allows five
+#                      times as long)
+#
+# Which tests run on which backend is said by bats tags, and tests/run
+# passes each backend's --filter-tags:
+#   store:sqlite   only on sqlite (about the sqlite file)
+#   store:durable  needs a store that outlives its daemon (sqlite, etcd)
+#   store:etcd     only on etcd (etcd.bats)
+#   no-valgrind    not with metad under valgrind (timing, RSS)
+# A tagged test also skips when run by hand on another backend, with a
+# line that costs nothing: store_is sqlite || skip "about the sqlite file".
+#
+# Waiting: for the thing itself (wait_for, until_status, daemon_wait,
+# wait_bg), never for a fixed while; a client that must stay connected
+# holds its connection until the test releases it (raw_held, hold_open).
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -18,13 +32,28 @@ METACTL="$ROOT/bin/metactl"
 # free_port, etcd_start, etcd_stop
 source "$ROOT/tests/etcd.sh"
 
+# testdir: make the test's temporary directory, $TESTDIR, unless it is
+# there (metad_cleanup removes it).
+testdir() {
+	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
+}
+
 # Start a daemon: metad_start [extra metad options...]
 # Sets SOCK, DB, METAD_PID; exports METACTL_SOCKET for metactl.
 metad_start() {
-	TESTDIR="${TESTDIR:-$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")}"
+	testdir
 	SOCK="$TESTDIR/metad.sock"
 	DB="$TESTDIR/meta.db"
-	local store extra=()
+	export METACTL_SOCKET="$SOCK"
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log" "$@" && rev_base
+}
+
+# metad_spawn VAR SOCKET LOG [extra metad options...]: start a metad on
+# SOCKET with the test's store (METAD_TEST_STORE), its stderr appended to
+# LOG, and wait until it answers.  Sets the variable VAR to its pid.
+metad_spawn() {
+	local var=$1 sock=$2 log=$3 store extra=()
+	shift 3
 	case "${METAD_TEST_STORE:-sqlite}" in
 	sqlite) store="sqlite:$DB" ;;
 	memory) store="memory" ;;
@@ -35,41 +64,79 @@ metad_start() {
 		;;
 	*) store="$METAD_TEST_STORE" ;;
 	esac
-	${METAD_WRAPPER:-} "$METAD" --socket "$SOCK" --store "$store" \
-	    "${extra[@]}" --log-level warn "$@" 2>>"$TESTDIR/metad.log" 3>&- &
-	METAD_PID=$!
-	export METACTL_SOCKET="$SOCK"
-	local i
-	for i in $(seq 1 200); do
-		# Ready once it answers (a stale socket file may be there).
-		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
-		    2>/dev/null && {
-			rev_base
-			return
-		}
-		kill -0 "$METAD_PID" 2>/dev/null || {
-			cat "$TESTDIR/metad.log" >&2
-			return 1
-		}
-		sleep 0.025
-	done
-	echo "metad did not start" >&2
+	${METAD_WRAPPER:-} "$METAD" --socket "$sock" --store "$store" \
+	    "${extra[@]}" --log-level warn "$@" 2>>"$log" 3>&- &
+	printf -v "$var" %s "$!"
+	daemon_wait "$!" "$sock" "$log"
+}
+
+# daemon_wait PID SOCKET LOG: wait until the daemon PID answers on SOCKET
+# (a stale socket file may be there); if it exits first or does not answer
+# within 30 s, show its LOG and fail.
+daemon_wait() {
+	wait_for -t 30 answers_or_gone "$2" "$1" || true
+	answers "$2" && return 0
+	if pid_gone "$1"; then
+		echo "metad exited before it answered on $2" >&2
+	else
+		echo "metad did not answer on $2" >&2
+	fi
+	cat "$3" >&2
 	return 1
 }
 
-# Stop the daemon with SIGTERM and wait for it.
+# answers SOCKET: something accepts connections on SOCKET.
+answers() {
+	[ -S "$1" ] && socat -u /dev/null "UNIX-CONNECT:$1" 2>/dev/null
+}
+
+answers_or_gone() {
+	answers "$1" || pid_gone "$2"
+}
+
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# wait_for [-t SECONDS] CMD...: run CMD (its output discarded) until it
+# succeeds, at most SECONDS (default 10, five times as long under
+# valgrind); past that, say what never happened and fail.  For waiting on
+# the thing itself (a socket, a line in a file, a status field) instead of
+# sleeping for a while.
+wait_for() {
+	local t=10 end
+	if [ "$1" = -t ]; then
+		t=$2
+		shift 2
+	fi
+	[ -z "${METAD_VALGRIND:-}" ] || t=$((t * 5))
+	end=$((SECONDS + t + 1))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "waited $t s in vain for: $*" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}
+
+# metad_stop [SIGNAL]: stop the daemon with SIGTERM (or SIGNAL: KILL) and
+# wait for it.
 metad_stop() {
-	[ -n "${METAD_PID:-}" ] || return 0
-	kill -TERM "$METAD_PID" 2>/dev/null || true
-	wait "$METAD_PID" 2>/dev/null || true
+	stop_bg "-${1:-TERM}" "${METAD_PID:-}"
 	METAD_PID=
 }
 
-metad_kill9() {
-	[ -n "${METAD_PID:-}" ] || return 0
-	kill -KILL "$METAD_PID" 2>/dev/null || true
-	wait "$METAD_PID" 2>/dev/null || true
-	METAD_PID=
+# stop_bg [-SIGNAL] PID...: signal background processes (SIGTERM by
+# default) and wait for them; an empty PID is none.
+stop_bg() {
+	local sig=TERM pid
+	case $1 in -*) sig=${1#-}; shift ;; esac
+	for pid in "$@"; do
+		[ -n "$pid" ] || continue
+		kill -"$sig" "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 }
 
 metad_cleanup() {
@@ -120,10 +187,15 @@ mctl() {
 	"$METACTL" "$@"
 }
 
-# 1 if the daemon under test runs on etcd (revs are etcd's: they start at 1
-# and other namespaces of the same etcd move them too).
-on_etcd() {
-	[ "${METAD_TEST_STORE:-sqlite}" = etcd ]
+# store_is NAME...: the daemon under test runs on one of these backends
+# (sqlite, memory, etcd: METAD_TEST_STORE up to a colon, sqlite by
+# default).  On etcd, revs are etcd's: other namespaces move them too.
+store_is() {
+	local s store=${METAD_TEST_STORE:-sqlite}
+	for s in "$@"; do
+		[ "${store%%:*}" != "$s" ] || return 0
+	done
+	return 1
 }
 
 # The etcd for this test: the shared one, or one of its own.
@@ -142,13 +214,85 @@ status_field() {
 	"$METACTL" status | sed -n "s/^$1: //p"
 }
 
-# until_watching N: wait (at most 5 s) until metad has N watches.
-until_watching() {
-	local i
-	for i in $(seq 1 200); do
-		[ "$(status_field watches)" = "$1" ] && return 0
-		sleep 0.025
+# until_status FIELD VALUE: wait until "metactl status" shows FIELD: VALUE
+# (watches 2: both watchers are registered).
+until_status() {
+	wait_for status_is "$1" "$2"
+}
+
+status_is() {
+	[ "$(status_field "$1")" = "$2" ]
+}
+
+# wait_bg PID [SECONDS]: wait for a background process, at most SECONDS
+# (default 10), killing it past that; sets STATUS to its exit status (and
+# clears BG, which teardowns kill, when PID is $BG).
+wait_bg() {
+	wait_for -t "${2:-10}" pid_gone "$1" || kill -KILL "$1" 2>/dev/null || true
+	STATUS=0
+	wait "$1" || STATUS=$?
+	[ "$1" != "${BG:-}" ] || BG=
+}
+
+# put_n PREFIX N [VALUE]: N pipelined puts PREFIX1..PREFIXN on one
+# connection, each of value VALUE (default: its number); returns once all
+# are answered, and fails unless all were acknowledged.
+put_n() {
+	local i acked
+	acked=$(for i in $(seq 1 "$2"); do
+		printf '{"op":"put","key":"%s%d","value":"%s"}\n' "$1" "$i" \
+		    "${3:-$i}"
+	done | socat -t 30 - "UNIX-CONNECT:$SOCK" | grep -c '"ok":true' || true)
+	[ "$acked" -eq "$2" ] || {
+		echo "put_n $1 $2: $acked of $2 puts acknowledged" >&2
+		return 1
+	}
+}
+
+# hold_open NAME: the rest of a client's input, to keep its connection
+# open: returns (EOF) once the test calls "release NAME", or once the
+# test's directory is gone (its teardown ran), or after 5 minutes.
+hold_open() {
+	local f="$TESTDIR/release.$1" dir="$TESTDIR" end=$((SECONDS + 300))
+	until [ -e "$f" ] || [ ! -d "$dir" ] || [ "$SECONDS" -ge "$end" ]; do
+		sleep 0.1
 	done
-	echo "metad never had $1 watches" >&2
-	return 1
+}
+
+release() {
+	touch "$TESTDIR/release.$1"
+}
+
+# raw_held NAME REQUEST...: send the REQUEST lines on a connection of their
+# own and print what comes back until "release NAME" closes it.  Run it in
+# the background: raw_held w "$req" >"$TESTDIR/out" &.  A write's events
+# are sent before its answer, so a watch released after the writes were
+# answered has printed all of their events.
+raw_held() {
+	local name=$1
+	shift
+	{
+		printf '%s\n' "$@"
+		hold_open "$name"
+	} | socat -t 10 - "UNIX-CONNECT:$SOCK"
+}
+
+# watch_lines N REQUEST: send REQUEST (a watch) on a connection of its own,
+# close it once N lines came back (at most 10 s), and print them; fails
+# (quietly: "run" would count a message as a line) when fewer came.
+watch_lines() {
+	local out="$TESTDIR/watch_lines.out" pid rc=0
+	raw_held watch_lines "$2" >"$out" &
+	pid=$!
+	wait_for has_lines "$1" "$out" 2>/dev/null || rc=1
+	release watch_lines
+	wait "$pid" || rc=1
+	rm -f "$TESTDIR/release.watch_lines"
+	cat "$out"
+	return "$rc"
+}
+
+# has_lines N FILE: FILE has N lines or more.
+has_lines() {
+	[ "$(wc -l <"$2")" -ge "$1" ]
 }

@@ -1,29 +1,22 @@
 #!/usr/bin/env bats
 # The daemon's life: sockets, signals, restart, durability.  They run on
-# every backend but those about what a store keeps across a restart (not
-# memory) and about the sqlite file itself.
+# every backend but those about what a store keeps across a restart (tag
+# store:durable, not on memory) and about the sqlite file itself (tag
+# store:sqlite).
 
 load helpers
 
 setup() {
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
-}
-
-durable_only() {
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] ||
-	    skip "the memory store does not outlive its daemon"
-}
-
-sqlite_only() {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "about the sqlite file"
+	testdir
 }
 
 teardown() {
 	metad_cleanup
 }
 
+# bats test_tags=store:durable
 @test "data, versions and rev survive a restart" {
-	durable_only
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	metad_start
 	req '{"op":"put","key":"a","value":"1"}' >/dev/null
 	req '{"op":"put","key":"a","value":"2"}' >/dev/null
@@ -58,15 +51,16 @@ teardown() {
 
 @test "removes a stale socket and starts" {
 	metad_start
-	metad_kill9
+	metad_stop KILL
 	[ -S "$SOCK" ]
 	metad_start
 	run req '{"op":"ping"}'
 	assert_output --partial '"ok":true'
 }
 
+# bats test_tags=store:durable
 @test "kill -9 during concurrent writes loses no acknowledged write" {
-	durable_only
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	metad_start
 	local w pids=()
 	for w in 1 2 3 4; do
@@ -83,8 +77,12 @@ teardown() {
 		) > "$TESTDIR/acked.$w" &
 		pids+=($!)
 	done
-	sleep 0.5
-	metad_kill9
+	# Kill it once the writes are well under way.
+	acked_at_least() {
+		[ "$(cat "$TESTDIR"/acked.* | wc -l)" -ge "$1" ]
+	}
+	wait_for acked_at_least 40
+	metad_stop KILL
 	wait "${pids[@]}"
 	cat "$TESTDIR"/acked.* > "$TESTDIR/acked"
 	# Something must have been acknowledged for the test to mean anything.
@@ -97,13 +95,14 @@ teardown() {
 		assert_output "$val"
 	done < "$TESTDIR/acked"
 	metad_stop
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || return 0
+	store_is sqlite || return 0
 	run sqlite3 "$DB" 'PRAGMA integrity_check'
 	assert_output ok
 }
 
+# bats test_tags=store:sqlite
 @test "a second daemon on the same database refuses to start" {
-	sqlite_only
+	store_is sqlite || skip "about the sqlite file"
 	metad_start
 	run "$METAD" --socket "$TESTDIR/other.sock" --store "sqlite:$DB"
 	assert_failure
@@ -116,9 +115,7 @@ teardown() {
 	XDG_RUNTIME_DIR="$TESTDIR" "$METAD" --store memory 2>/dev/null &
 	METAD_PID=$!
 	SOCK="$TESTDIR/metad.sock"
-	local i
-	for i in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.02; done
-	[ -S "$SOCK" ]
+	wait_for test -S "$SOCK"
 	run stat -c %a "$SOCK"
 	assert_output 600
 }
@@ -146,10 +143,9 @@ teardown() {
 	run req '{"op":"ping"}'
 	assert_output '{"ok":true,"rev":0}'
 	kill -TERM "$METAD_PID"
-	local i
-	for i in $(seq 1 100); do kill -0 "$METAD_PID" 2>/dev/null || break; sleep 0.02; done
+	# It exits removing its pidfile (it is not our child: no wait).
+	wait_for test ! -e "$TESTDIR/pid"
 	METAD_PID=
-	[ ! -e "$TESTDIR/pid" ]
 }
 
 # Trace metad's syscalls: is every put answered only after an fdatasync of
@@ -161,10 +157,10 @@ fsync_before_ack() {
 	    --store "sqlite:$TESTDIR/st.db" --pidfile "$TESTDIR/st.pid" "$@" \
 	    >/dev/null 2>&1 3>&- &
 	local pid=$! i
-	for i in $(seq 1 200); do
-		socat -u /dev/null "UNIX-CONNECT:$TESTDIR/st.sock" 2>/dev/null && break
-		sleep 0.025
-	done
+	daemon_wait "$pid" "$TESTDIR/st.sock" /dev/null || {
+		kill -TERM "$(cat "$TESTDIR/st.pid" 2>/dev/null)" "$pid" 2>/dev/null
+		return 1
+	}
 	for i in $(seq 1 20); do
 		printf '{"op":"put","key":"k%d","value":"v"}\n{"op":"put","key":"j%d","value":"w"}\n' "$i" "$i"
 	done | socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" > /dev/null
@@ -180,8 +176,9 @@ fsync_before_ack() {
 	END { if (!bad) print "ok " n }' "$TESTDIR/trace"
 }
 
+# bats test_tags=store:sqlite
 @test "--sync full: no put is answered before its WAL write is fsync'd" {
-	sqlite_only
+	store_is sqlite || skip "about the sqlite file"
 	command -v strace >/dev/null || skip "needs strace"
 	run fsync_before_ack
 	assert_output --regexp '^ok [1-9][0-9]*$'

@@ -9,7 +9,7 @@ LINCHECK="$ROOT/build/tests/lincheck"
 STRESS="$ROOT/scripts/stress.sh"
 
 setup() {
-	TESTDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/metad-test.XXXXXX")"
+	testdir
 	MNT=
 	FSIZE_SAVED=
 }
@@ -21,11 +21,6 @@ teardown() {
 		umount "$MNT" || umount -l "$MNT"
 	fi
 	metad_cleanup
-}
-
-# The disk and kill -9 tests are about the sqlite file: the sqlite pass.
-sqlite_pass() {
-	[ "${METAD_TEST_STORE:-sqlite}" = sqlite ] || skip "about the sqlite file"
 }
 
 lincheck() {
@@ -131,13 +126,17 @@ assert_recovered() {
 	assert_output --partial 'linearizable'
 }
 
+# The disk and kill -9 tests are about the sqlite file: tag store:sqlite.
+
+# bats test_tags=store:sqlite
 @test "disk full (2 MiB tmpfs): storage_full, reads go on, writes resume after remount, nothing lost" {
-	sqlite_pass
+	store_is sqlite || skip "about the sqlite file"
 	MNT="$TESTDIR/mnt"
 	mkdir "$MNT"
 	mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null || {
 		MNT=
-		skip "cannot mount a tmpfs here (needs root)"
+		[ "$(id -u)" -eq 0 ] || skip "root: mounting a tmpfs needs root"
+		skip "container: cannot mount a tmpfs here"
 	}
 	METAD_TEST_STORE="sqlite:$MNT/meta.db" metad_start
 	# 2 x 600 x 3 KB: well past 2 MiB, from two connections at once.
@@ -152,8 +151,9 @@ assert_recovered() {
 	assert_recovered "sqlite:$MNT/meta.db" "$MNT/meta.db"
 }
 
+# bats test_tags=store:sqlite
 @test "file size limit (ulimit -f): EFBIG is storage_full, not a crash; writes resume when lifted" {
-	sqlite_pass
+	store_is sqlite || skip "about the sqlite file"
 	command -v prlimit >/dev/null || skip "needs prlimit"
 	FSIZE_SAVED=$(ulimit -S -f)
 	ulimit -S -f 1024		# 1 MiB for metad
@@ -166,16 +166,18 @@ assert_recovered() {
 	assert_recovered "sqlite:$DB" "$DB"
 }
 
+# bats test_tags=store:sqlite
 @test "SIGTERM during concurrent writes, 3 cycles: exit 0, acknowledged writes kept, no torn answer" {
-	sqlite_pass
+	store_is sqlite || skip "about the sqlite file"
 	run env STRESS_SIGNAL=TERM STRESS_CYCLES=3 \
 	    STRESS_DIR="$TESTDIR/stress" METAD="$METAD" "$STRESS"
 	assert_success
 	assert_output --partial 'stress: 3 cycles passed'
 }
 
+# bats test_tags=store:sqlite
 @test "kill -9 at random moments under concurrent writes, 5 cycles: nothing acknowledged lost, integrity ok" {
-	sqlite_pass
+	store_is sqlite || skip "about the sqlite file"
 	run env STRESS_CYCLES=5 STRESS_DIR="$TESTDIR/stress" \
 	    METAD="$METAD" "$STRESS"
 	assert_success

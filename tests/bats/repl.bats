@@ -23,7 +23,8 @@ tm() {
 }
 
 # repl_start [ARGS...]: metactl ARGS in a new 100x30 terminal (session $S);
-# when metactl exits the screen says "[exited STATUS]".
+# when metactl exits the screen says "[exited STATUS]" (and a sleep keeps
+# the terminal open, for the test to read it).
 repl_start() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
 	NSESSIONS=$((NSESSIONS + 1))
@@ -44,28 +45,22 @@ screen() {
 	tm capture-pane -p -N -t "$S"	# -N: with trailing spaces
 }
 
-# screen_wait TEXT [N]: wait (at most 5 s) until TEXT is on the screen, or
-# is there N times.
+# screen_wait [-x] TEXT [N]: wait until TEXT is on the screen (with -x:
+# is a whole line of it), or is there N times.
 screen_wait() {
-	local i
-	for i in $(seq 1 100); do
-		[ "$(screen | grep -cF -- "$1")" -ge "${2:-1}" ] && return 0
-		sleep 0.05
-	done
-	{ echo "never on the screen (${2:-1} times): $1"; screen; } >&2
+	local x=
+	if [ "$1" = -x ]; then
+		x=x
+		shift
+	fi
+	wait_for on_screen "-${x}F" "$1" "${2:-1}" && return 0
+	screen >&2
 	return 1
 }
 
-# line_wait LINE [N]: the same for a whole line of the screen.
-line_wait() {
-	screen_wait "$1" "${2:-1}" || return 1
-	local i
-	for i in $(seq 1 100); do
-		[ "$(screen | grep -cxF -- "$1")" -ge "${2:-1}" ] && return 0
-		sleep 0.05
-	done
-	{ echo "never a line (${2:-1} times): $1"; screen; } >&2
-	return 1
+# on_screen GREP-OPTIONS TEXT N: grep finds TEXT N times on the screen.
+on_screen() {
+	[ "$(screen | grep -c "$1" -- "$2")" -ge "$3" ]
 }
 
 # prompts_wait N: wait until the screen shows N prompts.
@@ -201,23 +196,16 @@ prompts_wait() {
 	BG=$!
 	exec 5> "$TESTDIR/in"
 	echo 'put a 1' >&5
-	for i in $(seq 1 100); do
-		[ -s "$TESTDIR/out" ] && break
-		sleep 0.05
-	done
+	wait_for test -s "$TESTDIR/out"
 	[ "$(status_field connections)" = 2 ]	# the session's and ours
 	metad_stop
 	metad_start 5>&-	# the fifo must close with our fd 5
 	# A memory store does not outlive its daemon: put "a" back as it was.
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || mctl put a 1 >/dev/null
+	! store_is memory || mctl put a 1 >/dev/null
 	printf 'get a\nput a 2\n' >&5
 	exec 5>&-
-	for i in $(seq 1 100); do
-		kill -0 "$BG" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$BG"
-	BG=
+	wait_bg "$BG"
+	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/out"
 	assert_output $'1\n1\n2'
 	run cat "$TESTDIR/err"
@@ -227,13 +215,13 @@ prompts_wait() {
 @test "interactive (the default on a terminal): put, get, a not-found that goes on" {
 	repl_start
 	keys 'put k v1' Enter
-	line_wait '1'
+	screen_wait -x '1'
 	keys 'get missing' Enter
-	line_wait 'metactl: missing: not found'
+	screen_wait -x 'metactl: missing: not found'
 	keys 'get k' Enter
-	line_wait 'v1'
+	screen_wait -x 'v1'
 	keys 'repl' Enter
-	line_wait 'metactl: repl: already in the REPL'
+	screen_wait -x 'metactl: repl: already in the REPL'
 	keys 'help get' Enter
 	screen_wait 'print a key'
 	[ "$(status_field connections)" = 2 ]	# ours and status's
@@ -242,14 +230,14 @@ prompts_wait() {
 @test "Ctrl-C stops a watch and returns to the prompt; the session goes on" {
 	repl_start repl
 	keys 'watch k' Enter
-	until_watching 1
+	until_status watches 1
 	mctl put k hello
-	line_wait "$(rv 'PUT k v1 rev @1 hello')"
+	screen_wait -x "$(rv 'PUT k v1 rev @1 hello')"
 	keys C-c
 	prompts_wait 2
-	until_watching 0
+	until_status watches 0
 	keys 'get k' Enter
-	line_wait 'hello'
+	screen_wait -x 'hello'
 	prompts_wait 3
 }
 
@@ -260,14 +248,14 @@ prompts_wait() {
 	keys C-c
 	prompts_wait 2
 	keys 'get k' Enter
-	line_wait 'metactl: k: not found'
+	screen_wait -x 'metactl: k: not found'
 	run -1 mctl get k
 }
 
 @test "the history is kept across sessions in XDG_STATE_HOME" {
 	repl_start
 	keys 'put hist 1' Enter
-	line_wait '1'
+	screen_wait -x '1'
 	keys 'quit' Enter
 	screen_wait '[exited 0]'
 	run cat "$XDG_STATE_HOME/metactl/history"
@@ -288,11 +276,11 @@ prompts_wait() {
 	keys 'sta' Tab
 	screen_wait 'metactl> status '
 	keys Enter
-	line_wait 'keys: 2'
+	screen_wait -x 'keys: 2'
 	keys 'get conf' Tab
 	screen_wait 'metactl> get config.main '
 	keys Enter
-	line_wait '42'
+	screen_wait -x '42'
 	keys 'get --r' Tab
 	screen_wait 'metactl> get --raw '
 	keys C-u 'ep' Tab 'b' Tab
@@ -302,7 +290,7 @@ prompts_wait() {
 @test "Ctrl-D leaves with status 0" {
 	repl_start
 	keys 'get missing' Enter
-	line_wait 'metactl: missing: not found'
+	screen_wait -x 'metactl: missing: not found'
 	keys C-d
 	screen_wait '[exited 0]'
 }

@@ -11,27 +11,15 @@ teardown() {
 	metad_cleanup
 }
 
-# put_n PREFIX N: N pipelined puts PREFIX1..PREFIXN on one connection.
-put_n() {
-	local i
-	for i in $(seq 1 "$2"); do
-		printf '{"op":"put","key":"%s%d","value":"%d"}\n' "$1" "$i" "$i"
-	done | socat -t 10 - "UNIX-CONNECT:$SOCK" >/dev/null
-}
-
-# watch_for SECONDS REQUEST: hold a watch open that long, print all lines.
-watch_for() {
-	(printf '%s\n' "$2"; sleep "$1") | socat -t 1 - "UNIX-CONNECT:$SOCK"
-}
-
 @test "a watch replays from from_rev then continues live, in order" {
 	put_n a 3
-	watch_for 1 "$(rv '{"op":"watch","prefix":"a","from_rev":@2}')" > "$TESTDIR/out" &
+	raw_held w "$(rv '{"op":"watch","prefix":"a","from_rev":@2}')" > "$TESTDIR/out" &
 	local bg=$!
-	sleep 0.3
+	until_status watches 1
 	req '{"op":"put","key":"a9","value":"x"}' >/dev/null
 	req '{"op":"delete","key":"a1"}' >/dev/null
 	req '{"op":"put","key":"b","value":"not watched"}' >/dev/null
+	release w
 	wait "$bg"
 	run cat "$TESTDIR/out"
 	assert_line --index 0 "$(rv '{"ok":true,"watch":1,"rev":@3}')"
@@ -44,11 +32,12 @@ watch_for() {
 
 @test "an exact-key watch sees only that key; default from_rev is now" {
 	put_n k 2
-	watch_for 1 '{"op":"watch","key":"k1"}' > "$TESTDIR/out" &
+	raw_held w '{"op":"watch","key":"k1"}' > "$TESTDIR/out" &
 	local bg=$!
-	sleep 0.3
+	until_status watches 1
 	req '{"op":"put","key":"k10","value":"x"}' >/dev/null
 	req '{"op":"put","key":"k1","value":"y"}' >/dev/null
+	release w
 	wait "$bg"
 	run cat "$TESTDIR/out"
 	assert_equal "${#lines[@]}" 2
@@ -56,14 +45,16 @@ watch_for() {
 }
 
 @test "concurrent writers: every event exactly once, revs strictly increasing" {
-	watch_for 4 '{"op":"watch","prefix":""}' > "$TESTDIR/out" &
+	raw_held w '{"op":"watch","prefix":""}' > "$TESTDIR/out" &
 	local bg=$! w pids=()
-	sleep 0.3
+	until_status watches 1
 	for w in 1 2 3 4; do
 		put_n "w$w-" 100 &
 		pids+=($!)
 	done
-	wait "${pids[@]}" "$bg"
+	wait "${pids[@]}"
+	release w
+	wait "$bg"
 	run sh -c "grep -c '\"event\":\"put\"' '$TESTDIR/out'"
 	assert_output 400
 	# mod_revs are @1..@400, each once, in order.
@@ -73,13 +64,13 @@ watch_for() {
 
 @test "resuming from the last seen rev + 1 yields exactly the missed events" {
 	put_n r 5
-	watch_for 0.3 "$(rv '{"op":"watch","prefix":"r","from_rev":@1}')" > "$TESTDIR/first"
+	watch_lines 6 "$(rv '{"op":"watch","prefix":"r","from_rev":@1}')" > "$TESTDIR/first"
 	last=$(grep -o '"mod_rev":[0-9]*' "$TESTDIR/first" | tail -1 | cut -d: -f2)
 	assert_equal "$last" "$(rv @5)"
 	# The connection is gone; writes happen meanwhile.
 	put_n s 3
 	put_n r 7
-	watch_for 0.3 "{\"op\":\"watch\",\"prefix\":\"r\",\"from_rev\":$((last + 1))}" > "$TESTDIR/second"
+	watch_lines 8 "{\"op\":\"watch\",\"prefix\":\"r\",\"from_rev\":$((last + 1))}" > "$TESTDIR/second"
 	run sh -c "grep -o '\"mod_rev\":[0-9]*' '$TESTDIR/second' | cut -d: -f2 | tr '\n' ' '"
 	assert_output "$(seq $((R0 + 9)) $((R0 + 15)) | tr '\n' ' ')"
 }
@@ -91,7 +82,7 @@ watch_for() {
 	run req "$(rv '{"op":"watch","prefix":"","from_rev":@5}')"
 	assert_output --partial '"code":"compacted"'
 	assert_output --partial "$(rv '"compact_rev":@6')"
-	run watch_for 0.3 "$(rv '{"op":"watch","prefix":"","from_rev":@6}')"
+	run watch_lines 6 "$(rv '{"op":"watch","prefix":"","from_rev":@6}')"
 	assert_equal "${#lines[@]}" 6
 	run req "$(rv '{"op":"compact","rev":@11}')"
 	assert_output --partial '"code":"bad_request"'
@@ -106,12 +97,12 @@ watch_for() {
 	put_n h 200
 	run req '{"op":"status"}'
 	compact=$(echo "$output" | grep -o '"compact_rev":[0-9]*' | cut -d: -f2)
-	if on_etcd; then
+	if store_is etcd; then
 		# --history does not compact etcd (metad(8)): the whole
 		# history of the test is still there.
 		[ "$compact" -le "$R0" ] ||
 		    fail "compact_rev $compact is above the test's first rev $R0"
-		run watch_for 0.3 "$(rv '{"op":"watch","prefix":"","from_rev":@1}')"
+		run watch_lines 201 "$(rv '{"op":"watch","prefix":"","from_rev":@1}')"
 		assert_equal "${#lines[@]}" 201
 	else
 		[ "$compact" -ge 150 ] && [ "$compact" -le 169 ] ||
@@ -121,13 +112,14 @@ watch_for() {
 	assert_output --partial '"ok":true'
 }
 
+# bats test_tags=store:durable
 @test "history and compact_rev survive a restart" {
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || skip "needs a durable store"
+	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
 	put_n p 4
 	req "$(rv '{"op":"compact","rev":@2}')" >/dev/null
 	metad_stop
 	metad_start
-	run watch_for 0.3 "$(rv '{"op":"watch","prefix":"","from_rev":@2}')"
+	run watch_lines 4 "$(rv '{"op":"watch","prefix":"","from_rev":@2}')"
 	assert_equal "${#lines[@]}" 4
 	assert_line --index 1 --partial '"key":"p2"'
 	run req "$(rv '{"op":"watch","prefix":"","from_rev":@1}')"
@@ -161,12 +153,14 @@ REQS
 }
 
 @test "wait blocks until the version is reached, then answers in order" {
-	(printf '{"op":"wait","key":"w","version":2,"timeout_ms":5000,"id":1}\n{"op":"ping","id":2}\n'; sleep 1) |
-	    socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/out" &
+	raw_held w '{"op":"wait","key":"w","version":2,"timeout_ms":5000,"id":1}' \
+	    '{"op":"ping","id":2}' > "$TESTDIR/out" &
 	local bg=$!
-	sleep 0.3
+	# Its connection and status's: the wait is in.
+	until_status connections 2
 	req '{"op":"put","key":"w","value":"a"}' >/dev/null
 	req '{"op":"put","key":"w","value":"b"}' >/dev/null
+	release w
 	wait "$bg"
 	run cat "$TESTDIR/out"
 	assert_line --index 0 "$(rv '{"id":1,"ok":true,"kv":{"key":"w","value":"b","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
@@ -179,18 +173,17 @@ REQS
 }
 
 @test "1000 watchers on one prefix each receive the event" {
-	local c pids=()
+	local c i pids=() watches=()
+	for i in $(seq 1 250); do
+		watches+=('{"op":"watch","prefix":"fan/"}')
+	done
 	for c in 1 2 3 4; do
-		(
-			for i in $(seq 1 250); do
-				printf '{"op":"watch","prefix":"fan/"}\n'
-			done
-			sleep 2
-		) | socat -t 1 - "UNIX-CONNECT:$SOCK" > "$TESTDIR/fan.$c" &
+		raw_held fan "${watches[@]}" > "$TESTDIR/fan.$c" &
 		pids+=($!)
 	done
-	sleep 1
+	until_status watches 1000
 	req '{"op":"put","key":"fan/x","value":"go"}' >/dev/null
+	release fan
 	wait "${pids[@]}"
 	run sh -c "cat '$TESTDIR'/fan.* | grep -c '\"event\":\"put\",\"key\":\"fan/x\"'"
 	assert_output 1000
@@ -198,27 +191,25 @@ REQS
 	assert_output 1000
 }
 
+# bats test_tags=no-valgrind
 @test "a watcher that does not read is cancelled, memory stays bounded, nothing is lost" {
 	[ -z "${METAD_VALGRIND:-}" ] || skip "its RSS bound does not hold under valgrind"
 	metad_stop
 	rm -rf "$TESTDIR"; TESTDIR=
 	metad_start --max-pending-bytes 1048576
-	local big go
+	local big
 	big=$(head -c 10000 /dev/zero | tr '\0' v)
-	go="$TESTDIR/go"
-	# A watcher whose reader is stuck until $go exists: socat blocks on a
-	# full pipe.  Its connection stays open a second after that.
-	(printf '{"op":"watch","prefix":"big/"}\n'
-	    until [ -e "$go" ]; do sleep 0.1; done; sleep 1) |
-	    socat -t 1 - "UNIX-CONNECT:$SOCK" |
-	    (until [ -e "$go" ]; do sleep 0.1; done; cat > "$TESTDIR/slow") &
+	# A watcher whose reader is stuck until "release go": socat blocks on
+	# a full pipe.  Its connection stays open until "release stuck".
+	raw_held stuck '{"op":"watch","prefix":"big/"}' |
+	    { hold_open go; cat > "$TESTDIR/slow"; } &
 	local bg=$!
 	# A watcher that reads: once it has the last put, metad has handed
 	# every event to the stuck one too (on etcd that is later than the
 	# acknowledgements: events come from etcd's watch stream).
 	timeout 60 "$METACTL" watch big/2500 --count 1 > "$TESTDIR/last" &
 	local last=$!
-	until_watching 2
+	until_status watches 2
 	# 2500 puts of 10 kB: 25 MB through a watcher that never reads.
 	for i in $(seq 1 2500); do
 		printf '{"op":"put","key":"big/%d","value":"%s"}\n' "$i" "$big"
@@ -226,16 +217,19 @@ REQS
 	timeout 60 socat -t 30 - "UNIX-CONNECT:$SOCK" < "$TESTDIR/load" > "$TESTDIR/acks"
 	run grep -c '"ok":true' "$TESTDIR/acks"
 	assert_output 2500
-	wait "$last" || { touch "$go"; fail "the reading watcher did not see big/2500"; }
+	wait "$last" || { release go; fail "the reading watcher did not see big/2500"; }
 	rss=$(awk '/VmRSS/ {print $2}' "/proc/$METAD_PID/status")
 	echo "# daemon RSS ${rss} kB" >&3
-	touch "$go"
+	release go
 	# A sanitizer build keeps freed memory in quarantine: no bound there.
 	# The memory backend holds the 25 MB of values twice (keys, history).
 	local limit=65536
-	[ "${METAD_TEST_STORE:-sqlite}" != memory ] || limit=$((65536 + 51200))
+	! store_is memory || limit=$((65536 + 51200))
 	[ -n "${SANITIZER:-}" ] || [ "$rss" -lt "$limit" ] ||
 	    fail "daemon RSS ${rss} kB is not below $limit kB"
+	# Its last line once read: the cancellation.
+	wait_for grep -q '"event":"cancelled"' "$TESTDIR/slow"
+	release stuck
 	wait "$bg"
 	run grep -c '"event":"cancelled","reason":"slow_consumer"' "$TESTDIR/slow"
 	assert_output 1
@@ -244,7 +238,11 @@ REQS
 	# Everything before next_rev was delivered, nothing after it.
 	assert_equal "$got" "$((next - R0 - 1))"
 	# Resume: the rest arrives, each event once.
-	watch_for 2 "{\"op\":\"watch\",\"prefix\":\"big/\",\"from_rev\":$next}" > "$TESTDIR/rest"
+	raw_held rest "{\"op\":\"watch\",\"prefix\":\"big/\",\"from_rev\":$next}" > "$TESTDIR/rest" &
+	bg=$!
+	wait_for -t 60 grep -q '"key":"big/2500"' "$TESTDIR/rest"
+	release rest
+	wait "$bg"
 	run grep -c '"event":"put"' "$TESTDIR/rest"
 	assert_output "$((2500 - (next - R0) + 1))"
 }
