@@ -114,10 +114,10 @@ watch_has_written() {
 # N requests started in the background reached metad: their connections
 # on $A are accepted and read (ss), or they have ended ($TESTDIR/rc.*).
 requests_in() {
-	local open ended
+	local open done
 	open=$(ss -xH src "$A" | awk '$3 == 0' | wc -l)
-	ended=$(find "$TESTDIR" -maxdepth 1 -name 'rc.*' | wc -l)
-	[ $((open + ended)) -ge "$1" ]
+	done=$(find "$TESTDIR" -maxdepth 1 -name 'rc.*' | wc -l)
+	[ $((open + done)) -ge "$1" ]
 }
 
 # Restart the test's daemon (socket $A) on an etcd of its own: a test that
@@ -127,6 +127,7 @@ own_etcd() {
 	etcd_stop
 	unset METAD_TEST_ETCD ETCD_URL ETCD_CLIENT_PORT ETCD_PEER_PORT
 	etcd_start "$TESTDIR/own"
+	R0=	# revisions are the new etcd's
 	metad_start
 }
 
@@ -242,4 +243,56 @@ own_etcd() {
 	run -1 mctl -s "$A" get k2
 	run -0 mctl -s "$A" put k w
 	assert_output 2
+}
+
+# ended N: N requests started in the background have ended ($TESTDIR/rc.*).
+ended() {
+	[ "$(find "$TESTDIR" -maxdepth 1 -name 'rc.*' | wc -l)" -ge "$1" ]
+}
+
+# ping_ms: one ping's round trip on $A, in whole milliseconds (rounded up).
+ping_ms() {
+	mctl -s "$A" --timeout 1 ping | awk '{ t = $5; sub("ms", "", t);
+	    printf "%d\n", t == int(t) ? t : int(t) + 1 }'
+}
+
+@test "etcd: frozen, no kind of request holds the daemon: other connections' pings stay under 50 ms" {
+	own_etcd
+	local i kind n=0
+	for i in 1 2 3 4 5; do
+		mctl -s "$A" put "k$i" "v$i" >/dev/null
+	done
+	# A new daemon on the same prefix: the history above is older than its
+	# cache, so a watch from it is replayed from etcd.
+	metad_stop
+	metad_start
+	A="$SOCK"
+	kill -STOP "$ETCD_PID"
+	FROZEN=1
+	# Each kind that needs etcd, the first waiting out its 2 s timeout.
+	for kind in "get k1" "ls" "put k9 x" "epoch get e" "epoch bump e" \
+	    "status" "wait k9 --timeout 3s" "compact $(rv @2)" \
+	    "watch --prefix k --from-rev $(rv @1) --count 5"; do
+		n=$((n + 1))
+		(
+			rc=0
+			mctl -s "$A" --timeout 5 $kind >/dev/null 2>&1 || rc=$?
+			echo "$rc" >"$TESTDIR/rc.$n"
+		) &
+	done
+	(
+		rc=0
+		printf '%s\n' '{"op":"txn","if":[],"then":[{"op":"put","key":"t","value":"x"}]}' |
+		    mctl -s "$A" --timeout 5 txn >/dev/null 2>&1 || rc=$?
+		echo "$rc" >"$TESTDIR/rc.txn"
+	) &
+	wait_for requests_in $((n + 1))
+	for i in $(seq 1 10); do
+		run -0 ping_ms
+		[ "$output" -lt 50 ] || fail "ping $i took $output ms"
+	done
+	kill -CONT "$ETCD_PID"
+	FROZEN=
+	wait_for ended $((n + 1))
+	run -0 mctl -s "$A" --timeout 5 ping
 }
