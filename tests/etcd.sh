@@ -14,7 +14,9 @@ free_port() {
 	done
 }
 
-# Start etcd on loopback ports with a data directory under $1.
+# Start etcd on loopback ports with a data directory under $1, allowing
+# txns of 256 operations (metad writes one more than a request's writes:
+# a txn of 128 puts is 129; metad(8) says so).
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
 	local dir="$1" i c p fresh
@@ -32,6 +34,7 @@ etcd_start() {
 		    --listen-peer-urls "http://127.0.0.1:$p" \
 		    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
 		    --initial-cluster "default=http://127.0.0.1:$p" \
+		    --max-txn-ops 256 \
 		    >>"$dir/etcd.log" 2>&1 &
 		ETCD_PID=$!
 		ETCD_URL="http://127.0.0.1:$c"

@@ -238,9 +238,15 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 		    "%zu bytes (the limit is 1..%d)", what, key_len,
 		    KEY_MAX_BYTES));
 	s->dirty = 1;
+	return (0);
+}
+
+/* A write at rev was made: the batch's newest so far. */
+static void
+store_wrote(struct store *s, uint64_t rev)
+{
 	if (rev > s->batch_rev)
 		s->batch_rev = rev;
-	return (0);
 }
 
 int
@@ -255,9 +261,12 @@ store_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 		return (-1);
 	if (value == NULL)
 		value = "";
-	return (s->backend->put(s, rev, seq, key, key_len, value, value_len,
+	if (s->backend->put(s, rev, seq, key, key_len, value, value_len,
 	    meta != NULL ? meta : &m, prev_version != NULL ? prev_version : &pv,
-	    err));
+	    err) != 0)
+		return (-1);
+	store_wrote(s, rev);
+	return (0);
 }
 
 int
@@ -268,8 +277,13 @@ store_delete(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 
 	if (store_check_write(s, "delete", rev, key_len, err) != 0)
 		return (-1);
-	return (s->backend->del(s, rev, seq, key, key_len,
-	    deleted != NULL ? deleted : &d, err));
+	if (deleted == NULL)
+		deleted = &d;
+	if (s->backend->del(s, rev, seq, key, key_len, deleted, err) != 0)
+		return (-1);
+	if (*deleted)
+		store_wrote(s, rev);
+	return (0);
 }
 
 int
@@ -328,6 +342,15 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 		done(arg, &err);
 		return;
 	}
+	if (rev < s->base_rev || rev < s->batch_rev) {
+		store_rollback(s);
+		store_err_set(&err, STORE_ERR_INTERNAL, "commit at rev %llu, "
+		    "below the batch's rev %llu", (unsigned long long)rev,
+		    (unsigned long long)(s->batch_rev > s->base_rev ?
+		    s->batch_rev : s->base_rev));
+		done(arg, &err);
+		return;
+	}
 	if (!s->dirty) {
 		store_rollback(s);	/* nothing to write */
 		done(arg, NULL);
@@ -354,6 +377,11 @@ store_reopen(struct store *s, uint64_t base_rev, struct store_err *err)
 	if (s->in_batch || s->done != NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "no batch to open again"));
+	if (s->backend->reopen == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "a %s store "
+		    "lands every batch where it was planned: nothing to open "
+		    "again", s->backend->name));
+	s->backend->reopen(s);
 	s->base_rev = base_rev;
 	s->in_batch = s->reopened = 1;
 	return (0);

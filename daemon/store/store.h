@@ -7,9 +7,10 @@
  * Asynchronous by contract.  Every call that may have to wait for the
  * backing store -- a read outside a batch, opening a batch, committing one
  * -- takes a callback and returns nothing: the callback is called exactly
- * once, by a local backend (sqlite, memory) before the call returns, by a
- * remote one (etcd) later, on the daemon's event loop.  Callers handle both
- * and never block.
+ * once, by a local backend (sqlite, memory) always before the call returns,
+ * by a remote one (etcd) later on the daemon's event loop, or before it
+ * returns when it can answer at once (from its cache, or an error).
+ * Callers handle both and never block.
  *
  * What every backend guarantees:
  *
@@ -32,7 +33,7 @@
  *   rest, the state at base_rev.
  * - store_commit()'s callback says the batch is durable as the sync mode
  *   promises (STORE_SYNC_FULL: fsync'd), and commit_rev is the revision its
- *   last write landed at (a remote store may land above the planned rev
+ *   last write landed at (unchanged by a batch that wrote nothing) (a remote store may land above the planned rev
  *   when a writer outside metad moved it; the caller then answers again
  *   with store_reopen() at the same base).  On error nothing of the batch
  *   remains; STORE_ERR_CONFLICT means another writer moved the keys the
@@ -45,7 +46,8 @@
  *   store_read_history() replays events with rev >= from_rev in (rev, seq)
  *   order, whole revisions at a time.  Compaction drops events below a rev
  *   and raises compact_rev, which also survives reopen; a local store also
- *   trims its history to the last opts.history revisions as it commits.
+ *   trims its history as it commits, keeping at least the last
+ *   opts.history revisions (and every revision of the batch).
  *
  * Memory: pointers handed to a callback (struct store_kv, struct
  * store_event, struct store_stats) are valid only during that callback;
@@ -246,6 +248,11 @@ struct store_backend {
 	void	 (*commit)(struct store *, uint64_t rev, store_done, void *);
 	void	 (*rollback)(struct store *);
 	/*
+	 * A store that can land a batch above its planned rev: make the
+	 * batch just committed readable again at its base (NULL elsewhere).
+	 */
+	void	 (*reopen)(struct store *);
+	/*
 	 * Local backends: their synchronous side, which store_local.c turns
 	 * into the calls above (NULL for a remote backend).
 	 */
@@ -322,7 +329,9 @@ void	store_rollback(struct store *);
 /*
  * Open the batch just committed again, reading at the same base_rev, so
  * that its request can be run once more to answer with the revision its
- * commit landed at (then store_rollback()).
+ * commit landed at (then store_rollback(), which leaves what was committed
+ * as it is).  Only a store that can land elsewhere than planned (a remote
+ * one) has this; -1 on the others.
  */
 int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
 

@@ -133,7 +133,7 @@ etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		 * the read: a metad one moved the sentinel, so the commit will
 		 * conflict.
 		 */
-		st->base_rev = etcd_header_rev(e, reply);
+		st->base_rev = e->read_rev = etcd_header_rev(e, reply);
 		if (st->base_rev < st->rev)
 			st->base_rev = st->rev;
 		e->sent_mod = etcd_first_mod(cJSON_GetObjectItemCaseSensitive(
@@ -187,7 +187,7 @@ etcd_begin_send(struct store_etcd *e, struct store_err *err)
 		    i > e->snap_next || first ? "," : "", k64);
 		if (!first)
 			buf_printf(&b, ",\"revision\":\"%" PRIu64 "\"",
-			    e->st->base_rev);
+			    e->read_rev);
 		buf_addstr(&b, "}}");
 		free(k64);
 	}
@@ -208,7 +208,7 @@ store_etcd_begin(struct store *st, const struct store_keys *keys,
 	size_t			 i;
 
 	etcd_evs_clear(&e->overlay, 0);
-	e->mark = 0;
+	e->mark = e->marked = 0;
 	e->compact_to = 0;
 	e->compact_begin = st->compact_rev;
 	etcd_snap_clear(e);
@@ -299,15 +299,40 @@ store_etcd_del(struct store *st, uint64_t rev, uint32_t seq,
 static int
 store_etcd_mark(struct store *st, struct store_err *err)
 {
-	E(st)->mark = E(st)->overlay.n;
+	struct store_etcd	*e = E(st);
+
+	e->mark = e->overlay.n;
+	e->compact_to_mark = e->compact_to;
+	e->compact_rev_mark = st->compact_rev;
+	e->marked = 1;
 	return (0);
 }
 
 static int
 store_etcd_undo(struct store *st, struct store_err *err)
 {
-	etcd_evs_clear(&E(st)->overlay, E(st)->mark);
+	struct store_etcd	*e = E(st);
+
+	if (!e->marked)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "undo without a mark"));
+	etcd_evs_clear(&e->overlay, e->mark);
+	e->compact_to = e->compact_to_mark;
+	st->compact_rev = e->compact_rev_mark;
+	e->marked = 0;
 	return (0);
+}
+
+/* The batch just committed, again: its snapshot stays, nothing written. */
+static void
+store_etcd_reopen(struct store *st)
+{
+	struct store_etcd	*e = E(st);
+
+	etcd_evs_clear(&e->overlay, 0);
+	e->mark = 0;
+	e->compact_to = 0;
+	e->compact_begin = st->compact_rev;
 }
 
 static void
@@ -433,6 +458,10 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	struct store_etcd	*e = E(st);
 	struct etcd_commit	*c;
 
+	if (e->overlay.n == e->overlay.head && e->compact_to == 0) {
+		done(arg, NULL);	/* nothing to send: a no-op delete */
+		return;
+	}
 	c = xcalloc(1, sizeof *c);
 	c->st = st;
 	c->done = done;
@@ -584,5 +613,6 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_compact,
 	store_etcd_commit,
 	store_etcd_rollback,
+	store_etcd_reopen,
 	NULL
 };

@@ -67,6 +67,9 @@ struct store_etcd {
 	uint64_t		 sent_mod;	/* sentinel's mod_rev at begin */
 	struct etcd_evs		 overlay;
 	size_t			 mark;
+	int			 marked;
+	uint64_t		 compact_to_mark, compact_rev_mark;
+	uint64_t		 read_rev;	/* the batch's reads, at */
 	struct etcd_snap	*snap;
 	size_t			 nsnap;
 	size_t			 snap_next;	/* read so far */

@@ -148,7 +148,8 @@ store_local_begin(struct store *s, const struct store_keys *keys,
 
 /*
  * Keep the events of the last opts.history revisions: compact, in steps of
- * a sixteenth of that, so that trimming costs little per commit.
+ * a sixteenth of that, so that trimming costs little per commit; never a
+ * revision of this batch, whose events notify is about to hand out.
  */
 static int
 store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
@@ -158,6 +159,8 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	if (keep == 0 || rev < keep)
 		return (0);
 	floor = rev - keep + 1;
+	if (floor > s->rev + 1)
+		floor = s->rev + 1;
 	if (floor <= s->compact_rev + keep / 16)
 		return (0);
 	return (store_compact(s, floor, err));

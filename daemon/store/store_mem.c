@@ -634,5 +634,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_compact,
 	store_local_commit,
 	store_mem_rollback,
+	NULL,
 	&store_mem_local
 };

@@ -806,5 +806,6 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_compact,
 	store_local_commit,
 	store_sqlite_rollback,
+	NULL,
 	&store_sqlite_local
 };
