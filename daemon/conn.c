@@ -75,6 +75,8 @@ conn_access_name(enum conn_access a)
 void
 conn_reading(struct conn *c, int on)
 {
+	if (on && c->md->stopping)
+		on = 0;		/* SIGTERM: what came is answered, no more */
 	if (c->dead || on == c->reading)
 		return;
 	if (on)

@@ -59,6 +59,7 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	md->stopping = 1;
 	log_info("%s: stopping", strsignal((int)sig));
 	server_stop_listening(md->server);
+	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
 	metad_drain_cb(-1, 0, md);
 }

@@ -440,6 +440,16 @@ server_stop_listening(struct server *s)
 	unlink(s->path);
 }
 
+/* At SIGTERM: no new requests; those already read are answered. */
+void
+server_stop_reading(struct server *s)
+{
+	struct conn	*c;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		conn_reading(c, 0);
+}
+
 unsigned long
 server_pending_output(struct server *s)
 {

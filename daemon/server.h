@@ -21,6 +21,8 @@ void		 server_conn_closed(struct server *, struct conn *);
 void		 server_conn_unref(struct server *, struct conn *);
 /* Close every connection, writing what was answered (at shutdown). */
 void		 server_close_all(struct server *);
+/* Stop reading requests (SIGTERM); those already read are answered. */
+void		 server_stop_reading(struct server *);
 /* Requests still to be answered, waits aside. */
 unsigned	 server_pending_requests(struct server *);
 /* Bytes of output still unsent across all connections. */

@@ -1,7 +1,10 @@
 /*
- * The etcd backend (see store_etcd.h): reads are etcd ranges, a write
- * request's writes are buffered in an overlay and sent as one etcd txn at
- * store_commit, guarded by the sentinel's mod_revision.
+ * The etcd backend's batches (see store_etcd.h): store_begin reads the
+ * sentinel and the keys the batch names at one revision, the batch's
+ * writes are buffered in an overlay, and store_commit sends them as one
+ * etcd txn guarded by the sentinel's mod_revision.  Reads outside a batch
+ * are in store_etcd_read.c, the event stream and history in
+ * store_etcd_watch.c.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /*
- * The etcd backend's state, shared by store_etcd.c (reads, writes as one
- * etcd txn per request) and store_etcd_watch.c (the watch stream that feeds
- * the history cache and the watch hub, and history older than the cache).
+ * The etcd backend's state, shared by store_etcd.c (batches: one etcd txn
+ * per write request), store_etcd_read.c (reads outside a batch, status),
+ * store_etcd_ev.c (etcd's kvs and events as the backend holds them) and
+ * store_etcd_watch.c (the watch stream that feeds the history cache and
+ * opts.notify, and history older than the cache).
  *
  * Keys: a user key K lives in etcd at PREFIX "k/" K; PREFIX "rev" is the
  * sentinel every metad write also puts, so that a write's txn can compare
@@ -45,7 +47,7 @@ struct etcd_evs {
 	size_t			 bytes;
 };
 
-/* A key the batch read with its base (store_begin_async). */
+/* A key the batch read with its base (store_begin). */
 struct etcd_snap {
 	char			*key;
 	size_t			 key_len;
