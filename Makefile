@@ -301,7 +301,7 @@ bench-etcd: all
 # under memcheck (tests/valgrind); any error or definite/indirect leak fails.
 .PHONY: valgrind
 valgrind:
-	$(Q)$(MAKE) --no-print-directory SANITIZER= bin/metad $(UNIT_BINS)
+	$(Q)$(MAKE) --no-print-directory SANITIZER= bin/metad bin/metactl $(UNIT_BINS)
 	$(Q)./tests/valgrind $(UNIT_BINS)
 
 # --- Static analysis: cppcheck's warning, performance and portability
