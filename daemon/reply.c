@@ -91,6 +91,7 @@ reply_store_code(const struct store_err *e)
 		return (PROTO_STORAGE_FULL);
 	case STORE_ERR_UNAVAILABLE:
 	case STORE_ERR_CONFLICT:
+	case STORE_ERR_UNKNOWN:
 		return (PROTO_UNAVAILABLE);
 	case STORE_ERR_COMPACTED:
 		return (PROTO_COMPACTED);

@@ -354,6 +354,7 @@ struct etcd_acall {
 	char			*path, *body;
 	unsigned		 ep, tries;
 	int			 pinned;	/* to ep only, no failover */
+	int			 once;		/* never sent again */
 	etcd_http_cb		 cb;
 	void			*arg;
 	struct event		*fire;		/* cb, from the loop */
@@ -419,6 +420,13 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 		}
 		if (h->cur == a->ep)
 			h->cur = (h->cur + 1) % h->nep;
+		if (a->once) {
+			/* Sent, maybe done: only the caller can tell. */
+			store_err_set(&a->err, STORE_ERR_UNKNOWN, "etcd %s: no "
+			    "answer from %s", a->path, h->ep[a->ep].url);
+			event_active(a->fire, 0, 0);
+			return;
+		}
 		if (++a->tries < h->nep && !h->down &&
 		    etcd_acall_send(a) == 0)
 			return;
@@ -455,7 +463,7 @@ etcd_acall_send(struct etcd_acall *a)
 }
 
 static int
-etcd_http_acall(struct etcd_http *h, int pinned, unsigned ep,
+etcd_http_acall(struct etcd_http *h, int pinned, int once, unsigned ep,
     const char *path, const char *body, etcd_http_cb cb, void *arg,
     struct store_err *err)
 {
@@ -469,6 +477,7 @@ etcd_http_acall(struct etcd_http *h, int pinned, unsigned ep,
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
 	a->pinned = pinned;
+	a->once = once;
 	a->ep = ep;
 	a->path = xstrdup(path);
 	a->body = xstrdup(body);
@@ -489,14 +498,21 @@ int
 etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 0, 0, path, body, cb, arg, err));
+	return (etcd_http_acall(h, 0, 0, 0, path, body, cb, arg, err));
+}
+
+int
+etcd_http_call_once(struct etcd_http *h, const char *path, const char *body,
+    etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	return (etcd_http_acall(h, 0, 1, 0, path, body, cb, arg, err));
 }
 
 int
 etcd_http_call_at(struct etcd_http *h, unsigned ep, const char *path,
     const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 1, ep, path, body, cb, arg, err));
+	return (etcd_http_acall(h, 1, 0, ep, path, body, cb, arg, err));
 }
 
 char *

@@ -74,6 +74,13 @@ int	 etcd_http_call(struct etcd_http *, const char *path, const char *body,
 int	 etcd_http_call_async(struct etcd_http *, const char *path,
 	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
 /*
+ * The same, sent once: when no answer comes, it is not sent to another
+ * endpoint (it may have been done), and cb gets STORE_ERR_UNKNOWN.  For
+ * writes, whose caller finds out what happened.
+ */
+int	 etcd_http_call_once(struct etcd_http *, const char *path,
+	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
+/*
  * The same, to endpoint ep only (no failover, whether or not etcd is
  * thought down): the health of each endpoint, for status.
  */

@@ -37,7 +37,10 @@
  *   when a writer outside metad moved it; the caller then answers again
  *   with store_reopen() at the same base).  On error nothing of the batch
  *   remains; STORE_ERR_CONFLICT means another writer moved the keys the
- *   batch read, and the caller may run it again.  Once durable, the batch's
+ *   batch read, and the caller may run it again.  A remote store whose
+ *   answer is lost finds out whether the commit landed, and reports that;
+ *   only when it cannot (the store stays unreachable) does the commit fail
+ *   with STORE_ERR_UNKNOWN: it may or may not have landed.  Once durable, the batch's
  *   events are handed to opts.notify (before the commit callback on a
  *   local store; from the remote store's event stream otherwise).
  * - store_mark()/store_undo() undo the writes since the mark, inside a
@@ -71,6 +74,7 @@ enum store_errcode {
 	STORE_ERR_UNAVAILABLE,	/* backend unreachable */
 	STORE_ERR_CONFLICT,	/* a commit lost a race: retry */
 	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
+	STORE_ERR_UNKNOWN,	/* a commit's outcome could not be learned */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 

@@ -6,10 +6,14 @@
  * are in store_etcd_read.c, the event stream and history in
  * store_etcd_watch.c.
  */
+#include <sys/random.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "store_etcd.h"
@@ -17,7 +21,7 @@
 #define E(st)	((struct store_etcd *)(st)->impl)
 
 /* The newest overlay entry for key, or NULL. */
-static const struct etcd_ev *
+const struct etcd_ev *
 etcd_overlay_find(struct store_etcd *e, const char *key, size_t len)
 {
 	size_t	 i;
@@ -85,14 +89,20 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 	    "was not read with the batch", (int)(len > 64 ? 64 : len), key));
 }
 
-/* The mod_revision of a range response's first kv, 0 if none. */
-static uint64_t
-etcd_first_mod(const cJSON *range)
+/* A field of a range response's first kv, 0 if there is none. */
+uint64_t
+etcd_first_u64(const cJSON *range, const char *name)
 {
 	const cJSON	*kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
 
 	return (cJSON_GetArraySize(kvs) > 0 ?
-	    etcd_u64(cJSON_GetArrayItem(kvs, 0), "mod_revision") : 0);
+	    etcd_u64(cJSON_GetArrayItem(kvs, 0), name) : 0);
+}
+
+static uint64_t
+etcd_first_mod(const cJSON *range)
+{
+	return (etcd_first_u64(range, "mod_revision"));
 }
 
 static int	etcd_begin_send(struct store_etcd *, struct store_err *);
@@ -139,8 +149,10 @@ etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		st->base_rev = e->read_rev = etcd_header_rev(e, reply);
 		if (st->base_rev < st->rev)
 			st->base_rev = st->rev;
-		e->sent_mod = etcd_first_mod(cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetArrayItem(res, 0), "response_range"));
+		range = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(res, 0), "response_range");
+		e->sent_mod = etcd_first_mod(range);
+		e->sent_ver = etcd_first_u64(range, "version");
 	}
 	for (i = first; i < n; i++) {
 		struct etcd_snap *sn = &e->snap[e->snap_next++];
@@ -346,135 +358,6 @@ store_etcd_rollback(struct store *st)
 	st->compact_rev = E(st)->compact_begin;
 }
 
-/* The txn body: the sentinel compare, then each key's last write. */
-static void
-etcd_txn_body(struct store_etcd *e, struct buf *b)
-{
-	const struct etcd_ev	*ev;
-	char			*k64, *v64;
-	size_t			 i;
-
-	buf_printf(b, "{\"compare\":[{\"target\":\"MOD\",\"key\":\"%s\","
-	    "\"mod_revision\":\"%" PRIu64 "\",\"result\":\"EQUAL\"}],"
-	    "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"\"}}",
-	    e->sent64, e->sent_mod, e->sent64);
-	for (i = e->overlay.head; i < e->overlay.n; i++) {
-		ev = &e->overlay.v[i];
-		if (etcd_overlay_find(e, ev->key, ev->key_len) != ev)
-			continue;	/* a later write of the key wins */
-		k64 = etcd_key64(e, ev->key, ev->key_len);
-		if (ev->deleted)
-			buf_printf(b, ",{\"request_delete_range\":{\"key\":"
-			    "\"%s\"}}", k64);
-		else {
-			v64 = etcd_b64(ev->value, ev->value_len);
-			buf_printf(b, ",{\"request_put\":{\"key\":\"%s\","
-			    "\"value\":\"%s\"}}", k64, v64);
-			free(v64);
-		}
-		free(k64);
-	}
-	buf_addstr(b, "]}");
-}
-
-/* What etcd answered to a write's txn: landed (st->commit_rev), or not. */
-static int
-etcd_txn_result(struct store *st, const cJSON *reply, struct store_err *err)
-{
-	uint64_t	 got;
-
-	got = etcd_header_rev(E(st), reply);
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
-	    "succeeded")))
-		return (store_err_set(err, STORE_ERR_CONFLICT, "etcd moved "
-		    "on since rev %" PRIu64 " (another writer)", st->base_rev));
-	st->commit_rev = got;
-	return (0);
-}
-
-struct etcd_commit {
-	struct store		*st;
-	store_done		 done;
-	void			*arg;
-	int			 compacting;	/* else the txn */
-	uint64_t		 compact_to;	/* after the txn, or 0 */
-};
-
-static void	etcd_commit_send(struct etcd_commit *);
-
-/* etcd answered the batch's txn, or its compaction. */
-static void
-etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
-{
-	struct etcd_commit	*c = arg;
-	struct store		*st = c->st;
-	struct store_err	 e2;
-
-	if (reply == NULL && c->compacting &&
-	    err->code == STORE_ERR_COMPACTED)
-		err = NULL;	/* compacted already, by someone else */
-	else if (reply != NULL && !c->compacting) {
-		if (etcd_txn_result(st, reply, &e2) != 0)
-			err = &e2;
-		else if (c->compact_to != 0) {
-			c->compacting = 1;
-			etcd_commit_send(c);
-			return;
-		}
-	}
-	if (err != NULL)
-		st->compact_rev = E(st)->compact_begin;
-	c->done(c->arg, err);
-	free(c);
-}
-
-static void
-etcd_commit_send(struct etcd_commit *c)
-{
-	struct store_etcd	*e = E(c->st);
-	struct store_err	 err;
-	struct buf		 b;
-	int			 rc;
-
-	buf_init(&b);
-	if (c->compacting)
-		buf_printf(&b, "{\"revision\":\"%" PRIu64 "\"}",
-		    c->compact_to);
-	else
-		etcd_txn_body(e, &b);
-	rc = etcd_http_call_async(&e->http, c->compacting ?
-	    "/v3/kv/compaction" : "/v3/kv/txn", buf_cstr(&b), etcd_commit_cb,
-	    c, &err);
-	buf_free(&b);
-	if (rc != 0)
-		etcd_commit_cb(c, NULL, &err);
-}
-
-/*
- * One etcd txn with the batch's writes, guarded by the sentinel's
- * mod_revision; then the compaction the batch asked for, if any.
- */
-static void
-store_etcd_commit(struct store *st, uint64_t rev, store_done done,
-    void *arg)
-{
-	struct store_etcd	*e = E(st);
-	struct etcd_commit	*c;
-
-	if (e->overlay.n == e->overlay.head && e->compact_to == 0) {
-		done(arg, NULL);	/* nothing to send: a no-op delete */
-		return;
-	}
-	c = xcalloc(1, sizeof *c);
-	c->st = st;
-	c->done = done;
-	c->arg = arg;
-	c->compact_to = e->compact_to;
-	c->compacting = e->overlay.n == e->overlay.head;
-	etcd_commit_send(c);
-	etcd_evs_clear(&e->overlay, 0);
-}
-
 /* Compaction is etcd's own, of the whole cluster, at commit. */
 static int
 store_etcd_compact(struct store *st, uint64_t rev, struct store_err *err)
@@ -551,6 +434,8 @@ store_etcd_open(struct store *st, const char *arg,
 	e = xcalloc(1, sizeof *e);
 	e->st = st;
 	e->opts = *opts;
+	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)
+		e->id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	buf_init(&e->wbuf);
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :

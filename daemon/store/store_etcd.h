@@ -72,6 +72,9 @@ struct store_etcd {
 	int			 marked;
 	uint64_t		 compact_to_mark, compact_rev_mark;
 	uint64_t		 read_rev;	/* the batch's reads, at */
+	uint64_t		 sent_ver;	/* the sentinel's version then */
+	uint64_t		 id;		/* this store's, in tokens */
+	uint64_t		 commits;
 	struct etcd_snap	*snap;
 	size_t			 nsnap;
 	size_t			 snap_next;	/* read so far */
@@ -100,7 +103,12 @@ void	etcd_ev_free(struct etcd_ev *);
 int	etcd_ev_from_kv(struct store_etcd *, const cJSON *, int deleted,
 	    struct etcd_ev *);
 
-/* Helpers of store_etcd.c, for its reads and its event stream. */
+/* Helpers of store_etcd.c, for its reads, commit and event stream. */
+const struct etcd_ev *etcd_overlay_find(struct store_etcd *, const char *,
+	    size_t);
+uint64_t etcd_first_u64(const cJSON *, const char *);
+/* The commit (store_etcd_commit.c). */
+void	store_etcd_commit(struct store *, uint64_t, store_done, void *);
 char	*etcd_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
 /* The header revision of a reply (and the newest seen, st->seen_rev). */

@@ -16,7 +16,7 @@ setup() {
 
 teardown() {
 	[ -z "${FROZEN:-}" ] || kill -CONT "$ETCD_PID" 2>/dev/null || true
-	stop_bg "${B_PID:-}" "${W_PID:-}"
+	stop_bg "${B_PID:-}" "${W_PID:-}" "${PROXY_PID:-}"
 	metad_cleanup
 }
 
@@ -295,4 +295,79 @@ ping_ms() {
 	FROZEN=
 	wait_for ended $((n + 1))
 	run -0 mctl -s "$A" --timeout 5 ping
+}
+
+# dropproxy: a proxy in front of the test's etcd, on a free port, that
+# forwards every request but drops etcd's replies to metad's write txns
+# (they commit; metad hears nothing, as when the member it talks to dies
+# right after committing).  Sets PROXY_URL, PROXY_PID.
+dropproxy() {
+	local port
+	port=$(free_port)
+	rm -f "$TESTDIR/proxy.pid"
+	"$ROOT/build/tests/dropproxy" -l "$port" -u "$ETCD_URL" -n -1 \
+	    -p "$TESTDIR/proxy.pid" 2>>"$TESTDIR/proxy.log" &
+	PROXY_PID=$!
+	PROXY_URL="http://127.0.0.1:$port"
+	wait_for test -s "$TESTDIR/proxy.pid"
+}
+
+# lossy: restart the test's daemon (socket $A) on the proxy first, then
+# etcd itself (the next member), so that its next write's reply is lost.
+lossy() {
+	metad_stop
+	metad_start --store "etcd:$PROXY_URL,$ETCD_URL"
+	A="$SOCK"
+}
+
+# etcd_rev: etcd's current revision, asked directly.
+etcd_rev() {
+	curl -sf "$ETCD_URL/v3/kv/range" -d '{"key":"AA=="}' |
+	    jq -r '.header.revision'
+}
+
+@test "etcd: a write whose reply is lost is applied exactly once and answered with what happened" {
+	dropproxy
+	local before
+	# Each kind of write, its reply lost: the answer must be the truth,
+	# and etcd must hold the write once (one revision, one version).
+	lossy
+	mctl -s "$A" put e2 x >/dev/null	# for the delete below
+	lossy
+	before=$(etcd_rev)
+	run -0 mctl -s "$A" -o json put n1 v --if-absent
+	assert_equal "$(jq -r .kv.version <<<"$output")" 1
+	assert_equal "$(jq -r .rev <<<"$output")" $((before + 1))
+	assert_equal "$(etcd_rev)" $((before + 1))
+	lossy
+	run -0 mctl -s "$A" put n1 w --if-version 1
+	assert_output 2
+	lossy
+	run -0 mctl -s "$A" -o json epoch bump lead --if-epoch 0 --owner me
+	assert_equal "$(jq -c '[.epoch.epoch, .epoch.owner]' <<<"$output")" '[1,"me"]'
+	lossy
+	run -0 mctl -s "$A" -o json epoch bump term
+	assert_equal "$(jq -r .epoch.epoch <<<"$output")" 1
+	lossy
+	before=$(etcd_rev)
+	run -0 mctl -s "$A" -o json put fresh x
+	assert_equal "$(jq -r .kv.version <<<"$output")" 1
+	assert_equal "$(etcd_rev)" $((before + 1))
+	lossy
+	run -0 mctl -s "$A" del e2
+	assert_output 1
+	# What etcd holds, through a daemon talking to etcd directly.
+	metad_stop
+	metad_start
+	A="$SOCK"
+	local k
+	for k in n1:2 lead:1 term:1 fresh:1; do
+		run -0 mctl -s "$A" -o json get "${k%:*}"
+		assert_equal "$(jq -r .kv.version <<<"$output")" "${k#*:}"
+	done
+	run -0 mctl -s "$A" get n1
+	assert_output w
+	run -1 mctl -s "$A" get e2
+	# Each of those writes lost its reply.
+	[ "$(grep -c dropped "$TESTDIR/proxy.log")" -ge 6 ]
 }
