@@ -198,8 +198,10 @@ etcd_commit_send(struct etcd_commit *c)
 	} else
 		rc = etcd_http_call_once(&e->http, "/v3/kv/txn", c->body,
 		    etcd_commit_cb, c, &err);
-	if (rc != 0)
-		etcd_commit_cb(c, NULL, &err);
+	if (rc != 0 && !c->uncertain && !c->compacting)
+		etcd_commit_end(c, &err);	/* never sent: nothing done */
+	else if (rc != 0)
+		etcd_commit_again(c, &err);
 }
 
 /*
