@@ -136,7 +136,11 @@ etcd_commit_again(struct etcd_commit *c, const struct store_err *err)
 	struct timeval	 tv = { 0, ETCD_COMMIT_PAUSE_MS * 1000 };
 
 	c->uncertain = 1;
-	if (++c->tries >= ETCD_COMMIT_TRIES) {
+	if (++c->tries >= ETCD_COMMIT_TRIES && c->compacting) {
+		etcd_commit_end(c, err);	/* asking again is harmless */
+		return;
+	}
+	if (c->tries >= ETCD_COMMIT_TRIES) {
 		log_warnx("etcd: %s; after %u tries the outcome is not known",
 		    err->msg, c->tries);
 		etcd_lookup(c);
