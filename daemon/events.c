@@ -122,3 +122,9 @@ events_conn_closed(struct events *ev, struct conn *c)
 	watch_conn_closed(c);
 	wait_conn_closed(ev->md->waits, c);
 }
+
+void
+events_conn_drained(struct events *ev, struct conn *c)
+{
+	watch_conn_drained(c);
+}
