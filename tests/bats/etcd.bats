@@ -98,6 +98,24 @@ delete w/1 null"
 	assert_output --partial '"backend":"etcd"'
 }
 
+@test "etcd: status text shows the endpoints as aligned lines, URL and health; -o json is the daemon's answer" {
+	local dead=http://127.0.0.1:1 url
+	# A second daemon on the same etcd, with a URL nothing listens on.
+	B="$TESTDIR/b.sock"
+	metad_spawn B_PID "$B" "$TESTDIR/b.log" --store "etcd:$ETCD_URL,$dead"
+	run -0 mctl -s "$B" status
+	assert_line 'backend: etcd'
+	# After the name: value lines, "endpoints:" and one line per URL, in
+	# the order given, the health in one column.
+	url=$(printf '%-*s' "${#ETCD_URL}" "$dead")
+	run -0 sed -n '/^endpoints:$/,$p' <<<"$output"
+	assert_output "endpoints:
+  $ETCD_URL  healthy
+  $url  unhealthy"
+	run -0 mctl -s "$B" -o json status
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,.*,"backend":"etcd","endpoints":\[\{"url":"'"$ETCD_URL"'","healthy":true\},\{"url":"'"$dead"'","healthy":false\}\]\}$'
+}
+
 # Keep a watch (raw protocol, one connection) on prefix o/ open in the
 # background until "release watch"; its lines go to $TESTDIR/watch.raw.
 raw_watch() {
