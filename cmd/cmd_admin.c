@@ -6,7 +6,9 @@
  *
  * status prints the daemon's status fields as "name: value" lines, in the
  * daemon's order (rev, compact_rev, keys, db_bytes, connections, watches,
- * uptime_s, backend), fields the daemon adds later included.
+ * uptime_s, backend), fields the daemon adds later included; then, from a
+ * remote store, "endpoints:" and one line per endpoint, indented: its URL
+ * and "healthy" or "unhealthy", aligned.
  *
  * ping prints "ok rev N time T" with T the request's round trip in
  * milliseconds (connecting excluded), e.g. "ok rev 12 time 0.083ms".  Its
@@ -14,6 +16,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "metactl.h"
@@ -107,18 +110,54 @@ cmd_admin_compact(struct cmd_ctx *ctx, char **cause)
 	return (s);
 }
 
+/* The endpoints of a remote store: a line each, URL and health. */
+static void
+cmd_admin_endpoints(const cJSON *eps)
+{
+	struct output_table	 t;
+	const cJSON		*ep, *url;
+	struct buf		 cell;
+	const char		*row[2];
+
+	puts("endpoints:");
+	output_table_init(&t, 2, 0);
+	buf_init(&cell);
+	cJSON_ArrayForEach(ep, eps) {
+		url = cJSON_GetObjectItemCaseSensitive(ep, "url");
+		buf_reset(&cell);
+		buf_addstr(&cell, "  ");
+		if (cJSON_IsString(url))
+			output_token(&cell, url->valuestring,
+			    strlen(url->valuestring));
+		else
+			buf_addstr(&cell, "-");
+		row[0] = buf_cstr(&cell);
+		row[1] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ep,
+		    "healthy")) ? "healthy" : "unhealthy";
+		output_table_add(&t, row);
+	}
+	output_table_print(&t);
+	output_table_free(&t);
+	buf_free(&cell);
+}
+
 static enum cmd_status
 cmd_admin_status(struct cmd_ctx *ctx, char **cause)
 {
+	const cJSON	*eps;
 	cJSON		*resp;
 	enum cmd_status	 s;
 
 	if ((s = cmd_admin_call(ctx, "status", &resp, cause)) != CMD_OK)
 		return (s);
+	eps = cJSON_GetObjectItemCaseSensitive(resp, "endpoints");
 	if (ctx->mode == OUTPUT_JSON)
 		output_json(resp);
-	else
-		output_fields(resp);
+	else if (cJSON_IsArray(eps)) {
+		output_fields(resp, "endpoints");
+		cmd_admin_endpoints(eps);
+	} else
+		output_fields(resp, NULL);
 	cJSON_Delete(resp);
 	return (CMD_OK);
 }

@@ -218,7 +218,7 @@ output_error(enum output_mode mode, const cJSON *resp)
 }
 
 void
-output_fields(const cJSON *obj)
+output_fields(const cJSON *obj, const char *skip)
 {
 	const cJSON	*c;
 	struct buf	 b;
@@ -226,7 +226,8 @@ output_fields(const cJSON *obj)
 	buf_init(&b);
 	for (c = obj->child; c != NULL; c = c->next) {
 		if (strcmp(c->string, "ok") == 0 ||
-		    strcmp(c->string, "id") == 0)
+		    strcmp(c->string, "id") == 0 ||
+		    (skip != NULL && strcmp(c->string, skip) == 0))
 			continue;
 		buf_printf(&b, "%s: ", c->string);
 		if (cJSON_IsString(c))

@@ -56,8 +56,11 @@ int	 output_token_value(struct buf *, const cJSON *obj);
  */
 const char	*output_error(enum output_mode, const cJSON *);
 
-/* The fields of an object but "ok" and "id", one "name: value" a line. */
-void	 output_fields(const cJSON *);
+/*
+ * The fields of an object but "ok", "id" and the one named skip (NULL:
+ * none), one "name: value" a line.
+ */
+void	 output_fields(const cJSON *, const char *skip);
 
 /* Rows of columns, printed aligned; right-aligned columns by bit mask. */
 #define OUTPUT_TABLE_MAX_COLS	8

@@ -22,7 +22,6 @@
 #include "proto.h"
 #include "reply.h"
 #include "server.h"
-#include "watch.h"
 
 /* Bytes read from a socket in one callback, so no client starves others. */
 #define CONN_READ_CHUNK		(64 * 1024)
@@ -314,7 +313,7 @@ conn_drained(struct conn *c)
 		return;
 	}
 	if (!TAILQ_EMPTY(&c->watches))
-		watch_conn_drained(c);
+		events_conn_drained(c->md->events, c);
 	if (c->stalled && !c->dead) {
 		c->stalled = 0;
 		conn_process(c);

@@ -56,6 +56,25 @@ events_compacted(struct events *ev)
 	watch_compacted(ev->md->watch, rev);
 }
 
+/*
+ * The events from delivered + 1 up to the store's compact rev were
+ * compacted before they could be read (store.h): the live watches owed
+ * one are cancelled with compacted; waits and the parked writes go on.
+ */
+static void
+events_lost(struct events *ev)
+{
+	uint64_t	 to = ev->md->store->compact_rev - 1;
+
+	if (to > ev->target)
+		to = ev->target;
+	log_warnx("the events of revs %llu..%llu were compacted before they "
+	    "were delivered; cancelling the watches that needed them",
+	    (unsigned long long)ev->delivered + 1, (unsigned long long)to);
+	watch_lost(ev->md->watch, to + 1);
+	ev->delivered = to;
+}
+
 static void
 events_got(void *arg, long n, const struct store_event *evs, int more,
     const struct store_err *se)
@@ -65,7 +84,10 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 	long		 i;
 
 	ev->reading = 0;
-	if (n < 0) {
+	if (n < 0 && se->code == STORE_ERR_COMPACTED &&
+	    md->store->compact_rev > ev->delivered + 1)
+		events_lost(ev);
+	else if (n < 0) {
 		/* Should not happen; the watches cannot go on exactly. */
 		log_warnx("history of revs %llu..%llu: %s",
 		    (unsigned long long)ev->delivered + 1,
@@ -121,4 +143,10 @@ events_conn_closed(struct events *ev, struct conn *c)
 {
 	watch_conn_closed(c);
 	wait_conn_closed(ev->md->waits, c);
+}
+
+void
+events_conn_drained(struct events *ev, struct conn *c)
+{
+	watch_conn_drained(c);
 }

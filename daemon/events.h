@@ -4,8 +4,9 @@
  * events reads them from the store's history, a chunk at a time, hands
  * each event to the live watches and to the waits, and then lets the
  * commit answer the writes whose events are out (commit_unpark).  It also
- * tells the watches of compaction, and drops a closed connection's watches
- * and waits.
+ * tells the watches of compaction (the live ones too when events were
+ * compacted before they could be delivered), drops a closed connection's
+ * watches and waits, and resumes its watches when its output drains.
  */
 #ifndef METAD_EVENTS_H
 #define METAD_EVENTS_H
@@ -25,5 +26,7 @@ uint64_t	 events_delivered(struct events *);
 /* The store's compact rev may have risen: cancel who needed what went. */
 void		 events_compacted(struct events *);
 void		 events_conn_closed(struct events *, struct conn *);
+/* The connection's output drained: its watches may go on catching up. */
+void		 events_conn_drained(struct events *, struct conn *);
 
 #endif

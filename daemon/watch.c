@@ -337,6 +337,17 @@ watch_compacted(struct watch_hub *hub, uint64_t rev)
 }
 
 void
+watch_lost(struct watch_hub *hub, uint64_t rev)
+{
+	struct watch	*w;
+
+	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
+		if (w->live && w->next_rev < rev)
+			watch_cancel(w, "compacted");
+	}
+}
+
+void
 watch_conn_closed(struct conn *c)
 {
 	struct watch	*w;

@@ -37,6 +37,11 @@ void	watch_delivered(struct watch_hub *, uint64_t rev);
 void	watch_failed(struct watch_hub *);
 /* History below rev is gone: cancel watches that still needed it. */
 void	watch_compacted(struct watch_hub *, uint64_t rev);
+/*
+ * Events below rev were compacted before they could be delivered: cancel
+ * the live watches still owed one of them (compacted, not a gap).
+ */
+void	watch_lost(struct watch_hub *, uint64_t rev);
 /* The connection's output drained: continue catching up. */
 void	watch_conn_drained(struct conn *);
 void	watch_conn_closed(struct conn *);

@@ -51,6 +51,13 @@
  *   and raises compact_rev, which also survives reopen; a local store also
  *   trims its history as it commits, keeping at least the last
  *   opts.history revisions (and every revision of the batch).
+ * - A remote store may find that events it had not handed out yet were
+ *   compacted away before it could read them (its event stream fell
+ *   behind a compaction made outside metad).  It then raises compact_rev
+ *   above them and calls opts.notify up to compact_rev - 1 (rev moves
+ *   there too): a history read of those revisions fails with
+ *   STORE_ERR_COMPACTED, and whoever needed their events must be told they
+ *   are gone, never skip them silently.
  *
  * Memory: pointers handed to a callback (struct store_kv, struct
  * store_event, struct store_stats) are valid only during that callback;
@@ -100,7 +107,10 @@ struct store_options {
 	/* Remote backends (etcd): */
 	const char		*prefix;	/* key namespace, or NULL */
 	struct event_base	*base;		/* the daemon's loop */
-	/* Events of revs (from, to] are durable and in the history. */
+	/*
+	 * Events of revs (from, to] are durable and in the history, or
+	 * those below compact_rev compacted before they were read (above).
+	 */
 	void			 (*notify)(void *, uint64_t from, uint64_t to);
 	void			*notify_arg;
 };

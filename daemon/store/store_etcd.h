@@ -93,6 +93,7 @@ struct store_etcd {
 	struct event		*wtimer;
 	struct buf		 wbuf;
 	unsigned		 wep;
+	int			 wcancelled;	/* by etcd: reopen it */
 	struct etcd_replay	*replays;	/* history reads out */
 };
 

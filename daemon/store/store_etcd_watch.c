@@ -3,8 +3,10 @@
  * prefix (on the daemon's event loop, through evhttp's chunked reads) feeds
  * a bounded cache of recent events and tells the watch hub (opts.notify);
  * the stream resumes from the last revision seen after any failure, so no
- * event is lost or repeated.  History older than the cache is replayed by
- * a watch from the asked revision, on the daemon's loop too.
+ * event is lost or repeated, unless etcd compacted what it had not read
+ * yet: then those revisions are reported compacted (store.h).  History
+ * older than the cache is replayed by a watch from the asked revision, on
+ * the daemon's loop too.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -115,6 +117,43 @@ etcd_cache_trim(struct store_etcd *e)
 
 static void etcd_watch_schedule(struct store_etcd *);
 
+/*
+ * etcd cancelled the stream's watch, and keeps the stream open: ignore
+ * what else comes on it and open another (from the timer: not inside the
+ * connection's own callback).  If a compaction passed the revision the
+ * stream resumed from (compact_rev), the events in between are gone: raise
+ * st->compact_rev above them and hand them to opts.notify as compacted
+ * (store.h), so that the watches that needed them hear so; the stream
+ * goes on from the revision after.  etcd's compaction at C keeps no delete
+ * made at C, so what metad still has starts at C + 1.
+ */
+static void
+etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
+{
+	struct store	*st = e->st;
+	uint64_t	 from = st->rev;
+
+	log_warnx("etcd cancelled the watch stream at rev %" PRIu64
+	    " (compact rev %" PRIu64 ")", st->rev + 1, compact_rev);
+	e->wcancelled = 1;
+	etcd_watch_schedule(e);
+	if (compact_rev == 0)
+		return;
+	if (compact_rev + 1 > st->compact_rev)
+		st->compact_rev = compact_rev + 1;
+	if (st->compact_rev <= st->rev + 1)
+		return;
+	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
+	    "metad read their events", st->rev + 1, compact_rev);
+	st->rev = st->compact_rev - 1;
+	/* Nothing below compact_rev is readable: the cache starts afresh. */
+	etcd_evs_clear(&e->cache, 0);
+	e->cache_from = st->rev + 1;
+	e->before_cache = st->rev;
+	if (e->opts.notify != NULL)
+		e->opts.notify(e->opts.notify_arg, from, st->rev);
+}
+
 static void
 etcd_stream_line(void *arg, const char *line, size_t len)
 {
@@ -123,19 +162,15 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 	struct etcd_wmsg	 m;
 	uint64_t		 from = st->rev;
 
+	if (e->wcancelled)
+		return;		/* a stream etcd cancelled: being reopened */
 	if (etcd_wmsg_parse(e, line, len, &e->cache, &m) != 0) {
 		log_warnx("etcd watch: %.*s", (int)(len > 200 ? 200 : len),
 		    line);
 		return;
 	}
 	if (m.canceled) {
-		/* Compacted past us: what we missed is gone for good. */
-		log_warnx("etcd watch cancelled (compact rev %" PRIu64 ")",
-		    m.compact_rev);
-		if (m.compact_rev > st->compact_rev)
-			st->compact_rev = m.compact_rev;
-		if (m.compact_rev > st->rev + 1)
-			st->rev = m.compact_rev - 1;
+		etcd_stream_cancelled(e, m.compact_rev);
 		return;
 	}
 	if (m.last_rev <= st->rev)
@@ -177,6 +212,7 @@ etcd_stream_open(struct store_etcd *e)
 		evhttp_connection_free(e->wconn);
 	e->wreq = NULL;
 	e->wbuf.len = 0;
+	e->wcancelled = 0;
 	e->wconn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
 	    ep->port);
 	if (e->wconn == NULL)

@@ -16,6 +16,7 @@ setup() {
 
 teardown() {
 	[ -z "${FROZEN:-}" ] || kill -CONT "$ETCD_PID" 2>/dev/null || true
+	[ -z "${METAD_FROZEN:-}" ] || kill -CONT "$METAD_PID" 2>/dev/null || true
 	stop_bg "${B_PID:-}" "${W_PID:-}" "${PROXY_PID:-}"
 	metad_cleanup
 }
@@ -97,6 +98,24 @@ delete w/1 null"
 	assert_output --partial '"backend":"etcd"'
 }
 
+@test "etcd: status text shows the endpoints as aligned lines, URL and health; -o json is the daemon's answer" {
+	local dead=http://127.0.0.1:1 url
+	# A second daemon on the same etcd, with a URL nothing listens on.
+	B="$TESTDIR/b.sock"
+	metad_spawn B_PID "$B" "$TESTDIR/b.log" --store "etcd:$ETCD_URL,$dead"
+	run -0 mctl -s "$B" status
+	assert_line 'backend: etcd'
+	# After the name: value lines, "endpoints:" and one line per URL, in
+	# the order given, the health in one column.
+	url=$(printf '%-*s' "${#ETCD_URL}" "$dead")
+	run -0 sed -n '/^endpoints:$/,$p' <<<"$output"
+	assert_output "endpoints:
+  $ETCD_URL  healthy
+  $url  unhealthy"
+	run -0 mctl -s "$B" -o json status
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,.*,"backend":"etcd","endpoints":\[\{"url":"'"$ETCD_URL"'","healthy":true\},\{"url":"'"$dead"'","healthy":false\}\]\}$'
+}
+
 # Keep a watch (raw protocol, one connection) on prefix o/ open in the
 # background until "release watch"; its lines go to $TESTDIR/watch.raw.
 raw_watch() {
@@ -109,6 +128,18 @@ raw_watch() {
 watch_has_written() {
 	[ "$(grep -c '"event":"put"' "$TESTDIR/watch.raw")" -ge \
 	    "$(wc -l <"$TESTDIR/written")" ]
+}
+
+# freeze_etcd: SIGSTOP the test's etcd and wait until it is stopped (the
+# signal is asynchronous: a request sent at once could still be served).
+freeze_etcd() {
+	kill -STOP "$ETCD_PID"
+	FROZEN=1
+	wait_for etcd_stopped
+}
+
+etcd_stopped() {
+	[ "$(ps -o stat= -p "$ETCD_PID" | cut -c1)" = T ]
 }
 
 # N requests started in the background reached metad: their connections
@@ -208,8 +239,7 @@ own_etcd() {
 	# A frozen etcd accepts connections and never answers: the first call
 	# waits for its timeout (2 s); the requests queued behind it must not
 	# each wait as long, or they would all outlive their client's.
-	kill -STOP "$ETCD_PID"
-	FROZEN=1
+	freeze_etcd
 	local i pids=()
 	for i in 1 2 3 4 5 6 7 8; do
 		(
@@ -267,8 +297,7 @@ ping_ms() {
 	metad_stop
 	metad_start
 	A="$SOCK"
-	kill -STOP "$ETCD_PID"
-	FROZEN=1
+	freeze_etcd
 	# Each kind that needs etcd, the first waiting out its 2 s timeout.
 	for kind in "get k1" "ls" "put k9 x" "epoch get e" "epoch bump e" \
 	    "status" "wait k9 --timeout 3s" "compact $(rv @2)" \
@@ -296,6 +325,64 @@ ping_ms() {
 	wait_for ended $((n + 1))
 	run -0 mctl -s "$A" --timeout 5 ping
 }
+
+# etcd_put KEY VALUE: a put straight into etcd, under the test daemon's
+# prefix, as a writer outside metad would; prints etcd's new revision.
+etcd_put() {
+	curl -sf -X POST "$ETCD_URL/v3/kv/put" \
+	    -d "{\"key\":\"$(printf '%sk/%s' "$ETCD_PREFIX" "$1" | base64 -w0)\",\"value\":\"$(printf '%s' "$2" | base64 -w0)\"}" |
+	    jq -r .header.revision
+}
+
+@test "etcd: a compaction that passes metad's event stream cancels the live watches with compacted, then events go on" {
+	own_etcd
+	local c i
+	raw_watch
+	run -0 mctl -s "$A" put o/1 one
+	wait_for grep -q '"key":"o/1"' "$TESTDIR/watch.raw"
+	# Put metad's event stream behind a compaction.  Freezing metad alone
+	# would not: its stream is current, so etcd sends each write into the
+	# stream's socket at once (metad reads them after SIGCONT), and a
+	# compaction never cancels a current etcd watch.  So, with metad
+	# frozen, etcd restarts (the stream's connection breaks), takes writes
+	# under metad's prefix and compacts them away; on SIGCONT metad
+	# reopens its stream from the revision after the last it read, which
+	# is compacted: etcd cancels that watch, naming its compact revision.
+	kill -STOP "$METAD_PID"
+	METAD_FROZEN=1
+	etcd_stop
+	etcd_start "$TESTDIR/own"	# the same ports and data
+	for i in 2 3 4; do
+		c=$(etcd_put "o/$i" "v$i")
+	done
+	curl -sf -X POST "$ETCD_URL/v3/kv/compaction" \
+	    -d "{\"revision\":\"$c\",\"physical\":true}" >/dev/null
+	kill -CONT "$METAD_PID"
+	METAD_FROZEN=
+	# Not a silent gap: the watch is told, with the rev to start again
+	# from (etcd compacted at c, and drops a delete made at c: so c + 1).
+	wait_for grep -q '"event":"cancelled"' "$TESTDIR/watch.raw"
+	release watch
+	wait_bg "$W_PID"
+	W_PID=
+	run jq -c 'del(.rev)' "$TESTDIR/watch.raw"
+	assert_output "{\"ok\":true,\"watch\":1}
+{\"watch\":1,\"event\":\"put\",\"key\":\"o/1\",\"value\":\"one\",\"version\":1,\"create_rev\":$(rv @1),\"mod_rev\":$(rv @1)}
+{\"watch\":1,\"event\":\"cancelled\",\"reason\":\"compacted\",\"compact_rev\":$((c + 1))}"
+	run -0 status_field compact_rev
+	assert_output "$((c + 1))"
+	# The stream goes on from there: a new watch sees the next write, and
+	# the write is answered with its events delivered.
+	mctl -s "$A" -o json watch --prefix o/ --count 1 >"$TESTDIR/w2.out" &
+	W_PID=$!
+	until_status watches 1
+	run -0 mctl -s "$A" put o/5 five
+	wait_bg "$W_PID"
+	W_PID=
+	run jq -r '"\(.event) \(.key) \(.value)"' "$TESTDIR/w2.out"
+	assert_output "put o/5 five"
+	run -0 mctl -s "$A" get o/3
+	assert_output v3
 
 # dropproxy: a proxy in front of the test's etcd, on a free port, that
 # forwards every request but drops etcd's replies to metad's write txns
