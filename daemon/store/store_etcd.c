@@ -366,7 +366,11 @@ store_etcd_compact(struct store *st, uint64_t rev, struct store_err *err)
 	return (0);
 }
 
-/* The lowest revision etcd still has: a binary search over ranges. */
+/*
+ * The lowest revision whose events etcd still has: a binary search over
+ * ranges finds its compaction point C, whose state it keeps but not its
+ * events (a delete at C is gone), so history starts at C + 1.
+ */
 static int
 etcd_find_compact_rev(struct store *st, struct store_err *err)
 {
@@ -385,7 +389,8 @@ etcd_find_compact_rev(struct store *st, struct store_err *err)
 		else
 			return (-1);
 	}
-	st->compact_rev = lo > 1 ? lo : 0;
+	/* etcd's compaction at lo keeps no event of lo (a delete's). */
+	st->compact_rev = lo > 1 ? lo + 1 : 0;
 	return (0);
 }
 

@@ -195,8 +195,9 @@ etcd_commit_send(struct etcd_commit *c)
 	int			 rc;
 
 	if (c->compacting) {
+		/* etcd keeps no event of the revision it compacts at. */
 		snprintf(body, sizeof body, "{\"revision\":\"%" PRIu64 "\"}",
-		    c->compact_to);
+		    c->compact_to - 1);
 		rc = etcd_http_call_once(&e->http, "/v3/kv/compaction", body,
 		    etcd_commit_cb, c, &err);
 	} else
@@ -356,6 +357,8 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	struct etcd_commit	*c;
 	struct buf		 b;
 
+	if (e->compact_to == 1)
+		e->compact_to = 0;	/* nothing below rev 1 to drop */
 	if (e->overlay.n == e->overlay.head && e->compact_to == 0) {
 		done(arg, NULL);	/* nothing to send: a no-op delete */
 		return;

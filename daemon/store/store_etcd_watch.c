@@ -403,11 +403,12 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 	struct store_err	 err;
 
 	if (rp->compact_rev != 0) {
-		if (rp->compact_rev > st->compact_rev)
-			st->compact_rev = rp->compact_rev;
+		/* etcd's compaction at C keeps no event of C: from C + 1. */
+		if (rp->compact_rev + 1 > st->compact_rev)
+			st->compact_rev = rp->compact_rev + 1;
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
 		    PRIu64 " is compacted (etcd keeps revs from %" PRIu64 ")",
-		    rp->from, rp->compact_rev);
+		    rp->from, rp->compact_rev + 1);
 		rp->cb(rp->arg, -1, NULL, 0, &err);
 	} else if (rp->failed) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd history from "

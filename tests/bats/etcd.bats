@@ -383,6 +383,7 @@ etcd_put() {
 	assert_output "put o/5 five"
 	run -0 mctl -s "$A" get o/3
 	assert_output v3
+}
 
 # dropproxy: a proxy in front of the test's etcd, on a free port, that
 # forwards every request but drops etcd's replies to metad's write txns
@@ -457,4 +458,20 @@ etcd_rev() {
 	run -1 mctl -s "$A" get e2
 	# Each of those writes lost its reply.
 	[ "$(grep -c dropped "$TESTDIR/proxy.log")" -ge 6 ]
+}
+
+@test "etcd: compact R keeps the events of R, a delete's too, for a daemon that reads them back from etcd" {
+	mctl -s "$A" put k a >/dev/null
+	mctl -s "$A" del k >/dev/null
+	run -0 mctl -s "$A" compact "$(rv @2)"
+	# A new daemon has none of it in its cache: it replays from etcd.
+	metad_stop
+	metad_start
+	A="$SOCK"
+	run -0 status_field compact_rev
+	assert_output "$(rv @2)"
+	run watch_lines 2 "$(rv '{"op":"watch","key":"k","from_rev":@2}')"
+	assert_line --index 1 "$(rv '{"watch":1,"event":"delete","key":"k","mod_rev":@2}')"
+	run req "$(rv '{"op":"watch","key":"k","from_rev":@1}')"
+	assert_output --partial '"code":"compacted"'
 }
