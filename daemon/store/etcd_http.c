@@ -355,6 +355,8 @@ struct etcd_acall {
 	unsigned		 ep, tries;
 	int			 pinned;	/* to ep only, no failover */
 	int			 once;		/* never sent again */
+	unsigned		 busy;		/* answers "try later" */
+	struct event		*pause;		/* before trying again */
 	etcd_http_cb		 cb;
 	void			*arg;
 	struct event		*fire;		/* cb, from the loop */
@@ -375,6 +377,8 @@ etcd_acall_free(struct etcd_acall *a)
 	}
 	if (a->fire != NULL)
 		event_free(a->fire);
+	if (a->pause != NULL)
+		event_free(a->pause);
 	cJSON_Delete(a->reply);
 	free(a->path);
 	free(a->body);
@@ -399,6 +403,9 @@ etcd_acall_fire(evutil_socket_t fd, short what, void *arg)
 }
 
 static int	etcd_acall_send(struct etcd_acall *);
+static void	etcd_acall_pause_cb(evutil_socket_t, short, void *);
+
+static const struct timeval etcd_busy_pause = { 0, ETCD_BUSY_PAUSE_MS * 1000 };
 
 static void
 etcd_acall_done(struct evhttp_request *req, void *arg)
@@ -435,8 +442,26 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 		h->ep[a->ep].healthy = 1;
 		etcd_http_parse(&b, status, a->path, &a->reply, &a->err);
 		buf_free(&b);
+		if (a->reply == NULL && !a->once && !a->pinned &&
+		    a->err.code == STORE_ERR_UNAVAILABLE &&
+		    ++a->busy < ETCD_BUSY_TRIES) {
+			/* A leader change: the same call, after a pause. */
+			event_add(a->pause, &etcd_busy_pause);
+			return;
+		}
 	}
 	event_active(a->fire, 0, 0);
+}
+
+static void
+etcd_acall_pause_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_acall	*a = arg;
+
+	if (a->h->down || etcd_acall_send(a) != 0) {
+		etcd_http_down_err(&a->err);
+		event_active(a->fire, 0, 0);
+	}
 }
 
 static int
@@ -486,6 +511,7 @@ etcd_http_acall(struct etcd_http *h, int pinned, int once, unsigned ep,
 	a->next = h->acalls;
 	h->acalls = a;
 	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
+	    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb, a)) == NULL ||
 	    etcd_acall_send(a) != 0) {
 		etcd_acall_free(a);
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "

@@ -27,6 +27,13 @@
 #define ETCD_PROBE_MS		250
 #define ETCD_ASYNC_CONNS	8	/* per endpoint, for calls on main */
 #define ETCD_REPLY_MAX_BYTES	(64u << 20)
+/*
+ * A call that may be repeated (a read), answered "unavailable" by etcd
+ * (a leader change, no leader yet), is made again after a pause, this many
+ * times at most: an election takes a second or two.
+ */
+#define ETCD_BUSY_TRIES		20
+#define ETCD_BUSY_PAUSE_MS	100
 
 struct evhttp_request;
 struct etcd_acall;
