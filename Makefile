@@ -260,6 +260,19 @@ $(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h build/flags
 
 check check-etcd bats: $(LINCHECK)
 
+# Fault injection: tests/faults/dropproxy.c, an HTTP proxy in front of etcd
+# that lets a write commit and loses its answer (tests/bats/dropproxy.bats,
+# in the etcd pass).
+DROPPROXY	 = build/tests/dropproxy
+
+$(DROPPROXY): tests/faults/dropproxy.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(PKG_LIBS)
+
+check check-etcd: $(DROPPROXY)
+
 .PHONY: stress
 stress: bin/metad
 	$(Q)./scripts/stress.sh

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# The fault injector tests/faults/dropproxy.c (build/tests/dropproxy): an
+# HTTP proxy in front of etcd that relays requests and answers, streams
+# included, and loses the answer to the first write txn after etcd has
+# committed it.  Runs in the etcd pass (tests/run-etcd), talking to etcd's
+# JSON gateway with curl.
+
+# bats file_tags=store:etcd
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+DROPPROXY="$ROOT/build/tests/dropproxy"
+
+setup() {
+	store_is etcd || skip "the etcd pass runs it (tests/run-etcd)"
+	[ -n "${METAD_TEST_ETCD:-}" ] || skip "needs the etcd of tests/run-etcd"
+	[ -x "$DROPPROXY" ] || {
+		echo "$DROPPROXY is not built (make build/tests/dropproxy)" >&2
+		return 1
+	}
+	testdir
+	ETCD="$METAD_TEST_ETCD"
+	PREFIX="dropproxy-test/$BATS_TEST_NUMBER.$$/"
+	proxy_start
+}
+
+teardown() {
+	local rc=0
+	stop_bg "${CURL_PID:-}"
+	proxy_stop || rc=1
+	[ -n "${TESTDIR:-}" ] && rm -rf "$TESTDIR"
+	TESTDIR=
+	return "$rc"
+}
+
+# proxy_start [OPTION...]: dropproxy on a free port in front of $ETCD, its
+# stderr in $TESTDIR/proxy.log; sets PROXY (its URL) and PROXY_PID.
+proxy_start() {
+	local port
+	port=$(free_port)
+	rm -f "$TESTDIR/proxy.pid"
+	"$DROPPROXY" -l "$port" -u "$ETCD" -p "$TESTDIR/proxy.pid" "$@" \
+	    2>>"$TESTDIR/proxy.log" &
+	PROXY_PID=$!
+	PROXY="http://127.0.0.1:$port"
+	wait_for test -s "$TESTDIR/proxy.pid" || {
+		cat "$TESTDIR/proxy.log" >&2
+		return 1
+	}
+}
+
+# proxy_stop: SIGTERM; fails (showing its log) unless it exits with 0, as
+# it does unless a sanitizer found something.
+proxy_stop() {
+	[ -n "${PROXY_PID:-}" ] || return 0
+	kill -TERM "$PROXY_PID"
+	wait_bg "$PROXY_PID"
+	PROXY_PID=
+	[ "$STATUS" -eq 0 ] || {
+		echo "dropproxy exited with $STATUS" >&2
+		cat "$TESTDIR/proxy.log" >&2
+		return 1
+	}
+}
+
+b64() {
+	printf %s "$1" | base64 -w0
+}
+
+# put_direct KEY VALUE: a put straight to etcd.
+put_direct() {
+	curl -sf "$ETCD/v3/kv/put" \
+	    -d "{\"key\":\"$(b64 "$1")\",\"value\":\"$(b64 "$2")\"}" >/dev/null
+}
+
+# value_of URL KEY: the value of KEY as etcd at URL answers a range.
+value_of() {
+	curl -sf "$1/v3/kv/range" -d "{\"key\":\"$(b64 "$2")\"}" |
+	    jq -r '.kvs[0].value // empty' | base64 -d
+}
+
+# txn_body KEY VALUE: a txn with a compare (KEY absent), as metad's writes.
+txn_body() {
+	printf '{"compare":[{"key":"%s","target":"CREATE","result":"EQUAL",' \
+	    "$(b64 "$1")"
+	printf '"create_revision":"0"}],"success":[{"request_put":'
+	printf '{"key":"%s","value":"%s"}}]}' "$(b64 "$1")" "$(b64 "$2")"
+}
+
+@test "dropproxy: a range is relayed" {
+	put_direct "${PREFIX}k" hello
+	run -0 value_of "$PROXY" "${PREFIX}k"
+	assert_output hello
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output ""
+}
+
+@test "dropproxy: the first write txn commits but gets no answer, the second is answered" {
+	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}a" one)"
+	assert_output ""
+	run -0 value_of "$ETCD" "${PREFIX}a"
+	assert_output one
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output "dropproxy: dropped the reply to POST /v3/kv/txn"
+	run -0 curl -sf "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}b" two)"
+	assert_output --partial '"succeeded":true'
+	run -0 value_of "$ETCD" "${PREFIX}b"
+	assert_output two
+	run -0 grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 1
+}
+
+@test "dropproxy: a watch streams an event written after it started" {
+	local out="$TESTDIR/watch.out"
+	curl -sN "$PROXY/v3/watch" \
+	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
+	    >"$out" &
+	CURL_PID=$!
+	# etcd confirms the watch first ("created"), then sends events.
+	wait_for grep -q '"created":true' "$out"
+	put_direct "${PREFIX}w" later
+	wait_for grep -q "\"value\":\"$(b64 later)\"" "$out"
+	# The stream is still open: curl has not finished.
+	kill -0 "$CURL_PID"
+}
+
+@test "dropproxy: a watcher that goes away does not stop the proxy" {
+	curl -sN "$PROXY/v3/watch" \
+	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
+	    >"$TESTDIR/watch.out" &
+	CURL_PID=$!
+	wait_for grep -q '"created":true' "$TESTDIR/watch.out"
+	stop_bg "$CURL_PID"
+	CURL_PID=
+	put_direct "${PREFIX}w" after
+	run -0 value_of "$PROXY" "${PREFIX}w"
+	assert_output after
+}
+
+@test "dropproxy: -n 0 drops nothing, -n -1 every write txn" {
+	proxy_stop
+	proxy_start -n 0
+	run -0 curl -sf "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}a" 1)"
+	assert_output --partial '"succeeded":true'
+	proxy_stop
+	proxy_start -n -1
+	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}b" 2)"
+	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}c" 3)"
+	run -0 value_of "$ETCD" "${PREFIX}c"
+	assert_output 3
+	run -0 grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 2
+}
+
+@test "dropproxy: a body over 64 MiB is answered 413" {
+	head -c $((64 * 1024 * 1024 + 1)) /dev/zero >"$TESTDIR/big"
+	run -0 curl -s -o /dev/null -w '%{http_code}' "$PROXY/v3/kv/put" \
+	    --data-binary "@$TESTDIR/big"
+	assert_output 413
+}
+
+@test "dropproxy: SIGTERM stops it and removes its pid file" {
+	proxy_stop
+	[ ! -e "$TESTDIR/proxy.pid" ]
+}
+
+@test "dropproxy: a bad argument is a usage error" {
+	run -2 "$DROPPROXY" -l 1 -u http://10.0.0.1:2379
+	assert_output --partial usage
+	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -n -2
+	run -2 "$DROPPROXY" -u "$ETCD"
+}
