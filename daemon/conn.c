@@ -163,7 +163,7 @@ conn_next(struct conn *c)
 	size_t			 eol_len, len, max = c->md->cfg.max_request_bytes;
 	const char		*line;
 
-	if (c->skipping && !conn_skip(c))
+	if (c->blocked || (c->skipping && !conn_skip(c)))
 		return (0);
 	eol = evbuffer_search_eol(c->in, NULL, &eol_len, EVBUFFER_EOL_LF);
 	if (eol.pos < 0) {
@@ -229,7 +229,7 @@ conn_enqueue(struct conn *c, struct req *r)
 	TAILQ_INSERT_TAIL(&c->reqs, r, conn_entry);
 	c->nreqs++;
 	c->refs++;
-	if (!(r->op != NULL && (r->op->flags & OP_WRITE)))
+	if (!req_writes(r))
 		c->nother++;
 }
 
@@ -238,7 +238,7 @@ conn_dequeue(struct conn *c, struct req *r)
 {
 	TAILQ_REMOVE(&c->reqs, r, conn_entry);
 	c->nreqs--;
-	if (!(r->op != NULL && (r->op->flags & OP_WRITE)))
+	if (!req_writes(r))
 		c->nother--;
 	req_free(r);
 	server_conn_unref(c->md->server, c);
@@ -259,7 +259,9 @@ conn_req_done(struct conn *c, struct req *r)
 		conn_send(c, r->resp.data, r->resp.len);
 		conn_dequeue(c, r);
 	}
-	if (c->nreqs == 0 || c->nother == 0)
+	if (c->nreqs == 0)
+		c->blocked = 0;
+	if (!c->blocked && c->nother == 0)
 		conn_process(c);
 }
 

@@ -55,6 +55,7 @@ struct conn {
 	unsigned		 nreqs;
 	unsigned		 nother;	 /* of them, not writes */
 	int			 processing;	 /* in conn_process() */
+	int			 blocked;	 /* next line waits for nreqs 0 */
 	int			 skipping;	 /* rest of a long line */
 	int			 eof;		 /* client sent EOF */
 	int			 closing;	 /* close once flushed */

@@ -158,13 +158,14 @@ ops_handle(struct conn *c, const char *line, size_t len)
 	r->conn = c;
 	buf_init(&r->resp);
 	rc = ops_decode(r, line, len, &e);
-	if (rc == 0 && (r->op->flags & OP_WRITE)) {
+	if (rc == 0 && req_writes(r)) {
 		conn_enqueue(c, r);
 		commit_enqueue(c->md->commit, r);
 		return (0);
 	}
 	if (c->nreqs > 0) {
 		req_free(r);
+		c->blocked = 1;		/* not parsed again until then */
 		return (1);
 	}
 	r->op = rc == 0 ? r->op : NULL;

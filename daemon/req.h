@@ -100,6 +100,13 @@ struct op {
 	void		 (*keys)(struct req *, struct store_keys *);
 };
 
+/* 1 if r goes through the group commit (a decoded write op). */
+static inline int
+req_writes(const struct req *r)
+{
+	return (r->op != NULL && (r->op->flags & OP_WRITE));
+}
+
 /* r->resp is r's whole answer: send it in its turn. */
 void	req_done(struct req *);
 void	req_free(struct req *);
