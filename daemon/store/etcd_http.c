@@ -101,6 +101,8 @@ etcd_http_close(struct etcd_http *h)
 			if (h->aconn[i][j] != NULL)
 				evhttp_connection_free(h->aconn[i][j]);
 		}
+		if (h->cconn[i] != NULL)
+			evhttp_connection_free(h->cconn[i]);
 	}
 	if (h->probe_timer != NULL)
 		event_free(h->probe_timer);
@@ -355,6 +357,7 @@ struct etcd_acall {
 	unsigned		 ep, tries;
 	int			 pinned;	/* to ep only, no failover */
 	int			 once;		/* never sent again */
+	int			 copy;		/* of a write: cconn */
 	unsigned		 busy;		/* answers "try later" */
 	struct event		*pause;		/* before trying again */
 	etcd_http_cb		 cb;
@@ -471,27 +474,40 @@ etcd_acall_send(struct etcd_acall *a)
 	struct etcd_endpoint		 *ep;
 	struct evhttp_connection	**cp;
 
+	struct timeval			  tv = { ETCD_HTTP_TIMEOUT_S, 0 };
+
 	if (!a->pinned)
 		a->ep = h->cur;
 	ep = &h->ep[a->ep];
-	cp = &h->aconn[a->ep][h->anext++ % ETCD_ASYNC_CONNS];
+	if (a->copy) {
+		cp = &h->cconn[a->ep];
+		tv.tv_sec = ETCD_COPY_TIMEOUT_MS / 1000;
+		tv.tv_usec = (ETCD_COPY_TIMEOUT_MS % 1000) * 1000;
+	} else
+		cp = &h->aconn[a->ep][h->anext++ % ETCD_ASYNC_CONNS];
 	if (*cp == NULL) {
 		*cp = evhttp_connection_base_new(h->main, NULL, ep->host,
 		    ep->port);
 		if (*cp == NULL)
 			return (-1);
-		evhttp_connection_set_timeout(*cp, ETCD_HTTP_TIMEOUT_S);
+		evhttp_connection_set_timeout_tv(*cp, &tv);
 		evhttp_connection_set_retries(*cp, 0);
 	}
 	return (etcd_http_request(*cp, ep, a->path, a->body, etcd_acall_done,
 	    a) == NULL ? -1 : 0);
 }
 
+/* How a call goes: to one endpoint only, sent once, a write's copy. */
+#define ETCD_CALL_PINNED	0x1
+#define ETCD_CALL_ONCE		0x2
+#define ETCD_CALL_COPY		0x4
+
 static int
-etcd_http_acall(struct etcd_http *h, int pinned, int once, unsigned ep,
-    const char *path, const char *body, etcd_http_cb cb, void *arg,
-    struct store_err *err)
+etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
+    const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
 {
+	int	 pinned = (how & ETCD_CALL_PINNED) != 0;
+
 	struct etcd_acall	*a;
 
 	if (h->main == NULL)
@@ -502,7 +518,8 @@ etcd_http_acall(struct etcd_http *h, int pinned, int once, unsigned ep,
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
 	a->pinned = pinned;
-	a->once = once;
+	a->once = (how & ETCD_CALL_ONCE) != 0;
+	a->copy = (how & ETCD_CALL_COPY) != 0;
 	a->ep = ep;
 	a->path = xstrdup(path);
 	a->body = xstrdup(body);
@@ -524,21 +541,31 @@ int
 etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 0, 0, 0, path, body, cb, arg, err));
+	return (etcd_http_acall(h, 0, 0, path, body, cb, arg, err));
 }
 
 int
 etcd_http_call_once(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 0, 1, 0, path, body, cb, arg, err));
+	return (etcd_http_acall(h, ETCD_CALL_ONCE, 0, path, body, cb, arg,
+	    err));
+}
+
+int
+etcd_http_call_copy(struct etcd_http *h, const char *path, const char *body,
+    etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	return (etcd_http_acall(h, ETCD_CALL_ONCE | ETCD_CALL_COPY, 0, path,
+	    body, cb, arg, err));
 }
 
 int
 etcd_http_call_at(struct etcd_http *h, unsigned ep, const char *path,
     const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 1, 0, ep, path, body, cb, arg, err));
+	return (etcd_http_acall(h, ETCD_CALL_PINNED, ep, path, body, cb, arg,
+	    err));
 }
 
 char *

@@ -28,6 +28,13 @@
 #define ETCD_ASYNC_CONNS	8	/* per endpoint, for calls on main */
 #define ETCD_REPLY_MAX_BYTES	(64u << 20)
 /*
+ * A copy of a write whose answer was lost waits this long for its own
+ * (on a connection of its own to each endpoint): only one copy can land,
+ * so the next one may go soon, and a member that holds it during an
+ * election does not hold the write for a whole ETCD_HTTP_TIMEOUT_S.
+ */
+#define ETCD_COPY_TIMEOUT_MS	500
+/*
  * A call that may be repeated (a read), answered "unavailable" by etcd
  * (a leader change, no leader yet), is made again after a pause, this many
  * times at most: an election takes a second or two.
@@ -59,6 +66,7 @@ struct etcd_http {
 	unsigned		 probe_ep;
 	/* Calls answered on main (etcd_http_call_async). */
 	struct evhttp_connection *aconn[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
+	struct evhttp_connection *cconn[STORE_ENDPOINTS_MAX];	/* copies */
 	unsigned		 anext;
 	struct etcd_acall	*acalls;	/* in flight */
 };
@@ -86,6 +94,9 @@ int	 etcd_http_call_async(struct etcd_http *, const char *path,
  * writes, whose caller finds out what happened.
  */
 int	 etcd_http_call_once(struct etcd_http *, const char *path,
+	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
+/* The same for a copy of such a write: ETCD_COPY_TIMEOUT_MS. */
+int	 etcd_http_call_copy(struct etcd_http *, const char *path,
 	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
 /*
  * The same, to endpoint ep only (no failover, whether or not etcd is

@@ -200,8 +200,11 @@ etcd_commit_send(struct etcd_commit *c)
 		    c->compact_to - 1);
 		rc = etcd_http_call_once(&e->http, "/v3/kv/compaction", body,
 		    etcd_commit_cb, c, &err);
-	} else
+	} else if (c->tries == 0)
 		rc = etcd_http_call_once(&e->http, "/v3/kv/txn", c->body,
+		    etcd_commit_cb, c, &err);
+	else	/* a copy: only one can land, so it need not wait long */
+		rc = etcd_http_call_copy(&e->http, "/v3/kv/txn", c->body,
 		    etcd_commit_cb, c, &err);
 	if (rc != 0 && !c->uncertain && !c->compacting)
 		etcd_commit_end(c, &err);	/* never sent: nothing done */
