@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# metad on etcd against metad on sqlite (the baseline), measured in the same
-# run: each workload BENCH_RUNS times (3), the two daemons interleaved, and
-# the median of each.  Starts its own etcd on loopback ports with a
-# temporary data directory (run by "make bench-etcd").
+# metad on etcd against metad on sqlite (the baseline), and against etcd
+# driven directly (wrk on its JSON gateway, bench/etcd_direct.lua: the same
+# keys, value size and requests in flight), measured in the same run: each
+# workload BENCH_RUNS times (3), interleaved, and the median of each.
+# Starts its own etcd on loopback ports with a temporary data directory
+# (run by "make bench-etcd").
 #
 # Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3).
 set -euo pipefail
@@ -15,7 +17,7 @@ METAD=$ROOT/bin/metad
 for b in "$MB" "$METAD"; do
 	[ -x "$b" ] || { echo "bench-etcd.sh: $b missing: make" >&2; exit 1; }
 done
-for c in etcd jq curl; do
+for c in etcd jq curl wrk bc; do
 	command -v "$c" >/dev/null ||
 	    { echo "bench-etcd.sh: needs $c" >&2; exit 1; }
 done
@@ -99,3 +101,35 @@ bench get1 "get ops/s, 1 client" .ops_per_s get --clients 1 --keys 1000
 bench get8 "get ops/s, 8 clients" .ops_per_s get --clients 8 --keys 1000
 bench lat1 "get p50 us, 1 client" .latency_us.p50 get --clients 1 --keys 1000
 under_load
+
+# direct ID LABEL OP CLIENTS: metad on etcd (metabench) against etcd driven
+# directly (wrk), interleaved; ops/s.
+direct() {
+	local name=$1 label=$2 op=$3 n=$4 r t a b
+	t=$((n < 2 ? 1 : 2))
+	for r in $(seq 1 "$RUNS"); do
+		"$MB" -s "$TMP/etcd.sock" "$op" --clients "$n" --keys 1000 \
+		    --duration "$DUR" -o json | jq -r .ops_per_s \
+		    >>"$TMP/$name.metad"
+		OP=$op KEYS=1000 wrk -t "$t" -c "$n" -d "${DUR}s" \
+		    -s "$ROOT/bench/etcd_direct.lua" "$E" |
+		    awk '/^Requests\/sec:/ { print $2 }' >>"$TMP/$name.direct"
+	done
+	a=$(median <"$TMP/$name.direct")
+	b=$(median <"$TMP/$name.metad")
+	printf '| %s | %s | %s | %.3f |\n' "$label" "$a" "$b" \
+	    "$(echo "$b / $a" | bc -l)"
+}
+
+# Keys for the gets on both sides.
+OP=put KEYS=1000 wrk -t 1 -c 4 -d 1s -s "$ROOT/bench/etcd_direct.lua" "$E" \
+    >/dev/null
+echo
+echo "| workload (median of $RUNS x ${DUR} s) | etcd direct | metad on etcd | metad / direct |"
+echo "| --- | --- | --- | --- |"
+direct dput1 "put ops/s, 1 client" put 1
+direct dput16 "put ops/s, 16 clients" put 16
+direct dput64 "put ops/s, 64 clients" put 64
+direct dget1 "get ops/s, 1 client (linearizable)" get 1
+direct dget16 "get ops/s, 16 clients (linearizable)" get 16
+direct dget64 "get ops/s, 64 clients (linearizable)" get 64

@@ -15,7 +15,8 @@ set -eu
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
-etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish"
+etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish
+wrk bc"
 
 # The commands the tests look for; missing after the install, a warning.
 CMDS="bats socat jq sqlite3 curl mandoc ps ss etcd etcdctl prlimit setpriv
