@@ -306,7 +306,8 @@ bench-build: all $(BENCH_BINS)
 bench: bench-build
 	$(Q)./scripts/bench.sh
 
-# metad on etcd against metad on sqlite, in the same run (needs etcd).
+# metad on etcd against metad on sqlite and against etcd driven directly
+# (wrk), in the same run (needs etcd).
 bench-etcd: all
 	$(Q)./scripts/bench-etcd.sh
 
