@@ -57,6 +57,7 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 	size_t		 len;
 
 	memset(h, 0, sizeof *h);
+	LIST_INIT(&h->acalls);
 	while (*p != '\0') {
 		comma = strchr(p, ',');
 		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
@@ -352,7 +353,7 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 /* Struct etcd_acall: one asynchronous call. */
 struct etcd_acall {
 	struct etcd_http	*h;
-	struct etcd_acall	*next;		/* h->acalls */
+	LIST_ENTRY(etcd_acall)	 entry;		/* h->acalls */
 	char			*path, *body;
 	unsigned		 ep, tries;
 	int			 pinned;	/* to ep only, no failover */
@@ -370,14 +371,7 @@ struct etcd_acall {
 static void
 etcd_acall_free(struct etcd_acall *a)
 {
-	struct etcd_acall	**pp;
-
-	for (pp = &a->h->acalls; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == a) {
-			*pp = a->next;
-			break;
-		}
-	}
+	LIST_REMOVE(a, entry);
 	if (a->fire != NULL)
 		event_free(a->fire);
 	if (a->pause != NULL)
@@ -392,8 +386,8 @@ etcd_acall_free(struct etcd_acall *a)
 static void
 etcd_http_acalls_free(struct etcd_http *h)
 {
-	while (h->acalls != NULL)
-		etcd_acall_free(h->acalls);
+	while (!LIST_EMPTY(&h->acalls))
+		etcd_acall_free(LIST_FIRST(&h->acalls));
 }
 
 static void
@@ -525,8 +519,7 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	a->body = xstrdup(body);
 	a->cb = cb;
 	a->arg = arg;
-	a->next = h->acalls;
-	h->acalls = a;
+	LIST_INSERT_HEAD(&h->acalls, a, entry);
 	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
 	    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb, a)) == NULL ||
 	    etcd_acall_send(a) != 0) {

@@ -17,6 +17,8 @@
 #ifndef METAD_ETCD_HTTP_H
 #define METAD_ETCD_HTTP_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -68,7 +70,7 @@ struct etcd_http {
 	struct evhttp_connection *aconn[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
 	struct evhttp_connection *cconn[STORE_ENDPOINTS_MAX];	/* copies */
 	unsigned		 anext;
-	struct etcd_acall	*acalls;	/* in flight */
+	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
 };
 
 /* The answer of an asynchronous call: reply (deleted after), or err. */

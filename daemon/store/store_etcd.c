@@ -258,29 +258,41 @@ etcd_meta_cb(const struct store_kv *kv, void *arg)
 	return (0);
 }
 
+/*
+ * A write of key at rev into the batch's overlay: what the key holds in the
+ * batch now (m), then the event.  -1 on a store error.
+ */
+static int
+etcd_overlay_write(struct store *st, uint64_t rev, uint32_t seq,
+    const char *key, size_t len, struct etcd_meta *m, struct etcd_ev *ev,
+    struct store_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (store_etcd_get(st, key, len, etcd_meta_cb, m, err) == -1)
+		return (-1);
+	memset(ev, 0, sizeof *ev);
+	ev->rev = ev->mod_rev = rev;
+	ev->seq = seq;
+	ev->key_len = len;
+	return (0);
+}
+
 static int
 store_etcd_put(struct store *st, uint64_t rev, uint32_t seq,
     const char *key, size_t len, const void *value, size_t vlen,
     struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
 {
-	struct store_etcd	*e = E(st);
 	struct etcd_meta	 m;
 	struct etcd_ev		 ev;
 
-	memset(&m, 0, sizeof m);
-	if (store_etcd_get(st, key, len, etcd_meta_cb, &m, err) == -1)
+	if (etcd_overlay_write(st, rev, seq, key, len, &m, &ev, err) != 0)
 		return (-1);
-	memset(&ev, 0, sizeof ev);
-	ev.rev = rev;
-	ev.seq = seq;
 	ev.key = xmemdup(key, len);
-	ev.key_len = len;
 	ev.value = xmemdup(value, vlen);	/* and a NUL after it */
 	ev.value_len = vlen;
 	ev.version = m.found ? m.version + 1 : 1;
 	ev.create_rev = m.found ? m.create_rev : rev;
-	ev.mod_rev = rev;
-	etcd_evs_push(&e->overlay, &ev);
+	etcd_evs_push(&E(st)->overlay, &ev);
 	*prev_version = m.found ? m.version : 0;
 	etcd_kv_of(&ev, meta, 0);
 	return (0);
@@ -290,23 +302,17 @@ static int
 store_etcd_del(struct store *st, uint64_t rev, uint32_t seq,
     const char *key, size_t len, int *deleted, struct store_err *err)
 {
-	struct store_etcd	*e = E(st);
 	struct etcd_meta	 m;
 	struct etcd_ev		 ev;
 
-	memset(&m, 0, sizeof m);
 	*deleted = 0;
-	if (store_etcd_get(st, key, len, etcd_meta_cb, &m, err) == -1)
+	if (etcd_overlay_write(st, rev, seq, key, len, &m, &ev, err) != 0)
 		return (-1);
 	if (!m.found)
 		return (0);
-	memset(&ev, 0, sizeof ev);
-	ev.rev = ev.mod_rev = rev;
-	ev.seq = seq;
 	ev.deleted = 1;
 	ev.key = xmemdup(key, len);
-	ev.key_len = len;
-	etcd_evs_push(&e->overlay, &ev);
+	etcd_evs_push(&E(st)->overlay, &ev);
 	*deleted = 1;
 	return (0);
 }
@@ -437,6 +443,7 @@ store_etcd_open(struct store *st, const char *arg,
 	struct store_etcd	*e;
 
 	e = xcalloc(1, sizeof *e);
+	LIST_INIT(&e->replays);
 	e->st = st;
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)

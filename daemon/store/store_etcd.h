@@ -94,7 +94,7 @@ struct store_etcd {
 	struct buf		 wbuf;
 	unsigned		 wep;
 	int			 wcancelled;	/* by etcd: reopen it */
-	struct etcd_replay	*replays;	/* history reads out */
+	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);

@@ -283,7 +283,7 @@ store_etcd_watch_stop(struct store_etcd *e)
  */
 struct etcd_replay {
 	struct store_etcd	*e;
-	struct etcd_replay	*next;		/* e->replays */
+	LIST_ENTRY(etcd_replay)	 entry;		/* e->replays */
 	struct evhttp_connection *conn;
 	struct event		*fire;		/* the end, from the loop */
 	struct etcd_evs		 evs;
@@ -369,14 +369,7 @@ etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
 static void
 etcd_replay_free(struct etcd_replay *rp)
 {
-	struct etcd_replay	**pp;
-
-	for (pp = &rp->e->replays; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == rp) {
-			*pp = rp->next;
-			break;
-		}
-	}
+	LIST_REMOVE(rp, entry);
 	if (rp->conn != NULL)
 		evhttp_connection_free(rp->conn);
 	if (rp->fire != NULL)
@@ -390,8 +383,8 @@ etcd_replay_free(struct etcd_replay *rp)
 void
 store_etcd_replays_free(struct store_etcd *e)
 {
-	while (e->replays != NULL)
-		etcd_replay_free(e->replays);
+	while (!LIST_EMPTY(&e->replays))
+		etcd_replay_free(LIST_FIRST(&e->replays));
 }
 
 static void
@@ -447,8 +440,7 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	rp->max = max;
 	rp->cb = cb;
 	rp->arg = arg;
-	rp->next = e->replays;
-	e->replays = rp;
+	LIST_INSERT_HEAD(&e->replays, rp, entry);
 	buf_init(&rp->b);
 	rp->conn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
 	    ep->port);
