@@ -4,12 +4,14 @@
 # (etcd_cluster_start, tests/bats/etcd_cluster.bats).  Sourced by bash,
 # safe under set -eu.
 
-# A free TCP port on loopback (a guess, checked with ss).
+# A free TCP port on loopback (a guess, checked with ss): below the kernel's
+# ephemeral range (ip_local_port_range, 32768 up by default), so that no
+# outgoing connection holds it, and used by no socket in any state.
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 30000))
-		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || {
+		p=$((20000 + RANDOM % 12000))
+		ss -Htan "sport = :$p" 2>/dev/null | grep -q . || {
 			echo "$p"
 			return 0
 		}

@@ -37,17 +37,8 @@ teardown() {
 # proxy_start [OPTION...]: dropproxy on a free port in front of $ETCD, its
 # stderr in $TESTDIR/proxy.log; sets PROXY (its URL) and PROXY_PID.
 proxy_start() {
-	local port
-	port=$(free_port)
-	rm -f "$TESTDIR/proxy.pid"
-	"$DROPPROXY" -l "$port" -u "$ETCD" -p "$TESTDIR/proxy.pid" "$@" \
-	    2>>"$TESTDIR/proxy.log" &
-	PROXY_PID=$!
-	PROXY="http://127.0.0.1:$port"
-	wait_for test -s "$TESTDIR/proxy.pid" || {
-		cat "$TESTDIR/proxy.log" >&2
-		return 1
-	}
+	proxy_spawn "$ETCD" "$@" || return 1
+	PROXY="$PROXY_URL"
 }
 
 # proxy_stop: SIGTERM; fails (showing its log) unless it exits with 0, as

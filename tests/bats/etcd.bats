@@ -390,14 +390,7 @@ etcd_put() {
 # (they commit; metad hears nothing, as when the member it talks to dies
 # right after committing).  Sets PROXY_URL, PROXY_PID.
 dropproxy() {
-	local port
-	port=$(free_port)
-	rm -f "$TESTDIR/proxy.pid"
-	"$ROOT/build/tests/dropproxy" -l "$port" -u "$ETCD_URL" -n -1 \
-	    -p "$TESTDIR/proxy.pid" 2>>"$TESTDIR/proxy.log" &
-	PROXY_PID=$!
-	PROXY_URL="http://127.0.0.1:$port"
-	wait_for test -s "$TESTDIR/proxy.pid"
+	proxy_spawn "$ETCD_URL" -n -1
 }
 
 # lossy: restart the test's daemon (socket $A) on the proxy first, then

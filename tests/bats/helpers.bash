@@ -296,3 +296,30 @@ watch_lines() {
 has_lines() {
 	[ "$(wc -l <"$2")" -ge "$1" ]
 }
+
+# proxy_spawn UPSTREAM [dropproxy OPTION...]: tests/faults/dropproxy on a
+# free loopback port in front of the etcd at UPSTREAM, its stderr in
+# $TESTDIR/proxy.log; sets PROXY_URL and PROXY_PID.  A port taken between
+# the guess and the bind: another.
+proxy_spawn() {
+	local upstream=$1 port try
+	shift
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		rm -f "$TESTDIR/proxy.pid"
+		"$ROOT/build/tests/dropproxy" -l "$port" -u "$upstream" \
+		    -p "$TESTDIR/proxy.pid" "$@" 2>>"$TESTDIR/proxy.log" &
+		PROXY_PID=$!
+		PROXY_URL="http://127.0.0.1:$port"
+		wait_for proxy_up_or_gone || break
+		[ -s "$TESTDIR/proxy.pid" ] && return 0
+		wait "$PROXY_PID" 2>/dev/null || true
+		PROXY_PID=
+	done
+	cat "$TESTDIR/proxy.log" >&2
+	return 1
+}
+
+proxy_up_or_gone() {
+	[ -s "$TESTDIR/proxy.pid" ] || pid_gone "$PROXY_PID"
+}
