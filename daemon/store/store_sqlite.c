@@ -533,5 +533,6 @@ const struct store_backend store_sqlite_backend = {
 	store_local_commit,
 	store_sqlite_rollback,
 	NULL,
-	&store_sqlite_local
+	&store_sqlite_local,
+	1
 };
