@@ -6,7 +6,8 @@
 # Starts its own etcd on loopback ports with a temporary data directory
 # (run by "make bench-etcd").
 #
-# Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3).
+# Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3),
+# BENCH_PARTS (all; "direct": only the table against etcd direct).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,14 +94,16 @@ under_load() {
 	    "$a" "$b" "$(echo "$b / $a" | bc -l)"
 }
 
-echo "| workload (median of $RUNS x ${DUR} s) | sqlite | etcd | etcd / sqlite |"
-echo "| --- | --- | --- | --- |"
-bench put1 "put ops/s, 1 client" .ops_per_s put --clients 1 --keys 1000
-bench put8 "put ops/s, 8 clients" .ops_per_s put --clients 8 --keys 1000
-bench get1 "get ops/s, 1 client" .ops_per_s get --clients 1 --keys 1000
-bench get8 "get ops/s, 8 clients" .ops_per_s get --clients 8 --keys 1000
-bench lat1 "get p50 us, 1 client" .latency_us.p50 get --clients 1 --keys 1000
-under_load
+if [ "${BENCH_PARTS:-all}" != direct ]; then
+	echo "| workload (median of $RUNS x ${DUR} s) | sqlite | etcd | etcd / sqlite |"
+	echo "| --- | --- | --- | --- |"
+	bench put1 "put ops/s, 1 client" .ops_per_s put --clients 1 --keys 1000
+	bench put8 "put ops/s, 8 clients" .ops_per_s put --clients 8 --keys 1000
+	bench get1 "get ops/s, 1 client" .ops_per_s get --clients 1 --keys 1000
+	bench get8 "get ops/s, 8 clients" .ops_per_s get --clients 8 --keys 1000
+	bench lat1 "get p50 us, 1 client" .latency_us.p50 get --clients 1 --keys 1000
+	under_load
+fi
 
 # direct ID LABEL OP CLIENTS: metad on etcd (metabench) against etcd driven
 # directly (wrk), interleaved; ops/s.

@@ -435,8 +435,9 @@ etcd_names(struct store_etcd *e, const char *prefix, struct store_err *err)
 	e->kbeg64 = etcd_b64(e->prefix, e->prefix_len);
 	e->kend64 = etcd_prefix_end64(e->prefix, e->prefix_len);
 	e->sent64 = etcd_b64(e->sentinel, strlen(e->sentinel));
-	e->wbeg64 = etcd_b64(prefix, n);
-	e->wend64 = etcd_prefix_end64(prefix, n);
+	/* The stream: user keys only, not the slots their txns also put. */
+	e->wbeg64 = etcd_b64(e->prefix, e->prefix_len);
+	e->wend64 = etcd_prefix_end64(e->prefix, e->prefix_len);
 	return (0);
 }
 

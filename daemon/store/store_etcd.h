@@ -96,7 +96,7 @@ struct store_etcd {
 	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev" */
 	char			 slotpfx[ETCD_PREFIX_MAX];	/* P "s/" ID "/" */
 	char			*kbeg64, *kend64, *sent64;	/* base64 */
-	char			*wbeg64, *wend64;	/* the stream's range */
+	char			*wbeg64, *wend64;	/* the stream's: P "k/" */
 	/* The batch open (or, in its callback, the one that landed): */
 	struct etcd_batch	*cur;
 	struct etcd_batch	*last;		/* landed last */
