@@ -58,6 +58,7 @@ struct etcd_commit {
 	unsigned		 tries;
 	struct event		*pause;
 	uint64_t		 compact_to;	/* after the txn, or 0 */
+	uint64_t		 planned;	/* the batch's last rev */
 	uint64_t		 landed;	/* the txn's revision */
 };
 
@@ -291,6 +292,15 @@ etcd_commit_landed(struct etcd_commit *c, uint64_t rev, const cJSON *reply)
 	c->st->commit_rev = rev;
 	if (c->slot >= 0)
 		E(c->st)->slots[c->slot].known = rev;
+	/*
+	 * A compaction up to the batch's own writes (above its base) meant
+	 * their planned revs: it goes up to where they landed.
+	 */
+	if (c->compact_to > b->base_rev && rev > c->planned) {
+		c->compact_to += rev - c->planned;
+		if (c->st->compact_rev < c->compact_to)
+			c->st->compact_rev = c->compact_to;
+	}
 	for (i = 0; i < b->nsnap; i++)
 		blind |= b->snap[i].blind;
 	if (blind && reply == NULL) {
@@ -633,6 +643,7 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->slot = -1;
 	e->cur = NULL;
 	c->compact_to = e->compact_to;
+	c->planned = rev;
 	LIST_INSERT_HEAD(&e->commits_out, c, entry);
 	if (e->overlay.n == e->overlay.head && e->compact_to == 0) {
 		etcd_commit_end(c, NULL);	/* nothing to send */

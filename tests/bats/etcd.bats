@@ -330,6 +330,37 @@ ping_ms() {
 	run -0 mctl -s "$A" --timeout 5 ping
 }
 
+@test "etcd: SIGTERM waits for a write out at etcd past the 2 s drain, and answers it" {
+	own_etcd
+	local p
+	mctl -s "$A" put k v >/dev/null
+	freeze_etcd
+	(
+		rc=0
+		mctl -s "$A" --timeout 20 put k2 x >"$TESTDIR/put.out" \
+		    2>"$TESTDIR/put.err" || rc=$?
+		echo "$rc" >"$TESTDIR/rc.put"
+	) &
+	p=$!
+	wait_for requests_in 1
+	kill -TERM "$METAD_PID"
+	# Longer than the drain's 2 s: the write is still out (its txn timed
+	# out at 2 s, and is being looked up) when etcd wakes.
+	sleep 3
+	kill -CONT "$ETCD_PID"
+	FROZEN=
+	wait "$p"
+	run cat "$TESTDIR/rc.put" "$TESTDIR/put.out" "$TESTDIR/put.err"
+	assert_output "0
+1"
+	run -0 wait "$METAD_PID"	# the drain ended, exit 0
+	METAD_PID=
+	metad_start
+	A="$SOCK"
+	run -0 mctl -s "$A" -o json get k2
+	assert_equal "$(jq -r '[.kv.value, .kv.version] | join(" ")' <<<"$output")" "x 1"
+}
+
 # etcd_put KEY VALUE: a put straight into etcd, under the test daemon's
 # prefix, as a writer outside metad would; prints etcd's new revision.
 etcd_put() {
