@@ -81,6 +81,11 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 	}
 	if (st->in_batch && e->cur != NULL &&
 	    (sn = etcd_snap_find(e->cur, key, len)) != NULL) {
+		if (sn->unknown)
+			return (store_err_set(err, STORE_ERR_UNAVAILABLE,
+			    "the write was applied at rev %" PRIu64 ", but "
+			    "what its key held before could not be read back "
+			    "from etcd", e->cur->base_rev + 1));
 		if (!sn->found)
 			return (0);	/* or blind: not read */
 		etcd_kv_of(&sn->ev, &kv, 1);

@@ -60,6 +60,7 @@ struct etcd_snap {
 	size_t			 key_len;
 	int			 found;
 	int			 blind;		/* not read (store.h) */
+	int			 unknown;	/* nor read back after */
 	struct etcd_ev		 ev;
 };
 
