@@ -222,8 +222,9 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		code = STORE_ERR_COMPACTED;
 	else if (strstr(msg, "too many operations in txn") != NULL)
 		return (store_err_set(err, code, "etcd refused a txn of more "
-		    "operations than its --max-txn-ops (metad writes one more "
-		    "than the request's writes; see metad(8))"));
+		    "operations than its --max-txn-ops (metad's txn puts one "
+		    "more key than the request writes, and compares one more "
+		    "than the keys it read; see metad(8))"));
 	else if (status >= 500 || strstr(msg, "\"code\":14") != NULL)
 		code = STORE_ERR_UNAVAILABLE;
 	return (store_err_set(err, code, "etcd %s: HTTP %d %.160s", path,

@@ -94,7 +94,7 @@ struct store_etcd {
 	struct etcd_http	 http;
 	char			 prefix[ETCD_PREFIX_MAX];	/* P "k/" */
 	size_t			 prefix_len;
-	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev" */
+	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev": older metad's */
 	char			 slotpfx[ETCD_PREFIX_MAX];	/* P "s/" ID "/" */
 	char			*kbeg64, *kend64, *sent64;	/* base64 */
 	char			*wbeg64, *wend64;	/* the stream's: P "k/" */
