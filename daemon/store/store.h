@@ -39,11 +39,12 @@
  *   rest, the state at base_rev.
  * - store_commit()'s callback says the batch is durable as the sync mode
  *   promises (STORE_SYNC_FULL: fsync'd), and commit_rev is the revision its
- *   last write landed at (unchanged by a batch that wrote nothing) (a remote store may land above the planned rev
- *   when a writer outside metad moved it, or when other batches were out
- *   with it; the caller then answers again with store_reopen() at the same
- *   base; it must also when the store set answer_again: a blind key's
- *   state at the base was not known when the batch was applied).  On error nothing of the batch
+ *   last write landed at (unchanged by a batch that wrote nothing).  A
+ *   remote store may land above the planned rev when a writer outside
+ *   metad moved it, or when other batches were out with it; the caller
+ *   then answers again with store_reopen() at the same base.  It must also
+ *   when the store set answer_again: a blind key's state was not known when
+ *   the batch was applied.  On error nothing of the batch
  *   remains; STORE_ERR_CONFLICT means another writer moved the keys the
  *   batch read, and the caller may run it again.  A remote store whose
  *   answer is lost finds out whether the commit landed, and reports that;

@@ -2,9 +2,10 @@
  * The etcd backend's batches (see store_etcd.h): store_begin reads the
  * keys the batch names at one revision (but blind ones), the batch's
  * writes are buffered in an overlay, and store_commit sends them as one
- * etcd txn guarded by those keys' mod_revisions (store_etcd_commit.c).  Reads outside a batch
- * are in store_etcd_read.c, the event stream and history in
- * store_etcd_watch.c.
+ * etcd txn guarded by those keys' mod_revisions (store_etcd_commit.c).
+ * Up to ETCD_SLOTS batches are out at once; one at most is open.  Reads
+ * outside a batch are in store_etcd_read.c, the event stream and history
+ * in store_etcd_watch.c.
  */
 #include <sys/random.h>
 
