@@ -31,6 +31,7 @@ struct out_batch {
 	int			*ended;		/* counts the ends */
 	int			*all;		/* set at the last */
 	int			 of;
+	int			 compact;	/* up to its own write */
 };
 
 static void
@@ -75,6 +76,12 @@ out_begun(void *arg, const struct store_err *err)
 		return;
 	}
 	b->put_version = meta.version;
+	if (b->compact && store_compact(s, s->base_rev + 1, &e2) != 0) {
+		b->failed = 1;
+		store_rollback(s);
+		out_end(b);
+		return;
+	}
 	store_commit(s, s->base_rev + 1, out_committed, b);
 }
 
@@ -172,6 +179,38 @@ test_out_blind(void **state)
 	store_rollback(f->s);
 }
 
+/*
+ * A batch that compacts up to its own write, out with another that lands
+ * first (begun first, on the same base): its write lands a revision later
+ * than planned, and so does the compaction (store_etcd_commit.c).
+ */
+static void
+test_out_compact_follows(void **state)
+{
+	struct fx		*f = *state;
+	struct out_batch	 b[2];
+	int			 ended = 0, all = 0, i;
+
+	memset(b, 0, sizeof b);
+	for (i = 0; i < 2; i++) {
+		b[i].f = f;
+		b[i].key = i == 0 ? "first" : "compacts";
+		b[i].compact = i == 1;
+		b[i].ended = &ended;
+		b[i].all = &all;
+		b[i].of = 2;
+		out_begin(&b[i]);
+	}
+	fx_wait(f, &all);
+	assert_false(b[0].failed);
+	assert_false(b[1].failed);
+	/* Whichever landed first, the compaction is at its own write. */
+	assert_int_equal(f->s->compact_rev, b[1].landed);
+	fx_wait_rev(f, (b[0].landed > b[1].landed ? b[0].landed :
+	    b[1].landed) - f->r0);
+	assert_int_equal(f->s->compact_rev, b[1].landed);
+}
+
 int
 main(void)
 {
@@ -180,6 +219,8 @@ main(void)
 		    fx_teardown, &fx_etcd },
 		{ "test_out_blind/etcd", test_out_blind, fx_setup,
 		    fx_teardown, &fx_etcd },
+		{ "test_out_compact_follows/etcd", test_out_compact_follows,
+		    fx_setup, fx_teardown, &fx_etcd },
 	};
 
 	/*
