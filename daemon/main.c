@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metad.h"
 #include "server.h"
+#include "snapshot.h"
 #include "systemd.h"
 #include "wait.h"
 #include "watch.h"
@@ -171,6 +172,7 @@ main(int argc, char **argv)
 	md.commit = commit_create(&md);
 	md.watch = watch_hub_create(&md);
 	md.waits = wait_create();
+	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if (systemd_listen_fd(&listen_fd, &cause) != 0 ||
@@ -199,6 +201,7 @@ main(int argc, char **argv)
 	server_close_all(md.server);
 	commit_free(md.commit);
 	wait_free(md.waits);
+	snapshots_free(md.snapshots);
 	server_free(md.server);
 	watch_hub_free(md.watch);
 	events_free(md.events);

@@ -635,5 +635,6 @@ const struct store_backend store_mem_backend = {
 	store_local_commit,
 	store_mem_rollback,
 	NULL,
-	&store_mem_local
+	&store_mem_local,
+	NULL
 };
