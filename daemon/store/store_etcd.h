@@ -126,8 +126,10 @@ void	 etcd_reply_kvs(struct store_etcd *, const cJSON *, uint64_t,
 void	 etcd_evs_free(struct etcd_evs *);
 
 /* Reads (store_etcd_read.c). */
-void	store_etcd_read_get(struct store *, const char *, size_t,
+void	store_etcd_read_get(struct store *, const char *, size_t, uint64_t,
 	    store_read_done, void *);
+void	store_etcd_read_key_history(struct store *, const char *, size_t,
+	    uint64_t, size_t, store_history_done, void *);
 void	store_etcd_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_etcd_read_stats(struct store *, store_stats_done, void *);

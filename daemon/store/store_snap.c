@@ -131,9 +131,10 @@ store_snap_generic_page(void *arg, long n, const struct store_kv *kvs,
 }
 
 /*
- * One read after another: a local store answers at once, and step() goes
- * on in its loop; a remote one answers later, and the page callback
- * schedules the next step.
+ * One read after another, each at the snapshot's rev: the pages are one
+ * state however many turns of the loop they take.  A local store answers
+ * at once, and step() goes on in its loop; a remote one answers later,
+ * and the page callback schedules the next step.
  */
 static void
 store_snap_generic_step(struct store_snapshot *snap)
@@ -149,6 +150,7 @@ store_snap_generic_step(struct store_snapshot *snap)
 		r.after = g->after;
 		r.after_len = g->after_len;
 		r.limit = STORE_SNAP_PAGE;
+		r.rev = snap->rev;
 		snap->reading = 1;
 		store_read_range(snap->store, &r, store_snap_generic_page,
 		    snap);
