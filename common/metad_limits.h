@@ -20,6 +20,10 @@
 #define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
+/* min_rev's wait when a get or list gives no timeout_ms. */
+#define READ_TIMEOUT_DEFAULT_MS		5000
+#define HISTORY_LIMIT_DEFAULT		100
+#define HISTORY_LIMIT_MAX		10000
 #define ACCESS_LIST_MAX			64	/* ids per --allow-* list */
 #define OWNER_MAX_BYTES			1024
 #define ID_MAX_BYTES			256
