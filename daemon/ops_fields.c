@@ -35,6 +35,8 @@ static const struct {
 	{ "txn",	{ "if", "then", "else", "fence", NULL } },
 	{ "epoch_get",	{ "key", NULL } },
 	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
+	{ "snapshot",	{ NULL } },
+	{ "snapshot_read", { "snapshot", "offset", "limit", NULL } },
 };
 
 static int
