@@ -298,3 +298,35 @@ pause_metad() {
 	on_tty "$METACTL" snapshot save "$TESTDIR/s.db"
 	grep -q 'snapshot: [0-9]* of [0-9]* KiB' "$TESTDIR/tty"
 }
+
+@test "snapshot ops: chunks at the offsets asked, dropped once read to the end, at most 4 at once" {
+	mctl put a 1 >/dev/null
+	run req '{"op":"snapshot"}'
+	assert_output --regexp "^\{\"ok\":true,\"snapshot\":1,\"rev\":$(rv @1),\"bytes\":[0-9]+\}$"
+	bytes=$(jq .bytes <<<"$output")
+	run req '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":16}'
+	assert_output '{"ok":true,"data_b64":"U1FMaXRlIGZvcm1hdCAzAA==","eof":false}'
+	run req "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes + 1))}"
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":524289}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"snapshot","extra":1}'
+	assert_output --partial 'unknown field \"extra\" for op \"snapshot\"'
+	# The last chunk: eof, and the snapshot is gone.
+	run req "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes - 1))}"
+	assert_output --regexp '^\{"ok":true,"data_b64":"[A-Za-z0-9+/]{2}==","eof":true\}$'
+	run req '{"op":"snapshot_read","snapshot":1,"offset":0}'
+	assert_output --partial '"code":"not_found"'
+	# Four held open (never read to the end); a fifth must wait.
+	for i in 2 3 4 5; do
+		run req '{"op":"snapshot"}'
+		assert_output --partial "\"snapshot\":$i,"
+	done
+	run req '{"op":"snapshot"}'
+	assert_output --partial '"code":"unavailable","message":"4 snapshots are being taken or read already (the limit is 4)"'
+	# Reading one to its end frees its place.
+	run req '{"op":"snapshot_read","snapshot":5,"offset":0}'
+	assert_output --partial '"eof":true'
+	run req '{"op":"snapshot"}'
+	assert_output --partial '"snapshot":6,'
+}
