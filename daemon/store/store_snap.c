@@ -44,10 +44,17 @@ store_snap_step_cb(evutil_socket_t fd, short what, void *arg)
 	snap->step(snap);
 }
 
+/*
+ * A timer of 0 rather than event_active(): libevent runs events activated
+ * during a turn in that same turn, and the loop would serve nothing else
+ * until the snapshot is done.  A timer fires after the next poll.
+ */
 void
 store_snapshot_again(struct store_snapshot *snap)
 {
-	event_active(snap->step_ev, 0, 0);
+	struct timeval	 now = { 0, 0 };
+
+	evtimer_add(snap->step_ev, &now);
 }
 
 void
