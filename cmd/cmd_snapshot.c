@@ -30,10 +30,11 @@ const struct cmd_entry cmd_snapshot_save_entry = {
 	.args_min = 1,
 	.args_max = 1,
 	.usage = "FILE",
-	.help = "write a consistent copy of the store to FILE (a metad "
-	    "SQLite database); prints its rev and size",
-	.details = "Serve it with: metad --store sqlite:FILE (on a copy of "
-	    "it, to keep FILE as it is).\n",
+	.help = "write a consistent copy of the store to FILE; prints its "
+	    "rev and size",
+	.details = "FILE is a metad SQLite database.  Serve it with: metad "
+	    "--store sqlite:FILE\n(on a copy of it, to keep FILE as it "
+	    "is).\n",
 	.exec = cmd_snapshot_save_exec
 };
 
