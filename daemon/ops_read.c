@@ -1,8 +1,9 @@
 /*
  * The reads: hello, ping, status, and get and list with the options of
- * SPEC 8 (a past rev, min_rev, consistency).  On this backend interface
- * every read goes to the store, which answers from its current state:
- * both consistencies are the same, and at least as strong as asked.
+ * SPEC 8 (a past rev, min_rev, consistency).  The store says how it meets
+ * a consistency (store_read_get_at()): a local one is linearizable either
+ * way; a read with min_rev and no consistency is serializable, once the
+ * daemon's view reached min_rev.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,9 @@ ops_read_args(struct req *r, struct read_args *a, struct proto_err *e)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field "
 		    "\"consistency\" must be \"linearizable\" or "
 		    "\"serializable\""));
+	/* min_rev says what the read must see: the view, once there. */
+	if (rc != 1 && a->min_rev > 0)
+		a->serializable = 1;
 	return (0);
 }
 
@@ -136,21 +140,29 @@ ops_read_at_zero(struct req *r, const struct read_args *a)
 }
 
 static void
+ops_get_answer(struct req *r, const struct store_kv *kv)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	reply_kv(&w, "kv", kv, 1);
+	jw_name(&w, "rev");
+	jw_u64(&w, store_read_rev(r->md->store));
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
 ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
 {
 	struct req	*r = arg;
-	struct jw	 w;
 
-	if (n < 0)
-		ops_read_fail(r, se);
-	else {
-		reply_begin(r, &w);
-		reply_kv(&w, "kv", n > 0 ? &kvs[0] : NULL, 1);
-		jw_name(&w, "rev");
-		jw_u64(&w, store_read_rev(r->md->store));
-		reply_end(r, &w);
+	if (n >= 0) {
+		ops_get_answer(r, n > 0 ? &kvs[0] : NULL);
+		return;
 	}
+	ops_read_fail(r, se);
 	req_done(r);
 }
 
@@ -163,11 +175,11 @@ ops_get_go(struct req *r)
 	case 1:
 		return;
 	case -1:
-		ops_get_done(r, 0, NULL, 0, NULL);
+		ops_get_answer(r, NULL);
 		return;
 	}
-	store_read_get_at(r->md->store, a->key, a->key_len, a->rev, ops_get_done,
-	    r);
+	store_read_get_at(r->md->store, a->key, a->key_len, a->rev,
+	    a->serializable, ops_get_done, r);
 }
 
 /* A read with its arguments in r->state: now, or once min_rev is seen. */
@@ -227,29 +239,37 @@ ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
 }
 
 static void
-ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
-    const struct store_err *se)
+ops_list_answer(struct req *r, long n, const struct store_kv *kvs, int more)
 {
-	struct req		*r = arg;
 	struct read_args	*a = r->state;
 	struct jw		 w;
 	long			 i;
 
-	if (n < 0)
-		ops_read_fail(r, se);
-	else {
-		reply_begin(r, &w);
-		jw_name(&w, "kvs");
-		jw_arr_open(&w);
-		for (i = 0; i < n; i++)
-			reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
-		jw_arr_close(&w);
-		jw_name(&w, "more");
-		jw_bool(&w, more);
-		jw_name(&w, "rev");
-		jw_u64(&w, store_read_rev(r->md->store));
-		reply_end(r, &w);
+	reply_begin(r, &w);
+	jw_name(&w, "kvs");
+	jw_arr_open(&w);
+	for (i = 0; i < n; i++)
+		reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
+	jw_arr_close(&w);
+	jw_name(&w, "more");
+	jw_bool(&w, more);
+	jw_name(&w, "rev");
+	jw_u64(&w, store_read_rev(r->md->store));
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
+ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+
+	if (n >= 0) {
+		ops_list_answer(r, n, kvs, more);
+		return;
 	}
+	ops_read_fail(r, se);
 	req_done(r);
 }
 
@@ -262,10 +282,11 @@ ops_list_go(struct req *r)
 	case 1:
 		return;
 	case -1:
-		ops_list_done(r, 0, NULL, 0, NULL);
+		ops_list_answer(r, 0, NULL, 0);
 		return;
 	}
 	a->rg.rev = a->rev;
+	a->rg.serializable = a->serializable;
 	store_read_range(r->md->store, &a->rg, ops_list_done, r);
 }
 
@@ -338,6 +359,10 @@ ops_status_done(void *arg, const struct store_stats *st,
 	jw_name(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
 	ops_status_endpoints(&w, st);
+	if (st->view[0] != '\0') {
+		jw_name(&w, "view");
+		jw_cstr(&w, st->view);
+	}
 	reply_end(r, &w);
 	req_done(r);
 }
