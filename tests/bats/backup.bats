@@ -297,6 +297,13 @@ pause_metad() {
 	pause_metad
 	on_tty "$METACTL" snapshot save "$TESTDIR/s.db"
 	grep -q 'snapshot: [0-9]* of [0-9]* KiB' "$TESTDIR/tty"
+
+	# dump: the progress on the terminal, the dump in the file.
+	pause_metad
+	on_tty sh -c '"$1" dump >"$2"' sh "$METACTL" "$TESTDIR/dump"
+	grep -q 'dump: [0-9]* keys at rev [0-9]*' "$TESTDIR/tty"
+	[ "$(wc -l <"$TESTDIR/dump")" -eq 1001 ]
+	! grep -q 'dump:' "$TESTDIR/dump"
 }
 
 @test "snapshot ops: chunks at the offsets asked, dropped once read to the end, at most 4 at once" {
