@@ -1,10 +1,12 @@
 -- wrk script: etcd's JSON gateway driven directly, as metabench drives
 -- metad (scripts/bench-etcd.sh): puts or linearizable gets of 100-byte
 -- values over KEYS keys under the prefix "direct/k/", one request in
--- flight per connection.  OP=put|get|txn, KEYS (1000).  txn: the shape of
--- metad's txn for a plain put, done directly: one compare (on the key's
--- mod_revision, always true here; metad's is on its slot), a put of a
--- slot key "direct/s/N" and the put of the key with prev_kv.
+-- flight per connection.  OP=put|get|txn, KEYS (1000); SERIAL=1:
+-- serializable gets (answered by the member from its own state, no
+-- quorum).  txn: the shape of metad's txn for a plain put, done directly:
+-- one compare (on the key's mod_revision, always true here; metad's is on
+-- its slot), a put of a slot key "direct/s/N" and the put of the key with
+-- prev_kv.
 local op = os.getenv("OP") or "put"
 local nkeys = tonumber(os.getenv("KEYS") or "1000")
 local chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -48,7 +50,8 @@ function init(args)
 			    '{"request_put":{"key":"' .. key .. '","value":"' ..
 			    value .. '","prev_kv":true}}]}'
 		else
-			bodies[k] = '{"key":"' .. key .. '"}'
+			bodies[k] = '{"key":"' .. key .. '"' ..
+			    (os.getenv("SERIAL") == "1" and ',"serializable":true' or '') .. '}'
 		end
 	end
 end

@@ -19,6 +19,7 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_cas_entry,
 	&cmd_del_entry,
 	&cmd_ls_entry,
+	&cmd_history_entry,
 	&cmd_watch_entry,
 	&cmd_wait_entry,
 	&cmd_txn_entry,
@@ -27,6 +28,9 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_compact_entry,
 	&cmd_status_entry,
 	&cmd_ping_entry,
+	&cmd_dump_entry,
+	&cmd_load_entry,
+	&cmd_snapshot_save_entry,
 	&cmd_repl_entry,
 	&cmd_help_entry,
 	NULL

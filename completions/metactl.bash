@@ -8,22 +8,24 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls watch wait txn epoch compact status ping help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch compact status ping dump load snapshot help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
 _metactl_cmd_opts()
 {
 	case $1 in
-	get)		echo '-r --raw' ;;
+	get)		echo '-r --raw --rev' ;;
 	put)		echo '--file --if-absent --if-version --if-mod-rev --fence' ;;
 	cas)		echo '--fence' ;;
 	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
-	ls|list)	echo '-l --long --limit' ;;
+	ls|list)	echo '-l --long --limit --rev' ;;
+	history)	echo '--from-rev --limit' ;;
 	watch)		echo '-p --prefix --from-rev -n --count' ;;
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
+	load)		echo '--if-absent' ;;
 	esac
 }
 
@@ -33,7 +35,7 @@ _metactl_takes_value()
 	case $1 in
 	-s|--socket|-o|--output|--timeout|--file|--if-version|--if-mod-rev|\
 	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
-	--if-epoch)
+	--if-epoch|--rev)
 		return 0 ;;
 	esac
 	return 1
@@ -112,8 +114,9 @@ _metactl()
 		esac
 		if [[ -z $command ]]; then
 			command=$w
-		elif [[ $command == epoch && $npos -eq 0 ]]; then
-			command="epoch $w"
+		elif [[ $command == epoch || $command == snapshot ]] &&
+		    [[ $npos -eq 0 ]]; then
+			command="$command $w"
 		else
 			((npos++))
 		fi
@@ -152,13 +155,24 @@ _metactl()
 		COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur")) ;;
 	epoch)
 		COMPREPLY=($(compgen -W 'get bump' -- "$cur")) ;;
+	snapshot)
+		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
+		elif [[ ${words[cword-1]} == snapshot ]]; then
+			COMPREPLY=($(compgen -W 'save' -- "$cur"))
 		fi ;;
-	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list)
+	load|'snapshot save')
+		if ((npos == 0)); then
+			COMPREPLY=($(compgen -f -- "$cur"))
+			compopt -o filenames 2>/dev/null
+		fi ;;
+	dump)
+		((npos == 0)) && _metactl_keys "$cur" ;;
+	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac
 	# Readline replaces only what follows the last ':' of the word.

@@ -21,6 +21,7 @@ struct commit;
 struct events;
 struct watch_hub;
 struct wait_list;
+struct snapshots;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
@@ -37,6 +38,7 @@ struct metad_config {
 	size_t		 max_value_bytes;
 	size_t		 max_request_bytes;
 	size_t		 max_pending_bytes;
+	size_t		 view_max_bytes;	/* etcd: the view's */
 	unsigned	 max_connections;
 	mode_t		 socket_mode;
 	struct id_list	 allow_uid;	/* read-write */
@@ -57,6 +59,7 @@ struct metad {
 	struct events		*events;
 	struct watch_hub	*watch;
 	struct wait_list	*waits;
+	struct snapshots	*snapshots;
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

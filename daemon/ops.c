@@ -10,16 +10,20 @@
 #include "metad.h"
 #include "ops.h"
 #include "reply.h"
+#include "snapshot.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
 	{ "ping",	0,		ops_ping,	NULL,	NULL,	NULL },
 	{ "get",	0,		ops_get,	NULL,	NULL,	NULL },
 	{ "list",	0,		ops_list,	NULL,	NULL,	NULL },
+	{ "history",	0,		ops_history,	NULL,	NULL,	NULL },
 	{ "status",	0,		ops_status,	NULL,	NULL,	NULL },
 	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
 	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
 	{ "wait",	0,		wait_op_wait,	NULL,	NULL,	NULL },
+	{ "snapshot",	0,		snapshot_op_snapshot, NULL, NULL, NULL },
+	{ "snapshot_read", 0,		snapshot_op_read, NULL,	NULL,	NULL },
 	{ "compact",	OP_WRITE | OP_ONE_WRITE, NULL, ops_compact_prepare,
 	    ops_compact_apply, NULL },
 	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,
@@ -116,6 +120,8 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.*s\"",
 		    (int)n, name));
 	}
+	if (ops_fields_check(r->op->name, r->json, e) != 0)
+		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "

@@ -60,6 +60,15 @@
  *   and raises compact_rev, which also survives reopen; a local store also
  *   trims its history as it commits, keeping at least the last
  *   opts.history revisions (and every revision of the batch).
+ * - Reads at a revision: store_read_get_at() and a range with rev answer
+ *   the state as of any rev R from compact_rev to the current rev, exactly
+ *   (STORE_ERR_COMPACTED below, STORE_ERR_FUTURE above).  So compaction at
+ *   C keeps, of each key, its last event below C when that is a put (a key
+ *   last written before C still has its value at every kept rev: etcd's
+ *   rule); those events are never replayed (store_read_history() starts at
+ *   compact_rev or later).  store_read_key_history() lists one key's
+ *   events from from_rev (>= compact_rev) in (rev, seq) order: at most
+ *   about limit, never half a revision, more if others follow.
  * - A remote store may find that events it had not handed out yet were
  *   compacted away before it could read them (its event stream fell
  *   behind a compaction made outside metad).  It then raises compact_rev
@@ -91,6 +100,7 @@ enum store_errcode {
 	STORE_ERR_CONFLICT,	/* a commit lost a race: retry */
 	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
 	STORE_ERR_UNKNOWN,	/* a commit's outcome could not be learned */
+	STORE_ERR_FUTURE,	/* a read at a rev above the current one */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 
@@ -122,6 +132,8 @@ struct store_options {
 	 */
 	void			 (*notify)(void *, uint64_t from, uint64_t to);
 	void			*notify_arg;
+	/* Remote backends: their view of the keys, at most (0: none). */
+	size_t			 view_max_bytes;
 };
 
 struct store_kv {
@@ -195,6 +207,8 @@ struct store_range {
 	size_t			 after_len;
 	uint64_t		 limit;		/* at most this many, > 0 */
 	int			 keys_only;
+	uint64_t		 rev;		/* the state at, 0: current */
+	int			 serializable;	/* see store_read_get_at() */
 };
 
 #define STORE_ENDPOINTS_MAX	8
@@ -207,6 +221,8 @@ struct store_endpoint {
 struct store_stats {
 	uint64_t		 keys;
 	uint64_t		 db_bytes;
+	/* A remote backend's view of its keys ("on: ...", "off: why"). */
+	char			 view[128];
 	/* Remote backends: their endpoints and whether each answered. */
 	unsigned		 nendpoints;
 	struct store_endpoint	 endpoint[STORE_ENDPOINTS_MAX];
@@ -231,6 +247,9 @@ typedef void (*store_history_done)(void *, long n,
 		    const struct store_err *);
 typedef void (*store_stats_done)(void *, const struct store_stats *,
 		    const struct store_err *);
+/* A snapshot was written, as of rev; or err. */
+typedef void (*store_snapshot_done)(void *, uint64_t rev,
+		    const struct store_err *);
 
 /*
  * Copies of kvs and events for callers that keep them past a callback:
@@ -249,6 +268,7 @@ void	store_evbuf_free(struct store_evbuf *);
 
 struct store;
 struct store_local;
+struct store_snapshot;
 
 struct store_backend {
 	const char	*name;
@@ -259,8 +279,9 @@ struct store_backend {
 		    const struct store_options *, struct store_err *);
 	void	 (*close)(struct store *);
 	/* Reads outside a batch. */
-	void	 (*read_get)(struct store *, const char *, size_t,
-		    store_read_done, void *);
+	/* rev 0: the current state; else as of rev (see above). */
+	void	 (*read_get)(struct store *, const char *, size_t, uint64_t,
+		    int serializable, store_read_done, void *);
 	void	 (*read_range)(struct store *, const struct store_range *,
 		    store_read_done, void *);
 	/* At most about max_events events, but never half a revision. */
@@ -296,6 +317,15 @@ struct store_backend {
 	 * into the calls above (NULL for a remote backend).
 	 */
 	const struct store_local *local;
+	/* One key's events from a rev on (store_read_key_history()). */
+	void	 (*read_key_history)(struct store *, const char *, size_t,
+		    uint64_t from_rev, size_t limit, store_history_done,
+		    void *);
+	/*
+	 * Its own way to take a snapshot (store_snapshot()), or NULL: the
+	 * store is then read with read_range at one rev.
+	 */
+	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
 	/* Batches that may be out at once (above); 0: one. */
 	unsigned	 batches_out;
 };
@@ -343,6 +373,18 @@ int		 store_err_set(struct store_err *, enum store_errcode,
 /* Reads outside a batch: answered through the callback. */
 void	store_read_get(struct store *, const char *, size_t, store_read_done,
 	    void *);
+/*
+ * The key as of rev (0: now); COMPACTED below compact_rev.  serializable:
+ * the store may answer from what it holds at once, and miss a write made
+ * elsewhere a moment ago (never one it made); else (linearizable) the read
+ * sees every write acknowledged before it was asked.  A local store is
+ * linearizable either way.
+ */
+void	store_read_get_at(struct store *, const char *, size_t, uint64_t,
+	    int serializable, store_read_done, void *);
+/* One key's events from from_rev on, oldest first; at most about limit. */
+void	store_read_key_history(struct store *, const char *, size_t,
+	    uint64_t from_rev, size_t limit, store_history_done, void *);
 void	store_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_read_history(struct store *, uint64_t from_rev,
@@ -376,5 +418,17 @@ void	store_rollback(struct store *);
  * one) has this; -1 on the others.
  */
 int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
+
+/*
+ * A snapshot (store_snap.c): a metad SQLite database of the whole store
+ * as of one revision, written to path (a new file: the caller removes it
+ * when done with it), step by step on opts.base's loop while the store
+ * serves, reads and batches alike.  done is called once, with the
+ * snapshot's rev, later.  NULL and err if it cannot start.
+ * store_snapshot_cancel() stops one before done; it is not called then.
+ */
+struct store_snapshot *store_snapshot(struct store *, const char *path,
+		    store_snapshot_done, void *, struct store_err *);
+void		 store_snapshot_cancel(struct store_snapshot *);
 
 #endif

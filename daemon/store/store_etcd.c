@@ -429,6 +429,7 @@ static int
 etcd_names(struct store_etcd *e, const char *prefix, struct store_err *err)
 {
 	size_t	 n = strlen(prefix);
+	char	 slots[ETCD_PREFIX_MAX];
 
 	if (n + 24 > ETCD_PREFIX_MAX)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd prefix "
@@ -441,10 +442,26 @@ etcd_names(struct store_etcd *e, const char *prefix, struct store_err *err)
 	e->kbeg64 = etcd_b64(e->prefix, e->prefix_len);
 	e->kend64 = etcd_prefix_end64(e->prefix, e->prefix_len);
 	e->sent64 = etcd_b64(e->sentinel, strlen(e->sentinel));
-	/* The stream: user keys only, not the slots their txns also put. */
-	e->wbeg64 = etcd_b64(e->prefix, e->prefix_len);
-	e->wend64 = etcd_prefix_end64(e->prefix, e->prefix_len);
+	snprintf(slots, sizeof slots, "%ss/", prefix);
+	e->slots64 = etcd_b64(slots, n + 2);
+	e->slotsend64 = etcd_prefix_end64(slots, n + 2);
+	/*
+	 * The stream: the whole prefix, so that st->rev also passes the
+	 * revisions of slot writes (a lost write's fence has no user event),
+	 * which the view's linearizable reads wait for (etcd_probe_body()).
+	 */
+	e->wbeg64 = etcd_b64(prefix, n);
+	e->wend64 = etcd_prefix_end64(prefix, n);
 	return (0);
+}
+
+/* The newest slot write of any daemon: store_etcd.h. */
+void
+etcd_probe_body(struct store_etcd *e, struct buf *b)
+{
+	buf_printf(b, "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":1,"
+	    "\"sort_order\":\"DESCEND\",\"sort_target\":\"MOD\","
+	    "\"keys_only\":true}", e->slots64, e->slotsend64);
 }
 
 /*
@@ -458,28 +475,19 @@ etcd_load(struct store *st, struct store_err *err)
 	struct store_etcd	*e = E(st);
 	struct buf		 b;
 	cJSON			*reply;
-	char			 pfx[ETCD_PREFIX_MAX], *beg, *end;
 	uint64_t		 last;
-	int			 n, rc;
+	int			 rc;
 
 	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
 		return (-1);
 	st->rev = etcd_header_rev(e, reply);
 	last = etcd_first_u64(reply, "mod_revision");
 	cJSON_Delete(reply);
-	n = snprintf(pfx, sizeof pfx, "%.*ss/", (int)(e->prefix_len - 2),
-	    e->prefix);
-	beg = etcd_b64(pfx, (size_t)n);
-	end = etcd_prefix_end64(pfx, (size_t)n);
 	buf_init(&b);
-	buf_printf(&b, "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":1,"
-	    "\"sort_order\":\"DESCEND\",\"sort_target\":\"MOD\","
-	    "\"keys_only\":true}", beg, end);
+	etcd_probe_body(e, &b);
 	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), &reply,
 	    err);
 	buf_free(&b);
-	free(beg);
-	free(end);
 	if (rc != 0)
 		return (-1);
 	if (etcd_first_u64(reply, "mod_revision") > last)
@@ -554,6 +562,8 @@ store_etcd_close(struct store *st)
 	free(e->kbeg64);
 	free(e->kend64);
 	free(e->sent64);
+	free(e->slots64);
+	free(e->slotsend64);
 	free(e->wbeg64);
 	free(e->wend64);
 	free(e);
@@ -583,6 +593,8 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_commit,
 	store_etcd_rollback,
 	store_etcd_reopen,
+	NULL,
+	store_etcd_read_key_history,
 	NULL,
 	ETCD_SLOTS
 };
