@@ -16,6 +16,9 @@ MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR	?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR	?= $(PREFIX)/share/fish/vendor_completions.d
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
@@ -61,7 +64,7 @@ RL_LIBS		 = $(eval RL_LIBS := $(call pkg_config,--libs \
 		   readline))$(RL_LIBS)
 
 # The user's CPPFLAGS, CFLAGS and LDFLAGS follow ours, so that they win.
-ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon \
+ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon -Iinclude \
 		   -iquote daemon/store $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS	 = -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
@@ -78,6 +81,16 @@ DAEMON_OBJS	:= $(call obj,$(DAEMON_SRCS))
 DAEMON_LIB_OBJS	:= $(call obj,$(DAEMON_LIB_SRCS))
 CMD_OBJS	:= $(call obj,$(CMD_SRCS))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRCS))
+
+CLIENT_VERSION	 = 0.1.0
+CLIENT_SOMAJOR	 = 0
+CLIENT_SRCS	:= $(wildcard client/*.c) $(COMMON_SRCS)
+CLIENT_OBJS	:= $(patsubst %.c,build/lib/%.o,$(CLIENT_SRCS))
+CLIENT_SO	 = build/lib/libmetad-client.so.$(CLIENT_VERSION)
+CLIENT_SONAME	 = libmetad-client.so.$(CLIENT_SOMAJOR)
+CLIENT_A	 = build/lib/libmetad-client.a
+CJSON_LIBS	 = $(eval CJSON_LIBS := $(call pkg_config,--libs \
+		   libcjson))$(CJSON_LIBS)
 
 .PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man bench-etcd FORCE
 
@@ -104,10 +117,46 @@ bin/metad: $(DAEMON_OBJS) $(COMMON_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
+bin/metactl: $(CMD_OBJS) $(COMMON_OBJS) $(CLIENT_A)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(RL_LIBS) -lm
+
+# libmetad-client (client/, include/metad/client.h): its objects and the
+# common/ ones it uses are built again position-independent with hidden
+# visibility; only the header's declarations are exported.  The static
+# archive is one relocatable object whose hidden symbols are made local, so
+# that a program linking it keeps its own xmalloc, proto_parse...
+build/lib/%.o: %.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (lib)")
+	$(Q)$(CC) $(OBJ_FLAGS) -iquote client -fPIC -fvisibility=hidden \
+	    -MMD -MP -c $< -o $@
+
+$(CLIENT_SO): $(CLIENT_OBJS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) \
+	    -Wl,--no-undefined -o $@ $^ $(CJSON_LIBS)
+	$(Q)ln -sf libmetad-client.so.$(CLIENT_VERSION) \
+	    build/lib/$(CLIENT_SONAME)
+	$(Q)ln -sf $(CLIENT_SONAME) build/lib/libmetad-client.so
+
+$(CLIENT_A): $(CLIENT_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)$(LD) -r -o build/lib/client-all.o $^
+	$(Q)objcopy --localize-hidden build/lib/client-all.o
+	$(Q)rm -f $@ && ar rcs $@ build/lib/client-all.o
+
+build/lib/metad-client.pc: client/metad-client.pc.in FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(CLIENT_VERSION)|' $< > $@.tmp && \
+	    mv $@.tmp $@
+
+.PHONY: lib
+lib: $(CLIENT_SO) $(CLIENT_A)
+all: lib
 
 # Unit tests of the store (test_store*.c) link the daemon's objects and
 # their fixture (tests/unit/store_fx.c); the others only common/.
