@@ -301,11 +301,12 @@ LINCHECK	 = build/tests/lincheck
 
 LINCHECK_SRCS	 = tests/lin/lincheck.c tests/lin/linsearch.c
 
-$(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h build/flags
+$(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h $(CLIENT_A) build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) -iquote tests/lin $(ALL_CFLAGS) \
-	    $(ALL_LDFLAGS) -pthread -o $@ $(LINCHECK_SRCS) $(PKG_LIBS) -lm
+	    $(ALL_LDFLAGS) -pthread -o $@ $(LINCHECK_SRCS) $(CLIENT_A) \
+	    $(PKG_LIBS) -lm
 
 check check-etcd bats: $(LINCHECK)
 
@@ -339,7 +340,7 @@ BENCH_BINS	:= bin/metabench build/bench/sqlite_baseline \
 
 all: bin/metabench
 
-bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS)
+bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS) $(CLIENT_A)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm

@@ -444,7 +444,6 @@ void
 md_queue(struct md_client *h, const char *req, size_t len)
 {
 	buf_add(&h->out, req, len);
-	buf_addc(&h->out, '\n');
 }
 
 int

@@ -128,9 +128,11 @@ int		 md_recv(struct md_client *, int64_t timeout_ms,
 
 /*
  * Non-blocking use, for a caller's own poll or epoll loop (pipelining):
- * md_queue() appends a request, md_flush() writes (1: some left, wait for
- * POLLOUT; 0: all sent; -1), md_fill() reads what is there (1; 0 at end of
- * file; -1), md_next_line() hands out the next whole line or NULL.
+ * md_queue() appends request lines (each ending in '\n'), md_flush()
+ * writes (1: some left, wait for POLLOUT; 0: all sent; -1), md_fill() reads
+ * what is there (1; 0 at end of file; -1), md_next_line() hands out the
+ * next whole line (NUL-terminated in place) or NULL, valid until the next
+ * md_fill().  Not on a handle that feeds a watch or a view.
  */
 int		 md_fd(const struct md_client *);
 void		 md_queue(struct md_client *, const char *req, size_t len);
