@@ -158,6 +158,27 @@ build/lib/metad-client.pc: client/metad-client.pc.in FORCE
 lib: $(CLIENT_SO) $(CLIENT_A)
 all: lib
 
+# The library's tests (against a daemon tests/bats/client.bats starts) and
+# the example, linked with the shared library as a program using it would.
+CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch
+CLIENT_LINK	 = -Lbuild/lib -lmetad-client -Wl,-rpath,$(CURDIR)/build/lib
+EXAMPLES	 = build/examples/leader
+
+$(CLIENT_TESTS): build/tests/%: tests/client/%.c tests/client/client_fx.c \
+    tests/client/client_fx.h $(CLIENT_SO) build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    tests/client/client_fx.c $(CLIENT_LINK) -lcmocka
+
+$(EXAMPLES): build/examples/%: examples/%.c $(CLIENT_SO) build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(CLIENT_LINK)
+
+check check-etcd bats: $(CLIENT_TESTS) $(EXAMPLES)
+
 # Unit tests of the store (test_store*.c) link the daemon's objects and
 # their fixture (tests/unit/store_fx.c); the others only common/.
 STORE_TESTS	:= $(filter build/tests/test_store%,$(UNIT_BINS))
@@ -223,6 +244,10 @@ INST_MAN8	 = man/metad.8
 INST_BASHCOMP	 = completions/metactl.bash
 INST_ZSHCOMP	 = completions/_metactl
 INST_FISHCOMP	 = completions/metactl.fish
+INST_MAN3	 = man/metad_client.3
+INST_HEADER	 = include/metad/client.h
+INST_LIBS	 = $(CLIENT_SO) $(CLIENT_A)
+INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
@@ -230,14 +255,21 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man8,$(INST_MAN8)) \
 		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
 		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
-		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish \
+		   $(call inst_in,$(MANDIR)/man3,$(INST_MAN3)) \
+		   $(DESTDIR)$(INCLUDEDIR)/metad/client.h \
+		   $(call inst_in,$(LIBDIR),$(INST_LIBS) $(INST_LIBLINKS)) \
+		   $(DESTDIR)$(PKGCONFIGDIR)/metad-client.pc
 
-install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
-    $(INST_ZSHCOMP) $(INST_FISHCOMP)
+install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
+    $(INST_BASHCOMP) $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_HEADER) \
+    build/lib/metad-client.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man3 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-	    $(DESTDIR)$(FISHCOMPDIR)
+	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(INCLUDEDIR)/metad \
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -246,9 +278,17 @@ install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
 	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
 	install -m 0644 $(INST_FISHCOMP) \
 	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	install -m 0644 $(INST_MAN3) $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 $(INST_HEADER) $(DESTDIR)$(INCLUDEDIR)/metad
+	install -m 0755 $(CLIENT_SO) $(DESTDIR)$(LIBDIR)
+	install -m 0644 $(CLIENT_A) $(DESTDIR)$(LIBDIR)
+	ln -sf $(notdir $(CLIENT_SO)) $(DESTDIR)$(LIBDIR)/$(CLIENT_SONAME)
+	ln -sf $(CLIENT_SONAME) $(DESTDIR)$(LIBDIR)/libmetad-client.so
+	install -m 0644 build/lib/metad-client.pc $(DESTDIR)$(PKGCONFIGDIR)
 
 uninstall:
 	rm -f $(INSTALLED)
+	rmdir $(DESTDIR)$(INCLUDEDIR)/metad 2>/dev/null || true
 
 clean:
 	rm -rf build bin

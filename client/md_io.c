@@ -77,10 +77,15 @@ md_wait(struct md_client *h, short events, int64_t deadline)
 	}
 }
 
+/* Not connected, or interrupted: -1 with the error set; else 0. */
 static int
-md_not_connected(struct md_client *h)
+md_usable(struct md_client *h)
 {
-	return (md_seterr(h, MD_E_CONNECT, "not connected to metad"));
+	if (h->fd == -1)
+		return (md_seterr(h, MD_E_CONNECT, "not connected to metad"));
+	if (h->intr != NULL && *h->intr)
+		return (md_fail(h, MD_E_INTERRUPTED, "interrupted"));
+	return (0);
 }
 
 /* Writes all: 0, -1 (error set), -2 deadline, -3 peer gone (not set). */
@@ -92,8 +97,8 @@ md_write_raw(struct md_client *h, const char *p, size_t len,
 	ssize_t	 n;
 	int	 rc;
 
-	if (h->fd == -1)
-		return (md_not_connected(h));
+	if (md_usable(h) != 0)
+		return (-1);
 	while (off < len) {
 		n = send(h->fd, p + off, len - off, MSG_NOSIGNAL);
 		if (n >= 0) {
@@ -171,8 +176,8 @@ md_read_line(struct md_client *h, int64_t deadline, const char **line,
 	size_t	 scanned = 0;
 	int	 rc;
 
-	if (h->fd == -1)
-		return (md_not_connected(h));
+	if (md_usable(h) != 0)
+		return (-1);
 	for (;;) {
 		p = NULL;
 		if (h->in.len > h->in_off + scanned)
@@ -308,8 +313,8 @@ static int
 md_send_user(struct md_client *h, const char *req, size_t len,
     int64_t deadline, int *error)
 {
-	if (h->fd == -1)
-		return (md_not_connected(h));
+	if (md_usable(h) != 0)
+		return (-1);
 	if (h->sub != NULL && md_pend_push(h, MD_PEND_USER) != 0)
 		return (-1);
 	buf_reset(&h->out);
@@ -407,8 +412,8 @@ md_sub_send(struct md_client *h, struct buf *req)
 {
 	int	 rc;
 
-	if (h->fd == -1)
-		return (md_not_connected(h));
+	if (md_usable(h) != 0)
+		return (-1);
 	if (md_pend_push(h, MD_PEND_SUB) != 0)
 		return (-1);
 	buf_addc(req, '\n');

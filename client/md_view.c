@@ -37,6 +37,7 @@ struct md_view {
 	uint64_t		 rev;
 	unsigned		 pings;		/* in flight */
 	int			 changed;
+	unsigned		 resumed;
 	enum md_err		 end;
 	char			*end_msg;
 };
@@ -156,6 +157,7 @@ md_view_cancelled(struct md_view *v, const cJSON *ev)
 	if (cJSON_IsString(reason) && strcmp(reason->valuestring,
 	    "slow_consumer") == 0 && next > 0) {
 		v->sub.watch_id = 0;
+		v->resumed++;
 		md_view_watch_req(v, &jw, &b, next);
 		rc = md_sub_send(v->h, &b);
 		buf_free(&b);
@@ -463,4 +465,10 @@ const struct md_kv *
 md_view_at(const struct md_view *v, size_t i)
 {
 	return (i < v->n ? v->kvs[i] : NULL);
+}
+
+unsigned
+md_view_resumed(const struct md_view *v)
+{
+	return (v->resumed);
 }

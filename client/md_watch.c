@@ -27,6 +27,7 @@ struct md_watch {
 	cJSON			*cur;		/* the event handed out */
 	unsigned char		*cur_val;
 
+	unsigned		 resumed;
 	enum md_err		 end;		/* why it ended, or MD_OK */
 	char			*end_msg;
 };
@@ -97,6 +98,7 @@ md_watch_event(struct md_sub *sub, const cJSON *ev)
 	if (cJSON_IsString(reason) && strcmp(reason->valuestring,
 	    "slow_consumer") == 0 && next > 0) {
 		w->sub.watch_id = 0;
+		w->resumed++;
 		md_watch_request(w, &jw, &b, next);
 		rc = md_sub_send(w->h, &b);
 		buf_free(&b);
@@ -283,4 +285,10 @@ md_watch_close(struct md_watch *w)
 	free(w->key);
 	free(w->end_msg);
 	free(w);
+}
+
+unsigned
+md_watch_resumed(const struct md_watch *w)
+{
+	return (w->resumed);
 }

@@ -291,6 +291,8 @@ int		 md_watch_next(struct md_watch *, int64_t timeout_ms,
 		    struct md_event *);
 /* The rev of the last event handed out (from_rev - 1 before any). */
 uint64_t	 md_watch_rev(const struct md_watch *);
+/* How many times metad cancelled it as a slow consumer and it resumed. */
+unsigned	 md_watch_resumed(const struct md_watch *);
 /* Ends the watch (unwatch) and frees it; the handle stays. */
 void		 md_watch_close(struct md_watch *);
 
@@ -315,6 +317,8 @@ int		 md_view_poll(struct md_view *, int64_t timeout_ms);
 int		 md_view_wait(struct md_view *, uint64_t rev,
 		    int64_t timeout_ms);
 uint64_t	 md_view_rev(const struct md_view *);
+/* How many times its watch was resumed after slow_consumer. */
+unsigned	 md_view_resumed(const struct md_view *);
 const struct md_kv *md_view_get(const struct md_view *, const char *key);
 size_t		 md_view_size(const struct md_view *);
 /* In key order, i < md_view_size(). */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # bats file_tags=store:sqlite
-# make install puts the binaries, every man page and the bash, zsh and fish
-# completions under DESTDIR; make uninstall takes each of them away again;
+# make install puts the binaries, libmetad-client (shared, static, header,
+# pkg-config file), every man page and the bash, zsh and fish completions
+# under DESTDIR; make uninstall takes each of them away again;
 # a file missing from the tree, or one that cannot be copied, stops the
 # install.  Nothing here depends on the store: the file runs in the sqlite
 # pass only.
@@ -23,9 +24,16 @@ teardown() {
 # What make install DESTDIR=... PREFIX=/usr puts there.
 EXPECTED="usr/bin/metactl
 usr/bin/metad
+usr/include/metad/client.h
+usr/lib/libmetad-client.a
+usr/lib/libmetad-client.so
+usr/lib/libmetad-client.so.0
+usr/lib/libmetad-client.so.0.1.0
+usr/lib/pkgconfig/metad-client.pc
 usr/share/bash-completion/completions/metactl
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/man/man1/metactl.1
+usr/share/man/man3/metad_client.3
 usr/share/man/man7/metad-protocol.7
 usr/share/man/man8/metad.8
 usr/share/zsh/site-functions/_metactl"
@@ -43,11 +51,14 @@ installed() {
 	(cd "$DEST" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
 }
 
-# A copy of what make install reads: the Makefile, bin/, man/, completions/.
+# A copy of what make install reads: the Makefile, bin/, man/,
+# completions/, the library's header, pkg-config template and build.
 copy_tree() {
-	mkdir -p "$TMP/src"
+	mkdir -p "$TMP/src/client" "$TMP/src/build/lib"
 	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
-	    "$TMP/src/"
+	    "$ROOT/include" "$TMP/src/"
+	cp "$ROOT/client/metad-client.pc.in" "$TMP/src/client/"
+	cp -P "$ROOT"/build/lib/libmetad-client.* "$TMP/src/build/lib/"
 }
 
 @test "make install puts every file in place, make uninstall removes each" {
@@ -62,6 +73,14 @@ copy_tree() {
 	cmp "$ROOT/bin/metad" "$DEST/usr/bin/metad"
 	cmp "$ROOT/completions/_metactl" \
 	    "$DEST/usr/share/zsh/site-functions/_metactl"
+	cmp "$ROOT/build/lib/libmetad-client.so.0.1.0" \
+	    "$DEST/usr/lib/libmetad-client.so.0.1.0"
+	[ "$(readlink "$DEST/usr/lib/libmetad-client.so.0")" = \
+	    libmetad-client.so.0.1.0 ]
+	[ "$(readlink "$DEST/usr/lib/libmetad-client.so")" = \
+	    libmetad-client.so.0 ]
+	grep -qx "prefix=/usr" "$DEST/usr/lib/pkgconfig/metad-client.pc"
+	[ "$(stat -c %a "$DEST/usr/include/metad/client.h")" = 644 ]
 
 	run inst_make "$ROOT" uninstall
 	assert_success
@@ -97,6 +116,7 @@ copy_tree() {
 	local f
 	copy_tree
 	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
+	    man/metad_client.3 include/metad/client.h \
 	    completions/metactl.bash completions/_metactl \
 	    completions/metactl.fish; do
 		mv "$TMP/src/$f" "$TMP/aside"
