@@ -62,8 +62,10 @@ md_close(struct md_client *h)
 	buf_reset(&h->out);
 	h->in_off = h->out_off = 0;
 	h->pend_head = h->pend_len = 0;
-	if (h->sub != NULL)
+	if (h->sub != NULL) {	/* its watch went with the connection */
 		h->sub->watch_id = 0;
+		h->sub->rewatching = 0;
+	}
 }
 
 void

@@ -43,6 +43,7 @@ struct md_sub {
 	/* The response to a request the sub sent (MD_PEND_SUB). */
 	int	(*resp)(struct md_sub *, const cJSON *resp);
 	uint64_t	 watch_id;	/* 0: none live */
+	int		 rewatching;	/* asked again, not answered yet */
 };
 
 struct md_client {

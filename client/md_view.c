@@ -158,6 +158,7 @@ md_view_cancelled(struct md_view *v, const cJSON *ev)
 	    "slow_consumer") == 0 && next > 0) {
 		v->sub.watch_id = 0;
 		v->resumed++;
+		v->sub.rewatching = 1;
 		md_view_watch_req(v, &jw, &b, next);
 		rc = md_sub_send(v->h, &b);
 		buf_free(&b);
@@ -213,14 +214,16 @@ md_view_resp(struct md_sub *sub, const cJSON *resp)
 		msg = cJSON_GetObjectItemCaseSensitive(
 		    cJSON_GetObjectItemCaseSensitive(resp, "error"),
 		    "message");
-		if (cJSON_GetObjectItemCaseSensitive(resp, "watch") == NULL &&
-		    v->pings > 0)
+		if (v->sub.rewatching)
+			v->sub.rewatching = 0;
+		else if (v->pings > 0)
 			v->pings--;
 		md_view_ended(v, MD_E_OTHER, cJSON_IsString(msg) ?
 		    msg->valuestring : "metad refused the view's request");
 		return (0);
 	}
 	if (cJSON_GetObjectItemCaseSensitive(resp, "watch") != NULL) {
+		v->sub.rewatching = 0;
 		v->sub.watch_id = md_u64(resp, "watch");
 		return (0);
 	}
@@ -350,6 +353,9 @@ md_view_check(struct md_view *v)
 	if (v->h->fd == -1)
 		return (md_seterr(v->h, MD_E_CONNECT, "not connected to "
 		    "metad"));
+	if (v->sub.watch_id == 0 && !v->sub.rewatching)
+		return (md_seterr(v->h, MD_E_CONNECT, "the view's watch was "
+		    "lost with its connection: open the view again"));
 	return (0);
 }
 

@@ -99,6 +99,7 @@ md_watch_event(struct md_sub *sub, const cJSON *ev)
 	    "slow_consumer") == 0 && next > 0) {
 		w->sub.watch_id = 0;
 		w->resumed++;
+		w->sub.rewatching = 1;
 		md_watch_request(w, &jw, &b, next);
 		rc = md_sub_send(w->h, &b);
 		buf_free(&b);
@@ -121,6 +122,7 @@ md_watch_resp(struct md_sub *sub, const cJSON *resp)
 	struct md_watch	*w = (struct md_watch *)sub;
 	const cJSON	*msg;
 
+	w->sub.rewatching = 0;
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
 		w->sub.watch_id = md_u64(resp, "watch");
 		return (0);
@@ -236,6 +238,9 @@ md_watch_next(struct md_watch *w, int64_t timeout_ms, struct md_event *ev)
 		if (w->h->fd == -1)
 			return (md_seterr(w->h, MD_E_CONNECT, "not connected "
 			    "to metad"));
+		if (w->sub.watch_id == 0 && !w->sub.rewatching)
+			return (md_seterr(w->h, MD_E_CONNECT, "the watch was "
+			    "lost with its connection: open it again"));
 		rc = md_pump(w->h, deadline, md_watch_ready, w);
 		if (rc == -2 && !md_watch_ready(w))
 			return (0);

@@ -58,6 +58,10 @@ test_watch_key(void **state)
 	assert_null(md_watch_open(w, k, 1, 0));
 	assert_int_equal(md_errcode(w), MD_E_INVALID);
 	assert_null(md_view_open(w, k));
+
+	/* Its watch went with the connection. */
+	assert_md_ok(w, md_connect(w, fx_socket(), FX_TIMEOUT_MS));
+	assert_md_err(w, md_watch_next(wt, 100, &ev), MD_E_CONNECT);
 	md_watch_close(wt);
 	md_free(w);
 	md_free(h);
@@ -227,6 +231,13 @@ test_view(void **state)
 	assert_md_err(h, md_view_wait(v, md_view_rev(v) + 1000, 200),
 	    MD_E_TIMEOUT);
 	assert_md_ok(h, md_ping(h, NULL));
+
+	/* Its watch went with the connection: said, not a silent stall. */
+	assert_md_ok(h, md_connect(h, fx_socket(), FX_TIMEOUT_MS));
+	assert_md_err(h, md_view_poll(v, 0), MD_E_CONNECT);
+	assert_md_err(h, md_view_wait(v, md_view_rev(v) + 1, 100),
+	    MD_E_CONNECT);
+	assert_non_null(md_view_get(v, fx_key(0, "view/zz")));
 	md_view_close(v);
 	md_free(o);
 	md_free(h);
