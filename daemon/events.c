@@ -106,6 +106,7 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 	}
 	watch_delivered(md->watch, ev->delivered);
 	wait_sweep(md->waits);
+	wait_reached(md->waits, ev->delivered);
 	events_compacted(ev);
 	commit_unpark(md->commit, ev->delivered);
 	events_read(ev);

@@ -16,6 +16,7 @@ static const struct op ops_table[] = {
 	{ "ping",	0,		ops_ping,	NULL,	NULL,	NULL },
 	{ "get",	0,		ops_get,	NULL,	NULL,	NULL },
 	{ "list",	0,		ops_list,	NULL,	NULL,	NULL },
+	{ "history",	0,		ops_history,	NULL,	NULL,	NULL },
 	{ "status",	0,		ops_status,	NULL,	NULL,	NULL },
 	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
 	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
@@ -116,6 +117,8 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.*s\"",
 		    (int)n, name));
 	}
+	if (ops_fields_check(r->op->name, r->json, e) != 0)
+		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "

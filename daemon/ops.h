@@ -20,6 +20,8 @@ struct conn;
 /* Handle one request line from conn; 1 if it must wait (see conn.h). */
 int		 ops_handle(struct conn *, const char *, size_t);
 const struct op	*ops_find(const char *);
+/* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
+int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);
 
 /* Reads (ops_read.c). */
 void	ops_hello(struct req *);
@@ -27,6 +29,10 @@ void	ops_ping(struct req *);
 void	ops_get(struct req *);
 void	ops_list(struct req *);
 void	ops_status(struct req *);
+/* A read's store error as its answer (compacted: with compact_rev). */
+void	ops_read_fail(struct req *, const struct store_err *);
+/* One key's events (ops_history.c). */
+void	ops_history(struct req *);
 
 /* put and delete (ops_write.c). */
 int	ops_put_prepare(struct req *, struct proto_err *);

@@ -1,4 +1,12 @@
+/*
+ * The reads: hello, ping, status, and get and list with the options of
+ * SPEC 8 (a past rev, min_rev, consistency).  The store says how it meets
+ * a consistency (store_read_get_at()): a local one is linearizable either
+ * way; a read with min_rev and no consistency is serializable, once the
+ * daemon's view reached min_rev.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -7,6 +15,7 @@
 #include "metad_limits.h"
 #include "ops.h"
 #include "reply.h"
+#include "wait.h"
 
 void
 ops_hello(struct req *r)
@@ -42,6 +51,94 @@ ops_ping(struct req *r)
 	req_done(r);
 }
 
+/*
+ * The read options of get and list (SPEC 8): rev (the state as of it),
+ * min_rev and timeout_ms (first wait until the daemon's view reached it),
+ * consistency.  Kept in r->state with what the op reads.
+ */
+struct read_args {
+	int			 has_rev;
+	uint64_t		 rev;
+	uint64_t		 min_rev;
+	uint64_t		 timeout_ms;
+	int			 serializable;
+	const char		*key;		/* get */
+	size_t			 key_len;
+	struct store_range	 rg;		/* list */
+};
+
+static int
+ops_read_args(struct req *r, struct read_args *a, struct proto_err *e)
+{
+	const char	*c;
+	size_t		 clen;
+	int		 rc;
+
+	if ((rc = proto_get_u64(r->json, "rev", 0, &a->rev, e)) == -1)
+		return (-1);
+	a->has_rev = rc == 1;
+	if (proto_get_u64(r->json, "min_rev", 0, &a->min_rev, e) == -1)
+		return (-1);
+	a->timeout_ms = READ_TIMEOUT_DEFAULT_MS;
+	if (proto_get_u64(r->json, "timeout_ms", 0, &a->timeout_ms, e) == -1)
+		return (-1);
+	if (a->timeout_ms > WAIT_TIMEOUT_MAX_MS)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"timeout_ms\" "
+		    "is over the limit of %llu (24 hours)",
+		    (unsigned long long)WAIT_TIMEOUT_MAX_MS));
+	if ((rc = proto_get_str(r->json, "consistency", 0, &c, &clen,
+	    e)) == -1)
+		return (-1);
+	if (rc == 1 && strcmp(c, "serializable") == 0)
+		a->serializable = 1;
+	else if (rc == 1 && strcmp(c, "linearizable") != 0)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field "
+		    "\"consistency\" must be \"linearizable\" or "
+		    "\"serializable\""));
+	/* min_rev says what the read must see: the view, once there. */
+	if (rc != 1 && a->min_rev > 0)
+		a->serializable = 1;
+	return (0);
+}
+
+/* A read's store error; compacted carries the compact rev. */
+void
+ops_read_fail(struct req *r, const struct store_err *se)
+{
+	struct jw	 w;
+
+	if (se->code != STORE_ERR_COMPACTED) {
+		reply_store_error(r, se);
+		return;
+	}
+	reply_error_begin(r, &w, PROTO_COMPACTED, se->msg);
+	jw_name(&w, "compact_rev");
+	jw_u64(&w, r->md->store->compact_rev);
+	reply_error_end(r, &w);
+}
+
+/*
+ * "rev": 0 is the empty store, before any write (the store's own rev 0
+ * means its current state): nothing, or compacted.
+ */
+static int
+ops_read_at_zero(struct req *r, const struct read_args *a)
+{
+	struct store_err	 se;
+
+	if (!a->has_rev || a->rev != 0)
+		return (0);
+	if (r->md->store->compact_rev > 0) {
+		store_err_set(&se, STORE_ERR_COMPACTED, "rev 0 is compacted "
+		    "(kept from %llu)",
+		    (unsigned long long)r->md->store->compact_rev);
+		ops_read_fail(r, &se);
+		req_done(r);
+		return (1);
+	}
+	return (-1);
+}
+
 static void
 ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
@@ -50,7 +147,7 @@ ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
 	struct jw	 w;
 
 	if (n < 0)
-		reply_store_error(r, se);
+		ops_read_fail(r, se);
 	else {
 		reply_begin(r, &w);
 		reply_kv(&w, "kv", n > 0 ? &kvs[0] : NULL, 1);
@@ -61,19 +158,49 @@ ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
 	req_done(r);
 }
 
+static void
+ops_get_go(struct req *r)
+{
+	struct read_args	*a = r->state;
+
+	switch (ops_read_at_zero(r, a)) {
+	case 1:
+		return;
+	case -1:
+		ops_get_done(r, 0, NULL, 0, NULL);
+		return;
+	}
+	store_read_get_at(r->md->store, a->key, a->key_len, a->rev,
+	    a->serializable, ops_get_done, r);
+}
+
+/* A read with its arguments in r->state: now, or once min_rev is seen. */
+static void
+ops_read_start(struct req *r, struct read_args *a, void (*go)(struct req *))
+{
+	r->state = a;
+	r->state_free = free;
+	if (a->min_rev > 0)
+		wait_rev(r, a->min_rev, a->timeout_ms, go);
+	else
+		go(r);
+}
+
 void
 ops_get(struct req *r)
 {
 	struct proto_err	 e;
-	const char		*key;
-	size_t			 klen;
+	struct read_args	*a;
 
-	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1) {
+	a = xcalloc(1, sizeof *a);
+	if (proto_get_key(r->json, "key", 1, &a->key, &a->key_len, &e) != 1 ||
+	    ops_read_args(r, a, &e) != 0) {
+		free(a);
 		reply_error(r, e.code, e.msg);
 		req_done(r);
 		return;
 	}
-	store_read_get(r->md->store, key, klen, ops_get_done, r);
+	ops_read_start(r, a, ops_get_go);
 }
 
 static int
@@ -108,21 +235,18 @@ ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
 {
 	struct req		*r = arg;
-	struct proto_err	 e;
+	struct read_args	*a = r->state;
 	struct jw		 w;
 	long			 i;
-	int			 keys_only = 0;
 
 	if (n < 0)
-		reply_store_error(r, se);
+		ops_read_fail(r, se);
 	else {
-		/* Checked when the request came. */
-		(void)proto_get_bool(r->json, "keys_only", 0, &keys_only, &e);
 		reply_begin(r, &w);
 		jw_name(&w, "kvs");
 		jw_arr_open(&w);
 		for (i = 0; i < n; i++)
-			reply_kv(&w, NULL, &kvs[i], !keys_only);
+			reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
 		jw_arr_close(&w);
 		jw_name(&w, "more");
 		jw_bool(&w, more);
@@ -133,18 +257,38 @@ ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
 	req_done(r);
 }
 
+static void
+ops_list_go(struct req *r)
+{
+	struct read_args	*a = r->state;
+
+	switch (ops_read_at_zero(r, a)) {
+	case 1:
+		return;
+	case -1:
+		ops_list_done(r, 0, NULL, 0, NULL);
+		return;
+	}
+	a->rg.rev = a->rev;
+	a->rg.serializable = a->serializable;
+	store_read_range(r->md->store, &a->rg, ops_list_done, r);
+}
+
 void
 ops_list(struct req *r)
 {
 	struct proto_err	 e;
-	struct store_range	 rg;
+	struct read_args	*a;
 
-	if (ops_list_args(r, &rg, &e) != 0) {
+	a = xcalloc(1, sizeof *a);
+	if (ops_list_args(r, &a->rg, &e) != 0 ||
+	    ops_read_args(r, a, &e) != 0) {
+		free(a);
 		reply_error(r, e.code, e.msg);
 		req_done(r);
 		return;
 	}
-	store_read_range(r->md->store, &rg, ops_list_done, r);
+	ops_read_start(r, a, ops_list_go);
 }
 
 /* "endpoints":[{"url":U,"healthy":B},...] for a remote store. */
@@ -199,6 +343,10 @@ ops_status_done(void *arg, const struct store_stats *st,
 	jw_name(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
 	ops_status_endpoints(&w, st);
+	if (st->view[0] != '\0') {
+		jw_name(&w, "view");
+		jw_cstr(&w, st->view);
+	}
 	reply_end(r, &w);
 	req_done(r);
 }

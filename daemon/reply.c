@@ -95,6 +95,8 @@ reply_store_code(const struct store_err *e)
 		return (PROTO_UNAVAILABLE);
 	case STORE_ERR_COMPACTED:
 		return (PROTO_COMPACTED);
+	case STORE_ERR_FUTURE:
+		return (PROTO_BAD_REQUEST);
 	default:
 		return (PROTO_INTERNAL);
 	}

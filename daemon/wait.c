@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "conn.h"
+#include "events.h"
 #include "log.h"
 #include "metad.h"
 #include "ops.h"
@@ -16,9 +17,11 @@
 
 struct waiter {
 	struct req		*r;		/* until answered */
-	char			*key;
+	char			*key;		/* NULL: a wait for a rev */
 	size_t			 key_len;
 	uint64_t		 version;
+	uint64_t		 rev;		/* a rev wait: until delivered */
+	void			 (*go)(struct req *);
 	uint64_t		 timeout_ms;
 	struct event		*timer;
 	int			 reading;	/* the first read is out */
@@ -106,7 +109,12 @@ wait_answer(struct waiter *wt, const struct store_kv *kv)
 
 	if (wt->answered)
 		return;
-	if (kv != NULL) {
+	if (kv == NULL && wt->key == NULL) {
+		snprintf(msg, sizeof msg, "the daemon's view did not reach "
+		    "rev %" PRIu64 " in time (it is at %" PRIu64 ")", wt->rev,
+		    events_delivered(r->md->events));
+		reply_error(r, PROTO_TIMEOUT, msg);
+	} else if (kv != NULL) {
 		reply_begin(r, &w);
 		reply_kv(&w, "kv", kv, 1);
 		jw_name(&w, "rev");
@@ -130,7 +138,8 @@ wait_event(struct wait_list *wl, const struct store_event *ev)
 	if (ev->type != STORE_EVENT_PUT)
 		return;
 	TAILQ_FOREACH(wt, &wl->waiters, entry) {
-		if (!wt->answered && wt->key_len == ev->kv.key_len &&
+		if (!wt->answered && wt->key != NULL &&
+		    wt->key_len == ev->kv.key_len &&
 		    memcmp(wt->key, ev->kv.key, wt->key_len) == 0 &&
 		    ev->kv.version >= wt->version)
 			wait_answer(wt, &ev->kv);
@@ -255,4 +264,58 @@ wait_op_wait(struct req *r)
 	TAILQ_INSERT_TAIL(&r->md->waits->waiters, wt, entry);
 	wt->reading = 1;
 	store_read_get(r->md->store, wt->key, wt->key_len, wait_read_got, wt);
+}
+
+/*
+ * Rev waits (min_rev of get and list, SPEC 8): the request goes on with
+ * go() once the events up to rev are delivered, or answers timeout.
+ */
+void
+wait_rev(struct req *r, uint64_t rev, uint64_t timeout_ms,
+    void (*go)(struct req *))
+{
+	struct waiter	*wt;
+	struct timeval	 tv;
+
+	if (events_delivered(r->md->events) >= rev) {
+		go(r);
+		return;
+	}
+	wt = xcalloc(1, sizeof *wt);
+	wt->r = r;
+	wt->rev = rev;
+	wt->go = go;
+	wt->timeout_ms = timeout_ms;
+	wt->timer = evtimer_new(r->md->base, wait_timeout_cb, wt);
+	if (wt->timer == NULL)
+		fatalx("evtimer_new");
+	tv.tv_sec = (time_t)(timeout_ms / 1000);
+	tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
+	evtimer_add(wt->timer, &tv);
+	TAILQ_INSERT_TAIL(&r->md->waits->waiters, wt, entry);
+}
+
+void
+wait_reached(struct wait_list *wl, uint64_t delivered)
+{
+	TAILQ_HEAD(, waiter)	 ready;
+	struct waiter		*wt, *next;
+	struct req		*r;
+	void			 (*go)(struct req *);
+
+	TAILQ_INIT(&ready);
+	for (wt = TAILQ_FIRST(&wl->waiters); wt != NULL; wt = next) {
+		next = TAILQ_NEXT(wt, entry);
+		if (wt->answered || wt->key != NULL || wt->rev > delivered)
+			continue;
+		TAILQ_REMOVE(&wl->waiters, wt, entry);
+		TAILQ_INSERT_TAIL(&ready, wt, entry);
+	}
+	while ((wt = TAILQ_FIRST(&ready)) != NULL) {
+		TAILQ_REMOVE(&ready, wt, entry);
+		r = wt->r;
+		go = wt->go;
+		wait_free_one(wt);
+		go(r);
+	}
 }

@@ -2,7 +2,8 @@
  * Waits: {"op":"wait","key":K,"version":N,"timeout_ms":T} answers the kv
  * once the key exists with version >= N, or error timeout.  A wait is a
  * request not yet answered, so nothing after it on its connection is
- * answered first.
+ * answered first.  A get or list with min_rev waits here the same way for
+ * the daemon's view to reach a rev.
  *
  * Ownership: the wait list owns its waits; a connection's are dropped when
  * it closes (wait_conn_closed).
@@ -10,7 +11,10 @@
 #ifndef METAD_WAIT_H
 #define METAD_WAIT_H
 
+#include <stdint.h>
+
 struct conn;
+struct req;
 struct store_event;
 struct wait_list;
 
@@ -25,5 +29,13 @@ void			 wait_event(struct wait_list *,
 /* End answered waits, resuming their connections. */
 void			 wait_sweep(struct wait_list *);
 void			 wait_conn_closed(struct wait_list *, struct conn *);
+/*
+ * min_rev (SPEC 8): r goes on with go(r) once the events up to rev are
+ * delivered (at once if they are), or answers timeout after timeout_ms.
+ */
+void			 wait_rev(struct req *, uint64_t, uint64_t,
+			    void (*)(struct req *));
+/* The events up to delivered are out: start the rev waits they end. */
+void			 wait_reached(struct wait_list *, uint64_t);
 
 #endif

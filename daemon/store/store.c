@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL
+	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0
 };
 
 int
@@ -134,11 +134,53 @@ store_evbuf_free(struct store_evbuf *b)
 	memset(b, 0, sizeof *b);
 }
 
+/* 0 if a read at rev may go to the backend; else err is why not. */
+static int
+store_check_rev(struct store *s, uint64_t rev, struct store_err *err)
+{
+	if (rev != 0 && rev < s->compact_rev)
+		return (store_err_set(err, STORE_ERR_COMPACTED, "rev %llu is "
+		    "compacted (kept from %llu)", (unsigned long long)rev,
+		    (unsigned long long)s->compact_rev));
+	return (0);
+}
+
 void
 store_read_get(struct store *s, const char *key, size_t key_len,
     store_read_done done, void *arg)
 {
-	s->backend->read_get(s, key, key_len, done, arg);
+	s->backend->read_get(s, key, key_len, 0, 0, done, arg);
+}
+
+void
+store_read_get_at(struct store *s, const char *key, size_t key_len,
+    uint64_t rev, int serializable, store_read_done done, void *arg)
+{
+	struct store_err	 err;
+
+	if (store_check_rev(s, rev, &err) != 0) {
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	s->backend->read_get(s, key, key_len, rev, serializable, done, arg);
+}
+
+void
+store_read_key_history(struct store *s, const char *key, size_t key_len,
+    uint64_t from_rev, size_t limit, store_history_done done, void *arg)
+{
+	struct store_err	 err;
+
+	if (from_rev < s->compact_rev) {
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev "
+		    "%llu is compacted (kept from %llu)",
+		    (unsigned long long)from_rev,
+		    (unsigned long long)s->compact_rev);
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	s->backend->read_key_history(s, key, key_len, from_rev,
+	    limit > 0 ? limit : 1, done, arg);
 }
 
 void
@@ -150,6 +192,10 @@ store_read_range(struct store *s, const struct store_range *r,
 
 	if (rr.limit == 0) {
 		store_err_set(&err, STORE_ERR_INTERNAL, "range limit is 0");
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	if (store_check_rev(s, rr.rev, &err) != 0) {
 		done(arg, -1, NULL, 0, &err);
 		return;
 	}

@@ -51,6 +51,15 @@
  *   and raises compact_rev, which also survives reopen; a local store also
  *   trims its history as it commits, keeping at least the last
  *   opts.history revisions (and every revision of the batch).
+ * - Reads at a revision: store_read_get_at() and a range with rev answer
+ *   the state as of any rev R from compact_rev to the current rev, exactly
+ *   (STORE_ERR_COMPACTED below, STORE_ERR_FUTURE above).  So compaction at
+ *   C keeps, of each key, its last event below C when that is a put (a key
+ *   last written before C still has its value at every kept rev: etcd's
+ *   rule); those events are never replayed (store_read_history() starts at
+ *   compact_rev or later).  store_read_key_history() lists one key's
+ *   events from from_rev (>= compact_rev) in (rev, seq) order: at most
+ *   about limit, never half a revision, more if others follow.
  * - A remote store may find that events it had not handed out yet were
  *   compacted away before it could read them (its event stream fell
  *   behind a compaction made outside metad).  It then raises compact_rev
@@ -82,6 +91,7 @@ enum store_errcode {
 	STORE_ERR_CONFLICT,	/* a commit lost a race: retry */
 	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
 	STORE_ERR_UNKNOWN,	/* a commit's outcome could not be learned */
+	STORE_ERR_FUTURE,	/* a read at a rev above the current one */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 
@@ -113,6 +123,8 @@ struct store_options {
 	 */
 	void			 (*notify)(void *, uint64_t from, uint64_t to);
 	void			*notify_arg;
+	/* Remote backends: their view of the keys, at most (0: none). */
+	size_t			 view_max_bytes;
 };
 
 struct store_kv {
@@ -170,6 +182,8 @@ struct store_range {
 	size_t			 after_len;
 	uint64_t		 limit;		/* at most this many, > 0 */
 	int			 keys_only;
+	uint64_t		 rev;		/* the state at, 0: current */
+	int			 serializable;	/* see store_read_get_at() */
 };
 
 #define STORE_ENDPOINTS_MAX	8
@@ -182,6 +196,8 @@ struct store_endpoint {
 struct store_stats {
 	uint64_t		 keys;
 	uint64_t		 db_bytes;
+	/* A remote backend's view of its keys ("on: ...", "off: why"). */
+	char			 view[128];
 	/* Remote backends: their endpoints and whether each answered. */
 	unsigned		 nendpoints;
 	struct store_endpoint	 endpoint[STORE_ENDPOINTS_MAX];
@@ -234,8 +250,9 @@ struct store_backend {
 		    const struct store_options *, struct store_err *);
 	void	 (*close)(struct store *);
 	/* Reads outside a batch. */
-	void	 (*read_get)(struct store *, const char *, size_t,
-		    store_read_done, void *);
+	/* rev 0: the current state; else as of rev (see above). */
+	void	 (*read_get)(struct store *, const char *, size_t, uint64_t,
+		    int serializable, store_read_done, void *);
 	void	 (*read_range)(struct store *, const struct store_range *,
 		    store_read_done, void *);
 	/* At most about max_events events, but never half a revision. */
@@ -271,6 +288,10 @@ struct store_backend {
 	 * into the calls above (NULL for a remote backend).
 	 */
 	const struct store_local *local;
+	/* One key's events from a rev on (store_read_key_history()). */
+	void	 (*read_key_history)(struct store *, const char *, size_t,
+		    uint64_t from_rev, size_t limit, store_history_done,
+		    void *);
 };
 
 struct store {
@@ -315,6 +336,18 @@ int		 store_err_set(struct store_err *, enum store_errcode,
 /* Reads outside a batch: answered through the callback. */
 void	store_read_get(struct store *, const char *, size_t, store_read_done,
 	    void *);
+/*
+ * The key as of rev (0: now); COMPACTED below compact_rev.  serializable:
+ * the store may answer from what it holds at once, and miss a write made
+ * elsewhere a moment ago (never one it made); else (linearizable) the read
+ * sees every write acknowledged before it was asked.  A local store is
+ * linearizable either way.
+ */
+void	store_read_get_at(struct store *, const char *, size_t, uint64_t,
+	    int serializable, store_read_done, void *);
+/* One key's events from from_rev on, oldest first; at most about limit. */
+void	store_read_key_history(struct store *, const char *, size_t,
+	    uint64_t from_rev, size_t limit, store_history_done, void *);
 void	store_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_read_history(struct store *, uint64_t from_rev,

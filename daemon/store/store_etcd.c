@@ -514,5 +514,6 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_commit,
 	store_etcd_rollback,
 	store_etcd_reopen,
-	NULL
+	NULL,
+	store_etcd_read_key_history
 };

@@ -1,6 +1,7 @@
 /*
- * The etcd backend's reads outside a batch: ranges answered on the daemon's
- * loop, and status (the key count, the database size, each endpoint's
+ * The etcd backend's reads outside a batch: from the view of the prefix
+ * when it is on (store_etcd_view.c), else ranges answered on the daemon's
+ * loop (and always at a past rev), and status (the key count, the database size, each endpoint's
  * health) from calls made side by side.
  */
 #include <inttypes.h>
@@ -67,12 +68,18 @@ static void
 etcd_aread_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_aread	*ar = arg;
+	struct store_err	 fut;
 	struct etcd_evs		 evs;
 	struct store_kv		*kvs;
 	size_t			 i;
 	int			 more;
 
 	if (reply == NULL) {
+		if (strstr(err->msg, "future revision") != NULL) {
+			store_err_set(&fut, STORE_ERR_FUTURE, "rev is above "
+			    "the current rev (%s)", err->msg);
+			err = &fut;
+		}
 		ar->done(ar->arg, -1, NULL, 0, err);
 		free(ar);
 		return;
@@ -91,7 +98,8 @@ etcd_aread_cb(void *arg, const cJSON *reply, const struct store_err *err)
 
 static void
 etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
-    uint64_t limit, int keys_only, store_read_done done, void *arg)
+    uint64_t rev, uint64_t limit, int keys_only, store_read_done done,
+    void *arg)
 {
 	struct etcd_aread	*ar;
 	struct store_err	 err;
@@ -104,7 +112,7 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 	ar->done = done;
 	ar->arg = arg;
 	buf_init(&b);
-	etcd_range_body(&b, beg64, end64, 0, end64 != NULL ? limit + 1 : 0,
+	etcd_range_body(&b, beg64, end64, rev, end64 != NULL ? limit + 1 : 0,
 	    keys_only);
 	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
 	    etcd_aread_cb, ar, &err) != 0)
@@ -114,12 +122,19 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 
 void
 store_etcd_read_get(struct store *st, const char *key, size_t len,
-    store_read_done done, void *arg)
+    uint64_t rev, int serializable, store_read_done done, void *arg)
 {
 	char	*k64;
 
+	if (rev == 0 && etcd_view_on(E(st))) {
+		if (serializable)
+			etcd_view_get(E(st), key, len, done, arg);
+		else
+			etcd_view_get_lin(E(st), key, len, done, arg);
+		return;
+	}
 	k64 = etcd_key64(E(st), key, len);
-	etcd_aread(E(st), k64, NULL, 1, 0, done, arg);
+	etcd_aread(E(st), k64, NULL, rev, 1, 0, done, arg);
 	free(k64);
 }
 
@@ -129,9 +144,16 @@ store_etcd_read_range(struct store *st, const struct store_range *r,
 {
 	char	*beg64, *end64;
 
+	if (r->rev == 0 && etcd_view_on(E(st))) {
+		if (r->serializable)
+			etcd_view_range(E(st), r, done, arg);
+		else
+			etcd_view_range_lin(E(st), r, done, arg);
+		return;
+	}
 	etcd_range_bounds(E(st), r, &beg64, &end64);
-	etcd_aread(E(st), beg64, end64, r->limit, r->keys_only ? 1 : 0, done,
-	    arg);
+	etcd_aread(E(st), beg64, end64, r->rev, r->limit, r->keys_only ? 1 : 0,
+	    done, arg);
 	free(beg64);
 	free(end64);
 }
@@ -215,6 +237,7 @@ store_etcd_read_stats(struct store *st, store_stats_done done, void *arg)
 	as->arg = arg;
 	as->out = 1 + e->http.nep + 1;	/* + 1: until all are sent */
 	as->ss.nendpoints = e->http.nep;
+	etcd_view_stats(e, &as->ss);
 	for (i = 0; i < e->http.nep; i++) {
 		snprintf(as->ss.endpoint[i].url,
 		    sizeof as->ss.endpoint[i].url, "%s", e->http.ep[i].url);
@@ -232,4 +255,111 @@ store_etcd_read_stats(struct store *st, store_stats_done done, void *arg)
 		etcd_astats_count(as, NULL, &err);
 	buf_free(&b);
 	etcd_astats_end(as);
+}
+
+/*
+ * One key's history: the prefix's history (store_etcd_read_history(), from
+ * the cache or replayed from etcd) read a chunk at a time and filtered,
+ * until limit events (whole revisions) or the end.
+ */
+struct etcd_khist {
+	struct store		*st;
+	char			*key;
+	size_t			 key_len;
+	size_t			 limit;
+	uint64_t		 next;		/* the next chunk's from */
+	struct store_evbuf	 b;
+	int			 more;		/* of the key's events */
+	int			 inside;	/* in the history call */
+	int			 got;		/* its answer came */
+	int			 end;
+	struct store_err	 err;
+	int			 failed;
+	store_history_done	 done;
+	void			*arg;
+};
+
+static void	etcd_khist_step(struct etcd_khist *);
+
+static void
+etcd_khist_end(struct etcd_khist *kh)
+{
+	if (kh->failed)
+		kh->done(kh->arg, -1, NULL, 0, &kh->err);
+	else
+		kh->done(kh->arg, (long)kh->b.n, kh->b.v, kh->more, NULL);
+	store_evbuf_free(&kh->b);
+	free(kh->key);
+	free(kh);
+}
+
+static void
+etcd_khist_cb(void *arg, long n, const struct store_event *evs, int more,
+    const struct store_err *err)
+{
+	struct etcd_khist	*kh = arg;
+	const struct store_event *ev;
+	long			 i;
+
+	kh->got = 1;
+	if (n < 0) {
+		kh->err = *err;
+		kh->failed = kh->end = 1;
+	}
+	for (i = 0; i < n && !kh->end; i++) {
+		ev = &evs[i];
+		kh->next = ev->rev + 1;
+		if (ev->kv.key_len != kh->key_len ||
+		    memcmp(ev->kv.key, kh->key, kh->key_len) != 0)
+			continue;
+		if (kh->b.n >= kh->limit && ev->rev != kh->b.v[kh->b.n - 1].rev) {
+			kh->more = kh->end = 1;
+			break;
+		}
+		store_evbuf_add(&kh->b, ev);
+	}
+	if (n >= 0 && (!more || n == 0))
+		kh->end = 1;
+	if (!kh->inside) {
+		if (kh->end)
+			etcd_khist_end(kh);
+		else
+			etcd_khist_step(kh);
+	}
+}
+
+/* Chunks answered at once are read in this loop, the others from the cb. */
+static void
+etcd_khist_step(struct etcd_khist *kh)
+{
+	for (;;) {
+		kh->got = 0;
+		kh->inside = 1;
+		store_etcd_read_history(kh->st, kh->next, ETCD_HISTORY_CHUNK,
+		    etcd_khist_cb, kh);
+		kh->inside = 0;
+		if (!kh->got)
+			return;
+		if (kh->end) {
+			etcd_khist_end(kh);
+			return;
+		}
+	}
+}
+
+void
+store_etcd_read_key_history(struct store *st, const char *key, size_t len,
+    uint64_t from, size_t limit, store_history_done done, void *arg)
+{
+	struct etcd_khist	*kh;
+
+	kh = xcalloc(1, sizeof *kh);
+	kh->st = st;
+	kh->key = xmemdup(key, len);
+	kh->key_len = len;
+	kh->limit = limit;
+	kh->next = from;
+	kh->done = done;
+	kh->arg = arg;
+	etcd_khist_step(kh);
 }

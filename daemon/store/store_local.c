@@ -10,16 +10,35 @@
 
 #define LOCAL(s)	((s)->backend->local)
 
+/* -1 (err) if rev is above the current one; rev 0 for the current one. */
+static int
+local_rev(struct store *s, uint64_t *rev, struct store_err *err)
+{
+	if (*rev > s->rev)
+		return (store_err_set(err, STORE_ERR_FUTURE, "rev %llu is "
+		    "above the current rev %llu", (unsigned long long)*rev,
+		    (unsigned long long)s->rev));
+	if (*rev == s->rev)
+		*rev = 0;
+	return (0);
+}
+
 void
 store_local_read_get(struct store *s, const char *key, size_t len,
-    store_read_done done, void *arg)
+    uint64_t rev, int serializable, store_read_done done, void *arg)
 {
 	struct store_err	 err;
 	struct store_kv		 kv;
 	int			 rc;
 
 	memset(&kv, 0, sizeof kv);
-	rc = s->backend->get(s, key, len, store_kv_copy_cb, &kv, &err);
+	if (local_rev(s, &rev, &err) != 0)
+		rc = -1;
+	else if (rev != 0)
+		rc = LOCAL(s)->get_at(s, key, len, rev, store_kv_copy_cb, &kv,
+		    &err);
+	else
+		rc = s->backend->get(s, key, len, store_kv_copy_cb, &kv, &err);
 	if (rc == -1)
 		done(arg, -1, NULL, 0, &err);
 	else
@@ -63,12 +82,16 @@ store_local_read_range(struct store *s, const struct store_range *r,
     store_read_done done, void *arg)
 {
 	struct store_err	 err;
+	struct store_range	 rr = *r;
 	struct local_kvs	 a;
 	long			 n;
 	int			 more = 0;
 
 	memset(&a, 0, sizeof a);
-	n = LOCAL(s)->range(s, r, local_kvs_add, &a, &more, &err);
+	if (local_rev(s, &rr.rev, &err) != 0)
+		n = -1;
+	else
+		n = LOCAL(s)->range(s, &rr, local_kvs_add, &a, &more, &err);
 	if (n < 0)
 		done(arg, -1, NULL, 0, &err);
 	else
@@ -114,6 +137,23 @@ store_local_read_history(struct store *s, uint64_t from, size_t max,
 	memset(&le, 0, sizeof le);
 	le.max = max > 0 ? max : 1;
 	if (LOCAL(s)->history(s, from, local_events_add, &le, &err) != 0)
+		done(arg, -1, NULL, 0, &err);
+	else
+		done(arg, (long)le.b.n, le.b.v, le.more, NULL);
+	store_evbuf_free(&le.b);
+}
+
+void
+store_local_read_key_history(struct store *s, const char *key, size_t len,
+    uint64_t from, size_t max, store_history_done done, void *arg)
+{
+	struct store_err	 err;
+	struct local_events	 le;
+
+	memset(&le, 0, sizeof le);
+	le.max = max;
+	if (LOCAL(s)->key_history(s, key, len, from, local_events_add, &le,
+	    &err) != 0)
 		done(arg, -1, NULL, 0, &err);
 	else
 		done(arg, (long)le.b.n, le.b.v, le.more, NULL);

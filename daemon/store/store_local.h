@@ -12,12 +12,21 @@
 #include "store.h"
 
 struct store_local {
-	/* Number of kvs passed to cb, or -1; *more if more keys follow. */
+	/*
+	 * Number of kvs passed to cb, or -1; *more if more keys follow.  A
+	 * range with rev: as of that rev (compact_rev <= rev < the current).
+	 */
 	long	 (*range)(struct store *, const struct store_range *,
 		    store_kv_cb, void *, int *more, struct store_err *);
 	/* Events with rev >= from_rev in (rev, seq) order until cb stops. */
 	int	 (*history)(struct store *, uint64_t from_rev, store_event_cb,
 		    void *, struct store_err *);
+	/* The key as of rev (compact_rev <= rev < the current): 1, 0, -1. */
+	int	 (*get_at)(struct store *, const char *, size_t, uint64_t,
+		    store_kv_cb, void *, struct store_err *);
+	/* The key's events with rev >= from_rev, in order, until cb stops. */
+	int	 (*key_history)(struct store *, const char *, size_t, uint64_t,
+		    store_event_cb, void *, struct store_err *);
 	int	 (*stats)(struct store *, struct store_stats *,
 		    struct store_err *);
 	int	 (*begin)(struct store *, struct store_err *);
@@ -25,8 +34,10 @@ struct store_local {
 	int	 (*commit)(struct store *, uint64_t rev, struct store_err *);
 };
 
-void	store_local_read_get(struct store *, const char *, size_t,
-	    store_read_done, void *);
+void	store_local_read_get(struct store *, const char *, size_t, uint64_t,
+	    int, store_read_done, void *);
+void	store_local_read_key_history(struct store *, const char *, size_t,
+	    uint64_t, size_t, store_history_done, void *);
 void	store_local_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_local_read_history(struct store *, uint64_t, size_t,

@@ -2,7 +2,8 @@
  * The memory backend: nothing is durable.  Keys live in a skip list (p = 1/4,
  * expected O(log n) search, insert and delete, in-order walk from any lower
  * bound); the history is an array of events, oldest first, whose front is
- * dropped by compaction.
+ * dropped by compaction, all but each key's last put below the compaction
+ * point (store_mem_rev.c: reads at a revision).
  *
  * Batches keep an undo log: one entry per key changed (the node created, the
  * node unlinked, or the value and metadata replaced), plus snapshots of the
@@ -16,80 +17,10 @@
 
 #include "store.h"
 #include "store_local.h"
+#include "store_mem.h"
 #include "util.h"
 
-#define MEM_LEVEL_MAX	32
-
-struct store_mem_node {
-	unsigned char		*value;
-	size_t			 value_len;
-	uint64_t		 version;
-	uint64_t		 create_rev;
-	uint64_t		 mod_rev;
-	char			*key;		/* after next[], NUL ended */
-	size_t			 key_len;
-	int			 level;
-	struct store_mem_node	*next[];
-};
-
-struct store_mem_event {
-	uint64_t		 rev;
-	uint32_t		 seq;
-	enum store_event_type	 type;
-	char			*key;		/* key, NUL, value, NUL */
-	size_t			 key_len;
-	unsigned char		*value;
-	size_t			 value_len;
-	uint64_t		 version;
-	uint64_t		 create_rev;
-};
-
-enum store_mem_undo_type {
-	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
-	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
-	MEM_UNDO_DELETE		/* node was unlinked: link it back */
-};
-
-struct store_mem_undo {
-	enum store_mem_undo_type	 type;
-	struct store_mem_node		*node;
-	unsigned char			*old_value;
-	size_t				 old_value_len;
-	uint64_t			 old_version;
-	uint64_t			 old_mod_rev;
-};
-
-struct store_mem_snap {
-	size_t		 undo_len;
-	size_t		 hist_len;
-	size_t		 hist_head;
-	uint64_t	 nkeys;
-	uint64_t	 bytes;
-	uint64_t	 compact_rev;
-};
-
-struct store_mem {
-	struct store_mem_node	*head;
-	int			 level;
-	uint64_t		 rng;
-	uint64_t		 nkeys;
-	uint64_t		 bytes;		/* keys, values and events */
-
-	struct store_mem_event	*hist;
-	size_t			 hist_len;
-	size_t			 hist_head;	/* first live event */
-	size_t			 hist_freed;	/* events before are freed */
-	size_t			 hist_cap;
-
-	struct store_mem_undo	*undo;
-	size_t			 undo_len;
-	size_t			 undo_cap;
-	struct store_mem_snap	 begin;
-	struct store_mem_snap	 mark;
-	int			 marked;
-};
-
-static int
+int
 store_mem_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
 	int	 c;
@@ -278,23 +209,6 @@ store_mem_event_add(struct store_mem *m, uint64_t rev, uint32_t seq,
 	m->bytes += n->key_len + vlen;
 }
 
-/* Frees the compacted events; moves the live ones down once half is dead. */
-static void
-store_mem_hist_trim(struct store_mem *m)
-{
-	size_t	 i;
-
-	for (i = m->hist_freed; i < m->hist_head; i++)
-		free(m->hist[i].key);
-	m->hist_freed = m->hist_head;
-	if (m->hist_head == 0 || m->hist_head < m->hist_len / 2)
-		return;
-	memmove(m->hist, m->hist + m->hist_head,
-	    (m->hist_len - m->hist_head) * sizeof *m->hist);
-	m->hist_len -= m->hist_head;
-	m->hist_head = m->hist_freed = 0;
-}
-
 static void
 store_mem_snap_take(struct store_mem *m, struct store *s,
     struct store_mem_snap *snap)
@@ -355,7 +269,7 @@ store_mem_close(struct store *s)
 		next = n->next[0];
 		store_mem_node_free(n);
 	}
-	for (i = m->hist_freed; i < m->hist_len; i++)
+	for (i = 0; i < m->hist_len; i++)
 		free(m->hist[i].key);
 	free(m->hist);
 	free(m->undo);
@@ -398,6 +312,8 @@ store_mem_range(struct store *s, const struct store_range *r,
 	uint64_t		 count = 0;
 	int			 stop = 0;
 
+	if (r->rev != 0)
+		return (store_mem_range_at(s, r, cb, arg, more, err));
 	if (r->after != NULL && store_mem_cmp(r->after, r->after_len,
 	    r->prefix, r->prefix_len) >= 0)
 		n = store_mem_seek(s->impl, r->after, r->after_len, 1, NULL);
@@ -589,11 +505,9 @@ store_mem_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_mem	*m = s->impl;
 
-	while (m->hist_head < m->hist_len && m->hist[m->hist_head].rev < rev) {
-		m->bytes -= m->hist[m->hist_head].key_len +
-		    m->hist[m->hist_head].value_len;
+	/* store_mem_hist_trim() frees what goes, at commit. */
+	while (m->hist_head < m->hist_len && m->hist[m->hist_head].rev < rev)
 		m->hist_head++;
-	}
 	return (0);
 }
 
@@ -611,6 +525,8 @@ store_mem_stats(struct store *s, struct store_stats *st,
 static const struct store_local store_mem_local = {
 	store_mem_range,
 	store_mem_history,
+	store_mem_get_at,
+	store_mem_key_history,
 	store_mem_stats,
 	store_mem_begin,
 	store_mem_commit
@@ -635,5 +551,6 @@ const struct store_backend store_mem_backend = {
 	store_local_commit,
 	store_mem_rollback,
 	NULL,
-	&store_mem_local
+	&store_mem_local,
+	store_local_read_key_history
 };

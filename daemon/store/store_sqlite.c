@@ -28,12 +28,20 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-#define SQ_SCHEMA_VERSION	1
+#define SQ_SCHEMA_VERSION	2
 #define SQ_BUSY_TIMEOUT_MS	5000
 #define SQ_CACHE_DEFAULT	(32 * 1024 * 1024)
 
 #define SQ_KV_COLS	"key, value, version, create_rev, mod_rev"
 #define SQ_KEY_COLS	"key, NULL, version, create_rev, mod_rev"
+#define SQ_EV_COLS	"key, value, version, create_rev, rev, seq, type"
+/* h is a key's last event at or before rev ?4, and a put. */
+#define SQ_LAST_PUT_AT \
+	"h.rev <= ?4 AND h.type = 0 AND NOT EXISTS (SELECT 1 FROM history " \
+	"AS n WHERE n.key = h.key AND n.rev <= ?4 AND (n.rev > h.rev OR " \
+	"(n.rev = h.rev AND n.seq > h.seq)))"
+#define SQ_H_EV_COLS \
+	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type"
 
 static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_KV_COLS " FROM kv WHERE key = ?1",
@@ -45,9 +53,16 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"DELETE FROM kv WHERE key = ?1",
 	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	"SELECT key, value, version, create_rev, rev, seq, type FROM history "
-	    "WHERE rev >= ?1 ORDER BY rev, seq",
-	"DELETE FROM history WHERE rev < ?1",
+	"SELECT " SQ_EV_COLS " FROM history WHERE rev >= ?1 ORDER BY rev, seq",
+	/*
+	 * Compaction from ?2 to ?1 keeps a key's last event below ?1 if it
+	 * is a put (SQ_HIST_DROP_OLD first drops the ones kept below ?2
+	 * that an event of [?2, ?1) replaced).
+	 */
+	"DELETE FROM history WHERE rev >= ?2 AND rev < ?1 AND (type = 1 OR "
+	    "EXISTS (SELECT 1 FROM history AS n WHERE n.key = history.key AND "
+	    "n.rev < ?1 AND (n.rev > history.rev OR (n.rev = history.rev AND "
+	    "n.seq > history.seq))))",
 	"UPDATE meta SET value = ?2 WHERE name = ?1",
 	"SELECT " SQ_KV_COLS " FROM kv WHERE key >= ?1 AND key < ?2 "
 	    "ORDER BY key LIMIT ?3",
@@ -60,7 +75,18 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"ROLLBACK",
 	"SAVEPOINT metad_mark",
 	"RELEASE metad_mark",
-	"ROLLBACK TO metad_mark"
+	"ROLLBACK TO metad_mark",
+	/* One seek in history_key (key, rev, seq): */
+	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev <= ?2 "
+	    "ORDER BY rev DESC, seq DESC LIMIT 1",
+	"SELECT " SQ_H_EV_COLS " FROM history AS h WHERE h.key >= ?1 AND "
+	    "h.key < ?2 AND " SQ_LAST_PUT_AT " ORDER BY h.key LIMIT ?3",
+	"SELECT " SQ_H_EV_COLS " FROM history AS h WHERE h.key >= ?1 AND "
+	    SQ_LAST_PUT_AT " ORDER BY h.key LIMIT ?3",
+	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev >= ?2 "
+	    "ORDER BY rev, seq",
+	"DELETE FROM history WHERE rev < ?2 AND key IN (SELECT key FROM "
+	    "history WHERE rev >= ?2 AND rev < ?1)"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -76,6 +102,7 @@ static const char store_sqlite_schema_sql[] =
 	"    value BLOB, version INTEGER NOT NULL, "
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS history_key ON history (key, rev);"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);"
 	"COMMIT;";
@@ -273,6 +300,13 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
 	    err) != 0)
 		return (-1);
+	if (schema == 1) {
+		if (store_sqlite_migrate(q, err) != 0 ||
+		    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+		    "name = 'compact_rev'", &s->compact_rev, err) != 0)
+			return (-1);
+		schema = 2;
+	}
 	if (schema != SQ_SCHEMA_VERSION)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
 		    "schema version %llu is not the supported one (%d)",
@@ -375,14 +409,7 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
  * above "after" (after + NUL) if that is higher; hi is the first string
  * above every key with the prefix, none when the prefix is all 0xff.
  */
-struct store_sqlite_span {
-	char	*lo;
-	size_t	 lo_len;
-	char	*hi;
-	size_t	 hi_len;
-};
-
-static void
+void
 store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
 {
 	size_t	 n = r->prefix_len, m;
@@ -411,7 +438,7 @@ store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
 	}
 }
 
-static long
+long
 store_sqlite_walk(struct store_sqlite *q, sqlite3_stmt *st,
     const struct store_range *r, store_kv_cb cb, void *arg, int *more,
     struct store_err *err)
@@ -444,6 +471,8 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 	enum store_sqlite_stmt		 idx;
 	long				 n;
 
+	if (r->rev != 0)
+		return (store_sqlite_range_at(s, r, cb, arg, more, err));
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	if (r->keys_only)
@@ -474,11 +503,7 @@ store_sqlite_history(struct store *s, uint64_t from_rev, store_event_cb cb,
 
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		memset(&ev, 0, sizeof ev);
-		ev.type = (enum store_event_type)sqlite3_column_int(st, 6);
-		store_sqlite_row(st, ev.type == STORE_EVENT_DELETE, &ev.kv);
-		ev.rev = ev.kv.mod_rev;
-		ev.seq = (uint32_t)sqlite3_column_int64(st, 5);
+		store_sqlite_event(st, &ev);
 		if (cb(&ev, arg) != 0)
 			break;
 	}
@@ -509,6 +534,8 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 static const struct store_local store_sqlite_local = {
 	store_sqlite_range,
 	store_sqlite_history,
+	store_sqlite_get_at,
+	store_sqlite_key_history,
 	store_sqlite_stats,
 	store_sqlite_begin,
 	store_sqlite_commit
@@ -533,5 +560,6 @@ const struct store_backend store_sqlite_backend = {
 	store_local_commit,
 	store_sqlite_rollback,
 	NULL,
-	&store_sqlite_local
+	&store_sqlite_local,
+	store_local_read_key_history
 };

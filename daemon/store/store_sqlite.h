@@ -30,6 +30,11 @@ enum store_sqlite_stmt {
 	SQ_SAVEPOINT,
 	SQ_RELEASE,
 	SQ_ROLLBACK_TO,
+	SQ_GET_AT,
+	SQ_RANGE_AT,
+	SQ_RANGE_AT_OPEN,
+	SQ_KEY_HIST,
+	SQ_HIST_DROP_OLD,
 	SQ_NSTMT
 };
 
@@ -61,6 +66,33 @@ int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 int	store_sqlite_bind_blob(sqlite3_stmt *, int, const void *, size_t);
 /* A kv or history row (the same first five columns) into kv. */
 void	store_sqlite_row(sqlite3_stmt *, int, struct store_kv *);
+
+/* The range as bounds on key: lo <= key < hi (no hi: open). */
+struct store_sqlite_span {
+	char	*lo;
+	size_t	 lo_len;
+	char	*hi;
+	size_t	 hi_len;
+};
+
+void	store_sqlite_bounds(const struct store_range *,
+	    struct store_sqlite_span *);
+/* Steps st (bound, with LIMIT n + 1) through a range's rows. */
+long	store_sqlite_walk(struct store_sqlite *, sqlite3_stmt *,
+	    const struct store_range *, store_kv_cb, void *, int *,
+	    struct store_err *);
+
+/* Reads at a revision, one key's history (store_sqlite_rev.c). */
+int	store_sqlite_get_at(struct store *, const char *, size_t, uint64_t,
+	    store_kv_cb, void *, struct store_err *);
+long	store_sqlite_range_at(struct store *, const struct store_range *,
+	    store_kv_cb, void *, int *, struct store_err *);
+int	store_sqlite_key_history(struct store *, const char *, size_t,
+	    uint64_t, store_event_cb, void *, struct store_err *);
+/* A history row (key, value, version, create_rev, rev, seq, type). */
+void	store_sqlite_event(sqlite3_stmt *, struct store_event *);
+/* Schema 1 to 2 (what reads at a revision need), in one transaction. */
+int	store_sqlite_migrate(struct store_sqlite *, struct store_err *);
 
 /* Batches (store_sqlite_batch.c). */
 int	store_sqlite_begin(struct store *, struct store_err *);

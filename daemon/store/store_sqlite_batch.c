@@ -233,9 +233,19 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 
 	if (store_sqlite_alive(q, "compact", err) != 0)
 		return (-1);
-	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)rev);
-	if (store_sqlite_run(q, SQ_HIST_DROP, "compacting history", err) != 0)
+	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 1, (sqlite3_int64)rev);
+	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 2,
+	    (sqlite3_int64)s->compact_rev);
+	if (store_sqlite_run(q, SQ_HIST_DROP_OLD, "compacting history",
+	    err) != 0)
 		return (-1);
+	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)rev);
+	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 2,
+	    (sqlite3_int64)s->compact_rev);
+	if (store_sqlite_run(q, SQ_HIST_DROP, "compacting history", err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
 	if (store_sqlite_set_meta(q, "compact_rev", rev, err) != 0) {
 		q->broken = 1;
 		return (-1);

@@ -94,6 +94,7 @@ fx_setup(void **state)
 
 	memset(&f->opts, 0, sizeof f->opts);
 	f->opts.sync = STORE_SYNC_FULL;
+	f->opts.view_max_bytes = f->view_max_bytes;
 	f->dir[0] = '\0';
 	f->base = NULL;
 	f->r0 = 0;
@@ -456,6 +457,36 @@ fx_get(struct fx *f, const char *key, size_t len)
 	return (buf_cstr(&f->out));
 }
 
+int
+fx_get_at_err(struct fx *f, const char *key, size_t len, uint64_t rev,
+    struct store_err *err)
+{
+	struct fx_read	 r;
+
+	buf_reset(&f->out);
+	memset(&r, 0, sizeof r);
+	r.f = f;
+	store_read_get_at(f->s, key, len, fx_abs(f, rev), 0, fx_read_done,
+	    &r);
+	fx_read_wait(f, &r);
+	if (r.n == -1) {
+		*err = r.err;
+		return (-1);
+	}
+	assert_true(r.n == 0 || r.n == 1);
+	return (0);
+}
+
+const char *
+fx_get_at(struct fx *f, const char *key, size_t len, uint64_t rev)
+{
+	struct store_err	 err;
+
+	if (fx_get_at_err(f, key, len, rev, &err) != 0)
+		fail_msg("get at %" PRIu64 ": %s", rev, err.msg);
+	return (buf_cstr(&f->out));
+}
+
 const char *
 fx_list(struct fx *f, const struct store_range *range, long n, int more)
 {
@@ -469,6 +500,8 @@ fx_list(struct fx *f, const struct store_range *range, long n, int more)
 	fx_read_wait(f, &r);
 	if (r.n == -1 && n != -1)
 		fail_msg("range: %s", r.err.msg);
+	if (n == -2)
+		return (buf_cstr(&f->out));
 	assert_int_equal(r.n, n);
 	if (n != -1)
 		assert_int_equal(r.more, more);
@@ -551,6 +584,28 @@ fx_history_chunk(struct fx *f, uint64_t from, size_t max, int *more)
 	if (fx_hist_read(f, &h, fx_abs(f, from), max) < 0)
 		fail_msg("history from %" PRIu64 ", max %zu: %s", from, max,
 		    h.err.msg);
+	*more = h.more;
+	return (h.n);
+}
+
+long
+fx_key_history(struct fx *f, const char *key, size_t len, uint64_t from,
+    size_t limit, int *more, struct store_err *err)
+{
+	struct fx_hist	 h;
+
+	buf_reset(&f->out);
+	memset(&h, 0, sizeof h);
+	h.f = f;
+	h.from = fx_abs(f, from);
+	h.max = limit;
+	h.more = -1;
+	store_read_key_history(f->s, key, len, h.from, limit, fx_hist_done,
+	    &h);
+	fx_wait(f, &h.calls);
+	assert_int_equal(h.calls, 1);
+	if (h.n < 0)
+		*err = h.err;
 	*more = h.more;
 	return (h.n);
 }

@@ -56,6 +56,7 @@ struct event_base;
 
 struct fx {
 	const char		*kind;		/* memory, sqlite, etcd */
+	size_t			 view_max_bytes;	/* etcd: its view */
 	char			 dir[64];	/* sqlite */
 	char			 spec[192];
 	char			 prefix[96];	/* etcd */
@@ -108,7 +109,10 @@ const char	*fx_notes(struct fx *);
 
 /* Reads: the kv at key ("" when absent), a range, the history. */
 const char	*fx_get(struct fx *, const char *, size_t);
-/* A range that must give n kvs and more (n == -1: must fail). */
+/*
+ * A range that must give n kvs and more (n == -1: must fail; n == -2:
+ * any number of kvs, more unchecked).
+ */
 const char	*fx_list(struct fx *, const struct store_range *, long n,
 		    int more);
 /* The whole history from rev from, read in chunks of f->hist_max. */
@@ -119,6 +123,16 @@ long		 fx_history_chunk(struct fx *, uint64_t from, size_t max,
 /* A history read that may fail: 0, or -1 and *err. */
 int		 fx_history_err(struct fx *, uint64_t from,
 		    struct store_err *);
+/* The kv at key as of rev (from r0; "" when absent); _err may fail. */
+const char	*fx_get_at(struct fx *, const char *, size_t, uint64_t);
+int		 fx_get_at_err(struct fx *, const char *, size_t, uint64_t,
+		    struct store_err *);
+/*
+ * store_read_key_history() from rev from: n events (in f->out) and *more,
+ * or -1 and *err.
+ */
+long		 fx_key_history(struct fx *, const char *, size_t, uint64_t,
+		    size_t, int *, struct store_err *);
 uint64_t	 fx_nkeys(struct fx *);
 void		 fx_stats(struct fx *, struct store_stats *);
 

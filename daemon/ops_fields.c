@@ -1,0 +1,79 @@
+/*
+ * The fields each op knows (SPEC 3, 4): a request naming any other field
+ * answers bad_request naming it, so that a client using a newer protocol
+ * feature against an older daemon is never misled (metad-protocol(7)).
+ * "op" and "id" go with every op.  Only the request's own fields are
+ * checked here; a txn checks the fields of its compares and ops itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define OPS_FIELDS_MAX	10
+
+static const struct {
+	const char	*op;
+	const char	*fields[OPS_FIELDS_MAX];
+} ops_fields[] = {
+	{ "hello",	{ NULL } },
+	{ "ping",	{ NULL } },
+	{ "status",	{ NULL } },
+	{ "get",	{ "key", "rev", "min_rev", "consistency", "timeout_ms",
+	    NULL } },
+	{ "list",	{ "prefix", "after", "limit", "keys_only", "rev",
+	    "min_rev", "consistency", "timeout_ms", NULL } },
+	{ "history",	{ "key", "from_rev", "limit", NULL } },
+	{ "watch",	{ "key", "prefix", "from_rev", NULL } },
+	{ "unwatch",	{ "watch", NULL } },
+	{ "wait",	{ "key", "version", "timeout_ms", NULL } },
+	{ "compact",	{ "rev", NULL } },
+	{ "put",	{ "key", "value", "value_b64", "if_absent",
+	    "if_version", "if_mod_rev", "fence", NULL } },
+	{ "delete",	{ "key", "if_absent", "if_version", "if_mod_rev",
+	    "fence", NULL } },
+	{ "txn",	{ "if", "then", "else", "fence", NULL } },
+	{ "epoch_get",	{ "key", NULL } },
+	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
+};
+
+static int
+ops_fields_known(const char *const *fields, const char *name)
+{
+	size_t	 i;
+
+	if (strcmp(name, "op") == 0 || strcmp(name, "id") == 0)
+		return (1);
+	for (i = 0; i < OPS_FIELDS_MAX && fields[i] != NULL; i++) {
+		if (strcmp(fields[i], name) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+int
+ops_fields_check(const char *op, const cJSON *req, struct proto_err *e)
+{
+	const cJSON	*c;
+	size_t		 i, n;
+
+	for (i = 0; i < sizeof ops_fields / sizeof ops_fields[0]; i++) {
+		if (strcmp(ops_fields[i].op, op) == 0)
+			break;
+	}
+	if (i == sizeof ops_fields / sizeof ops_fields[0])
+		return (0);
+	for (c = req->child; c != NULL; c = c->next) {
+		if (ops_fields_known(ops_fields[i].fields, c->string))
+			continue;
+		/* Quote 64 bytes of it at most, not splitting a character. */
+		n = strlen(c->string);
+		n = n < 64 ? n : 64;
+		while (n > 0 && c->string[n] != '\0' &&
+		    ((unsigned char)c->string[n] & 0xc0) == 0x80)
+			n--;
+		return (proto_fail(e, PROTO_BAD_REQUEST, "unknown field "
+		    "\"%.*s\" for op \"%s\"", (int)n, c->string, op));
+	}
+	return (0);
+}

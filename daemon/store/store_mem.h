@@ -1,0 +1,100 @@
+/*
+ * The memory backend's state, shared by store_mem.c (the skip list,
+ * batches) and store_mem_rev.c (reads at a revision, one key's history,
+ * and what compaction keeps for them).
+ *
+ * The history hist[0, hist_len) is in (rev, seq) order: [0, hist_kept)
+ * are the events below compact_rev that reads at a revision need (each
+ * key's last put below it); [hist_kept, hist_head) were compacted by the
+ * open batch (freed at commit); [hist_head, hist_len) are the history.
+ */
+#ifndef METAD_STORE_MEM_H
+#define METAD_STORE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define MEM_LEVEL_MAX	32
+
+struct store_mem_node {
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version;
+	uint64_t		 create_rev;
+	uint64_t		 mod_rev;
+	char			*key;		/* after next[], NUL ended */
+	size_t			 key_len;
+	int			 level;
+	struct store_mem_node	*next[];
+};
+
+struct store_mem_event {
+	uint64_t		 rev;
+	uint32_t		 seq;
+	enum store_event_type	 type;
+	char			*key;		/* key, NUL, value, NUL */
+	size_t			 key_len;
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version;
+	uint64_t		 create_rev;
+};
+
+enum store_mem_undo_type {
+	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
+	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
+	MEM_UNDO_DELETE		/* node was unlinked: link it back */
+};
+
+struct store_mem_undo {
+	enum store_mem_undo_type	 type;
+	struct store_mem_node		*node;
+	unsigned char			*old_value;
+	size_t				 old_value_len;
+	uint64_t			 old_version;
+	uint64_t			 old_mod_rev;
+};
+
+struct store_mem_snap {
+	size_t		 undo_len;
+	size_t		 hist_len;
+	size_t		 hist_head;
+	uint64_t	 nkeys;
+	uint64_t	 bytes;
+	uint64_t	 compact_rev;
+};
+
+struct store_mem {
+	struct store_mem_node	*head;
+	int			 level;
+	uint64_t		 rng;
+	uint64_t		 nkeys;
+	uint64_t		 bytes;		/* keys, values and events */
+
+	struct store_mem_event	*hist;
+	size_t			 hist_len;
+	size_t			 hist_head;	/* first event >= compact_rev */
+	size_t			 hist_kept;	/* events before: kept puts */
+	size_t			 hist_cap;
+
+	struct store_mem_undo	*undo;
+	size_t			 undo_len;
+	size_t			 undo_cap;
+	struct store_mem_snap	 begin;
+	struct store_mem_snap	 mark;
+	int			 marked;
+};
+
+int	store_mem_cmp(const char *, size_t, const char *, size_t);
+/* At commit: free the events compaction dropped, keep what reads need. */
+void	store_mem_hist_trim(struct store_mem *);
+int	store_mem_get_at(struct store *, const char *, size_t, uint64_t,
+	    store_kv_cb, void *, struct store_err *);
+long	store_mem_range_at(struct store *, const struct store_range *,
+	    store_kv_cb, void *, int *, struct store_err *);
+int	store_mem_key_history(struct store *, const char *, size_t, uint64_t,
+	    store_event_cb, void *, struct store_err *);
+
+#endif

@@ -1,0 +1,182 @@
+#!/usr/bin/env bats
+# Reads at a revision, key history, min_rev and consistency (SPEC 8), and
+# unknown request fields (SPEC 4), over the raw socket.
+
+load helpers
+
+setup() {
+	metad_start
+}
+
+teardown() {
+	stop_bg
+	metad_cleanup
+}
+
+# @1 a=1, @2 b=1, @3 a=2, @4 delete b, @5 c=1
+fill() {
+	printf '%s\n' '{"op":"put","key":"a","value":"1"}' \
+	    '{"op":"put","key":"b","value":"1"}' \
+	    '{"op":"put","key":"a","value":"2"}' \
+	    '{"op":"delete","key":"b"}' \
+	    '{"op":"put","key":"c","value":"1"}' | raw >/dev/null
+}
+
+@test "get with rev answers the key as it was at that rev" {
+	fill
+	run req "$(rv '{"op":"get","key":"a","rev":@2}')"
+	assert_output "$(rv '{"ok":true,"kv":{"key":"a","value":"1","version":1,"create_rev":@1,"mod_rev":@1},"rev":@5}')"
+	run req "$(rv '{"op":"get","key":"b","rev":@3}')"
+	assert_output --partial "$(rv '"kv":{"key":"b","value":"1","version":1,"create_rev":@2,"mod_rev":@2}')"
+	run req "$(rv '{"op":"get","key":"b","rev":@4}')"
+	assert_output "$(rv '{"ok":true,"kv":null,"rev":@5}')"
+	run req "$(rv '{"op":"get","key":"a","rev":@5}')"
+	assert_output --partial '"value":"2","version":2'
+}
+
+@test "a rev above the current one is bad_request, not the current value" {
+	fill
+	run req "$(rv '{"op":"get","key":"a","rev":@9}')"
+	assert_output --partial '"ok":false,"error":{"code":"bad_request"'
+	run req "$(rv '{"op":"list","rev":@6}')"
+	assert_output --partial '"ok":false,"error":{"code":"bad_request"'
+	run req '{"op":"get","key":"a","rev":-1}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "list with rev answers that state, and its pages are one snapshot" {
+	fill
+	run req "$(rv '{"op":"list","rev":@2}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a","value":"1","version":1,"create_rev":@1,"mod_rev":@1},{"key":"b","value":"1","version":1,"create_rev":@2,"mod_rev":@2}],"more":false,"rev":@5}')"
+	run req "$(rv '{"op":"list","rev":@5,"limit":1,"keys_only":true}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a","version":2,"create_rev":@1,"mod_rev":@3}],"more":true,"rev":@5}')"
+	# Writes between the pages do not show in the snapshot.
+	printf '%s\n' '{"op":"put","key":"b2","value":"x"}' \
+	    '{"op":"delete","key":"c"}' | raw >/dev/null
+	run req "$(rv '{"op":"list","rev":@5,"limit":1,"after":"a"}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"c","value":"1","version":1,"create_rev":@5,"mod_rev":@5}],"more":false,"rev":@7}')"
+	run req '{"op":"list","after":"a"}'
+	assert_output --partial '"kvs":[{"key":"b2"'
+}
+
+@test "below the compact rev: compacted with compact_rev; a key written before it keeps its value" {
+	fill
+	run req "$(rv '{"op":"compact","rev":@4}')"
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"get","key":"a","rev":@3}')"
+	assert_output --partial "$(rv '"error":{"code":"compacted"')"
+	assert_output --partial "$(rv '"compact_rev":@4}}')"
+	run req "$(rv '{"op":"list","rev":@2}')"
+	assert_output --partial '"code":"compacted"'
+	# a was last written at @3, below the compaction point.
+	run req "$(rv '{"op":"get","key":"a","rev":@4}')"
+	assert_output --partial "$(rv '"kv":{"key":"a","value":"2","version":2,"create_rev":@1,"mod_rev":@3}')"
+	run req "$(rv '{"op":"list","rev":@4}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a","value":"2","version":2,"create_rev":@1,"mod_rev":@3}],"more":false,"rev":@5}')"
+}
+
+@test "history lists a key's puts and deletes oldest first, in pages" {
+	fill
+	req '{"op":"put","key":"b","value":"2"}' >/dev/null
+	run req '{"op":"history","key":"b"}'
+	assert_output "$(rv '{"ok":true,"events":[{"event":"put","key":"b","value":"1","version":1,"create_rev":@2,"mod_rev":@2},{"event":"delete","key":"b","mod_rev":@4},{"event":"put","key":"b","value":"2","version":1,"create_rev":@6,"mod_rev":@6}],"more":false,"rev":@6}')"
+	run req '{"op":"history","key":"b","limit":2}'
+	assert_output --partial "$(rv '{"event":"delete","key":"b","mod_rev":@4}],"more":true')"
+	run req "$(rv '{"op":"history","key":"b","from_rev":@5,"limit":2}')"
+	assert_output "$(rv '{"ok":true,"events":[{"event":"put","key":"b","value":"2","version":1,"create_rev":@6,"mod_rev":@6}],"more":false,"rev":@6}')"
+	run req '{"op":"history","key":"none"}'
+	assert_output "$(rv '{"ok":true,"events":[],"more":false,"rev":@6}')"
+	run req '{"op":"history","key":"b","limit":0}'
+	assert_output --partial '"code":"bad_request","message":"field \"limit\" must be from 1 to 10000"'
+	run req '{"op":"history"}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "history from below the compact rev is compacted; the default starts at it" {
+	fill
+	req "$(rv '{"op":"compact","rev":@3}')" >/dev/null
+	run req "$(rv '{"op":"history","key":"a","from_rev":@2}')"
+	assert_output --partial "$(rv '"code":"compacted"')"
+	assert_output --partial "$(rv '"compact_rev":@3}}')"
+	run req '{"op":"history","key":"a"}'
+	assert_output "$(rv '{"ok":true,"events":[{"event":"put","key":"a","value":"2","version":2,"create_rev":@1,"mod_rev":@3}],"more":false,"rev":@5}')"
+}
+
+@test "min_rev waits until the daemon's view reaches it, and what follows waits too" {
+	raw_held mr "$(rv '{"op":"get","key":"k","min_rev":@2,"id":1}')" \
+	    '{"op":"ping","id":2}' >"$TESTDIR/mr.out" &
+	BG=$!
+	req '{"op":"put","key":"k","value":"1"}' >/dev/null
+	[ ! -s "$TESTDIR/mr.out" ]
+	req '{"op":"put","key":"k","value":"2"}' >/dev/null
+	wait_for has_lines 2 "$TESTDIR/mr.out"
+	release mr
+	wait_bg "$BG"
+	run cat "$TESTDIR/mr.out"
+	assert_line -n 0 "$(rv '{"id":1,"ok":true,"kv":{"key":"k","value":"2","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
+	assert_line -n 1 "$(rv '{"id":2,"ok":true,"rev":@2}')"
+}
+
+@test "min_rev already reached answers at once; not reached in timeout_ms: timeout" {
+	req '{"op":"put","key":"k","value":"1"}' >/dev/null
+	run req "$(rv '{"op":"list","min_rev":@1}')"
+	assert_output --partial '"kvs":[{"key":"k"'
+	run req "$(rv '{"op":"get","key":"k","min_rev":@5,"timeout_ms":200}')"
+	assert_output --partial '"ok":false,"error":{"code":"timeout"'
+	run req "$(rv '{"op":"list","min_rev":@5,"timeout_ms":0}')"
+	assert_output --partial '"code":"timeout"'
+	run req '{"op":"get","key":"k","min_rev":1,"timeout_ms":99999999999}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "consistency: linearizable and serializable read the same here; anything else is bad_request" {
+	req '{"op":"put","key":"k","value":"1"}' >/dev/null
+	run req '{"op":"get","key":"k","consistency":"serializable"}'
+	assert_output --partial '"value":"1"'
+	run req '{"op":"list","consistency":"linearizable"}'
+	assert_output --partial '"value":"1"'
+	run req '{"op":"get","key":"k","consistency":"eventual"}'
+	assert_output --partial '"code":"bad_request","message":"field \"consistency\" must be \"linearizable\" or \"serializable\""'
+	run req '{"op":"get","key":"k","consistency":1}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "every op answers bad_request naming a field it does not know" {
+	local op
+	for op in hello ping status get list history watch unwatch wait \
+	    compact put delete txn epoch_get epoch_bump; do
+		run req "{\"op\":\"$op\",\"id\":7,\"frobnicate\":1}"
+		assert_output "{\"id\":7,\"ok\":false,\"error\":{\"code\":\"bad_request\",\"message\":\"unknown field \\\"frobnicate\\\" for op \\\"$op\\\"\"}}"
+	done
+	run req '{"op":"put","key":"k","value":"v","lease":5}'
+	assert_output --partial 'unknown field \"lease\" for op \"put\"'
+	run req '{"op":"get","key":"k"}'
+	assert_output "$(rv '{"ok":true,"kv":null,"rev":@0}')"
+}
+
+@test "every field an op knows is still accepted" {
+	run req '{"op":"put","key":"k","value":"v","if_absent":true,"id":1}'
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"get","key":"k","rev":@1,"min_rev":@1,"consistency":"linearizable","timeout_ms":10,"id":2}')"
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"list","prefix":"","after":"a","limit":5,"keys_only":true,"rev":@1,"min_rev":@1,"consistency":"serializable","timeout_ms":10}')"
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"history","key":"k","from_rev":@1,"limit":3}')"
+	assert_output --partial '"ok":true'
+	run req '{"op":"put","key":"k","value_b64":"dg==","if_version":1}'
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"delete","key":"k","if_mod_rev":@2}')"
+	assert_output --partial '"ok":true'
+	run req '{"op":"wait","key":"k","version":1,"timeout_ms":0}'
+	assert_output --partial '"code":"timeout"'
+	run req '{"op":"epoch_bump","key":"e","owner":"me"}'
+	assert_output --partial '"ok":true'
+	run req '{"op":"epoch_bump","key":"e","if_epoch":1}'
+	assert_output --partial '"ok":true'
+	run req '{"op":"txn","if":[],"then":[{"op":"put","key":"t","value":"1"}],"else":[],"fence":{"key":"e","epoch":2}}'
+	assert_output --partial '"succeeded":true'
+	run req "$(rv '{"op":"watch","prefix":"t","from_rev":@1}')"
+	assert_output --partial '"ok":true'
+	run req '{"op":"unwatch","watch":99}'
+	assert_output --partial '"code":"not_found"'
+}
