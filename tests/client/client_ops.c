@@ -118,6 +118,17 @@ test_put_get(void **state)
 	assert_md_ok(h, md_get(h, fx_key(0, "absent"), NULL, &kv, &rev));
 	assert_null(kv);
 
+	/* As of a past revision (SPEC 8), and above the current one. */
+	memset(&ro, 0, sizeof ro);
+	ro.rev = pr.rev;
+	assert_md_ok(h, md_get(h, fx_key(0, "a"), &ro, &kv, NULL));
+	assert_string_equal(kv->value, "one");
+	assert_int_equal(kv->version, 1);
+	md_kv_free(kv);
+	ro.rev = rev + 1000;
+	assert_md_err(h, md_get(h, fx_key(0, "a"), &ro, &kv, NULL),
+	    MD_E_BAD_REQUEST);
+
 	/* Refused before anything is sent; the connection goes on. */
 	assert_md_err(h, md_put(h, "", "x", 1, NULL, NULL), MD_E_INVALID);
 	assert_md_err(h, md_get(h, NULL, NULL, &kv, NULL), MD_E_INVALID);
@@ -225,13 +236,14 @@ test_list_paging(void **state)
 	struct md_client	*h = fx_connect();
 	struct md_list_opts	 o;
 	struct md_list		 l;
+	struct md_put_result	 pr;
 	char			 name[32], after[256] = "";
 	int			 i, pages = 0, seen = 0;
 
 	for (i = 0; i < 25; i++) {
 		snprintf(name, sizeof name, "ls/%02d", i);
 		assert_md_ok(h, md_put(h, fx_key(0, name), name, strlen(name),
-		    NULL, NULL));
+		    NULL, &pr));
 	}
 	memset(&o, 0, sizeof o);
 	o.prefix = fx_key(1, "ls/");
@@ -262,8 +274,17 @@ test_list_paging(void **state)
 	assert_int_equal(l.n, 25);
 	assert_false(l.more);
 	assert_null(l.kvs[0].value);
+
+	/* At a past revision: the keys as they were. */
+	o.keys_only = 0;
+	o.read.rev = pr.rev - 1;	/* before the last put */
+	md_list_free(&l);
+	assert_md_ok(h, md_list(h, &o, &l));
+	assert_int_equal(l.n, 24);
+	assert_true(l.rev >= pr.rev);
 	md_list_free(&l);
 
+	o.read.rev = 0;
 	o.limit = 10001;
 	assert_md_err(h, md_list(h, &o, &l), MD_E_BAD_REQUEST);
 	md_free(h);
