@@ -419,8 +419,9 @@ CPPCHECK_INCS	 = $(firstword $(wildcard /usr/include/sys/queue.h \
 		   /usr/local/include/cjson/cJSON.h))
 CPPCHECK_FLAGS	 = --enable=warning,performance,portability --std=c11 \
 		   --error-exitcode=1 --inline-suppr --quiet -D_GNU_SOURCE \
-		   -I common -I daemon -I daemon/store $(addprefix --include=,$(CPPCHECK_INCS))
+		   -I common -I daemon -I daemon/store -I include -I client \
+		   $(addprefix --include=,$(CPPCHECK_INCS))
 
 .PHONY: lint
 lint:
-	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) daemon common cmd tests/fuzz
+	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) daemon common cmd client tests/fuzz
