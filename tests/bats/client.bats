@@ -86,7 +86,9 @@ lib_make() {
 
 # bats test_tags=store:sqlite
 @test "installed into a prefix, a program builds with pkg-config (shared and static) and runs" {
-	local p="$TESTDIR/prefix" pc
+	local p="$TESTDIR/prefix" pc san=()
+	# A sanitizer build's library wants its runtime in the program too.
+	[ -z "${SANITIZER:-}" ] || san=(-fsanitize="$SANITIZER")
 	run lib_make install PREFIX="$p"
 	assert_success
 	export PKG_CONFIG_PATH="$p/lib/pkgconfig"
@@ -95,7 +97,7 @@ lib_make() {
 	assert_output --partial "-I$p/include"
 	assert_output --partial "-L$p/lib -lmetad-client"
 	pc=$output
-	run cc -Wall -Wextra -Werror -o "$TESTDIR/leader" \
+	run cc -Wall -Wextra -Werror "${san[@]}" -o "$TESTDIR/leader" \
 	    "$ROOT/examples/leader.c" $pc
 	assert_success
 	LD_LIBRARY_PATH="$p/lib" run "$TESTDIR/leader" -s "$SOCK" inst alice
@@ -105,7 +107,7 @@ lib_make() {
 	assert_output --partial "libmetad-client.so.0 => $p/lib/"
 
 	# Static: the archive and what pkg-config --static adds.
-	run cc -Wall -Wextra -Werror -static-libgcc -o "$TESTDIR/leader-static" \
+	run cc -Wall -Wextra -Werror "${san[@]}" -o "$TESTDIR/leader-static" \
 	    "$ROOT/examples/leader.c" $(pkg-config --cflags metad-client) \
 	    "$p/lib/libmetad-client.a" $(pkg-config --static --libs-only-other --libs-only-l libcjson)
 	assert_success
