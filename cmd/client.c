@@ -13,6 +13,15 @@ void
 client_init(struct client *c)
 {
 	memset(c, 0, sizeof *c);
+	c->fd = -1;
+}
+
+/* c->fd follows the handle's socket, which a failure closes. */
+static int
+client_sync(struct client *c, int rc)
+{
+	c->fd = c->md != NULL ? md_fd(c->md) : -1;
+	return (rc);
 }
 
 int
@@ -110,8 +119,8 @@ client_connect(struct client *c, const char *path, uint64_t timeout_ms,
 	c->md = md_new();
 	md_set_interrupt(c->md, c->intr, c->intr_mask);
 	if (md_connect(c->md, path, timeout_ms) != 0)
-		return (client_failed(c, cause));
-	return (0);
+		return (client_sync(c, client_failed(c, cause)));
+	return (client_sync(c, 0));
 }
 
 int
@@ -127,8 +136,8 @@ client_send(struct client *c, struct buf *req, int64_t deadline,
 		md_set_timeout(c->md, left > 0 ? (uint64_t)left : 1);
 	}
 	if (md_send(c->md, req->data, req->len) != 0)
-		return (client_failed(c, cause));
-	return (0);
+		return (client_sync(c, client_failed(c, cause)));
+	return (client_sync(c, 0));
 }
 
 int
@@ -145,8 +154,8 @@ client_read_line(struct client *c, int64_t deadline, const char **line,
 			left = 0;
 	}
 	if (md_recv(c->md, left, line, len) != 0)
-		return (client_failed(c, cause));
-	return (0);
+		return (client_sync(c, client_failed(c, cause)));
+	return (client_sync(c, 0));
 }
 
 int
@@ -161,7 +170,7 @@ client_request(struct client *c, struct buf *req, cJSON **resp,
 	if (client_ready(c, cause) != 0)
 		return (-1);
 	if (md_request(c->md, req->data, req->len, &line, &len) != 0)
-		return (client_failed(c, cause));
+		return (client_sync(c, client_failed(c, cause)));
 	if ((*resp = proto_parse(line, len, &e)) == NULL) {
 		c->fail = CLIENT_FAIL_PROTOCOL;
 		xasprintf(cause, "metad sent a response line that is not one "

@@ -39,6 +39,11 @@ enum client_fail {
 
 struct client {
 	struct md_client *md;		/* NULL when not connected */
+	/*
+	 * The handle's socket (md_fd()), -1 when there is none, kept current
+	 * after every call: for closing it in a child after fork().
+	 */
+	int		 fd;
 	char		*path;
 	uint64_t	 timeout_ms;	/* 0: no limit */
 	enum client_fail fail;
