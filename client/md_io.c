@@ -36,6 +36,17 @@ md_timed_out(struct md_client *h)
 	    "%s", h->path, t));
 }
 
+/* A quiet stream: the same error, the connection kept. */
+static int
+md_quiet(struct md_client *h, int64_t timeout_ms)
+{
+	char	 t[32];
+
+	md_format_ms((uint64_t)timeout_ms, t, sizeof t);
+	return (md_seterr(h, MD_E_DEADLINE, "no answer from metad on %s "
+	    "within %s", h->path, t));
+}
+
 /* Waits for events on the socket: 0 ready, -1 error, -2 deadline. */
 static int
 md_wait(struct md_client *h, short events, int64_t deadline)
@@ -286,7 +297,10 @@ md_dispatch_sub(struct md_client *h, const char *line, size_t len,
 	return (rc);
 }
 
-/* The next line that answers the caller's request, dispatching the rest. */
+/*
+ * The next line that answers the caller's request, dispatching the rest;
+ * -2 at the deadline (nothing set, the connection kept).
+ */
 static int
 md_read_user(struct md_client *h, int64_t deadline, const char **line,
     size_t *len)
@@ -294,11 +308,8 @@ md_read_user(struct md_client *h, int64_t deadline, const char **line,
 	int	 rc, is_user;
 
 	for (;;) {
-		if ((rc = md_read_line(h, deadline, line, len)) != 0) {
-			if (rc == -2)
-				return (md_timed_out(h));
-			return (-1);
-		}
+		if ((rc = md_read_line(h, deadline, line, len)) != 0)
+			return (rc);
 		if (h->sub == NULL)
 			return (0);
 		if (md_dispatch_sub(h, *line, *len, &is_user) != 0)
@@ -340,11 +351,11 @@ md_request(struct md_client *h, const char *req, size_t len,
 		return (md_fail(h, MD_E_CONNECT, "lost the connection to "
 		    "metad on %s: %s", h->path, strerror(error)));
 	}
+	if (rc == 0)
+		rc = md_read_user(h, deadline, resp, resp_len);
 	if (rc == -2)
 		return (md_timed_out(h));
-	if (rc != 0)
-		return (-1);
-	return (md_read_user(h, deadline, resp, resp_len));
+	return (rc);
 }
 
 int
@@ -367,11 +378,14 @@ md_recv(struct md_client *h, int64_t timeout_ms, const char **line,
     size_t *len)
 {
 	int64_t	 deadline = -1;
+	int	 rc;
 
 	md_clearerr(h);
 	if (timeout_ms >= 0)
 		deadline = md_now_ms() + timeout_ms;
-	return (md_read_user(h, deadline, line, len));
+	if ((rc = md_read_user(h, deadline, line, len)) == -2)
+		return (md_quiet(h, timeout_ms));
+	return (rc);
 }
 
 int

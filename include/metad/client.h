@@ -12,7 +12,8 @@
  * own: MD_E_CONNECT and above) and message (md_errmsg()), valid until the
  * next call on the handle.  After MD_E_CONNECT, MD_E_DEADLINE,
  * MD_E_PROTOCOL or MD_E_INTERRUPTED the connection is closed (its answers
- * would no longer match); md_connect() again to go on.  Out of memory
+ * would no longer match; md_recv() past its own timeout excepted);
+ * md_connect() again to go on.  Out of memory
  * aborts the process.
  *
  * Memory: what a call returns through a pointer the caller frees with the
@@ -121,7 +122,11 @@ uint64_t	 md_err_epoch(const struct md_client *);
  */
 int		 md_request(struct md_client *, const char *req, size_t len,
 		    const char **resp, size_t *resp_len);
-/* The two halves, for streams (a raw watch): timeout_ms -1 waits forever. */
+/*
+ * The two halves, for streams (a raw watch): timeout_ms -1 waits forever.
+ * md_recv() failing with MD_E_DEADLINE keeps the connection: a stream may
+ * just be quiet.
+ */
 int		 md_send(struct md_client *, const char *req, size_t len);
 int		 md_recv(struct md_client *, int64_t timeout_ms,
 		    const char **line, size_t *len);

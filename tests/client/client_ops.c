@@ -380,7 +380,10 @@ test_raw(void **state)
 	assert_non_null(strstr(line, "\"id\":1"));
 	assert_md_ok(h, md_recv(h, 5000, &line, &len));
 	assert_non_null(strstr(line, "\"id\":2"));
+	/* A quiet stream is no desync: the connection stays. */
 	assert_md_err(h, md_recv(h, 100, &line, &len), MD_E_DEADLINE);
+	assert_true(md_connected(h));
+	assert_md_ok(h, md_ping(h, NULL));
 
 	/* A value over the daemon's limit (1 MiB): refused, and the
 	 * connection goes on. */
