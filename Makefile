@@ -5,6 +5,7 @@
 #   make check           install missing packages, build, run every test
 #   make install PREFIX=/usr/local
 #   make uninstall PREFIX=/usr/local   remove what make install put there
+#                        (binaries, man pages, completions, systemd units)
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -19,6 +20,8 @@ FISHCOMPDIR	?= $(PREFIX)/share/fish/vendor_completions.d
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+SYSTEMDUNITDIR	?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
@@ -248,6 +251,10 @@ INST_MAN3	 = man/metad_client.3
 INST_HEADER	 = include/metad/client.h
 INST_LIBS	 = $(CLIENT_SO) $(CLIENT_A)
 INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
+# systemd units: the system pair and the user pair; the services' ExecStart
+# gets $(BINDIR) at install time.
+INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
+INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
@@ -259,17 +266,23 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man3,$(INST_MAN3)) \
 		   $(DESTDIR)$(INCLUDEDIR)/metad/client.h \
 		   $(call inst_in,$(LIBDIR),$(INST_LIBS) $(INST_LIBLINKS)) \
-		   $(DESTDIR)$(PKGCONFIGDIR)/metad-client.pc
+		   $(DESTDIR)$(PKGCONFIGDIR)/metad-client.pc \
+		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
+		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.socket \
+		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service \
+		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.socket
+unit_sed	 = sed 's|@BINDIR@|$(BINDIR)|g'
 
 install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
     $(INST_BASHCOMP) $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_HEADER) \
-    build/lib/metad-client.pc
+    build/lib/metad-client.pc $(INST_UNITS) $(INST_USERUNITS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man3 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(INCLUDEDIR)/metad \
-	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -285,6 +298,15 @@ install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
 	ln -sf $(notdir $(CLIENT_SO)) $(DESTDIR)$(LIBDIR)/$(CLIENT_SONAME)
 	ln -sf $(CLIENT_SONAME) $(DESTDIR)$(LIBDIR)/libmetad-client.so
 	install -m 0644 build/lib/metad-client.pc $(DESTDIR)$(PKGCONFIGDIR)
+	$(unit_sed) systemd/metad.service.in > \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service
+	install -m 0644 systemd/metad.socket $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(unit_sed) systemd/user/metad.service.in > \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service
+	install -m 0644 systemd/user/metad.socket \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service
 
 uninstall:
 	rm -f $(INSTALLED)

@@ -8,7 +8,7 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls history watch wait txn epoch compact status ping help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch compact status ping dump load snapshot help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
@@ -25,6 +25,7 @@ _metactl_cmd_opts()
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
+	load)		echo '--if-absent' ;;
 	esac
 }
 
@@ -113,8 +114,9 @@ _metactl()
 		esac
 		if [[ -z $command ]]; then
 			command=$w
-		elif [[ $command == epoch && $npos -eq 0 ]]; then
-			command="epoch $w"
+		elif [[ $command == epoch || $command == snapshot ]] &&
+		    [[ $npos -eq 0 ]]; then
+			command="$command $w"
 		else
 			((npos++))
 		fi
@@ -153,12 +155,23 @@ _metactl()
 		COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur")) ;;
 	epoch)
 		COMPREPLY=($(compgen -W 'get bump' -- "$cur")) ;;
+	snapshot)
+		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
+		elif [[ ${words[cword-1]} == snapshot ]]; then
+			COMPREPLY=($(compgen -W 'save' -- "$cur"))
 		fi ;;
+	load|'snapshot save')
+		if ((npos == 0)); then
+			COMPREPLY=($(compgen -f -- "$cur"))
+			compopt -o filenames 2>/dev/null
+		fi ;;
+	dump)
+		((npos == 0)) && _metactl_keys "$cur" ;;
 	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac

@@ -32,8 +32,8 @@ function __metactl_parse
         end
         if test -z "$cmd"
             set cmd $t
-        else if test "$cmd" = epoch
-            set cmd epoch-$t
+        else if contains -- "$cmd" epoch snapshot
+            set cmd $cmd-$t
         else
             set npos (math $npos + 1)
         end
@@ -57,7 +57,7 @@ end
 function __metactl_key_arg
     set -l p (__metactl_parse)
     contains -- "$p[1]" get put cas del delete watch wait epoch-get \
-        epoch-bump ls list history; and test "$p[2]" -eq 0
+        epoch-bump ls list history dump; and test "$p[2]" -eq 0
 end
 
 # The -s/--socket given on the command line, as options for metactl.
@@ -108,12 +108,16 @@ complete -c metactl -n __metactl_needs_command -a epoch -d 'Read or bump a leade
 complete -c metactl -n __metactl_needs_command -a compact -d 'Drop the watch history below a revision'
 complete -c metactl -n __metactl_needs_command -a status -d "Show the daemon's status"
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
+complete -c metactl -n __metactl_needs_command -a dump -d 'Write the keys as JSON Lines, all at one revision'
+complete -c metactl -n __metactl_needs_command -a load -d 'Write the keys of a dump; prints the number written'
+complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store'
 complete -c metactl -n __metactl_needs_command -a help -d "List the commands, or show a command's help"
 complete -c metactl -n __metactl_needs_command -a repl -d 'The interactive shell'
 
 complete -c metactl -n '__metactl_using epoch' -a get -d "Print a key's epoch and owner"
 complete -c metactl -n '__metactl_using epoch' -a bump -d "Increment a key's epoch"
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch compact status ping help repl'
+complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch compact status ping dump load snapshot help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'
@@ -133,6 +137,10 @@ complete -c metactl -n '__metactl_using watch' -s n -l count -x -d 'Exit after N
 complete -c metactl -n '__metactl_using wait' -l version -x -d 'Wait for this version (default 1)'
 complete -c metactl -n '__metactl_using epoch-bump' -l owner -x -d 'The new owner'
 complete -c metactl -n '__metactl_using epoch-bump' -l if-epoch -x -d 'Only if the epoch is N (0: none yet)'
+complete -c metactl -n '__metactl_using load' -l if-absent -d 'Skip the keys that exist'
+
+# Files: load's dump, snapshot save's FILE.
+complete -c metactl -n '__metactl_using load snapshot-save' -F
 
 # Keys.
 complete -c metactl -n __metactl_key_arg -a '(__metactl_keys)' -d Key

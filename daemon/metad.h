@@ -21,6 +21,7 @@ struct commit;
 struct events;
 struct watch_hub;
 struct wait_list;
+struct snapshots;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
@@ -58,6 +59,7 @@ struct metad {
 	struct events		*events;
 	struct watch_hub	*watch;
 	struct wait_list	*waits;
+	struct snapshots	*snapshots;
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

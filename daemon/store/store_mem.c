@@ -552,5 +552,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_rollback,
 	NULL,
 	&store_mem_local,
-	store_local_read_key_history
+	store_local_read_key_history,
+	NULL
 };

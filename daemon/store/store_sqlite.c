@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "store_local.h"
+#include "store_snap.h"
 #include "store_sqlite.h"
 #include "util.h"
 
@@ -270,7 +271,7 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	return (0);
 }
 
-static int
+int
 store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 {
 	int	 rc;
@@ -561,5 +562,6 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_rollback,
 	NULL,
 	&store_sqlite_local,
-	store_local_read_key_history
+	store_local_read_key_history,
+	store_sqlite_snapshot
 };

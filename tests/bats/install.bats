@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # bats file_tags=store:sqlite
 # make install puts the binaries, libmetad-client (shared, static, header,
-# pkg-config file), every man page and the bash, zsh and fish completions
-# under DESTDIR; make uninstall takes each of them away again;
+# pkg-config file), every man page, the bash, zsh and fish completions and
+# the systemd units (system and user) under DESTDIR; make uninstall takes
+# each of them away again;
 # a file missing from the tree, or one that cannot be copied, stops the
 # install.  Nothing here depends on the store: the file runs in the sqlite
 # pass only.
@@ -30,6 +31,10 @@ usr/lib/libmetad-client.so
 usr/lib/libmetad-client.so.0
 usr/lib/libmetad-client.so.0.1.0
 usr/lib/pkgconfig/metad-client.pc
+usr/lib/systemd/system/metad.service
+usr/lib/systemd/system/metad.socket
+usr/lib/systemd/user/metad.service
+usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/man/man1/metactl.1
@@ -52,11 +57,12 @@ installed() {
 }
 
 # A copy of what make install reads: the Makefile, bin/, man/,
-# completions/, the library's header, pkg-config template and build.
+# completions/, systemd/, the library's header, pkg-config template and
+# build.
 copy_tree() {
 	mkdir -p "$TMP/src/client" "$TMP/src/build/lib"
 	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
-	    "$ROOT/include" "$TMP/src/"
+	    "$ROOT/include" "$ROOT/systemd" "$TMP/src/"
 	cp "$ROOT/client/metad-client.pc.in" "$TMP/src/client/"
 	cp -P "$ROOT"/build/lib/libmetad-client.* "$TMP/src/build/lib/"
 }
@@ -81,6 +87,14 @@ copy_tree() {
 	    libmetad-client.so.0 ]
 	grep -qx "prefix=/usr" "$DEST/usr/lib/pkgconfig/metad-client.pc"
 	[ "$(stat -c %a "$DEST/usr/include/metad/client.h")" = 644 ]
+	cmp "$ROOT/systemd/metad.socket" \
+	    "$DEST/usr/lib/systemd/system/metad.socket"
+	[ "$(stat -c %a "$DEST/usr/lib/systemd/user/metad.service")" = 644 ]
+	# The services run the metad installed with them.
+	grep -q "^ExecStart=/usr/bin/metad " \
+	    "$DEST/usr/lib/systemd/system/metad.service"
+	grep -q "^ExecStart=/usr/bin/metad " \
+	    "$DEST/usr/lib/systemd/user/metad.service"
 
 	run inst_make "$ROOT" uninstall
 	assert_success
@@ -118,7 +132,9 @@ copy_tree() {
 	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
 	    man/metad_client.3 include/metad/client.h \
 	    completions/metactl.bash completions/_metactl \
-	    completions/metactl.fish; do
+	    completions/metactl.fish systemd/metad.service.in \
+	    systemd/metad.socket systemd/user/metad.service.in \
+	    systemd/user/metad.socket; do
 		mv "$TMP/src/$f" "$TMP/aside"
 		run inst_make "$TMP/src" install
 		assert_failure
