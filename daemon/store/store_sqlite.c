@@ -1,9 +1,14 @@
 /*
  * The SQLite backend: one database file in WAL mode, three tables.
  *
- *   kv(key, value, version, create_rev, mod_rev)	the live keys
- *   history(rev, seq, type, key, value, version, create_rev)
- *   meta(name, value)				'schema', 'rev', 'compact_rev'
+ *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
+ *						meta 'ckpt_rev'
+ *   history(rev, seq, type, key, value, version, create_rev)	the log
+ *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev'
+ *
+ * A commit appends to history only; the keys written since the last
+ * checkpoint are served from memory until a checkpoint writes them into
+ * kv, and the log past ckpt_rev is replayed at open (store_sqlite_log.c).
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
@@ -29,7 +34,7 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-#define SQ_SCHEMA_VERSION	2
+#define SQ_SCHEMA_VERSION	3
 #define SQ_BUSY_TIMEOUT_MS	5000
 #define SQ_CACHE_DEFAULT	(32 * 1024 * 1024)
 
@@ -87,7 +92,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev >= ?2 "
 	    "ORDER BY rev, seq",
 	"DELETE FROM history WHERE rev < ?2 AND key IN (SELECT key FROM "
-	    "history WHERE rev >= ?2 AND rev < ?1)"
+	    "history WHERE rev >= ?2 AND rev < ?1)",
+	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -268,6 +274,7 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	if ((rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 		return (store_sqlite_fail(q, rc, path, err));
 	xasprintf(&q->wal_path, "%s-wal", path);
+	q->sync_full = sync == STORE_SYNC_FULL;
 	return (0);
 }
 
@@ -286,20 +293,27 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
+/* Schema 2 to 3: kv is complete, so the checkpoint is at rev. */
+static const char store_sqlite_migrate3_sql[] =
+	"BEGIN IMMEDIATE;"
+	"INSERT OR REPLACE INTO meta (name, value) VALUES ('ckpt_rev', "
+	"    (SELECT value FROM meta WHERE name = 'rev'));"
+	"UPDATE meta SET value = 3 WHERE name = 'schema';"
+	"COMMIT;";
+
 static int
 store_sqlite_load(struct store *s, struct store_sqlite *q,
     struct store_err *err)
 {
 	uint64_t	 schema;
+	int		 rc;
 
 	if (store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'schema'", &schema, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'rev'", &s->rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
-	    err) != 0)
+	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0)
 		return (-1);
 	if (schema == 1) {
 		if (store_sqlite_migrate(q, err) != 0 ||
@@ -307,6 +321,19 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		    "name = 'compact_rev'", &s->compact_rev, err) != 0)
 			return (-1);
 		schema = 2;
+	}
+	if (schema == 2) {
+		rc = sqlite3_exec(q->db, store_sqlite_migrate3_sql, NULL, NULL,
+		    NULL);
+		if (rc != SQLITE_OK) {
+			store_sqlite_fail(q, rc, "migrating the schema to "
+			    "version 3", err);
+			if (!sqlite3_get_autocommit(q->db))
+				sqlite3_exec(q->db, "ROLLBACK", NULL, NULL,
+				    NULL);
+			return (-1);
+		}
+		schema = 3;
 	}
 	if (schema != SQ_SCHEMA_VERSION)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
@@ -338,6 +365,13 @@ store_sqlite_close(struct store *s)
 
 	if (q == NULL)
 		return;
+	/* A clean close leaves no log tail to replay. */
+	if (q->st[SQ_NSTMT - 1] != NULL) {
+		struct store_err	 err;
+
+		store_sqlite_checkpoint(s, &err);
+	}
+	store_sqlite_log_free(q);
 	for (i = 0; i < SQ_NSTMT; i++)
 		sqlite3_finalize(q->st[i]);
 	sqlite3_close(q->db);
@@ -351,6 +385,7 @@ store_sqlite_open(struct store *s, const char *path,
     const struct store_options *opts, struct store_err *err)
 {
 	struct store_sqlite	*q;
+	uint64_t		 ckpt_rev;
 
 	q = xcalloc(1, sizeof *q);
 	s->impl = q;
@@ -358,10 +393,16 @@ store_sqlite_open(struct store *s, const char *path,
 	    store_sqlite_connect(q, path, opts, err) != 0 ||
 	    store_sqlite_schema(q, err) != 0 ||
 	    store_sqlite_load(s, q, err) != 0 ||
-	    store_sqlite_prepare(q, err) != 0) {
+	    store_sqlite_prepare(q, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+	    "name = 'ckpt_rev'", &ckpt_rev, err) != 0 ||
+	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
+	    err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}
+	store_sqlite_log_init(s, opts->base);
 	return (0);
 }
 
@@ -391,8 +432,23 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
 	struct store_sqlite	*q = s->impl;
 	sqlite3_stmt		*st = q->st[SQ_GET];
 	struct store_kv		 kv;
+	struct sq_ent		*e;
 	int			 rc, found = 0;
 
+	if ((e = sq_find(q, key, key_len)) != NULL) {
+		if (e->deleted)
+			return (0);
+		memset(&kv, 0, sizeof kv);
+		kv.key = e->key;
+		kv.key_len = e->klen;
+		kv.value = e->val;
+		kv.value_len = e->vlen;
+		kv.version = e->version;
+		kv.create_rev = e->create_rev;
+		kv.mod_rev = e->mod_rev;
+		cb(&kv, arg);
+		return (1);
+	}
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -474,6 +530,14 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 
 	if (r->rev != 0)
 		return (store_sqlite_range_at(s, r, cb, arg, more, err));
+	/* kv must hold every key: checkpoint first (or read the log). */
+	if (q->dirty.n > 0 && (q->in_txn ||
+	    store_sqlite_checkpoint(s, err) != 0)) {
+		struct store_range	 rr = *r;
+
+		rr.rev = s->rev;
+		return (store_sqlite_range_at(s, &rr, cb, arg, more, err));
+	}
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	if (r->keys_only)
