@@ -3,12 +3,15 @@
  *
  *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
  *						meta 'ckpt_rev'
- *   history(rev, seq, type, key, value, version, create_rev)	the log
+ *   history(rev, seq, type, key, value, version, create_rev)
+ *				the events up to ckpt_rev, indexed by key
+ *   log(the columns of history)	the events past ckpt_rev
  *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev'
  *
- * A commit appends to history only; the keys written since the last
- * checkpoint are served from memory until a checkpoint writes them into
- * kv, and the log past ckpt_rev is replayed at open (store_sqlite_log.c).
+ * A commit appends to log only; the keys written since the last checkpoint
+ * are served from memory until a checkpoint writes them into kv and moves
+ * the log into history, and the log is replayed at open
+ * (store_sqlite_log.c).
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
@@ -57,7 +60,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "version = version + 1, mod_rev = excluded.mod_rev "
 	    "RETURNING version, create_rev",
 	"DELETE FROM kv WHERE key = ?1",
-	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
+	/* A write appends to the log (no secondary index to update). */
+	"INSERT INTO log (rev, seq, type, key, value, version, create_rev) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	"SELECT " SQ_EV_COLS " FROM history WHERE rev >= ?1 ORDER BY rev, seq",
 	/*
@@ -93,7 +97,12 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "ORDER BY rev, seq",
 	"DELETE FROM history WHERE rev < ?2 AND key IN (SELECT key FROM "
 	    "history WHERE rev >= ?2 AND rev < ?1)",
-	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)"
+	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
+	"SELECT " SQ_EV_COLS " FROM log WHERE rev >= ?1 ORDER BY rev, seq",
+	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
+	    "SELECT rev, seq, type, key, value, version, create_rev FROM log "
+	    "ORDER BY rev, seq",
+	"DELETE FROM log"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -110,6 +119,11 @@ static const char store_sqlite_schema_sql[] =
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
 	"CREATE INDEX IF NOT EXISTS history_key ON history (key, rev);"
+	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
+	"    value BLOB, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
+	"    WITHOUT ROWID;"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);"
 	"COMMIT;";
@@ -530,14 +544,9 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 
 	if (r->rev != 0)
 		return (store_sqlite_range_at(s, r, cb, arg, more, err));
-	/* kv must hold every key: checkpoint first (or read the log). */
-	if (q->dirty.n > 0 && (q->in_txn ||
-	    store_sqlite_checkpoint(s, err) != 0)) {
-		struct store_range	 rr = *r;
-
-		rr.rev = s->rev;
-		return (store_sqlite_range_at(s, &rr, cb, arg, more, err));
-	}
+	/* kv must hold every key: checkpoint first. */
+	if (store_sqlite_ckpt_for_read(s, s->rev, err) != 0)
+		return (-1);
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	if (r->keys_only)
@@ -562,19 +571,23 @@ store_sqlite_history(struct store *s, uint64_t from_rev, store_event_cb cb,
     void *arg, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
+	sqlite3_stmt		*st;
 	struct store_event	 ev;
-	int			 rc;
+	int			 i, rc = SQLITE_DONE;
 
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_sqlite_event(st, &ev);
-		if (cb(&ev, arg) != 0)
-			break;
+	/* history holds the events up to ckpt_rev, log those after it. */
+	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+		st = q->st[i == 0 ? SQ_HIST_GET : SQ_LOG_GET];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			store_sqlite_event(st, &ev);
+			if (cb(&ev, arg) != 0)
+				break;
+		}
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			store_sqlite_fail(q, rc, "reading history", err);
+		store_sqlite_done(st);
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		store_sqlite_fail(q, rc, "reading history", err);
-	store_sqlite_done(st);
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
 }
 

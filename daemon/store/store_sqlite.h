@@ -36,6 +36,9 @@ enum store_sqlite_stmt {
 	SQ_KEY_HIST,
 	SQ_HIST_DROP_OLD,
 	SQ_KV_SET,
+	SQ_LOG_GET,
+	SQ_LOG_MOVE,
+	SQ_LOG_CLEAR,
 	SQ_NSTMT
 };
 
@@ -92,6 +95,10 @@ struct store_sqlite {
 	struct sq_pend	 pend;		/* the open batch's writes */
 	size_t		 pend_mark;
 	int		 ckpt_in_batch, ckpt_in_batch_mark;
+	size_t		 pend_ckpt;	/* pending writes in kv already */
+	size_t		 pend_ckpt_mark;
+	uint64_t	 ckpt_rev;	/* kv and history hold up to it */
+	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;
 	struct event	*ckpt_ev;
@@ -165,5 +172,8 @@ void	store_sqlite_committed(struct store *);
 void	store_sqlite_log_init(struct store *, struct event_base *);
 void	store_sqlite_log_free(struct store_sqlite *);
 int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);
+/* Before a read of history at rev: the log up to rev checkpointed. */
+int	store_sqlite_ckpt_for_read(struct store *, uint64_t,
+	    struct store_err *);
 
 #endif

@@ -193,6 +193,8 @@ store_sqlite_mark(struct store *s, struct store_err *err)
 	q->compact_mark = s->compact_rev;
 	q->pend_mark = q->pend.n;
 	q->ckpt_in_batch_mark = q->ckpt_in_batch;
+	q->ckpt_rev_mark = q->ckpt_rev_batch;
+	q->pend_ckpt_mark = q->pend_ckpt;
 	return (0);
 }
 
@@ -217,6 +219,8 @@ store_sqlite_undo(struct store *s, struct store_err *err)
 	s->compact_rev = q->compact_mark;
 	sq_pend_truncate(q, q->pend_mark);
 	q->ckpt_in_batch = q->ckpt_in_batch_mark;
+	q->ckpt_rev_batch = q->ckpt_rev_mark;
+	q->pend_ckpt = q->pend_ckpt_mark;
 	return (0);
 }
 

@@ -1,16 +1,19 @@
 /*
  * The SQLite backend's log-structured commit (issue 18).  A batch's commit
- * appends its events to the history table (the log) and updates the meta
- * row 'rev': one append and one fsync, no `kv` B-tree leaf rewritten per
- * key.  The state of the keys written since the last checkpoint is kept in
+ * appends its events to the log table and updates the meta row 'rev': one
+ * append and one fsync, no B-tree leaf of `kv` or of history's key index
+ * rewritten per key.  The state of the keys written since the last checkpoint is kept in
  * memory, in the "dirty" map (key -> its newest state, a delete as a
  * tombstone), and reads look there before `kv`.  A checkpoint writes the
  * dirty map into `kv` in one transaction, off the acknowledgement path (a
- * timer between turns of the loop, or at once when the map is full), and
- * sets meta 'ckpt_rev': every event at or below it is in `kv`.  That
+ * timer between turns of the loop, or at once when the map is full), moves
+ * the log's rows into history, and sets meta 'ckpt_rev': every event up to
+ * it is in `kv` and history, every later one in the log.  That
  * transaction need not be fsynced (synchronous = NORMAL): if it is lost in
  * a crash, its events are still in the log, and opening the database
- * replays the log past ckpt_rev into `kv` (store_sqlite_recover()).
+ * replays the log (store_sqlite_recover()).  Reads of history at a rev
+ * past ckpt_rev checkpoint first (store_sqlite_ckpt_for_read()); reading
+ * the newest events (watches) takes history, then the log.
  *
  * A batch's own writes live in the "pending" list until it commits (a mark
  * is the list's length, undo truncates it); then they move to the dirty
@@ -264,11 +267,15 @@ sq_apply_dirty(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
+/* The log into history (its key index updated once for them all). */
 static int
-sq_set_ckpt_rev(struct store_sqlite *q, uint64_t rev, struct store_err *err)
+sq_move_log(struct store_sqlite *q, uint64_t rev, struct store_err *err)
 {
 	sqlite3_stmt	*st = q->st[SQ_SET_META];
 
+	if (store_sqlite_run(q, SQ_LOG_MOVE, "checkpoint", err) != 0 ||
+	    store_sqlite_run(q, SQ_LOG_CLEAR, "checkpoint", err) != 0)
+		return (-1);
 	sqlite3_bind_text(st, 1, "ckpt_rev", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
 	return (store_sqlite_run(q, SQ_SET_META, "checkpoint", err));
@@ -302,7 +309,7 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 	if (rc == 0) {
 		q->in_txn = 1;
 		if (sq_apply_dirty(q, err) != 0 ||
-		    sq_set_ckpt_rev(q, s->rev, err) != 0 ||
+		    sq_move_log(q, s->rev, err) != 0 ||
 		    store_sqlite_run(q, SQ_COMMIT, "checkpoint", err) != 0) {
 			if (!sqlite3_get_autocommit(q->db))
 				sqlite3_exec(q->db, "ROLLBACK", NULL, NULL,
@@ -314,9 +321,28 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 	sq_sync_mode(q, "FULL");
 	if (rc == 0) {
 		sq_map_clear(&q->dirty, 1);
+		q->ckpt_rev = s->rev;
 		q->ckpts++;
 	}
 	return (rc);
+}
+
+/*
+ * history and kv hold the events up to ckpt_rev; a read of history (or of
+ * kv) that needs later ones checkpoints first.  Outside a batch only.
+ */
+int
+store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
+    struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (rev <= q->ckpt_rev || q->dirty.n == 0)
+		return (0);
+	if (q->in_txn)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: a "
+		    "read at a revision inside a batch"));
+	return (store_sqlite_checkpoint(s, err));
 }
 
 /*
@@ -339,9 +365,11 @@ store_sqlite_ckpt_in_batch(struct store *s, struct store_err *err)
 		if (q->pend.v[i]->mod_rev > rev)
 			rev = q->pend.v[i]->mod_rev;
 	}
-	if (sq_set_ckpt_rev(q, rev, err) != 0)
+	if (sq_move_log(q, rev, err) != 0)
 		return (-1);
 	q->ckpt_in_batch = 1;
+	q->ckpt_rev_batch = rev;
+	q->pend_ckpt = q->pend.n;
 	return (0);
 }
 
@@ -366,11 +394,16 @@ store_sqlite_committed(struct store *s)
 	struct timeval		 tv = { 0, 0 };
 	size_t			 i;
 
+	i = 0;
 	if (q->ckpt_in_batch) {
+		/* kv has the map and the batch's writes up to pend_ckpt. */
 		sq_map_clear(&q->dirty, 1);
+		for (; i < q->pend_ckpt; i++)
+			free(q->pend.v[i]);
+		q->ckpt_rev = q->ckpt_rev_batch;
 		q->ckpt_in_batch = 0;
 	}
-	for (i = 0; i < q->pend.n; i++)
+	for (; i < q->pend.n; i++)
 		sq_map_set(&q->dirty, q->pend.v[i], 1);
 	q->pend.n = 0;
 	sq_map_clear(&q->pend.idx, 0);
@@ -414,21 +447,23 @@ store_sqlite_log_free(struct store_sqlite *q)
 }
 
 /*
- * At open: the log's events past ckpt_rev (a crash lost their checkpoint)
- * into the dirty map, then a checkpoint.  The tail is at most what the
- * dirty map holds before a checkpoint is forced (SQ_CKPT_HARD entries).
+ * At open: the log (the events past ckpt_rev, whose checkpoint a crash
+ * lost) into the dirty map, then a checkpoint.  The log is at most what
+ * the dirty map holds before a checkpoint is forced (SQ_CKPT_HARD
+ * entries, or one batch).
  */
 int
 store_sqlite_recover(struct store *s, uint64_t ckpt_rev,
     struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
+	sqlite3_stmt		*st = q->st[SQ_LOG_GET];
 	struct store_event	 ev;
 	struct sq_ent		*e;
 	int			 rc;
 
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)ckpt_rev + 1);
+	q->ckpt_rev = ckpt_rev;
+	sqlite3_bind_int64(st, 1, 0);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_sqlite_event(st, &ev);
 		e = sq_ent_new(ev.kv.key, ev.kv.key_len, ev.kv.value,

@@ -1,7 +1,9 @@
 /*
  * The SQLite backend's reads at a revision and one key's history, over the
  * history table and its index history_key (key, rev, seq): the state of a
- * key at R is its last event at or before R, one seek.  Compaction keeps a
+ * key at R is its last event at or before R, one seek.  history holds the
+ * events up to the last checkpoint; a read that needs later ones
+ * checkpoints first (store_sqlite_log.c).  Compaction keeps a
  * key's last put below the compaction point (store_sqlite_compact()), so
  * that is exact at every kept R.  Also the schema migration that makes an
  * older database fit that rule.
@@ -34,6 +36,8 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 	struct store_event	 ev;
 	int			 rc, found = 0;
 
+	if (store_sqlite_ckpt_for_read(s, rev, err) != 0)
+		return (-1);
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
 	rc = sqlite3_step(st);
@@ -58,6 +62,8 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_stmt			*st;
 	long				 n;
 
+	if (store_sqlite_ckpt_for_read(s, r->rev, err) != 0)
+		return (-1);
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	st = q->st[b.hi != NULL ? SQ_RANGE_AT : SQ_RANGE_AT_OPEN];
@@ -83,6 +89,8 @@ store_sqlite_key_history(struct store *s, const char *key, size_t key_len,
 	struct store_event	 ev;
 	int			 rc;
 
+	if (store_sqlite_ckpt_for_read(s, s->rev, err) != 0)
+		return (-1);
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)from_rev);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
