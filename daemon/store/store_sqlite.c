@@ -281,7 +281,7 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	 * makes a second daemon on the same file fail at start.
 	 */
 	snprintf(sql, sizeof sql, "PRAGMA locking_mode = EXCLUSIVE; "
-	    "PRAGMA journal_mode = WAL; "
+	    "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; "
 	    "PRAGMA synchronous = %s; PRAGMA cache_size = -%zu; "
 	    "BEGIN IMMEDIATE; COMMIT;",
 	    syncs[sync < 3 ? sync : 0], cache / 1024 > 0 ? cache / 1024 : 1);

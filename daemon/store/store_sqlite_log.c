@@ -33,12 +33,16 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-/* Checkpoint on the next turn past SOFT entries, at once past HARD. */
-#define SQ_CKPT_SOFT		2048
-#define SQ_CKPT_HARD		16384
+/*
+ * Checkpoint on the next turn past SOFT entries, at once past HARD ones or
+ * HARD_BYTES: the larger a checkpoint, the fewer times each page of kv and
+ * of history's key index is written per key (measured: BENCHMARKS.md).
+ */
+#define SQ_CKPT_SOFT		8192
+#define SQ_CKPT_HARD		65536
 #define SQ_CKPT_HARD_BYTES	(8 * 1024 * 1024)
-/* A few entries wait at most this long for their checkpoint. */
-#define SQ_CKPT_IDLE_MS		50
+/* Fewer entries wait at most this long for their checkpoint. */
+#define SQ_CKPT_IDLE_MS		250
 
 static uint64_t
 sq_hash(const char *key, size_t len)
@@ -323,6 +327,14 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 		sq_map_clear(&q->dirty, 1);
 		q->ckpt_rev = s->rev;
 		q->ckpts++;
+		/*
+		 * SQLite's own checkpoint (WAL into the database file, and
+		 * its fsyncs) here too, not on a commit's path (it is off:
+		 * wal_autocheckpoint = 0).  PASSIVE: a failure leaves the
+		 * WAL as it is, to be tried again next time.
+		 */
+		sqlite3_wal_checkpoint_v2(q->db, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	}
 	return (rc);
 }
