@@ -6,7 +6,8 @@
  *   history(rev, seq, type, key, value, version, create_rev)
  *				the events up to ckpt_rev, indexed by key
  *   log(the columns of history)	the events past ckpt_rev
- *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev'
+ *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev',
+ *				'nkeys' (the key count, kept by each commit)
  *
  * A commit appends to log only; the keys written since the last checkpoint
  * are served from memory until a checkpoint writes them into kv and moves
@@ -15,8 +16,9 @@
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
- * prepared once at open.  The key count is kept in memory (loaded at open,
- * restored on rollback and undo) so that status does not scan the table.
+ * prepared once at open.  The key count is kept in memory (restored on
+ * rollback and undo) and in meta, so that neither status nor open scans
+ * the table.
  *
  * If a write fails after changing something, or SQLite rolls the whole
  * transaction back on an error, the batch is "broken": commit refuses it and
@@ -312,6 +314,8 @@ static const char store_sqlite_migrate3_sql[] =
 	"BEGIN IMMEDIATE;"
 	"INSERT OR REPLACE INTO meta (name, value) VALUES ('ckpt_rev', "
 	"    (SELECT value FROM meta WHERE name = 'rev'));"
+	"INSERT OR REPLACE INTO meta (name, value) VALUES ('nkeys', "
+	"    (SELECT COUNT(*) FROM kv));"
 	"UPDATE meta SET value = 3 WHERE name = 'schema';"
 	"COMMIT;";
 
@@ -410,9 +414,9 @@ store_sqlite_open(struct store *s, const char *path,
 	    store_sqlite_prepare(q, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
 	    "name = 'ckpt_rev'", &ckpt_rev, err) != 0 ||
-	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
-	    err) != 0) {
+	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
+	    store_sqlite_recover(s, ckpt_rev, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}

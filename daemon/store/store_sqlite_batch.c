@@ -257,6 +257,8 @@ store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
 
 	if (store_sqlite_alive(q, "commit", err) != 0 ||
 	    store_sqlite_set_meta(q, "rev", rev, err) != 0 ||
+	    (q->nkeys != q->nkeys_begin &&
+	    store_sqlite_set_meta(q, "nkeys", q->nkeys, err) != 0) ||
 	    store_sqlite_run(q, SQ_COMMIT, "commit", err) != 0) {
 		store_sqlite_rollback(s);
 		return (-1);
