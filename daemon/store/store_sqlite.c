@@ -104,7 +104,11 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
 	    "SELECT rev, seq, type, key, value, version, create_rev FROM log "
 	    "ORDER BY rev, seq",
-	"DELETE FROM log"
+	"DELETE FROM log",
+	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
+	    "ORDER BY rev DESC, seq DESC LIMIT 1",
+	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "
+	    "ORDER BY rev, seq"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -479,63 +483,6 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
 	return (found);
 }
 
-/*
- * The range as bounds on key: lo <= key < hi.  lo is the prefix, or just
- * above "after" (after + NUL) if that is higher; hi is the first string
- * above every key with the prefix, none when the prefix is all 0xff.
- */
-void
-store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
-{
-	size_t	 n = r->prefix_len, m;
-	int	 c;
-
-	if (r->after != NULL) {
-		m = r->after_len < n ? r->after_len : n;
-		c = memcmp(r->after, r->prefix, m);
-		if (c > 0 || (c == 0 && r->after_len >= n)) {
-			m = r->after_len;
-			b->lo = xcalloc(1, m + 1);
-			memcpy(b->lo, r->after, m);
-			b->lo_len = m + 1;
-		}
-	}
-	if (b->lo == NULL) {
-		b->lo = xmemdup(r->prefix, n);
-		b->lo_len = n;
-	}
-	while (n > 0 && (unsigned char)r->prefix[n - 1] == 0xff)
-		n--;
-	if (n > 0) {
-		b->hi = xmemdup(r->prefix, n);
-		b->hi[n - 1] = (char)((unsigned char)b->hi[n - 1] + 1);
-		b->hi_len = n;
-	}
-}
-
-long
-store_sqlite_walk(struct store_sqlite *q, sqlite3_stmt *st,
-    const struct store_range *r, store_kv_cb cb, void *arg, int *more,
-    struct store_err *err)
-{
-	struct store_kv	 kv;
-	uint64_t	 count = 0;
-	int		 rc, stop = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (count == r->limit || stop) {
-			*more = 1;
-			break;
-		}
-		store_sqlite_row(st, r->keys_only, &kv);
-		count++;
-		stop = cb(&kv, arg) != 0;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return (store_sqlite_fail(q, rc, "range", err));
-	return ((long)count);
-}
-
 static long
 store_sqlite_range(struct store *s, const struct store_range *r,
     store_kv_cb cb, void *arg, int *more, struct store_err *err)
@@ -548,9 +495,12 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 
 	if (r->rev != 0)
 		return (store_sqlite_range_at(s, r, cb, arg, more, err));
-	/* kv must hold every key: checkpoint first. */
+	/*
+	 * kv must hold every key: checkpoint first, or (the checkpoint
+	 * cannot be written: the disk is full) merge the map into kv's rows.
+	 */
 	if (store_sqlite_ckpt_for_read(s, s->rev, err) != 0)
-		return (-1);
+		return (store_sqlite_range_merged(s, r, cb, arg, more, err));
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	if (r->keys_only)

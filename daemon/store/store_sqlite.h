@@ -39,6 +39,8 @@ enum store_sqlite_stmt {
 	SQ_LOG_GET,
 	SQ_LOG_MOVE,
 	SQ_LOG_CLEAR,
+	SQ_LOG_GET_AT,
+	SQ_LOG_KEY_HIST,
 	SQ_NSTMT
 };
 
@@ -160,6 +162,7 @@ int	store_sqlite_compact(struct store *, uint64_t, struct store_err *);
 
 /* The log-structured commit (store_sqlite_log.c). */
 struct sq_ent	*sq_ent_new(const char *, size_t, const void *, size_t, int);
+int		 sq_ent_cmp(const void *, const void *);
 struct sq_ent	*sq_map_find(const struct sq_map *, const char *, size_t);
 void		 sq_map_free(struct sq_map *, int);
 void		 sq_pend_add(struct store_sqlite *, struct sq_ent *);
@@ -172,6 +175,8 @@ void	store_sqlite_committed(struct store *);
 void	store_sqlite_log_init(struct store *, struct event_base *);
 void	store_sqlite_log_free(struct store_sqlite *);
 int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);
+long	store_sqlite_range_merged(struct store *, const struct store_range *,
+	    store_kv_cb, void *, int *, struct store_err *);
 /* Before a read of history at rev: the log up to rev checkpointed. */
 int	store_sqlite_ckpt_for_read(struct store *, uint64_t,
 	    struct store_err *);

@@ -234,7 +234,7 @@ sq_apply(struct store_sqlite *q, const struct sq_ent *e,
 	return (store_sqlite_run(q, SQ_KV_SET, "checkpoint", err));
 }
 
-static int
+int
 sq_ent_cmp(const void *a, const void *b)
 {
 	const struct sq_ent	*x = *(struct sq_ent *const *)a;
@@ -500,3 +500,4 @@ store_sqlite_recover(struct store *s, uint64_t ckpt_rev,
 		return (store_sqlite_checkpoint(s, err));
 	return (0);
 }
+

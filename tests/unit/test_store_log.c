@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "store_fx.h"
+#include "store_sqlite.h"
 
 static struct fx	 fx_sql = { .kind = "sqlite" };
 
@@ -194,6 +195,55 @@ test_undo_forgets(void **state)
 	assert_string_equal(fx_get(f, S("a")), "a@2/1/2=4");
 }
 
+/* A range merged from kv and the map (as when the disk is full). */
+static const char *
+list_merged(struct fx *f, const char *prefix, const char *after,
+    uint64_t limit, int *more)
+{
+	struct store_range	 r = { prefix, strlen(prefix), after,
+	    after != NULL ? strlen(after) : 0, limit, 0, 0, 0 };
+	struct store_err	 err;
+
+	buf_reset(&f->out);
+	*more = 0;
+	assert_true(store_sqlite_range_merged(f->s, &r, fx_kv_cb, f, more,
+	    &err) >= 0);
+	return (buf_cstr(&f->out));
+}
+
+static void
+test_range_merged(void **state)
+{
+	struct fx	*f = *state;
+	int		 more;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "1");
+	fx_put1(f, "c", "1");
+	fx_put1(f, "e", "1");
+	fx_reopen(f, NULL);		/* a, b, c and e in kv */
+	fx_put1(f, "b", "2");
+	fx_begin(f, "c");
+	assert_int_equal(fx_del(f, 6, 0, S("c")), 1);
+	fx_commit(f, 6);
+	fx_put1(f, "d", "1");
+	fx_put1(f, "f", "1");
+	fx_put1(f, "0", "1");
+	assert_string_equal(list_merged(f, "", NULL, 10, &more),
+	    "0@1/9/9=1 a@1/1/1=1 b@2/2/5=2 d@1/7/7=1 e@1/4/4=1 f@1/8/8=1");
+	assert_int_equal(more, 0);
+	assert_string_equal(list_merged(f, "", NULL, 3, &more),
+	    "0@1/9/9=1 a@1/1/1=1 b@2/2/5=2");
+	assert_int_equal(more, 1);
+	assert_string_equal(list_merged(f, "", "b", 2, &more),
+	    "d@1/7/7=1 e@1/4/4=1");
+	assert_int_equal(more, 1);
+	assert_string_equal(list_merged(f, "e", NULL, 5, &more),
+	    "e@1/4/4=1");
+	assert_int_equal(more, 0);
+	assert_string_equal(list_merged(f, "c", NULL, 5, &more), "");
+}
+
 #define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 
 int
@@ -204,6 +254,7 @@ main(void)
 		SQL(test_replay_after_compaction),
 		SQL(test_replay_many),
 		SQL(test_undo_forgets),
+		SQL(test_range_merged),
 	};
 
 	return (cmocka_run_group_tests_name("test_store_log", tests, NULL,
