@@ -6,7 +6,9 @@
 # runs interleaved, every figure the median of BENCH_RUNS runs.
 #
 # Knobs: BENCH_RUNS (3), BENCH_DURATION (seconds a metad run, 3),
-# BENCH_OUT (build/bench/redis).  Writes the table to $BENCH_OUT/summary.md.
+# BENCH_OUT (build/bench/redis), BENCH_BEFORE (another metad binary, e.g.
+# main's, measured in the same rounds: a before/after column).  Writes the
+# table to $BENCH_OUT/summary.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,9 +51,9 @@ wait_sock() {	# wait_sock CMD...: until CMD answers
 	exit 1
 }
 
-metad_start() {	# metad_start NAME ARGS...
+metad_start() {	# metad_start NAME ARGS... (METAD_BIN: the binary)
 	local name=$1; shift
-	"$METAD" --socket "$TMP/$name.sock" --log-level warn "$@" \
+	"${METAD_BIN:-$METAD}" --socket "$TMP/$name.sock" --log-level warn "$@" \
 	    2>>"$TMP/$name.log" &
 	PIDS[$name]=$!
 	wait_sock "$METACTL" -s "$TMP/$name.sock" ping
@@ -96,36 +98,64 @@ for r in $(seq "$RUNS"); do
 		echo "== run $r, $c clients" >&2
 		redis_put "$c" >>"$OUT/redis$c.txt"
 		metad_put "$c" >>"$OUT/metad$c.txt"
+		[ -z "${BENCH_BEFORE:-}" ] ||
+		    METAD_BIN=$BENCH_BEFORE metad_put "$c" >>"$OUT/before$c.txt"
 	done
 done
 
 # Gets (point reads at the current rev) on 10000 keys, for before/after.
-metad_start g --store "sqlite:$TMP/g.db" --sync full
-"$MB" -s "$TMP/g.sock" preload --keys 10000 -o json >/dev/null
+gets() {	# gets TAG: on a metad of METAD_BIN, interleaved by the caller
+	"$MB" -s "$TMP/g$1.sock" get --no-preload --clients "$2" \
+	    --keys 10000 -d "$DUR" -o json >"$TMP/get.json"
+	jq .ops_per_s "$TMP/get.json" >>"$OUT/get$1$2.txt"
+	jq .latency_us.p50 "$TMP/get.json" >>"$OUT/get$1${2}_p50.txt"
+}
+tags=a
+[ -z "${BENCH_BEFORE:-}" ] || tags="a b"
+for t in $tags; do
+	[ "$t" = a ] && bin=$METAD || bin=$BENCH_BEFORE
+	METAD_BIN=$bin metad_start "g$t" --store "sqlite:$TMP/g$t.db" \
+	    --sync full
+	"$MB" -s "$TMP/g$t.sock" preload --keys 10000 -o json >/dev/null
+done
 for r in $(seq "$RUNS"); do
 	for c in 1 16; do
-		"$MB" -s "$TMP/g.sock" get --no-preload --clients "$c" \
-		    --keys 10000 -d "$DUR" -o json >"$TMP/get.json"
-		jq .ops_per_s "$TMP/get.json" >>"$OUT/get$c.txt"
-		jq '.latency_us.p50 // .p50_us // empty' "$TMP/get.json" \
-		    >>"$OUT/get${c}_p50.txt"
+		for t in $tags; do
+			gets "$t" "$c"
+		done
 	done
 done
-stop g
+for t in $tags; do
+	stop "g$t"
+done
 
 {
-	echo "| clients | metad puts/s | Redis puts/s | metad / Redis |"
-	echo "| --- | --- | --- | --- |"
+	if [ -n "${BENCH_BEFORE:-}" ]; then
+		echo "| clients | metad puts/s | Redis puts/s | metad / Redis | before puts/s | before / Redis |"
+		echo "| --- | --- | --- | --- | --- | --- |"
+	else
+		echo "| clients | metad puts/s | Redis puts/s | metad / Redis |"
+		echo "| --- | --- | --- | --- |"
+	fi
 	for c in 1 16 64; do
 		m=$(med "$OUT/metad$c.txt"); rd=$(med "$OUT/redis$c.txt")
-		printf '| %s | %.0f | %.0f | %.2f |\n' "$c" "$m" "$rd" \
+		printf '| %s | %.0f | %.0f | %.2f |' "$c" "$m" "$rd" \
 		    "$(echo "$m / $rd" | bc -l)"
+		if [ -n "${BENCH_BEFORE:-}" ]; then
+			b=$(med "$OUT/before$c.txt")
+			printf ' %.0f | %.2f |' "$b" "$(echo "$b / $rd" | bc -l)"
+		fi
+		echo
 	done
 	echo
-	echo "| gets, 10000 keys | gets/s | p50 us |"
-	echo "| --- | --- | --- |"
+	echo "| gets, 10000 keys | metad | gets/s | p50 us |"
+	echo "| --- | --- | --- | --- |"
 	for c in 1 16; do
-		printf '| %s clients | %.0f | %s |\n' "$c" "$(med "$OUT/get$c.txt")" \
-		    "$(med "$OUT/get${c}_p50.txt")"
+		for t in $tags; do
+			[ "$t" = a ] && n=this || n=before
+			printf '| %s clients | %s | %.0f | %s |\n' "$c" "$n" \
+			    "$(med "$OUT/get$t$c.txt")" \
+			    "$(med "$OUT/get$t${c}_p50.txt")"
+		done
 	done
 } | tee "$OUT/summary.md"
