@@ -423,7 +423,9 @@ store_sqlite_committed(struct store *s)
 		return;
 	if (q->dirty.n >= SQ_CKPT_HARD || q->dirty.bytes >= SQ_CKPT_HARD_BYTES ||
 	    q->ckpt_ev == NULL) {
-		if (q->ckpt_ev == NULL && q->dirty.n < SQ_CKPT_SOFT)
+		/* Without a loop (tools, tests): past SOFT, at once. */
+		if (q->ckpt_ev == NULL && q->dirty.n < SQ_CKPT_SOFT &&
+		    q->dirty.bytes < SQ_CKPT_HARD_BYTES)
 			return;
 		store_sqlite_checkpoint(s, &err);
 		return;
