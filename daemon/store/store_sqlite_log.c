@@ -5,8 +5,8 @@
  * rewritten per key.  The state of the keys written since the last checkpoint is kept in
  * memory, in the "dirty" map (key -> its newest state, a delete as a
  * tombstone), and reads look there before `kv`.  A checkpoint writes the
- * dirty map into `kv` in one transaction, off the acknowledgement path (a
- * timer between turns of the loop, or at once when the map is full), moves
+ * dirty map into `kv` off the acknowledgement path (in slices between
+ * turns of the loop, store_sqlite_ckpt.c, or at once when it is full), moves
  * the log's rows into history, and sets meta 'ckpt_rev': every event up to
  * it is in `kv` and history, every later one in the log.  That
  * transaction need not be fsynced (synchronous = NORMAL): if it is lost in
