@@ -333,6 +333,11 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* A batch open across turns: after it (not a busy loop). */
+	if (q->in_txn) {
+		sq_arm(q, 1);
+		return;
+	}
 	/* On failure the maps stay: tried again a while later. */
 	rc = store_sqlite_ckpt_slice(s);
 	if (rc > 0)
