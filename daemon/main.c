@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "config.h"
 #include "events.h"
+#include "lease.h"
 #include "log.h"
 #include "metad.h"
 #include "server.h"
@@ -169,6 +170,8 @@ main(int argc, char **argv)
 	md.watch = watch_hub_create(&md);
 	md.waits = wait_create();
 	md.events = events_create(&md);
+	md.leases = lease_table_create(&md);
+	lease_table_load(md.leases);
 	if (config_prepare_socket(&md.cfg, &cause) != 0 ||
 	    (md.server = server_create(&md, &cause)) == NULL)
 		fatalx("%s", cause);
@@ -190,6 +193,7 @@ main(int argc, char **argv)
 	 */
 	server_close_all(md.server);
 	commit_free(md.commit);
+	lease_table_free(md.leases);
 	wait_free(md.waits);
 	server_free(md.server);
 	watch_hub_free(md.watch);

@@ -32,6 +32,13 @@ static const struct op ops_table[] = {
 	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
 	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
 	    ops_epoch_bump_apply, ops_epoch_bump_keys },
+	{ "lease_grant", OP_WRITE | OP_ONE_WRITE, NULL,
+	    ops_lease_grant_prepare, ops_lease_grant_apply, NULL },
+	{ "lease_revoke", OP_WRITE, NULL, ops_lease_revoke_prepare,
+	    ops_lease_revoke_apply, NULL },
+	{ "lease_keepalive", OP_RW,	ops_lease_keepalive, NULL, NULL, NULL },
+	{ "lease_info",	0,		ops_lease_info,	NULL,	NULL,	NULL },
+	{ "lease_list",	0,		ops_lease_list,	NULL,	NULL,	NULL },
 };
 
 const struct op *

@@ -29,12 +29,17 @@ static const struct {
 	{ "wait",	{ "key", "version", "timeout_ms", NULL } },
 	{ "compact",	{ "rev", NULL } },
 	{ "put",	{ "key", "value", "value_b64", "if_absent",
-	    "if_version", "if_mod_rev", "fence", NULL } },
+	    "if_version", "if_mod_rev", "fence", "lease", NULL } },
 	{ "delete",	{ "key", "if_absent", "if_version", "if_mod_rev",
 	    "fence", NULL } },
 	{ "txn",	{ "if", "then", "else", "fence", NULL } },
 	{ "epoch_get",	{ "key", NULL } },
 	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
+	{ "lease_grant", { "ttl_ms", "session", NULL } },
+	{ "lease_keepalive", { "lease", NULL } },
+	{ "lease_revoke", { "lease", NULL } },
+	{ "lease_info",	{ "lease", NULL } },
+	{ "lease_list",	{ NULL } },
 };
 
 static int

@@ -50,6 +50,7 @@ struct write_args {
 	struct proto_bytes	 value;
 	struct precond		 pc;
 	struct fence		 fence;
+	uint64_t		 lease;		/* put: attach to, 0: none */
 };
 
 struct req {
@@ -68,6 +69,11 @@ struct req {
 	/* A write: the revision it landed at, or 0 if it wrote nothing. */
 	uint64_t		 wrote_rev;
 	int			 done;		/* resp is the answer */
+	/*
+	 * A request the daemon made itself (conn NULL: a lease's revoke):
+	 * called at req_done(), it frees the request.
+	 */
+	void			 (*internal_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
 };
