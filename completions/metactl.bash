@@ -8,7 +8,7 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls watch wait txn epoch compact status ping help repl'
+_metactl_commands='get put cas del ls watch wait txn epoch lease lock compact status ping help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
@@ -16,7 +16,7 @@ _metactl_cmd_opts()
 {
 	case $1 in
 	get)		echo '-r --raw' ;;
-	put)		echo '--file --if-absent --if-version --if-mod-rev --fence' ;;
+	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease' ;;
 	cas)		echo '--fence' ;;
 	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
 	ls|list)	echo '-l --long --limit' ;;
@@ -24,6 +24,9 @@ _metactl_cmd_opts()
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
+	'lease grant')	echo '--session' ;;
+	'lease keepalive') echo '--forever' ;;
+	lock)		echo '--ttl --owner --wait' ;;
 	esac
 }
 
@@ -33,7 +36,7 @@ _metactl_takes_value()
 	case $1 in
 	-s|--socket|-o|--output|--timeout|--file|--if-version|--if-mod-rev|\
 	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
-	--if-epoch)
+	--if-epoch|--lease|--ttl|--wait)
 		return 0 ;;
 	esac
 	return 1
@@ -114,6 +117,8 @@ _metactl()
 			command=$w
 		elif [[ $command == epoch && $npos -eq 0 ]]; then
 			command="epoch $w"
+		elif [[ $command == lease && $npos -eq 0 ]]; then
+			command="lease $w"
 		else
 			((npos++))
 		fi
@@ -152,12 +157,20 @@ _metactl()
 		COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur")) ;;
 	epoch)
 		COMPREPLY=($(compgen -W 'get bump' -- "$cur")) ;;
+	lease)
+		COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
+		elif [[ ${words[cword-1]} == lease ]]; then
+			COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur"))
 		fi ;;
+	lock)
+		# NAME, then after -- the command is the user's.
+		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
+		    _metactl_keys "$cur" ;;
 	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac
