@@ -1,7 +1,8 @@
 -- wrk script: etcd's JSON gateway driven directly, as metabench drives
 -- metad (scripts/bench-etcd.sh): puts or linearizable gets of 100-byte
 -- values over KEYS keys under the prefix "direct/k/", one request in
--- flight per connection.  OP=put|get, KEYS (1000).
+-- flight per connection.  OP=put|get, KEYS (1000); SERIAL=1: serializable
+-- gets (answered by the member from its own state, no quorum).
 local op = os.getenv("OP") or "put"
 local nkeys = tonumber(os.getenv("KEYS") or "1000")
 local chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -36,7 +37,8 @@ function init(args)
 		if op == "put" then
 			bodies[k] = '{"key":"' .. key .. '","value":"' .. value .. '"}'
 		else
-			bodies[k] = '{"key":"' .. key .. '"}'
+			bodies[k] = '{"key":"' .. key .. '"' ..
+			    (os.getenv("SERIAL") == "1" and ',"serializable":true' or '') .. '}'
 		end
 	end
 end

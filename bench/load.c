@@ -49,11 +49,17 @@ load_put(struct bench *b, struct bconn *bc, uint64_t key, int64_t version)
 }
 
 static void
-load_get(struct bconn *bc, uint64_t key)
+load_get(struct bench *b, struct bconn *bc, uint64_t key)
 {
 	buf_addstr(&bc->out, "{\"op\":\"get\",\"key\":\"");
 	bench_key(&bc->out, BENCH_KEY_PREFIX, key);
-	buf_add(&bc->out, "\"}\n", 3);
+	buf_addc(&bc->out, '"');
+	if (b->o.wl != WL_CAS && b->o.serializable)
+		buf_addstr(&bc->out, ",\"consistency\":\"serializable\"");
+	if (b->o.wl != WL_CAS && b->o.at_rev != 0)
+		buf_printf(&bc->out, ",\"rev\":%llu",
+		    (unsigned long long)b->o.at_rev);
+	buf_add(&bc->out, "}\n", 2);
 }
 
 /* The echo line has the size of a get answer with its value. */
@@ -103,12 +109,12 @@ load_start(struct bench *b, struct bconn *bc, uint64_t ticket, uint64_t now)
 	key = b->o.wl == WL_PRELOAD ? ticket : load_pick(b, bc);
 	switch (b->o.wl) {
 	case WL_GET:
-		load_get(bc, key);
+		load_get(b, bc, key);
 		load_push(bc, LK_GET, key, now, 0);
 		break;
 	case WL_MIXED:
 		if (bconn_rand(bc) % 100 < b->o.get_pct) {
-			load_get(bc, key);
+			load_get(b, bc, key);
 			load_push(bc, LK_GET, key, now, 0);
 			break;
 		}
@@ -116,7 +122,7 @@ load_start(struct bench *b, struct bconn *bc, uint64_t ticket, uint64_t now)
 		load_push(bc, LK_PUT, key, now, 0);
 		break;
 	case WL_CAS:
-		load_get(bc, key);
+		load_get(b, bc, key);
 		load_push(bc, LK_CAS_GET, key, now, 0);
 		break;
 	case WL_ECHO:

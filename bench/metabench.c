@@ -31,7 +31,8 @@ usage(void)
 	    "--duration D] [--pipeline P]\n"
 	    "        [--value-size B] [--keys K] [--get-pct PCT] "
 	    "[--own-keys] [--no-preload]\n"
-	    "        [--rate R] [-o text|json]\n");
+	    "        [--rate R] [--serializable] [--at-rev R] "
+	    "[-o text|json]\n");
 	exit(2);
 }
 
@@ -132,6 +133,8 @@ static const struct option longopts[] = {
 	{ "own-keys",	no_argument,		NULL, 'O' },
 	{ "no-preload",	no_argument,		NULL, 'N' },
 	{ "rate",	required_argument,	NULL, 'r' },
+	{ "serializable", no_argument,		NULL, 'S' },
+	{ "at-rev",	required_argument,	NULL, 'R' },
 	{ "output",	required_argument,	NULL, 'o' },
 	{ NULL,		0,			NULL, 0 }
 };
@@ -179,6 +182,12 @@ opts_one(struct bench_opts *o, int ch, const char *arg)
 		break;
 	case 'r':
 		o->rate = (double)opt_u64("--rate", arg, 0, 1000000);
+		break;
+	case 'S':
+		o->serializable = 1;
+		break;
+	case 'R':
+		o->at_rev = opt_u64("--at-rev", arg, 1, (1ULL << 53) - 1);
 		break;
 	case 'o':
 		if (strcmp(arg, "json") != 0 && strcmp(arg, "text") != 0)

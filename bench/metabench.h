@@ -59,6 +59,9 @@ struct bench_opts {
 	int			 preload;	/* get, mixed: fill keys first */
 	double			 rate;		/* watch: puts per second */
 	int			 json;
+	/* get, mixed: the gets' read options (SPEC 8). */
+	int			 serializable;
+	uint64_t		 at_rev;	/* 0: the current state */
 };
 
 /* Log-linear histogram of nanoseconds: about 1% relative error. */

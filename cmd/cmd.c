@@ -19,6 +19,7 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_cas_entry,
 	&cmd_del_entry,
 	&cmd_ls_entry,
+	&cmd_history_entry,
 	&cmd_watch_entry,
 	&cmd_wait_entry,
 	&cmd_txn_entry,

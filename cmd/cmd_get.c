@@ -1,9 +1,11 @@
 /*
- * get KEY [--raw]: print a key's value.  Text: the value's bytes and a
- * newline (--raw: the bytes alone, so binary values come out exactly).  A
- * missing key is exit status 1 with "metactl: KEY: not found" on stderr
- * (and, with -o json, the response, "kv":null, on stdout).
+ * get KEY [--raw] [--rev R]: print a key's value (--rev: as it was at
+ * revision R).  Text: the value's bytes and a newline (--raw: the bytes
+ * alone, so binary values come out exactly).  A missing key is exit
+ * status 1 with "metactl: KEY: not found" on stderr (and, with -o json,
+ * the response, "kv":null, on stdout).
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "metactl.h"
@@ -12,8 +14,9 @@
 static enum cmd_status	cmd_get_exec(struct cmd_ctx *, char **);
 
 static const struct option cmd_get_longopts[] = {
-	{ "raw",	no_argument,	NULL, 'r' },
-	{ NULL,		0,		NULL, 0 }
+	{ "raw",	no_argument,		NULL, 'r' },
+	{ "rev",	required_argument,	NULL, 0 },
+	{ NULL,		0,			NULL, 0 }
 };
 
 const struct cmd_entry cmd_get_entry = {
@@ -22,8 +25,9 @@ const struct cmd_entry cmd_get_entry = {
 	.longopts = cmd_get_longopts,
 	.args_min = 1,
 	.args_max = 1,
-	.usage = "KEY [--raw]",
-	.help = "print a key's value (--raw: exact bytes, no newline added)",
+	.usage = "KEY [--raw] [--rev R]",
+	.help = "print a key's value (--raw: exact bytes, no newline added; "
+	    "--rev: as of revision R)",
 	.exec = cmd_get_exec
 };
 
@@ -49,7 +53,8 @@ cmd_get_print(const cJSON *kv, int raw, char **cause)
 static enum cmd_status
 cmd_get_exec(struct cmd_ctx *ctx, char **cause)
 {
-	const char	*key = ctx->args->argv[0];
+	const char	*key = ctx->args->argv[0], *v;
+	uint64_t	 rev = 0;
 	struct buf	 b;
 	struct jw	 w;
 	cJSON		*resp, *kv;
@@ -57,10 +62,17 @@ cmd_get_exec(struct cmd_ctx *ctx, char **cause)
 
 	if ((s = cmd_check_key(key, "KEY", cause)) != CMD_OK)
 		return (s);
+	if ((v = args_get(ctx->args, "rev")) != NULL &&
+	    (s = args_u64(v, "--rev", &rev, cause)) != CMD_OK)
+		return (s);
 	buf_init(&b);
 	cmd_request_open(ctx, &w, &b, "get");
 	jw_name(&w, "key");
 	jw_cstr(&w, key);
+	if (v != NULL) {
+		jw_name(&w, "rev");
+		jw_u64(&w, rev);
+	}
 	jw_obj_close(&w);
 	s = cmd_call(ctx, &b, &resp, cause);
 	buf_free(&b);

@@ -1,6 +1,6 @@
 /*
- * ls [PREFIX] [-l] [--limit N]: the keys under PREFIX, one a line, in key
- * order.  -l adds each key's version and mod_rev in aligned columns (key
+ * ls [PREFIX] [-l] [--limit N] [--rev R]: the keys under PREFIX, one a
+ * line, in key order (--rev: as they were at revision R).  -l adds each key's version and mod_rev in aligned columns (key
  * first, no header; the rows are buffered to align them).  --limit N stops
  * after N keys (0: no limit, the default).
  *
@@ -8,7 +8,7 @@
  * min(1000, what --limit still allows) keys after the last key of the
  * previous page.  Without -l it asks for keys_only.  Pages are not one
  * snapshot: each key is as it was at some rev between the first page and
- * the last.
+ * the last; with --rev every page asks for that rev, and they are.
  *
  * -o json prints one object merged across pages:
  * {"ok":true,"kvs":[...],"more":M,"rev":R}, where more is true only when
@@ -32,6 +32,7 @@ static enum cmd_status	cmd_ls_exec(struct cmd_ctx *, char **);
 static const struct option cmd_ls_longopts[] = {
 	{ "long",	no_argument,		NULL, 'l' },
 	{ "limit",	required_argument,	NULL, 0 },
+	{ "rev",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -42,8 +43,9 @@ const struct cmd_entry cmd_ls_entry = {
 	.longopts = cmd_ls_longopts,
 	.args_min = 0,
 	.args_max = 1,
-	.usage = "[PREFIX] [-l] [--limit N]",
-	.help = "list keys (-l: with version and mod_rev)",
+	.usage = "[PREFIX] [-l] [--limit N] [--rev R]",
+	.help = "list keys (-l: with version and mod_rev; --rev: as of "
+	    "revision R)",
 	.exec = cmd_ls_exec
 };
 
@@ -52,6 +54,8 @@ struct cmd_ls {
 	const char		*prefix;
 	int			 long_format;
 	uint64_t		 limit;		/* 0: none */
+	int			 at;		/* --rev */
+	uint64_t		 at_rev;
 	uint64_t		 seen;
 	char			*after;		/* last key seen */
 	int			 more;		/* as the last page */
@@ -82,6 +86,10 @@ cmd_ls_request(struct cmd_ls *ls, struct buf *b)
 	if (!ls->long_format) {
 		jw_name(&w, "keys_only");
 		jw_bool(&w, 1);
+	}
+	if (ls->at) {
+		jw_name(&w, "rev");
+		jw_u64(&w, ls->at_rev);
 	}
 	jw_obj_close(&w);
 }
@@ -225,6 +233,11 @@ cmd_ls_exec(struct cmd_ctx *ctx, char **cause)
 	if ((v = args_get(ctx->args, "limit")) != NULL &&
 	    (s = args_u64(v, "--limit", &ls.limit, cause)) != CMD_OK)
 		return (s);
+	if ((v = args_get(ctx->args, "rev")) != NULL) {
+		if ((s = args_u64(v, "--rev", &ls.at_rev, cause)) != CMD_OK)
+			return (s);
+		ls.at = 1;
+	}
 	if (strlen(ls.prefix) > KEY_MAX_BYTES ||
 	    !utf8_valid(ls.prefix, strlen(ls.prefix))) {
 		xasprintf(cause, "PREFIX must be UTF-8 of at most %d bytes",

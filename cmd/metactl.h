@@ -103,6 +103,7 @@ extern const struct cmd_entry	 cmd_put_entry;
 extern const struct cmd_entry	 cmd_cas_entry;
 extern const struct cmd_entry	 cmd_del_entry;
 extern const struct cmd_entry	 cmd_ls_entry;
+extern const struct cmd_entry	 cmd_history_entry;
 extern const struct cmd_entry	 cmd_status_entry;
 extern const struct cmd_entry	 cmd_ping_entry;
 extern const struct cmd_entry	 cmd_compact_entry;

@@ -284,11 +284,15 @@ output_table_add(struct output_table *t, const char **row)
 void
 output_table_print(struct output_table *t)
 {
-	size_t		 r, i, pad;
+	size_t		 r, i, pad, n;
 	const char	*cell;
 
 	for (r = 0; r < t->nrows; r++) {
-		for (i = 0; i < t->ncols; i++) {
+		/* Empty cells at the end of a row: no trailing blanks. */
+		for (n = t->ncols; n > 1 && *t->cells[r * t->ncols + n - 1] ==
+		    '\0'; n--)
+			;
+		for (i = 0; i < n; i++) {
 			cell = t->cells[r * t->ncols + i];
 			pad = t->width[i] - output_width(cell);
 			if (i > 0)
@@ -296,7 +300,7 @@ output_table_print(struct output_table *t)
 			if (t->right & (1U << i))
 				printf("%*s", (int)pad, "");
 			fputs(cell, stdout);
-			if (!(t->right & (1U << i)) && i + 1 < t->ncols)
+			if (!(t->right & (1U << i)) && i + 1 < n)
 				printf("%*s", (int)pad, "");
 		}
 		putchar('\n');

@@ -18,6 +18,8 @@
 #define TXN_MAX_COMPARES		128
 #define HISTORY_DEFAULT			100000
 #define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
+/* --view-max-bytes default: the etcd backend's view of its keys. */
+#define VIEW_MAX_BYTES_DEFAULT		(256 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
 /* min_rev's wait when a get or list gives no timeout_ms. */

@@ -8,18 +8,19 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls watch wait txn epoch lease lock compact status ping help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
 _metactl_cmd_opts()
 {
 	case $1 in
-	get)		echo '-r --raw' ;;
+	get)		echo '-r --raw --rev' ;;
 	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease' ;;
 	cas)		echo '--fence' ;;
 	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
-	ls|list)	echo '-l --long --limit' ;;
+	ls|list)	echo '-l --long --limit --rev' ;;
+	history)	echo '--from-rev --limit' ;;
 	watch)		echo '-p --prefix --from-rev -n --count' ;;
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence' ;;
@@ -36,7 +37,7 @@ _metactl_takes_value()
 	case $1 in
 	-s|--socket|-o|--output|--timeout|--file|--if-version|--if-mod-rev|\
 	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
-	--if-epoch|--lease|--ttl|--wait)
+	--if-epoch|--rev|--lease|--ttl|--wait)
 		return 0 ;;
 	esac
 	return 1
@@ -171,7 +172,7 @@ _metactl()
 		# NAME, then after -- the command is the user's.
 		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
 		    _metactl_keys "$cur" ;;
-	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list)
+	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac
 	# Readline replaces only what follows the last ':' of the word.

@@ -57,7 +57,7 @@ end
 function __metactl_key_arg
     set -l p (__metactl_parse)
     contains -- "$p[1]" get put cas del delete watch wait epoch-get \
-        epoch-bump ls list lock; and test "$p[2]" -eq 0
+        epoch-bump ls list history lock; and test "$p[2]" -eq 0
 end
 
 # The -s/--socket given on the command line, as options for metactl.
@@ -100,6 +100,7 @@ complete -c metactl -n __metactl_needs_command -a put -d 'Write a value; prints 
 complete -c metactl -n __metactl_needs_command -a cas -d "Write only if the key's version is VERSION"
 complete -c metactl -n __metactl_needs_command -a del -d 'Delete a key'
 complete -c metactl -n __metactl_needs_command -a ls -d 'List keys'
+complete -c metactl -n __metactl_needs_command -a history -d "List a key's puts and deletes"
 complete -c metactl -n __metactl_needs_command -a watch -d 'Stream the changes of a key or prefix'
 complete -c metactl -n __metactl_needs_command -a wait -d 'Block until a key reaches a version'
 complete -c metactl -n __metactl_needs_command -a txn -d 'Run a transaction read from stdin'
@@ -119,7 +120,7 @@ complete -c metactl -n '__metactl_using lease' -a keepalive -d "Refresh a lease'
 complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, deleting its keys'
 complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
 complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls watch wait txn epoch lease lock compact status ping help repl'
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'
@@ -130,6 +131,9 @@ complete -c metactl -n '__metactl_using put del delete' -l if-mod-rev -x -d "Onl
 complete -c metactl -n '__metactl_using put cas del delete txn' -l fence -x -a '(__metactl_keys)' -d 'KEY:EPOCH, only if the epoch at KEY is EPOCH'
 complete -c metactl -n '__metactl_using ls list' -s l -l long -d 'With version and mod_rev'
 complete -c metactl -n '__metactl_using ls list' -l limit -x -d 'At most N keys'
+complete -c metactl -n '__metactl_using get ls list' -l rev -x -d 'As of this revision'
+complete -c metactl -n '__metactl_using history' -l from-rev -x -d 'From this revision'
+complete -c metactl -n '__metactl_using history' -l limit -x -d 'At most N events'
 complete -c metactl -n '__metactl_using watch' -s p -l prefix -x -a '(__metactl_keys)' -d 'Every key under the prefix'
 complete -c metactl -n '__metactl_using watch' -l from-rev -x -d 'Replay the history from this revision'
 complete -c metactl -n '__metactl_using watch' -s n -l count -x -d 'Exit after N events'

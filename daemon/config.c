@@ -21,7 +21,7 @@ enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
 	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
 	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID,
-	OPT_RO_GID, OPT_ETCD_PREFIX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
+	OPT_RO_GID, OPT_ETCD_PREFIX, OPT_VIEW_MAX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
 };
 
 static const struct option config_options[] = {
@@ -41,6 +41,7 @@ static const struct option config_options[] = {
 	{ "read-only-uid",	required_argument, NULL, OPT_RO_UID },
 	{ "read-only-gid",	required_argument, NULL, OPT_RO_GID },
 	{ "etcd-prefix",	required_argument, NULL, OPT_ETCD_PREFIX },
+	{ "view-max-bytes",	required_argument, NULL, OPT_VIEW_MAX },
 	{ "foreground",		no_argument,	   NULL, OPT_FOREGROUND },
 	{ "daemonize",		no_argument,	   NULL, OPT_DAEMONIZE },
 	{ "help",		no_argument,	   NULL, OPT_HELP },
@@ -53,7 +54,8 @@ config_usage(void)
 {
 	return ("metad [--socket PATH] [--store sqlite:PATH|memory|"
 	    "etcd:URL[,URL...]]\n"
-	    "             [--etcd-prefix P] [--sync full|normal|off]\n"
+	    "             [--etcd-prefix P] [--view-max-bytes N] "
+	    "[--sync full|normal|off]\n"
 	    "             [--history N] [--max-value-bytes N] "
 	    "[--max-request-bytes N]\n"
 	    "             [--max-pending-bytes N] [--max-connections N] "
@@ -228,6 +230,12 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 			return (0);
 		}
 		break;
+	case OPT_VIEW_MAX:
+		if (config_size(arg, 1ULL << 40, &v) == 0) {
+			cfg->view_max_bytes = v;
+			return (0);
+		}
+		break;
 	case OPT_MAX_CONN:
 		if (config_size(arg, 1000000, &v) == 0 && v > 0) {
 			cfg->max_connections = (unsigned)v;
@@ -325,6 +333,7 @@ config_defaults(struct metad_config *cfg)
 	cfg->max_value_bytes = VALUE_MAX_BYTES_DEFAULT;
 	cfg->max_pending_bytes = PENDING_BYTES_DEFAULT;
 	cfg->max_connections = MAX_CONNECTIONS_DEFAULT;
+	cfg->view_max_bytes = VIEW_MAX_BYTES_DEFAULT;
 	cfg->socket_mode = 0600;
 	cfg->log_level = LOG_LEVEL_INFO;
 }

@@ -161,6 +161,7 @@ main(int argc, char **argv)
 	so.sync = md.cfg.sync;
 	so.history = md.cfg.history;
 	so.prefix = md.cfg.etcd_prefix;
+	so.view_max_bytes = md.cfg.view_max_bytes;
 	so.base = md.base;
 	so.notify = events_notify;
 	so.notify_arg = &md;

@@ -38,6 +38,7 @@ struct metad_config {
 	size_t		 max_value_bytes;
 	size_t		 max_request_bytes;
 	size_t		 max_pending_bytes;
+	size_t		 view_max_bytes;	/* etcd: the view's */
 	unsigned	 max_connections;
 	mode_t		 socket_mode;
 	struct id_list	 allow_uid;	/* read-write */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "enc.h"
 #include "ops.h"
 
 #define OPS_FIELDS_MAX	10
@@ -77,6 +78,10 @@ ops_fields_check(const char *op, const cJSON *req, struct proto_err *e)
 		while (n > 0 && c->string[n] != '\0' &&
 		    ((unsigned char)c->string[n] & 0xc0) == 0x80)
 			n--;
+		if (!utf8_valid(c->string, n))
+			return (proto_fail(e, PROTO_BAD_REQUEST, "unknown "
+			    "field (its name is not valid UTF-8) for op "
+			    "\"%s\"", op));
 		return (proto_fail(e, PROTO_BAD_REQUEST, "unknown field "
 		    "\"%.*s\" for op \"%s\"", (int)n, c->string, op));
 	}

@@ -1,8 +1,9 @@
 /*
  * The reads: hello, ping, status, and get and list with the options of
- * SPEC 8 (a past rev, min_rev, consistency).  On this backend interface
- * every read goes to the store, which answers from its current state:
- * both consistencies are the same, and at least as strong as asked.
+ * SPEC 8 (a past rev, min_rev, consistency).  The store says how it meets
+ * a consistency (store_read_get_at()): a local one is linearizable either
+ * way; a read with min_rev and no consistency is serializable, once the
+ * daemon's view reached min_rev.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,9 @@ ops_read_args(struct req *r, struct read_args *a, struct proto_err *e)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field "
 		    "\"consistency\" must be \"linearizable\" or "
 		    "\"serializable\""));
+	/* min_rev says what the read must see: the view, once there. */
+	if (rc != 1 && a->min_rev > 0)
+		a->serializable = 1;
 	return (0);
 }
 
@@ -166,8 +170,8 @@ ops_get_go(struct req *r)
 		ops_get_done(r, 0, NULL, 0, NULL);
 		return;
 	}
-	store_read_get_at(r->md->store, a->key, a->key_len, a->rev, ops_get_done,
-	    r);
+	store_read_get_at(r->md->store, a->key, a->key_len, a->rev,
+	    a->serializable, ops_get_done, r);
 }
 
 /* A read with its arguments in r->state: now, or once min_rev is seen. */
@@ -266,6 +270,7 @@ ops_list_go(struct req *r)
 		return;
 	}
 	a->rg.rev = a->rev;
+	a->rg.serializable = a->serializable;
 	store_read_range(r->md->store, &a->rg, ops_list_done, r);
 }
 
@@ -338,6 +343,10 @@ ops_status_done(void *arg, const struct store_stats *st,
 	jw_name(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
 	ops_status_endpoints(&w, st);
+	if (st->view[0] != '\0') {
+		jw_name(&w, "view");
+		jw_cstr(&w, st->view);
+	}
 	reply_end(r, &w);
 	req_done(r);
 }

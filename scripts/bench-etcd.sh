@@ -6,7 +6,12 @@
 # Starts its own etcd on loopback ports with a temporary data directory
 # (run by "make bench-etcd").
 #
-# Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3).
+# Then the reads of SPEC 8: metad's view of etcd (linearizable and
+# serializable gets) against etcd driven directly, and on sqlite a get at a
+# past revision against a plain get.
+#
+# Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3),
+# BENCH_PART (all, or reads: only the reads).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +19,8 @@ RUNS=${BENCH_RUNS:-3}
 DUR=${BENCH_DURATION:-3}
 MB=$ROOT/bin/metabench
 METAD=$ROOT/bin/metad
+MCTL=$ROOT/bin/metactl
+PART=${BENCH_PART:-all}
 for b in "$MB" "$METAD"; do
 	[ -x "$b" ] || { echo "bench-etcd.sh: $b missing: make" >&2; exit 1; }
 done
@@ -93,6 +100,7 @@ under_load() {
 	    "$a" "$b" "$(echo "$b / $a" | bc -l)"
 }
 
+if [ "$PART" = all ]; then
 echo "| workload (median of $RUNS x ${DUR} s) | sqlite | etcd | etcd / sqlite |"
 echo "| --- | --- | --- | --- |"
 bench put1 "put ops/s, 1 client" .ops_per_s put --clients 1 --keys 1000
@@ -121,9 +129,12 @@ direct() {
 	    "$(echo "$b / $a" | bc -l)"
 }
 
+fi
+
 # Keys for the gets on both sides.
 OP=put KEYS=1000 wrk -t 1 -c 4 -d 1s -s "$ROOT/bench/etcd_direct.lua" "$E" \
     >/dev/null
+if [ "$PART" = all ]; then
 echo
 echo "| workload (median of $RUNS x ${DUR} s) | etcd direct | metad on etcd | metad / direct |"
 echo "| --- | --- | --- | --- |"
@@ -133,3 +144,62 @@ direct dput64 "put ops/s, 64 clients" put 64
 direct dget1 "get ops/s, 1 client (linearizable)" get 1
 direct dget16 "get ops/s, 16 clients (linearizable)" get 16
 direct dget64 "get ops/s, 64 clients (linearizable)" get 64
+fi
+
+# read ID LABEL CLIENTS METAD-OPTION SERIAL: gets through metad's view
+# (metabench, with --serializable or not) against etcd driven directly
+# (wrk, SERIAL=1: serializable), interleaved; ops/s.
+read_direct() {
+	local name=$1 label=$2 n=$3 opt=$4 serial=$5 r t a b
+	t=$((n < 2 ? 1 : 2))
+	for r in $(seq 1 "$RUNS"); do
+		"$MB" -s "$TMP/etcd.sock" get --clients "$n" --keys 1000 \
+		    --no-preload $opt --duration "$DUR" -o json |
+		    jq -r .ops_per_s >>"$TMP/$name.metad"
+		OP=get SERIAL=$serial KEYS=1000 wrk -t "$t" -c "$n" \
+		    -d "${DUR}s" -s "$ROOT/bench/etcd_direct.lua" "$E" |
+		    awk '/^Requests\/sec:/ { print $2 }' >>"$TMP/$name.direct"
+	done
+	a=$(median <"$TMP/$name.direct")
+	b=$(median <"$TMP/$name.metad")
+	printf '| %s | %s | %s | %.3f |\n' "$label" "$a" "$b" \
+	    "$(echo "$b / $a" | bc -l)"
+}
+
+# past ID LABEL CLIENTS: on sqlite, gets at the current state against gets
+# at revision $PAST (before every key was written again), interleaved.
+past() {
+	local name=$1 label=$2 n=$3 r a b
+	for r in $(seq 1 "$RUNS"); do
+		"$MB" -s "$TMP/sqlite.sock" get --clients "$n" --keys 1000 \
+		    --no-preload --duration "$DUR" -o json |
+		    jq -r .ops_per_s >>"$TMP/$name.now"
+		"$MB" -s "$TMP/sqlite.sock" get --clients "$n" --keys 1000 \
+		    --no-preload --at-rev "$PAST" --duration "$DUR" -o json |
+		    jq -r .ops_per_s >>"$TMP/$name.past"
+	done
+	a=$(median <"$TMP/$name.now")
+	b=$(median <"$TMP/$name.past")
+	printf '| %s | %s | %s | %.3f |\n' "$label" "$a" "$b" \
+	    "$(echo "$a / $b" | bc -l)"
+}
+
+# metad's keys for its view (the same names as etcd direct's).
+"$MB" -s "$TMP/etcd.sock" preload --keys 1000 -o json >/dev/null
+echo
+echo "| reads (median of $RUNS x ${DUR} s) | etcd direct | metad on etcd (view) | metad / direct |"
+echo "| --- | --- | --- | --- |"
+read_direct vlin1 "get ops/s, 1 client: linearizable, both" 1 "" 0
+read_direct vlin16 "get ops/s, 16 clients: linearizable, both" 16 "" 0
+read_direct vser16 "get ops/s, 16 clients: metad serializable, etcd linearizable" 16 --serializable 0
+read_direct vserser16 "get ops/s, 16 clients: serializable, both" 16 --serializable 1
+
+# sqlite: 1000 keys, each written again after $PAST.
+"$MB" -s "$TMP/sqlite.sock" preload --keys 1000 -o json >/dev/null
+PAST=$("$MCTL" -s "$TMP/sqlite.sock" -o json ping | jq -r .rev)
+"$MB" -s "$TMP/sqlite.sock" preload --keys 1000 -o json >/dev/null
+echo
+echo "| sqlite (median of $RUNS x ${DUR} s) | get ops/s | get at a past rev ops/s | cost ratio (past / plain) |"
+echo "| --- | --- | --- | --- |"
+past past1 "1 client" 1
+past past16 "16 clients" 16

@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL
+	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0
 };
 
 int
@@ -149,12 +149,12 @@ void
 store_read_get(struct store *s, const char *key, size_t key_len,
     store_read_done done, void *arg)
 {
-	s->backend->read_get(s, key, key_len, 0, done, arg);
+	s->backend->read_get(s, key, key_len, 0, 0, done, arg);
 }
 
 void
 store_read_get_at(struct store *s, const char *key, size_t key_len,
-    uint64_t rev, store_read_done done, void *arg)
+    uint64_t rev, int serializable, store_read_done done, void *arg)
 {
 	struct store_err	 err;
 
@@ -162,7 +162,7 @@ store_read_get_at(struct store *s, const char *key, size_t key_len,
 		done(arg, -1, NULL, 0, &err);
 		return;
 	}
-	s->backend->read_get(s, key, key_len, rev, done, arg);
+	s->backend->read_get(s, key, key_len, rev, serializable, done, arg);
 }
 
 void

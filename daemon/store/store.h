@@ -123,6 +123,8 @@ struct store_options {
 	 */
 	void			 (*notify)(void *, uint64_t from, uint64_t to);
 	void			*notify_arg;
+	/* Remote backends: their view of the keys, at most (0: none). */
+	size_t			 view_max_bytes;
 };
 
 struct store_kv {
@@ -182,6 +184,7 @@ struct store_range {
 	uint64_t		 limit;		/* at most this many, > 0 */
 	int			 keys_only;
 	uint64_t		 rev;		/* the state at, 0: current */
+	int			 serializable;	/* see store_read_get_at() */
 };
 
 #define STORE_ENDPOINTS_MAX	8
@@ -194,6 +197,8 @@ struct store_endpoint {
 struct store_stats {
 	uint64_t		 keys;
 	uint64_t		 db_bytes;
+	/* A remote backend's view of its keys ("on: ...", "off: why"). */
+	char			 view[128];
 	/* Remote backends: their endpoints and whether each answered. */
 	unsigned		 nendpoints;
 	struct store_endpoint	 endpoint[STORE_ENDPOINTS_MAX];
@@ -262,7 +267,7 @@ struct store_backend {
 	/* Reads outside a batch. */
 	/* rev 0: the current state; else as of rev (see above). */
 	void	 (*read_get)(struct store *, const char *, size_t, uint64_t,
-		    store_read_done, void *);
+		    int serializable, store_read_done, void *);
 	void	 (*read_range)(struct store *, const struct store_range *,
 		    store_read_done, void *);
 	/* At most about max_events events, but never half a revision. */
@@ -367,9 +372,15 @@ int		 store_err_set(struct store_err *, enum store_errcode,
 /* Reads outside a batch: answered through the callback. */
 void	store_read_get(struct store *, const char *, size_t, store_read_done,
 	    void *);
-/* The key as of rev (0: now); COMPACTED below compact_rev. */
+/*
+ * The key as of rev (0: now); COMPACTED below compact_rev.  serializable:
+ * the store may answer from what it holds at once, and miss a write made
+ * elsewhere a moment ago (never one it made); else (linearizable) the read
+ * sees every write acknowledged before it was asked.  A local store is
+ * linearizable either way.
+ */
 void	store_read_get_at(struct store *, const char *, size_t, uint64_t,
-	    store_read_done, void *);
+	    int serializable, store_read_done, void *);
 /* One key's events from from_rev on, oldest first; at most about limit. */
 void	store_read_key_history(struct store *, const char *, size_t,
 	    uint64_t from_rev, size_t limit, store_history_done, void *);

@@ -95,6 +95,7 @@ struct store_etcd {
 	unsigned		 wep;
 	int			 wcancelled;	/* by etcd: reopen it */
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
+	struct etcd_view	*view;		/* store_etcd_view.c */
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
@@ -127,12 +128,34 @@ void	 etcd_evs_free(struct etcd_evs *);
 
 /* Reads (store_etcd_read.c). */
 void	store_etcd_read_get(struct store *, const char *, size_t, uint64_t,
-	    store_read_done, void *);
+	    int, store_read_done, void *);
 void	store_etcd_read_key_history(struct store *, const char *, size_t,
 	    uint64_t, size_t, store_history_done, void *);
 void	store_etcd_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_etcd_read_stats(struct store *, store_stats_done, void *);
+
+/*
+ * The view of the prefix (store_etcd_view.c): opened and filled with the
+ * stream, kept current by it (apply each new event, then moved: st->rev
+ * moved, or events were lost), closed with it.  While it is on, reads at
+ * the current rev are answered from it: at once (serializable), or after
+ * one probe for the reads of a loop turn (linearizable, _lin).
+ */
+int	etcd_view_open(struct store_etcd *, struct store_err *);
+void	etcd_view_close(struct store_etcd *);
+void	etcd_view_apply(struct store_etcd *, const struct etcd_ev *);
+void	etcd_view_moved(struct store_etcd *, int lost);
+int	etcd_view_on(struct store_etcd *);
+void	etcd_view_get(struct store_etcd *, const char *, size_t,
+	    store_read_done, void *);
+void	etcd_view_range(struct store_etcd *, const struct store_range *,
+	    store_read_done, void *);
+void	etcd_view_get_lin(struct store_etcd *, const char *, size_t,
+	    store_read_done, void *);
+void	etcd_view_range_lin(struct store_etcd *, const struct store_range *,
+	    store_read_done, void *);
+void	etcd_view_stats(struct store_etcd *, struct store_stats *);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

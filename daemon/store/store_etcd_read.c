@@ -1,6 +1,7 @@
 /*
- * The etcd backend's reads outside a batch: ranges answered on the daemon's
- * loop, and status (the key count, the database size, each endpoint's
+ * The etcd backend's reads outside a batch: from the view of the prefix
+ * when it is on (store_etcd_view.c), else ranges answered on the daemon's
+ * loop (and always at a past rev), and status (the key count, the database size, each endpoint's
  * health) from calls made side by side.
  */
 #include <inttypes.h>
@@ -121,10 +122,17 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 
 void
 store_etcd_read_get(struct store *st, const char *key, size_t len,
-    uint64_t rev, store_read_done done, void *arg)
+    uint64_t rev, int serializable, store_read_done done, void *arg)
 {
 	char	*k64;
 
+	if (rev == 0 && etcd_view_on(E(st))) {
+		if (serializable)
+			etcd_view_get(E(st), key, len, done, arg);
+		else
+			etcd_view_get_lin(E(st), key, len, done, arg);
+		return;
+	}
 	k64 = etcd_key64(E(st), key, len);
 	etcd_aread(E(st), k64, NULL, rev, 1, 0, done, arg);
 	free(k64);
@@ -136,6 +144,13 @@ store_etcd_read_range(struct store *st, const struct store_range *r,
 {
 	char	*beg64, *end64;
 
+	if (r->rev == 0 && etcd_view_on(E(st))) {
+		if (r->serializable)
+			etcd_view_range(E(st), r, done, arg);
+		else
+			etcd_view_range_lin(E(st), r, done, arg);
+		return;
+	}
 	etcd_range_bounds(E(st), r, &beg64, &end64);
 	etcd_aread(E(st), beg64, end64, r->rev, r->limit, r->keys_only ? 1 : 0,
 	    done, arg);
@@ -222,6 +237,7 @@ store_etcd_read_stats(struct store *st, store_stats_done done, void *arg)
 	as->arg = arg;
 	as->out = 1 + e->http.nep + 1;	/* + 1: until all are sent */
 	as->ss.nendpoints = e->http.nep;
+	etcd_view_stats(e, &as->ss);
 	for (i = 0; i < e->http.nep; i++) {
 		snprintf(as->ss.endpoint[i].url,
 		    sizeof as->ss.endpoint[i].url, "%s", e->http.ep[i].url);

@@ -6,7 +6,8 @@
  * event is lost or repeated, unless etcd compacted what it had not read
  * yet: then those revisions are reported compacted (store.h).  History
  * older than the cache is replayed by a watch from the asked revision, on
- * the daemon's loop too.
+ * the daemon's loop too.  The stream also keeps the view of the prefix
+ * current (store_etcd_view.c), before anyone is told of the events.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -146,6 +147,7 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
 	    "metad read their events", st->rev + 1, compact_rev);
 	st->rev = st->compact_rev - 1;
+	etcd_view_moved(e, 1);
 	/* Nothing below compact_rev is readable: the cache starts afresh. */
 	etcd_evs_clear(&e->cache, 0);
 	e->cache_from = st->rev + 1;
@@ -161,6 +163,7 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 	struct store		*st = e->st;
 	struct etcd_wmsg	 m;
 	uint64_t		 from = st->rev;
+	size_t			 live = e->cache.n - e->cache.head, i;
 
 	if (e->wcancelled)
 		return;		/* a stream etcd cancelled: being reopened */
@@ -175,7 +178,11 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 	}
 	if (m.last_rev <= st->rev)
 		return;
+	/* The view first: a write is answered once its events are out. */
+	for (i = e->cache.head + live; i < e->cache.n; i++)
+		etcd_view_apply(e, &e->cache.v[i]);
 	st->rev = m.last_rev;
+	etcd_view_moved(e, 0);
 	etcd_cache_trim(e);
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
@@ -253,6 +260,8 @@ etcd_watch_schedule(struct store_etcd *e)
 int
 store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 {
+	if (etcd_view_open(e, err) != 0)
+		return (-1);
 	e->wtimer = evtimer_new(e->opts.base, etcd_watch_timer, e);
 	if (e->wtimer == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
@@ -274,6 +283,7 @@ store_etcd_watch_stop(struct store_etcd *e)
 		evhttp_connection_free(e->wconn);	/* frees wreq */
 	e->wconn = NULL;
 	e->wreq = NULL;
+	etcd_view_close(e);
 }
 
 /*

@@ -25,7 +25,7 @@ local_rev(struct store *s, uint64_t *rev, struct store_err *err)
 
 void
 store_local_read_get(struct store *s, const char *key, size_t len,
-    uint64_t rev, store_read_done done, void *arg)
+    uint64_t rev, int serializable, store_read_done done, void *arg)
 {
 	struct store_err	 err;
 	struct store_kv		 kv;

@@ -35,7 +35,7 @@ struct store_local {
 };
 
 void	store_local_read_get(struct store *, const char *, size_t, uint64_t,
-	    store_read_done, void *);
+	    int, store_read_done, void *);
 void	store_local_read_key_history(struct store *, const char *, size_t,
 	    uint64_t, size_t, store_history_done, void *);
 void	store_local_read_range(struct store *, const struct store_range *,

@@ -201,6 +201,15 @@ complete_every_option() {
 	run bash_complete epoch bump k --
 	assert_line --owner
 	assert_line --if-epoch
+	run bash_complete hist
+	assert_output history
+	run bash_complete history k --
+	assert_line --from-rev
+	assert_line --limit
+	run bash_complete get k --re
+	assert_output --rev
+	run bash_complete ls --re
+	assert_output --rev
 }
 
 @test "bash: key names come from the running daemon" {
@@ -213,6 +222,11 @@ complete_every_option() {
 	assert_output "$(printf 'app/a\napp/b')"
 	run bash_complete epoch bump a
 	assert_output "$(printf 'app/a\napp/b')"
+	run bash_complete history app/
+	assert_output "$(printf 'app/a\napp/b')"
+	# The value of --rev is not a key.
+	run bash_complete get --rev ""
+	assert_output ""
 	run bash_complete watch --prefix o
 	assert_output other
 	run bash_complete -s "$SOCK" del ""
@@ -286,4 +300,11 @@ complete_every_option() {
 	    "$COMP/metactl.fish" "$METACTL"
 	assert_line --regexp '^--owner'
 	assert_line --regexp '^--if-epoch'
+	run fish --no-config -c 'source $argv[1]; complete -C "$argv[2] history app/"' \
+	    "$COMP/metactl.fish" "$METACTL"
+	assert_line --regexp '^app/a'
+	run fish --no-config -c 'source $argv[1]; complete -C "$argv[2] history k --"' \
+	    "$COMP/metactl.fish" "$METACTL"
+	assert_line --regexp '^--from-rev'
+	assert_line --regexp '^--limit'
 }

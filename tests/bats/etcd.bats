@@ -113,7 +113,7 @@ delete w/1 null"
   $ETCD_URL  healthy
   $url  unhealthy"
 	run -0 mctl -s "$B" -o json status
-	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,.*,"backend":"etcd","endpoints":\[\{"url":"'"$ETCD_URL"'","healthy":true\},\{"url":"'"$dead"'","healthy":false\}\]\}$'
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,.*,"backend":"etcd","endpoints":\[\{"url":"'"$ETCD_URL"'","healthy":true\},\{"url":"'"$dead"'","healthy":false\}\],"view":"on: [^"]*"\}$'
 }
 
 # Keep a watch (raw protocol, one connection) on prefix o/ open in the

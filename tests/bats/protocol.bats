@@ -216,7 +216,7 @@ REQS
 	if store_is etcd; then
 		# etcd's compaction is global to the whole etcd: an earlier
 		# test's may show, but this store never compacted past R0.
-		assert_output --regexp "$(rv '^\{"ok":true,"rev":@2,"compact_rev":[0-9]+,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"etcd","endpoints":\[\{"url":"[^"]+","healthy":true\}\]\}$')"
+		assert_output --regexp "$(rv '^\{"ok":true,"rev":@2,"compact_rev":[0-9]+,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"etcd","endpoints":\[\{"url":"[^"]+","healthy":true\}\],"view":"on: 2 keys, [0-9]+ of 268435456 bytes"\}$')"
 		local c
 		c=$(sed -n 's/.*"compact_rev":\([0-9]*\).*/\1/p' <<<"$output")
 		[ "$c" -le "$R0" ]

@@ -281,8 +281,14 @@ prompts_wait() {
 	screen_wait 'metactl> get config.main '
 	keys Enter
 	screen_wait -x '42'
-	keys 'get --r' Tab
+	keys 'get --ra' Tab
 	screen_wait 'metactl> get --raw '
+	keys C-u 'get config.main --re' Tab
+	screen_wait 'metactl> get config.main --rev '
+	keys C-u 'hist' Tab
+	screen_wait 'metactl> history '
+	keys 'conf' Tab
+	screen_wait 'metactl> history config.main '
 	keys C-u 'ep' Tab 'b' Tab
 	screen_wait 'metactl> epoch bump '
 }

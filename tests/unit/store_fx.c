@@ -94,6 +94,7 @@ fx_setup(void **state)
 
 	memset(&f->opts, 0, sizeof f->opts);
 	f->opts.sync = STORE_SYNC_FULL;
+	f->opts.view_max_bytes = f->view_max_bytes;
 	f->dir[0] = '\0';
 	f->base = NULL;
 	f->r0 = 0;
@@ -465,7 +466,8 @@ fx_get_at_err(struct fx *f, const char *key, size_t len, uint64_t rev,
 	buf_reset(&f->out);
 	memset(&r, 0, sizeof r);
 	r.f = f;
-	store_read_get_at(f->s, key, len, fx_abs(f, rev), fx_read_done, &r);
+	store_read_get_at(f->s, key, len, fx_abs(f, rev), 0, fx_read_done,
+	    &r);
 	fx_read_wait(f, &r);
 	if (r.n == -1) {
 		*err = r.err;

@@ -56,6 +56,7 @@ struct event_base;
 
 struct fx {
 	const char		*kind;		/* memory, sqlite, etcd */
+	size_t			 view_max_bytes;	/* etcd: its view */
 	char			 dir[64];	/* sqlite */
 	char			 spec[192];
 	char			 prefix[96];	/* etcd */

@@ -107,7 +107,7 @@ static void
 test_batch_reads(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 
 	fx_put1(f, "a", "1");
 	fx_put1(f, "c", "x");
@@ -133,7 +133,7 @@ static void
 test_rollback(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 	struct store_err	 err;
 	char			 before[256], hist[256];
 
@@ -172,7 +172,7 @@ static void
 test_mark_undo(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
@@ -206,7 +206,7 @@ static void
 test_mark_undo_one_rev(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
@@ -274,7 +274,7 @@ static void
 test_list_paging(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "a/", 2, NULL, 0, 2, 0, 0 };
+	struct store_range	 r = { "a/", 2, NULL, 0, 2, 0, 0, 0 };
 
 	fx_put1(f, "a/3", "3");
 	fx_put1(f, "a/1", "1");
@@ -318,7 +318,7 @@ static void
 test_list_limit(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 1, 1, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1, 1, 0, 0 };
 
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "2");
@@ -341,7 +341,7 @@ static void
 test_list_bytewise(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0 };
 	static const char	*keys[] = {
 		"\xff\xff", "a\xff\x01", "a", "\xff", "a\xff", "\x01",
 		"a\xff\xff", "a\x80", "b", "a\xff\xff\x7f", "A"
@@ -381,7 +381,7 @@ test_binary_values(void **state)
 {
 	struct fx		*f = *state;
 	static const char	 bin[] = "\0a\0\xff\x01";
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 
 	fx_begin(f, "bin", "empty");
 	fx_put(f, 1, 0, S("bin"), bin, sizeof bin);
@@ -1025,7 +1025,7 @@ static void
 test_reopen_batch(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 
 	reopen_batch(f, 0);
 	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
@@ -1098,7 +1098,7 @@ static void
 test_batch_many_keys(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1, 0 };
+	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1, 0, 0 };
 	struct store_keys	 ks;
 	char			 want[64];
 	uint64_t		 rev = 0;
@@ -1160,7 +1160,7 @@ static void
 test_batch_request_max(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 1000, 1, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 1, 0, 0 };
 	struct store_keys	 ks;
 	struct store_err	 err;
 	size_t			 i;
@@ -1212,7 +1212,7 @@ static void
 test_reopen(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 	struct store_options	 opts;
 	struct store_err	 err;
 	char			 kvs[256], hist[256];
@@ -1298,7 +1298,7 @@ static void
 test_sqlite_write_fails(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "a", "1");
@@ -1397,7 +1397,7 @@ static void
 test_etcd_async_reads(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "k", 1, NULL, 0, 2, 0, 0 };
+	struct store_range	 r = { "k", 1, NULL, 0, 2, 0, 0, 0 };
 	struct aread		 a = { f, 0, 0, 0 };
 
 	fx_put1(f, "k1", "1");
@@ -1580,7 +1580,7 @@ model_check_gets(struct fx *a, struct fx *b)
 static void
 model_check(struct fx *a, struct fx *b)
 {
-	struct store_range	 r = { "", 0, NULL, 0, 1000, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 0, 0, 0 };
 	struct buf		 got;
 	uint64_t		 from;
 

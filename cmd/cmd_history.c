@@ -1,0 +1,263 @@
+/*
+ * history KEY [--from-rev R] [--limit N]: a key's puts and deletes, oldest
+ * first, from revision R (default: the oldest the daemon keeps).  Text: one
+ * event a line in aligned columns, mod_rev, "put" or "delete", version
+ * ("-" for a delete) and value (printed as it is when it is one line of
+ * text, else "b64:" and its base64).  --limit N stops after N events (0:
+ * no limit, the default).
+ *
+ * It pages like ls: each "history" request asks from the rev after the
+ * last event of the previous page until more is false.
+ *
+ * -o json prints one object merged across pages:
+ * {"ok":true,"events":[...],"more":M,"rev":R}, more true only when
+ * --limit cut it short, rev the first page's.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc.h"
+#include "metactl.h"
+#include "metad_limits.h"
+#include "proto.h"
+
+#define CMD_HISTORY_PAGE	1000
+
+static enum cmd_status	cmd_history_exec(struct cmd_ctx *, char **);
+
+static const struct option cmd_history_longopts[] = {
+	{ "from-rev",	required_argument,	NULL, 0 },
+	{ "limit",	required_argument,	NULL, 0 },
+	{ NULL,		0,			NULL, 0 }
+};
+
+const struct cmd_entry cmd_history_entry = {
+	.name = "history",
+	.longopts = cmd_history_longopts,
+	.args_min = 1,
+	.args_max = 1,
+	.usage = "KEY [--from-rev R] [--limit N]",
+	.help = "list a key's puts and deletes, oldest first",
+	.exec = cmd_history_exec
+};
+
+struct cmd_history {
+	struct cmd_ctx		*ctx;
+	const char		*key;
+	int			 has_from;
+	uint64_t		 from;
+	uint64_t		 limit;		/* 0: none */
+	uint64_t		 seen;
+	int			 more;
+	int			 have_rev;
+	uint64_t		 rev;
+	struct output_table	 table;
+	struct buf		 json;
+	size_t			 njson;
+};
+
+static void
+cmd_history_request(struct cmd_history *h, struct buf *b)
+{
+	struct jw	 w;
+	uint64_t	 n = CMD_HISTORY_PAGE;
+
+	if (h->limit != 0 && h->limit - h->seen < n)
+		n = h->limit - h->seen;
+	cmd_request_open(h->ctx, &w, b, "history");
+	jw_name(&w, "key");
+	jw_cstr(&w, h->key);
+	if (h->has_from) {
+		jw_name(&w, "from_rev");
+		jw_u64(&w, h->from);
+	}
+	jw_name(&w, "limit");
+	jw_u64(&w, n);
+	jw_obj_close(&w);
+}
+
+/* One line of text as it is; anything else as b64:BASE64. */
+static char *
+cmd_history_value(const cJSON *ev)
+{
+	const cJSON	*v;
+	const char	*p;
+	char		*out;
+
+	v = cJSON_GetObjectItemCaseSensitive(ev, "value");
+	if (cJSON_IsString(v)) {
+		for (p = v->valuestring; *p != '\0'; p++) {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				break;
+		}
+		if (*p == '\0')
+			return (xstrdup(v->valuestring));
+	}
+	out = NULL;
+	if (cJSON_IsString(v)) {
+		out = xmalloc(4 + b64_encoded_len(strlen(v->valuestring)) + 1);
+		memcpy(out, "b64:", 4);
+		b64_encode(v->valuestring, strlen(v->valuestring), out + 4);
+	} else if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(ev,
+	    "value_b64")))
+		xasprintf(&out, "b64:%s", v->valuestring);
+	return (out != NULL ? out : xstrdup(""));
+}
+
+static enum cmd_status
+cmd_history_add(struct cmd_history *h, const cJSON *ev, char **cause)
+{
+	const cJSON	*type;
+	uint64_t	 rev, version;
+	char		 srev[24], sver[24], *value;
+	const char	*row[4];
+
+	type = cJSON_GetObjectItemCaseSensitive(ev, "event");
+	if (!cJSON_IsString(type) || proto_number_u64(
+	    cJSON_GetObjectItemCaseSensitive(ev, "mod_rev"), &rev) != 0) {
+		xasprintf(cause, "metad sent a history event without event "
+		    "or mod_rev");
+		return (CMD_ERROR);
+	}
+	h->from = rev + 1;
+	h->has_from = 1;
+	if (h->ctx->mode == OUTPUT_JSON) {
+		if (h->njson++ > 0)
+			buf_addc(&h->json, ',');
+		output_json_append(&h->json, ev);
+		return (CMD_OK);
+	}
+	snprintf(srev, sizeof srev, "%" PRIu64, rev);
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(ev, "version"),
+	    &version) == 0)
+		snprintf(sver, sizeof sver, "%" PRIu64, version);
+	else
+		snprintf(sver, sizeof sver, "-");
+	value = strcmp(type->valuestring, "put") == 0 ?
+	    cmd_history_value(ev) : xstrdup("");
+	row[0] = srev;
+	row[1] = type->valuestring;
+	row[2] = sver;
+	row[3] = value;
+	output_table_add(&h->table, row);
+	free(value);
+	return (CMD_OK);
+}
+
+static enum cmd_status
+cmd_history_page(struct cmd_history *h, const cJSON *resp, size_t *n,
+    char **cause)
+{
+	const cJSON	*evs, *ev;
+	uint64_t	 rev;
+	enum cmd_status	 s;
+
+	evs = cJSON_GetObjectItemCaseSensitive(resp, "events");
+	if (!cJSON_IsArray(evs)) {
+		xasprintf(cause, "metad's history answer has no events array");
+		return (CMD_ERROR);
+	}
+	if (!h->have_rev && proto_number_u64(
+	    cJSON_GetObjectItemCaseSensitive(resp, "rev"), &rev) == 0) {
+		h->rev = rev;
+		h->have_rev = 1;
+	}
+	h->more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp,
+	    "more"));
+	*n = 0;
+	cJSON_ArrayForEach(ev, evs) {
+		if (h->limit != 0 && h->seen >= h->limit) {
+			h->more = 1;
+			break;
+		}
+		if ((s = cmd_history_add(h, ev, cause)) != CMD_OK)
+			return (s);
+		h->seen++;
+		(*n)++;
+	}
+	return (CMD_OK);
+}
+
+static void
+cmd_history_finish(struct cmd_history *h)
+{
+	struct buf	 b;
+	struct jw	 w;
+
+	if (h->ctx->mode == OUTPUT_TEXT) {
+		output_table_print(&h->table);
+		return;
+	}
+	buf_init(&b);
+	jw_init(&w, &b);
+	jw_obj_open(&w);
+	jw_name(&w, "ok");
+	jw_bool(&w, 1);
+	jw_name(&w, "events");
+	jw_arr_open(&w);
+	if (h->json.len > 0)
+		jw_raw(&w, h->json.data, h->json.len);
+	jw_arr_close(&w);
+	jw_name(&w, "more");
+	jw_bool(&w, h->more && h->limit != 0 && h->seen >= h->limit);
+	jw_name(&w, "rev");
+	jw_u64(&w, h->rev);
+	jw_obj_close(&w);
+	buf_addc(&b, '\n');
+	fwrite(b.data, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+static enum cmd_status
+cmd_history_run(struct cmd_history *h, char **cause)
+{
+	struct buf	 b;
+	cJSON		*resp;
+	enum cmd_status	 s;
+	size_t		 n;
+
+	buf_init(&b);
+	do {
+		cmd_history_request(h, &b);
+		if ((s = cmd_call(h->ctx, &b, &resp, cause)) != CMD_OK)
+			break;
+		s = cmd_history_page(h, resp, &n, cause);
+		cJSON_Delete(resp);
+		if (s != CMD_OK)
+			break;
+	} while (h->more && n > 0 && (h->limit == 0 || h->seen < h->limit));
+	buf_free(&b);
+	if (s == CMD_OK)
+		cmd_history_finish(h);
+	return (s);
+}
+
+static enum cmd_status
+cmd_history_exec(struct cmd_ctx *ctx, char **cause)
+{
+	struct cmd_history	 h;
+	const char		*v;
+	enum cmd_status		 s;
+
+	memset(&h, 0, sizeof h);
+	h.ctx = ctx;
+	h.key = ctx->args->argv[0];
+	if ((s = cmd_check_key(h.key, "KEY", cause)) != CMD_OK)
+		return (s);
+	if ((v = args_get(ctx->args, "limit")) != NULL &&
+	    (s = args_u64(v, "--limit", &h.limit, cause)) != CMD_OK)
+		return (s);
+	if ((v = args_get(ctx->args, "from-rev")) != NULL) {
+		if ((s = args_u64(v, "--from-rev", &h.from, cause)) != CMD_OK)
+			return (s);
+		h.has_from = 1;
+	}
+	output_table_init(&h.table, 4, 0x5);
+	buf_init(&h.json);
+	s = cmd_history_run(&h, cause);
+	output_table_free(&h.table);
+	buf_free(&h.json);
+	return (s);
+}

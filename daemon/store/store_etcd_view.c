@@ -1,0 +1,573 @@
+/*
+ * The etcd backend's view: the user keys of its prefix in memory, filled
+ * once when the store opens (ranges at the revision the event stream
+ * starts after) and kept current by that stream (etcd_view_apply()), so
+ * that reads need no round trip to etcd:
+ *
+ * - a serializable read is answered from the view at once;
+ * - a linearizable read learns, with one quorum read of the sentinel key,
+ *   the revision S of the last write made through metad (every metad
+ *   write also puts the sentinel), waits until the view has applied the
+ *   events up to S, and is answered from the view.  One such probe serves
+ *   every read that arrived before it was sent: reads queue during a loop
+ *   turn, and the probe goes out once the turn is over (as Kubernetes'
+ *   consistent reads from its watch cache).  A write to the prefix made
+ *   outside metad (etcdctl) shows once its event arrives.
+ *
+ * The view holds at most --view-max-bytes (keys, values and per-key
+ * overhead); past that, or when events were compacted before the stream
+ * read them, it is dropped and reads go to etcd as ranges again; status
+ * says which.  Keys are kept in a skip list (as the memory backend's).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "store_etcd.h"
+
+#define VIEW_LEVEL_MAX		32
+#define VIEW_FILL_PAGE		10000
+#define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \
+				    sizeof (n)->next[0] + (n)->key_len + \
+				    (n)->value_len)
+
+struct view_node {
+	char			*key;		/* after next[] */
+	size_t			 key_len;
+	unsigned char		*value;
+	size_t			 value_len;
+	uint64_t		 version, create_rev, mod_rev;
+	int			 level;
+	struct view_node	*next[];
+};
+
+/* A linearizable read waiting for its probe, then for the view. */
+struct view_read {
+	int			 is_range;
+	char			*key;		/* get; range: prefix */
+	size_t			 key_len;
+	char			*after;
+	size_t			 after_len;
+	struct store_range	 rg;
+	store_read_done		 done;
+	void			*arg;
+	TAILQ_ENTRY(view_read)	 entry;
+};
+
+TAILQ_HEAD(view_reads, view_read);
+
+struct view_probe {
+	struct etcd_view	*v;
+	struct view_reads	 reads;
+	uint64_t		 need;		/* answered at view rev >= */
+	int			 back;		/* its answer came */
+	TAILQ_ENTRY(view_probe)	 entry;
+};
+
+struct etcd_view {
+	struct store_etcd	*e;
+	struct view_node	*head;
+	int			 level;
+	uint64_t		 rng;
+	size_t			 bytes, max_bytes;
+	uint64_t		 nkeys;
+	uint64_t		 rev;		/* applied up to */
+	int			 on;
+	char			 why_off[96];
+	struct view_reads	 queued;	/* for the next probe */
+	struct event		*kick;
+	TAILQ_HEAD(, view_probe) probes;
+};
+
+static int
+view_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int	 c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return (c != 0 ? c : (alen < blen ? -1 : alen > blen));
+}
+
+static struct view_node *
+view_seek(struct etcd_view *v, const char *key, size_t len, int strict,
+    struct view_node **update)
+{
+	struct view_node	*x = v->head, *n;
+	int			 i, c;
+
+	for (i = v->level - 1; i >= 0; i--) {
+		while ((n = x->next[i]) != NULL) {
+			c = view_cmp(n->key, n->key_len, key, len);
+			if (c > 0 || (c == 0 && !strict))
+				break;
+			x = n;
+		}
+		if (update != NULL)
+			update[i] = x;
+	}
+	return (x->next[0]);
+}
+
+static struct view_node *
+view_node_new(struct etcd_view *v, const char *key, size_t len)
+{
+	struct view_node	*n;
+	uint64_t		 x = v->rng;
+	int			 level = 1;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	v->rng = x;
+	while ((x & 3) == 0 && level < VIEW_LEVEL_MAX) {
+		level++;
+		x >>= 2;
+	}
+	n = xcalloc(1, sizeof *n + (size_t)level * sizeof n->next[0] + len +
+	    1);
+	n->level = level;
+	n->key = (char *)&n->next[level];
+	memcpy(n->key, key, len);
+	n->key_len = len;
+	return (n);
+}
+
+static void
+view_clear(struct etcd_view *v)
+{
+	struct view_node	*n, *next;
+	int			 i;
+
+	for (n = v->head->next[0]; n != NULL; n = next) {
+		next = n->next[0];
+		free(n->value);
+		free(n);
+	}
+	for (i = 0; i < VIEW_LEVEL_MAX; i++)
+		v->head->next[i] = NULL;
+	v->level = 1;
+	v->bytes = 0;
+	v->nkeys = 0;
+}
+
+static void
+view_off(struct etcd_view *v, const char *why)
+{
+	if (!v->on)
+		return;
+	log_warnx("etcd view off: %s; reads go to etcd", why);
+	snprintf(v->why_off, sizeof v->why_off, "%s", why);
+	v->on = 0;
+	view_clear(v);
+}
+
+/* A put (or a delete) of the view's key. */
+static void
+view_set(struct etcd_view *v, const struct etcd_ev *ev)
+{
+	struct view_node	*update[VIEW_LEVEL_MAX], *n;
+	int			 i;
+
+	n = view_seek(v, ev->key, ev->key_len, 0, update);
+	if (n != NULL && view_cmp(n->key, n->key_len, ev->key,
+	    ev->key_len) != 0)
+		n = NULL;
+	if (ev->deleted) {
+		if (n == NULL)
+			return;
+		for (i = 0; i < n->level; i++) {
+			if (update[i]->next[i] == n)
+				update[i]->next[i] = n->next[i];
+		}
+		v->bytes -= VIEW_NODE_BYTES(n);
+		v->nkeys--;
+		free(n->value);
+		free(n);
+		return;
+	}
+	if (n == NULL) {
+		n = view_node_new(v, ev->key, ev->key_len);
+		while (v->level < n->level)
+			update[v->level++] = v->head;
+		for (i = 0; i < n->level; i++) {
+			n->next[i] = update[i]->next[i];
+			update[i]->next[i] = n;
+		}
+		v->nkeys++;
+	} else {
+		v->bytes -= VIEW_NODE_BYTES(n);
+		free(n->value);
+	}
+	n->value = xmemdup(ev->value != NULL ? (const void *)ev->value : "",
+	    ev->value_len);
+	n->value_len = ev->value_len;
+	n->version = ev->version;
+	n->create_rev = ev->create_rev;
+	n->mod_rev = ev->mod_rev;
+	v->bytes += VIEW_NODE_BYTES(n);
+	if (v->bytes > v->max_bytes) {
+		char	 why[64];
+
+		snprintf(why, sizeof why, "over --view-max-bytes (%zu)",
+		    v->max_bytes);
+		view_off(v, why);
+	}
+}
+
+static void
+view_kv(const struct view_node *n, int keys_only, struct store_kv *kv)
+{
+	memset(kv, 0, sizeof *kv);
+	kv->key = n->key;
+	kv->key_len = n->key_len;
+	if (!keys_only) {
+		kv->value = n->value;
+		kv->value_len = n->value_len;
+	}
+	kv->version = n->version;
+	kv->create_rev = n->create_rev;
+	kv->mod_rev = n->mod_rev;
+}
+
+static void
+view_get(struct etcd_view *v, const char *key, size_t len,
+    store_read_done done, void *arg)
+{
+	struct view_node	*n;
+	struct store_kv		 kv;
+
+	n = view_seek(v, key, len, 0, NULL);
+	if (n == NULL || view_cmp(n->key, n->key_len, key, len) != 0) {
+		done(arg, 0, NULL, 0, NULL);
+		return;
+	}
+	view_kv(n, 0, &kv);
+	done(arg, 1, &kv, 0, NULL);
+}
+
+static void
+view_range(struct etcd_view *v, const struct store_range *r,
+    store_read_done done, void *arg)
+{
+	struct view_node	*n;
+	struct store_kv		*kvs;
+	uint64_t		 count = 0;
+	int			 more = 0;
+
+	if (r->after != NULL && view_cmp(r->after, r->after_len, r->prefix,
+	    r->prefix_len) >= 0)
+		n = view_seek(v, r->after, r->after_len, 1, NULL);
+	else
+		n = view_seek(v, r->prefix, r->prefix_len, 0, NULL);
+	kvs = xcalloc(r->limit < 1024 ? r->limit : 1024, sizeof *kvs);
+	for (; n != NULL; n = n->next[0]) {
+		if (n->key_len < r->prefix_len ||
+		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
+			break;
+		if (count == r->limit) {
+			more = 1;
+			break;
+		}
+		if (count >= 1024 && (count & (count - 1)) == 0)
+			kvs = xrealloc(kvs, count * 2 * sizeof *kvs);
+		view_kv(n, r->keys_only, &kvs[count++]);
+	}
+	done(arg, (long)count, kvs, more, NULL);
+	free(kvs);
+}
+
+/* 1 if the view answers reads at once (a serializable one, say). */
+int
+etcd_view_on(struct store_etcd *e)
+{
+	return (e->view != NULL && e->view->on);
+}
+
+void
+etcd_view_get(struct store_etcd *e, const char *key, size_t len,
+    store_read_done done, void *arg)
+{
+	view_get(e->view, key, len, done, arg);
+}
+
+void
+etcd_view_range(struct store_etcd *e, const struct store_range *r,
+    store_read_done done, void *arg)
+{
+	view_range(e->view, r, done, arg);
+}
+
+static void
+view_read_answer(struct etcd_view *v, struct view_read *vr)
+{
+	if (!v->on) {
+		/* Dropped meanwhile: ask etcd. */
+		if (vr->is_range)
+			store_etcd_read_range(v->e->st, &vr->rg, vr->done,
+			    vr->arg);
+		else
+			store_etcd_read_get(v->e->st, vr->key, vr->key_len, 0,
+			    0, vr->done, vr->arg);
+	} else if (vr->is_range)
+		view_range(v, &vr->rg, vr->done, vr->arg);
+	else
+		view_get(v, vr->key, vr->key_len, vr->done, vr->arg);
+	free(vr->key);
+	free(vr->after);
+	free(vr);
+}
+
+static void
+view_reads_fail(struct view_reads *q, const struct store_err *err)
+{
+	struct view_read	*vr;
+
+	while ((vr = TAILQ_FIRST(q)) != NULL) {
+		TAILQ_REMOVE(q, vr, entry);
+		vr->done(vr->arg, -1, NULL, 0, err);
+		free(vr->key);
+		free(vr->after);
+		free(vr);
+	}
+}
+
+/* Answer the probes (in order) whose revision the view has reached. */
+static void
+view_progress(struct etcd_view *v)
+{
+	struct view_probe	*p;
+	struct view_read	*vr;
+
+	while ((p = TAILQ_FIRST(&v->probes)) != NULL && p->back &&
+	    (p->need <= v->e->st->rev || !v->on)) {
+		TAILQ_REMOVE(&v->probes, p, entry);
+		while ((vr = TAILQ_FIRST(&p->reads)) != NULL) {
+			TAILQ_REMOVE(&p->reads, vr, entry);
+			view_read_answer(v, vr);
+		}
+		free(p);
+	}
+}
+
+static void
+view_probe_back(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct view_probe	*p = arg;
+	struct etcd_view	*v = p->v;
+
+	p->back = 1;
+	if (reply == NULL) {
+		TAILQ_REMOVE(&v->probes, p, entry);
+		view_reads_fail(&p->reads, err);
+		free(p);
+		view_progress(v);
+		return;
+	}
+	(void)etcd_header_rev(v->e, reply);
+	p->need = etcd_first_u64(reply, "mod_revision");
+	view_progress(v);
+}
+
+/* The loop turn is over: one probe for the reads it queued. */
+static void
+view_kick(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_view	*v = arg;
+	struct view_probe	*p;
+	struct store_err	 err;
+	struct buf		 b;
+
+	if (TAILQ_EMPTY(&v->queued))
+		return;
+	p = xcalloc(1, sizeof *p);
+	p->v = v;
+	TAILQ_INIT(&p->reads);
+	TAILQ_CONCAT(&p->reads, &v->queued, entry);
+	TAILQ_INSERT_TAIL(&v->probes, p, entry);
+	buf_init(&b);
+	etcd_range_body(&b, v->e->sent64, NULL, 0, 0, 1);
+	if (etcd_http_call_async(&v->e->http, "/v3/kv/range", buf_cstr(&b),
+	    view_probe_back, p, &err) != 0)
+		view_probe_back(p, NULL, &err);
+	buf_free(&b);
+}
+
+static void
+view_queue(struct etcd_view *v, struct view_read *vr)
+{
+	TAILQ_INSERT_TAIL(&v->queued, vr, entry);
+	event_active(v->kick, EV_TIMEOUT, 0);
+}
+
+void
+etcd_view_get_lin(struct store_etcd *e, const char *key, size_t len,
+    store_read_done done, void *arg)
+{
+	struct view_read	*vr;
+
+	vr = xcalloc(1, sizeof *vr);
+	vr->key = xmemdup(key, len);
+	vr->key_len = len;
+	vr->done = done;
+	vr->arg = arg;
+	view_queue(e->view, vr);
+}
+
+void
+etcd_view_range_lin(struct store_etcd *e, const struct store_range *r,
+    store_read_done done, void *arg)
+{
+	struct view_read	*vr;
+
+	vr = xcalloc(1, sizeof *vr);
+	vr->is_range = 1;
+	vr->rg = *r;
+	vr->key = xmemdup(r->prefix, r->prefix_len);
+	vr->key_len = r->prefix_len;
+	vr->rg.prefix = vr->key;
+	if (r->after != NULL) {
+		vr->after = xmemdup(r->after, r->after_len);
+		vr->after_len = r->after_len;
+		vr->rg.after = vr->after;
+	}
+	vr->done = done;
+	vr->arg = arg;
+	view_queue(e->view, vr);
+}
+
+/* Events the stream read (revs above the view's): apply them. */
+void
+etcd_view_apply(struct store_etcd *e, const struct etcd_ev *ev)
+{
+	struct etcd_view	*v = e->view;
+
+	if (v == NULL || !v->on || ev->rev <= v->rev)
+		return;
+	view_set(v, ev);
+}
+
+/* The stream moved st->rev (or lost events: then the view is wrong). */
+void
+etcd_view_moved(struct store_etcd *e, int lost)
+{
+	struct etcd_view	*v = e->view;
+
+	if (v == NULL)
+		return;
+	if (lost)
+		view_off(v, "events were compacted before the stream read "
+		    "them");
+	v->rev = e->st->rev;
+	view_progress(v);
+}
+
+/* Fill the view with the prefix at st->rev (blocking: at open). */
+static int
+view_fill(struct etcd_view *v, struct store_err *err)
+{
+	struct store_etcd	*e = v->e;
+	struct etcd_evs		 evs;
+	const cJSON		*more;
+	cJSON			*reply;
+	char			*beg64 = xstrdup(e->kbeg64), *k;
+	size_t			 i;
+	int			 rc = 0, m;
+
+	for (;;) {
+		if (etcd_range(e, beg64, e->kend64, e->st->rev, VIEW_FILL_PAGE,
+		    0, &reply, err) != 0) {
+			rc = -1;
+			break;
+		}
+		memset(&evs, 0, sizeof evs);
+		etcd_reply_kvs(e, reply, VIEW_FILL_PAGE, &evs, &m);
+		for (i = 0; i < evs.n && v->on; i++)
+			view_set(v, &evs.v[i]);
+		more = cJSON_GetObjectItemCaseSensitive(reply, "more");
+		free(beg64);
+		beg64 = NULL;
+		if (v->on && cJSON_IsTrue(more) && evs.n > 0) {
+			k = xcalloc(1, e->prefix_len + evs.v[evs.n - 1].key_len +
+			    1);
+			memcpy(k, e->prefix, e->prefix_len);
+			memcpy(k + e->prefix_len, evs.v[evs.n - 1].key,
+			    evs.v[evs.n - 1].key_len);
+			beg64 = etcd_b64(k, e->prefix_len +
+			    evs.v[evs.n - 1].key_len + 1);
+			free(k);
+		}
+		etcd_evs_free(&evs);
+		cJSON_Delete(reply);
+		if (beg64 == NULL)
+			break;
+	}
+	free(beg64);
+	v->rev = e->st->rev;
+	return (rc);
+}
+
+int
+etcd_view_open(struct store_etcd *e, struct store_err *err)
+{
+	struct etcd_view	*v;
+
+	v = xcalloc(1, sizeof *v);
+	v->e = e;
+	v->head = xcalloc(1, sizeof *v->head + VIEW_LEVEL_MAX *
+	    sizeof v->head->next[0]);
+	v->level = 1;
+	v->rng = 0x9e3779b97f4a7c15ULL;
+	v->max_bytes = e->opts.view_max_bytes;
+	TAILQ_INIT(&v->queued);
+	TAILQ_INIT(&v->probes);
+	e->view = v;
+	if (v->max_bytes == 0) {
+		snprintf(v->why_off, sizeof v->why_off, "--view-max-bytes 0");
+		return (0);
+	}
+	if ((v->kick = event_new(e->opts.base, -1, 0, view_kick, v)) == NULL)
+		fatalx("event_new");
+	v->on = 1;
+	return (view_fill(v, err));
+}
+
+void
+etcd_view_close(struct store_etcd *e)
+{
+	struct etcd_view	*v = e->view;
+	struct view_probe	*p;
+	struct store_err	 err;
+
+	if (v == NULL)
+		return;
+	store_err_set(&err, STORE_ERR_UNAVAILABLE, "the store is closing");
+	view_reads_fail(&v->queued, &err);
+	while ((p = TAILQ_FIRST(&v->probes)) != NULL) {
+		TAILQ_REMOVE(&v->probes, p, entry);
+		view_reads_fail(&p->reads, &err);
+		free(p);
+	}
+	if (v->kick != NULL)
+		event_free(v->kick);
+	view_clear(v);
+	free(v->head);
+	free(v);
+	e->view = NULL;
+}
+
+void
+etcd_view_stats(struct store_etcd *e, struct store_stats *ss)
+{
+	struct etcd_view	*v = e->view;
+
+	if (v == NULL)
+		return;
+	if (v->on)
+		snprintf(ss->view, sizeof ss->view, "on: %" PRIu64 " keys, "
+		    "%zu of %zu bytes", v->nkeys, v->bytes, v->max_bytes);
+	else
+		snprintf(ss->view, sizeof ss->view, "off: %s", v->why_off);
+}
