@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # Leases and sessions (SPEC 9), over the raw socket and metactl.
 
+# bats file_tags=store:local
+
 load helpers
 
 setup() {
