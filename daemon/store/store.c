@@ -317,8 +317,8 @@ store_put_lease(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	if (store_check_write(s, "put", rev, key_len, err) != 0)
 		return (-1);
 	if (lease != 0 && !store_has_leases(s))
-		return (store_err_set(err, STORE_ERR_INTERNAL, "a %s store "
-		    "has no leases", s->backend->name));
+		return (store_err_set(err, STORE_ERR_INTERNAL, "leases are "
+		    "not available on the %s backend yet", s->backend->name));
 	if (value == NULL)
 		value = "";
 	if (s->backend->put(s, rev, seq, key, key_len, value, value_len,
@@ -341,8 +341,8 @@ store_has_leases(const struct store *s)
 static void
 store_no_leases(struct store *s, struct store_err *err)
 {
-	store_err_set(err, STORE_ERR_INTERNAL, "a %s store has no leases",
-	    s->backend->name);
+	store_err_set(err, STORE_ERR_INTERNAL, "leases are not available on "
+	    "the %s backend yet", s->backend->name);
 }
 
 void
