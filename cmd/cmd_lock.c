@@ -25,13 +25,10 @@
  * 6. When COMMAND ends, L is revoked (our key goes, the next waiter goes
  *    on) and metactl exits with COMMAND's status (128 + N for signal N).
  */
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +38,12 @@
 #include "enc.h"
 #include "metactl.h"
 #include "metad_limits.h"
+#include "lock.h"
 #include "proto.h"
 
-/* After SIGTERM, COMMAND gets SIGKILL this much later (metactl(1)). */
-#define LOCK_KILL_GRACE_MS	10000
 #define LOCK_TTL_DEFAULT_MS	10000
 #define LOCK_TTL_MIN_MS		1000
 #define LOCK_TTL_MAX_MS		3600000
-/* How often a holder looks at COMMAND while it runs. */
-#define LOCK_TICK_MS		50
 #define LOCK_BUMP_TRIES		20
 #define LOCK_WAITERS_MAX	10000
 
@@ -83,24 +77,8 @@ const struct cmd_entry cmd_lock_entry = {
 	.exec = cmd_lock_exec
 };
 
-struct lock {
-	struct cmd_ctx	*ctx;
-	const char	*name;
-	char		 owner[OWNER_MAX_BYTES + 1];
-	char		*prefix;	/* NAME/.lock/ */
-	char		*key;		/* ours: prefix + lease in hex */
-	uint64_t	 ttl_ms;
-	uint64_t	 lease;
-	uint64_t	 create_rev;	/* of our key */
-	int64_t		 next_ka;	/* next keepalive, monotonic ms */
-	int64_t		 give_up;	/* --wait's end, or -1 */
-	struct client	 w;		/* the watch connection */
-	uint64_t	 watch;		/* the watch we wait on */
-	uint64_t	 epoch;
-	const char	*why;		/* the lock was lost: why */
-};
 
-static int64_t
+int64_t
 lock_now(void)
 {
 	struct timespec	 ts;
@@ -131,7 +109,7 @@ lock_call(struct lock *lk, struct buf *b, struct jw *w, cJSON **resp,
 	return (s);
 }
 
-static enum cmd_status
+enum cmd_status
 lock_keepalive(struct lock *lk, char **cause)
 {
 	cJSON		*resp;
@@ -199,7 +177,7 @@ lock_watch(struct lock *lk, const char *key, uint64_t from_rev, char **cause)
  * Waits until deadline for the watched key's delete: 1 deleted, 0 not
  * yet, -1 the watch connection failed.
  */
-static int
+int
 lock_deleted(struct lock *lk, int64_t deadline, char **cause)
 {
 	const char		*line;
@@ -346,7 +324,8 @@ lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
 		v = cJSON_GetObjectItemCaseSensitive(kv, "value");
 		doc = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
 		if (doc == NULL || proto_number_u64(
-		    cJSON_GetObjectItemCaseSensitive(doc, "epoch"), epoch) != 0) {
+		    cJSON_GetObjectItemCaseSensitive(doc, "epoch"),
+		    epoch) != 0) {
 			xasprintf(cause, "lock %s: the key %s holds no epoch "
 			    "document", lk->name, lk->name);
 			s = CMD_ERROR;
@@ -439,110 +418,6 @@ lock_bump(struct lock *lk, uint64_t *rev, char **cause)
 	buf_free(&b);
 	buf_free(&doc);
 	return (s);
-}
-
-/* COMMAND, with the fence in its environment; its pid, or -1. */
-static pid_t
-lock_spawn(struct lock *lk, char **argv, char **cause)
-{
-	char	 v[64], *fence;
-	pid_t	 parent = getpid(), pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	if ((pid = fork()) == -1) {
-		xasprintf(cause, "fork: %s", strerror(errno));
-		return (-1);
-	}
-	if (pid > 0)
-		return (pid);
-	/* If metactl dies, the lock is free: COMMAND is told at once. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() != parent)
-		_exit(1);
-	/* Our connections must close when metactl dies, not live on here. */
-	close(lk->ctx->client.fd);
-	close(lk->w.fd);
-	snprintf(v, sizeof v, "%" PRIu64, lk->epoch);
-	xasprintf(&fence, "%s:%" PRIu64, lk->name, lk->epoch);
-	if (setenv("METAD_LOCK_EPOCH", v, 1) != 0 ||
-	    setenv("METAD_LOCK_KEY", lk->name, 1) != 0 ||
-	    setenv("METAD_FENCE", fence, 1) != 0) {
-		fprintf(stderr, "metactl: setenv: %s\n", strerror(errno));
-		_exit(126);
-	}
-	execvp(argv[0], argv);
-	fprintf(stderr, "metactl: lock %s: %s: %s\n", lk->name, argv[0],
-	    strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
-}
-
-/* COMMAND's exit status as ours. */
-static int
-lock_status(int st)
-{
-	if (WIFEXITED(st))
-		return (WEXITSTATUS(st));
-	if (WIFSIGNALED(st))
-		return (128 + WTERMSIG(st));
-	return (CMD_ERROR);
-}
-
-/*
- * Run COMMAND while the lock holds; its exit status, or CMD_FALSE when
- * the lock was lost (COMMAND was stopped then).
- */
-static int
-lock_hold(struct lock *lk, pid_t pid, char **cause)
-{
-	int64_t	 now, until, term_at = -1;
-	int	 st, rc, killed = 0;
-	pid_t	 r;
-
-	for (;;) {
-		if ((r = waitpid(pid, &st, WNOHANG)) == pid)
-			break;
-		if (r == -1 && errno != EINTR) {
-			xasprintf(cause, "waitpid: %s", strerror(errno));
-			return (CMD_ERROR);
-		}
-		now = lock_now();
-		if (lk->why != NULL) {
-			if (term_at == -1) {
-				fprintf(stderr, "metactl: lock %s lost (%s): "
-				    "sending SIGTERM to %s\n", lk->name,
-				    lk->why, "COMMAND");
-				kill(pid, SIGTERM);
-				term_at = now;
-			} else if (!killed &&
-			    now - term_at >= LOCK_KILL_GRACE_MS) {
-				kill(pid, SIGKILL);
-				killed = 1;
-			}
-			poll(NULL, 0, LOCK_TICK_MS);
-			continue;
-		}
-		until = now + LOCK_TICK_MS;
-		if (lk->next_ka < until)
-			until = lk->next_ka;
-		rc = lock_deleted(lk, until, cause);
-		free(*cause);
-		*cause = NULL;
-		if (rc == 1)
-			lk->why = "its waiter key was deleted";
-		else if (rc == -1)
-			lk->why = "the connection to metad was lost";
-		else if (lock_keepalive(lk, cause) != CMD_OK) {
-			free(*cause);
-			*cause = NULL;
-		}
-	}
-	if (lk->why != NULL) {
-		xasprintf(cause, "lock %s was lost (%s); COMMAND ended with "
-		    "status %d", lk->name, lk->why, lock_status(st));
-		return (CMD_FALSE);
-	}
-	return (lock_status(st));
 }
 
 static enum cmd_status
@@ -652,7 +527,8 @@ cmd_lock_exec(struct cmd_ctx *ctx, char **cause)
 		goto out;
 	if ((s = lock_enter(&lk, cause)) != CMD_OK ||
 	    (s = lock_acquire(&lk, cause)) != CMD_OK ||
-	    (s = lock_watch(&lk, lk.key, lk.create_rev + 1, cause)) != CMD_OK ||
+	    (s = lock_watch(&lk, lk.key, lk.create_rev + 1,
+	    cause)) != CMD_OK ||
 	    (s = lock_bump(&lk, &rev, cause)) != CMD_OK)
 		goto release;
 	if ((pid = lock_spawn(&lk, a->argv + 1, cause)) == -1) {
