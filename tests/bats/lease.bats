@@ -98,6 +98,7 @@ ms() {
 	assert_output '{"ok":true,"leases":[]}'
 }
 
+# bats test_tags=no-valgrind
 @test "expiry: not before the TTL, at most 1 s after; all keys at one rev" {
 	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"e/"}'
 	t0=$EPOCHREALTIME
@@ -210,6 +211,7 @@ session_open() {
 	assert_failure 1
 }
 
+# bats test_tags=no-valgrind
 @test "a session lease is revoked at once when its client is killed" {
 	session_open
 	t0=$EPOCHREALTIME

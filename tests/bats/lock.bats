@@ -102,6 +102,7 @@ epoch_is() {
 	assert_output "$(printf '1\n2\n3')"
 }
 
+# bats test_tags=no-valgrind
 @test "a killed holder frees the lock at once" {
 	"$METACTL" lock held -- sh -c "echo \$\$ >'$TESTDIR/child'; trap 'echo TERM >>\"$TESTDIR/child.term\"; exit 0' TERM; while :; do sleep 0.05; done" 3>&- &
 	A=$!
