@@ -5,6 +5,7 @@
 #   make check           install missing packages, build, run every test
 #   make install PREFIX=/usr/local
 #   make uninstall PREFIX=/usr/local   remove what make install put there
+#                        (binaries, man pages, completions, systemd units)
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -16,6 +17,8 @@ MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR	?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR	?= $(PREFIX)/share/fish/vendor_completions.d
+SYSTEMDUNITDIR	?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
@@ -174,6 +177,10 @@ INST_MAN8	 = man/metad.8
 INST_BASHCOMP	 = completions/metactl.bash
 INST_ZSHCOMP	 = completions/_metactl
 INST_FISHCOMP	 = completions/metactl.fish
+# systemd units: the system pair and the user pair; the services' ExecStart
+# gets $(BINDIR) at install time.
+INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
+INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
@@ -181,14 +188,20 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man8,$(INST_MAN8)) \
 		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
 		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
-		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish \
+		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
+		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.socket \
+		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service \
+		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.socket
+unit_sed	 = sed 's|@BINDIR@|$(BINDIR)|g'
 
 install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
-    $(INST_ZSHCOMP) $(INST_FISHCOMP)
+    $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_UNITS) $(INST_USERUNITS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-	    $(DESTDIR)$(FISHCOMPDIR)
+	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -197,6 +210,15 @@ install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
 	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
 	install -m 0644 $(INST_FISHCOMP) \
 	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	$(unit_sed) systemd/metad.service.in > \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service
+	install -m 0644 systemd/metad.socket $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(unit_sed) systemd/user/metad.service.in > \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service
+	install -m 0644 systemd/user/metad.socket \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
+	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service
 
 uninstall:
 	rm -f $(INSTALLED)

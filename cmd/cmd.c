@@ -34,6 +34,9 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_compact_entry,
 	&cmd_status_entry,
 	&cmd_ping_entry,
+	&cmd_dump_entry,
+	&cmd_load_entry,
+	&cmd_snapshot_save_entry,
 	&cmd_repl_entry,
 	&cmd_help_entry,
 	NULL

@@ -118,6 +118,9 @@ extern const struct cmd_entry	 cmd_lease_revoke_entry;
 extern const struct cmd_entry	 cmd_lease_info_entry;
 extern const struct cmd_entry	 cmd_lease_ls_entry;
 extern const struct cmd_entry	 cmd_lock_entry;
+extern const struct cmd_entry	 cmd_dump_entry;
+extern const struct cmd_entry	 cmd_load_entry;
+extern const struct cmd_entry	 cmd_snapshot_save_entry;
 extern const struct cmd_entry	 cmd_repl_entry;
 extern const struct cmd_entry	 cmd_help_entry;
 
@@ -173,6 +176,23 @@ struct intr {
 
 void		 intr_catch(struct intr *, struct client *);
 void		 intr_restore(struct intr *, struct client *);
+
+/*
+ * progress.c: a progress line on stderr for commands that may take long
+ * (dump, load, snapshot save), once they have run a second, only on a
+ * terminal and never with -o json; progress_end() erases it.
+ */
+struct progress {
+	int		 on;
+	int		 shown;
+	int64_t		 start_ms;
+	int64_t		 last_ms;
+};
+
+void		 progress_start(struct progress *, const struct cmd_ctx *);
+void		 progress_show(struct progress *, const char *, ...)
+		     __attribute__((format(printf, 2, 3)));
+void		 progress_end(struct progress *);
 
 /* args.c: per-command argument parsing. */
 struct args {

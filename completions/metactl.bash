@@ -8,7 +8,7 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
@@ -28,6 +28,7 @@ _metactl_cmd_opts()
 	'lease grant')	echo '--session' ;;
 	'lease keepalive') echo '--forever' ;;
 	lock)		echo '--ttl --owner --wait' ;;
+	load)		echo '--if-absent' ;;
 	esac
 }
 
@@ -116,10 +117,10 @@ _metactl()
 		esac
 		if [[ -z $command ]]; then
 			command=$w
-		elif [[ $command == epoch && $npos -eq 0 ]]; then
-			command="epoch $w"
-		elif [[ $command == lease && $npos -eq 0 ]]; then
-			command="lease $w"
+		elif [[ $command == epoch || $command == snapshot ||
+		    $command == lease ]] &&
+		    [[ $npos -eq 0 ]]; then
+			command="$command $w"
 		else
 			((npos++))
 		fi
@@ -160,11 +161,15 @@ _metactl()
 		COMPREPLY=($(compgen -W 'get bump' -- "$cur")) ;;
 	lease)
 		COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur")) ;;
+	snapshot)
+		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
+		elif [[ ${words[cword-1]} == snapshot ]]; then
+			COMPREPLY=($(compgen -W 'save' -- "$cur"))
 		elif [[ ${words[cword-1]} == lease ]]; then
 			COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur"))
 		fi ;;
@@ -172,6 +177,13 @@ _metactl()
 		# NAME, then after -- the command is the user's.
 		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
 		    _metactl_keys "$cur" ;;
+	load|'snapshot save')
+		if ((npos == 0)); then
+			COMPREPLY=($(compgen -f -- "$cur"))
+			compopt -o filenames 2>/dev/null
+		fi ;;
+	dump)
+		((npos == 0)) && _metactl_keys "$cur" ;;
 	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac

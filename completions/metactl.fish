@@ -32,7 +32,7 @@ function __metactl_parse
         end
         if test -z "$cmd"
             set cmd $t
-        else if test "$cmd" = epoch; or test "$cmd" = lease
+        else if contains -- "$cmd" epoch snapshot lease
             set cmd $cmd-$t
         else
             set npos (math $npos + 1)
@@ -57,7 +57,7 @@ end
 function __metactl_key_arg
     set -l p (__metactl_parse)
     contains -- "$p[1]" get put cas del delete watch wait epoch-get \
-        epoch-bump ls list history lock; and test "$p[2]" -eq 0
+        epoch-bump ls list history dump lock; and test "$p[2]" -eq 0
 end
 
 # The -s/--socket given on the command line, as options for metactl.
@@ -110,6 +110,9 @@ complete -c metactl -n __metactl_needs_command -a lock -d 'Run a command holding
 complete -c metactl -n __metactl_needs_command -a compact -d 'Drop the watch history below a revision'
 complete -c metactl -n __metactl_needs_command -a status -d "Show the daemon's status"
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
+complete -c metactl -n __metactl_needs_command -a dump -d 'Write the keys as JSON Lines, all at one revision'
+complete -c metactl -n __metactl_needs_command -a load -d 'Write the keys of a dump; prints the number written'
+complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store'
 complete -c metactl -n __metactl_needs_command -a help -d "List the commands, or show a command's help"
 complete -c metactl -n __metactl_needs_command -a repl -d 'The interactive shell'
 
@@ -120,7 +123,8 @@ complete -c metactl -n '__metactl_using lease' -a keepalive -d "Refresh a lease'
 complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, deleting its keys'
 complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
 complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping help repl'
+complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'
@@ -146,6 +150,10 @@ complete -c metactl -n '__metactl_using lease-keepalive' -l forever -d 'Refresh 
 complete -c metactl -n '__metactl_using lock' -l ttl -x -d "The session lease's TTL (default 10s)"
 complete -c metactl -n '__metactl_using lock' -l owner -x -d 'The owner in the epoch document'
 complete -c metactl -n '__metactl_using lock' -l wait -x -d 'Give up after this long'
+complete -c metactl -n '__metactl_using load' -l if-absent -d 'Skip the keys that exist'
+
+# Files: load's dump, snapshot save's FILE.
+complete -c metactl -n '__metactl_using load snapshot-save' -F
 
 # Keys.
 complete -c metactl -n __metactl_key_arg -a '(__metactl_keys)' -d Key

@@ -20,6 +20,8 @@
 #include "log.h"
 #include "metad.h"
 #include "server.h"
+#include "snapshot.h"
+#include "systemd.h"
 #include "wait.h"
 #include "watch.h"
 
@@ -59,6 +61,8 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	md->stopping = 1;
 	log_info("%s: stopping", strsignal((int)sig));
+	if (systemd_notify("STOPPING=1") != 0)
+		log_warn("NOTIFY_SOCKET");
 	server_stop_listening(md->server);
 	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
@@ -139,7 +143,7 @@ main(int argc, char **argv)
 	struct store_options	 so;
 	struct store_err	 se;
 	char			*cause = NULL;
-	int			 ready = -1;
+	int			 ready = -1, listen_fd;
 
 	memset(&md, 0, sizeof md);
 	log_init("metad", LOG_LEVEL_INFO);
@@ -170,11 +174,14 @@ main(int argc, char **argv)
 	md.commit = commit_create(&md);
 	md.watch = watch_hub_create(&md);
 	md.waits = wait_create();
+	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
 	md.leases = lease_table_create(&md);
 	lease_table_load(md.leases);
-	if (config_prepare_socket(&md.cfg, &cause) != 0 ||
-	    (md.server = server_create(&md, &cause)) == NULL)
+	/* A socket from systemd is served as it is; else ours is made. */
+	if (systemd_listen_fd(&listen_fd, &cause) != 0 ||
+	    (listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
+	    (md.server = server_create(&md, listen_fd, &cause)) == NULL)
 		fatalx("%s", cause);
 	if (md.cfg.daemonize)
 		ready = metad_daemonize();
@@ -182,8 +189,11 @@ main(int argc, char **argv)
 	if (ready != -1)
 		close(ready);
 	md.started = time(NULL);
-	log_info("listening on %s, store %s (rev %llu)", md.cfg.socket_path,
+	log_info("%s %s, store %s (rev %llu)", listen_fd == -1 ?
+	    "listening on" : "serving systemd's socket", md.cfg.socket_path,
 	    md.cfg.store_spec, (unsigned long long)md.store->rev);
+	if (systemd_notify("READY=1") != 0)
+		log_warn("NOTIFY_SOCKET");
 
 	metad_run(&md);
 
@@ -196,6 +206,7 @@ main(int argc, char **argv)
 	commit_free(md.commit);
 	lease_table_free(md.leases);
 	wait_free(md.waits);
+	snapshots_free(md.snapshots);
 	server_free(md.server);
 	watch_hub_free(md.watch);
 	events_free(md.events);

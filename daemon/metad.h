@@ -21,6 +21,7 @@ struct commit;
 struct events;
 struct watch_hub;
 struct wait_list;
+struct snapshots;
 struct lease_table;
 
 /* A list of uids or gids from --allow-uid and friends. */
@@ -59,6 +60,7 @@ struct metad {
 	struct events		*events;
 	struct watch_hub	*watch;
 	struct wait_list	*waits;
+	struct snapshots	*snapshots;
 	struct lease_table	*leases;
 	time_t			 started;
 	unsigned		 nconns;

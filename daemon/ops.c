@@ -10,6 +10,7 @@
 #include "metad.h"
 #include "ops.h"
 #include "reply.h"
+#include "snapshot.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
@@ -21,6 +22,8 @@ static const struct op ops_table[] = {
 	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
 	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
 	{ "wait",	0,		wait_op_wait,	NULL,	NULL,	NULL },
+	{ "snapshot",	0,		snapshot_op_snapshot, NULL, NULL, NULL },
+	{ "snapshot_read", 0,		snapshot_op_read, NULL,	NULL,	NULL },
 	{ "compact",	OP_WRITE | OP_ONE_WRITE, NULL, ops_compact_prepare,
 	    ops_compact_apply, NULL },
 	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,

@@ -36,6 +36,8 @@ static const struct {
 	{ "txn",	{ "if", "then", "else", "fence", NULL } },
 	{ "epoch_get",	{ "key", NULL } },
 	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
+	{ "snapshot",	{ NULL } },
+	{ "snapshot_read", { "snapshot", "offset", "limit", NULL } },
 	{ "lease_grant", { "ttl_ms", "session", NULL } },
 	{ "lease_keepalive", { "lease", NULL } },
 	{ "lease_revoke", { "lease", NULL } },

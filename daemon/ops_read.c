@@ -140,21 +140,29 @@ ops_read_at_zero(struct req *r, const struct read_args *a)
 }
 
 static void
+ops_get_answer(struct req *r, const struct store_kv *kv)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	reply_kv(&w, "kv", kv, 1);
+	jw_name(&w, "rev");
+	jw_u64(&w, store_read_rev(r->md->store));
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
 ops_get_done(void *arg, long n, const struct store_kv *kvs, int more,
     const struct store_err *se)
 {
 	struct req	*r = arg;
-	struct jw	 w;
 
-	if (n < 0)
-		ops_read_fail(r, se);
-	else {
-		reply_begin(r, &w);
-		reply_kv(&w, "kv", n > 0 ? &kvs[0] : NULL, 1);
-		jw_name(&w, "rev");
-		jw_u64(&w, store_read_rev(r->md->store));
-		reply_end(r, &w);
+	if (n >= 0) {
+		ops_get_answer(r, n > 0 ? &kvs[0] : NULL);
+		return;
 	}
+	ops_read_fail(r, se);
 	req_done(r);
 }
 
@@ -167,7 +175,7 @@ ops_get_go(struct req *r)
 	case 1:
 		return;
 	case -1:
-		ops_get_done(r, 0, NULL, 0, NULL);
+		ops_get_answer(r, NULL);
 		return;
 	}
 	store_read_get_at(r->md->store, a->key, a->key_len, a->rev,
@@ -231,29 +239,37 @@ ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
 }
 
 static void
-ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
-    const struct store_err *se)
+ops_list_answer(struct req *r, long n, const struct store_kv *kvs, int more)
 {
-	struct req		*r = arg;
 	struct read_args	*a = r->state;
 	struct jw		 w;
 	long			 i;
 
-	if (n < 0)
-		ops_read_fail(r, se);
-	else {
-		reply_begin(r, &w);
-		jw_name(&w, "kvs");
-		jw_arr_open(&w);
-		for (i = 0; i < n; i++)
-			reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
-		jw_arr_close(&w);
-		jw_name(&w, "more");
-		jw_bool(&w, more);
-		jw_name(&w, "rev");
-		jw_u64(&w, store_read_rev(r->md->store));
-		reply_end(r, &w);
+	reply_begin(r, &w);
+	jw_name(&w, "kvs");
+	jw_arr_open(&w);
+	for (i = 0; i < n; i++)
+		reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
+	jw_arr_close(&w);
+	jw_name(&w, "more");
+	jw_bool(&w, more);
+	jw_name(&w, "rev");
+	jw_u64(&w, store_read_rev(r->md->store));
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
+ops_list_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+
+	if (n >= 0) {
+		ops_list_answer(r, n, kvs, more);
+		return;
 	}
+	ops_read_fail(r, se);
 	req_done(r);
 }
 
@@ -266,7 +282,7 @@ ops_list_go(struct req *r)
 	case 1:
 		return;
 	case -1:
-		ops_list_done(r, 0, NULL, 0, NULL);
+		ops_list_answer(r, 0, NULL, 0);
 		return;
 	}
 	a->rg.rev = a->rev;

@@ -4,6 +4,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct server {
 	TAILQ_HEAD(, conn)	 dirty;		/* output to write */
 	struct conn_list	 dead;
 	char			*path;
+	int			 activated;	/* the socket is systemd's */
 };
 
 static void	server_accept_cb(evutil_socket_t, short, void *);
@@ -111,18 +113,46 @@ server_listen(const char *path, mode_t mode, char **cause)
 	return (fd);
 }
 
+/* The path a passed socket is bound to, for the log and the config. */
+static char *
+server_bound_path(int fd)
+{
+	struct sockaddr_un	 sun;
+	socklen_t		 len = sizeof sun;
+
+	memset(&sun, 0, sizeof sun);
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sun.sun_path[0] == '\0')
+		return (xstrdup("(socket from systemd)"));
+	sun.sun_path[sizeof sun.sun_path - 1] = '\0';
+	return (xstrdup(sun.sun_path));
+}
+
+/*
+ * Listens on the configured path, or, when fd is not -1, serves that
+ * socket (from systemd): it is neither created nor removed here.
+ */
 struct server *
-server_create(struct metad *md, char **cause)
+server_create(struct metad *md, int fd, char **cause)
 {
 	struct server	*s;
-	int		 fd;
+	int		 activated = fd != -1;
 
-	fd = server_listen(md->cfg.socket_path, md->cfg.socket_mode, cause);
-	if (fd == -1)
-		return (NULL);
+	if (!activated) {
+		fd = server_listen(md->cfg.socket_path, md->cfg.socket_mode,
+		    cause);
+		if (fd == -1)
+			return (NULL);
+	}
 	s = xcalloc(1, sizeof *s);
 	s->md = md;
 	s->fd = fd;
+	s->activated = activated;
+	if (activated) {
+		free(md->cfg.socket_path);
+		md->cfg.socket_path = server_bound_path(fd);
+	}
 	s->path = xstrdup(md->cfg.socket_path);
 	TAILQ_INIT(&s->conns);
 	TAILQ_INIT(&s->dead);
@@ -437,7 +467,8 @@ server_stop_listening(struct server *s)
 	event_del(s->resume_ev);
 	close(s->fd);
 	s->fd = -1;
-	unlink(s->path);
+	if (!s->activated)
+		unlink(s->path);
 }
 
 /* At SIGTERM: no new requests; those already read are answered. */

@@ -1,7 +1,8 @@
 /*
  * The listening socket: refuse to start over a live daemon, replace a stale
- * socket, accept with peer credentials, bound the number of connections,
- * and reap closed connections outside their own callbacks.
+ * socket (or serve the one systemd passed), accept with peer credentials,
+ * bound the number of connections, and reap closed connections outside
+ * their own callbacks.
  */
 #ifndef METAD_SERVER_H
 #define METAD_SERVER_H
@@ -9,8 +10,12 @@
 struct conn;
 struct metad;
 
-struct server	*server_create(struct metad *, char **cause);
-/* Stop accepting and remove the socket file. */
+/*
+ * Listens on cfg.socket_path, or serves fd when it is not -1 (a socket
+ * systemd passed: cfg.socket_path becomes its path, for the log).
+ */
+struct server	*server_create(struct metad *, int fd, char **cause);
+/* Stop accepting and remove the socket file (not systemd's). */
 void		 server_stop_listening(struct server *);
 void		 server_free(struct server *);
 /* c has output to write at the end of this turn of the loop. */

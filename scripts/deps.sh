@@ -9,18 +9,21 @@ set -eu
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
 # sqlite3, curl, mandoc; ps (procps), ss (iproute2) and etcd for the etcd
 # pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
-# tmux (repl.bats), and bash-completion, zsh and fish (the completions in
-# docs.bats).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
+# tmux (repl.bats), bash-completion, zsh and fish (the completions in
+# docs.bats), systemd (systemd-socket-activate and systemd-analyze verify
+# in systemd.bats, no running systemd needed) and man-db (verify opens the
+# units' Documentation= man pages).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
 etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish
-wrk bc"
+wrk bc systemd man-db"
 
 # The commands the tests look for; missing after the install, a warning.
 CMDS="bats socat jq sqlite3 curl mandoc ps ss etcd etcdctl prlimit setpriv
-mount umount mountpoint strace tmux zsh fish valgrind clang"
+mount umount mountpoint strace tmux zsh fish valgrind clang
+systemd-socket-activate systemd-analyze man"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1 || SUDO="sudo"

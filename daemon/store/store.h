@@ -223,6 +223,9 @@ typedef void (*store_history_done)(void *, long n,
 		    const struct store_err *);
 typedef void (*store_stats_done)(void *, const struct store_stats *,
 		    const struct store_err *);
+/* A snapshot was written, as of rev; or err. */
+typedef void (*store_snapshot_done)(void *, uint64_t rev,
+		    const struct store_err *);
 
 /*
  * A lease's record (SPEC 9): what a store keeps of it.  Deadlines are not
@@ -255,6 +258,7 @@ void	store_evbuf_free(struct store_evbuf *);
 
 struct store;
 struct store_local;
+struct store_snapshot;
 
 struct store_backend {
 	const char	*name;
@@ -307,6 +311,11 @@ struct store_backend {
 	void	 (*read_key_history)(struct store *, const char *, size_t,
 		    uint64_t from_rev, size_t limit, store_history_done,
 		    void *);
+	/*
+	 * Its own way to take a snapshot (store_snapshot()), or NULL: the
+	 * store is then read with read_range at one rev.
+	 */
+	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
 	/*
 	 * Leases (store_lease_*() below); all NULL for a backend without
 	 * them.  Reads outside a batch: every lease recorded; the keys
@@ -438,5 +447,17 @@ void	store_rollback(struct store *);
  * one) has this; -1 on the others.
  */
 int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
+
+/*
+ * A snapshot (store_snap.c): a metad SQLite database of the whole store
+ * as of one revision, written to path (a new file: the caller removes it
+ * when done with it), step by step on opts.base's loop while the store
+ * serves, reads and batches alike.  done is called once, with the
+ * snapshot's rev, later.  NULL and err if it cannot start.
+ * store_snapshot_cancel() stops one before done; it is not called then.
+ */
+struct store_snapshot *store_snapshot(struct store *, const char *path,
+		    store_snapshot_done, void *, struct store_err *);
+void		 store_snapshot_cancel(struct store_snapshot *);
 
 #endif

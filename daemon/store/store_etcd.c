@@ -516,5 +516,6 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_reopen,
 	NULL,
 	store_etcd_read_key_history,
+	NULL,
 	NULL, NULL, NULL, NULL, NULL	/* leases: not yet on etcd */
 };

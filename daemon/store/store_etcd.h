@@ -140,7 +140,8 @@ void	store_etcd_read_stats(struct store *, store_stats_done, void *);
  * stream, kept current by it (apply each new event, then moved: st->rev
  * moved, or events were lost), closed with it.  While it is on, reads at
  * the current rev are answered from it: at once (serializable), or after
- * one probe for the reads of a loop turn (linearizable, _lin).
+ * one probe for the reads of a loop turn (linearizable: etcd_lin_*, in
+ * store_etcd_lin.c).
  */
 int	etcd_view_open(struct store_etcd *, struct store_err *);
 void	etcd_view_close(struct store_etcd *);
@@ -151,11 +152,16 @@ void	etcd_view_get(struct store_etcd *, const char *, size_t,
 	    store_read_done, void *);
 void	etcd_view_range(struct store_etcd *, const struct store_range *,
 	    store_read_done, void *);
-void	etcd_view_get_lin(struct store_etcd *, const char *, size_t,
+void	etcd_lin_get(struct store_etcd *, const char *, size_t,
 	    store_read_done, void *);
-void	etcd_view_range_lin(struct store_etcd *, const struct store_range *,
+void	etcd_lin_range(struct store_etcd *, const struct store_range *,
 	    store_read_done, void *);
 void	etcd_view_stats(struct store_etcd *, struct store_stats *);
+/* A current read that etcd answers, view or not (store_etcd_read.c). */
+void	etcd_read_get_direct(struct store_etcd *, const char *, size_t,
+	    uint64_t, store_read_done, void *);
+void	etcd_read_range_direct(struct store_etcd *, const struct store_range *,
+	    store_read_done, void *);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

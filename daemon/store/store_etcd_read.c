@@ -120,42 +120,57 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 	buf_free(&b);
 }
 
+/* A get or a range that etcd answers (not the view). */
+void
+etcd_read_get_direct(struct store_etcd *e, const char *key, size_t len,
+    uint64_t rev, store_read_done done, void *arg)
+{
+	char	*k64;
+
+	k64 = etcd_key64(e, key, len);
+	etcd_aread(e, k64, NULL, rev, 1, 0, done, arg);
+	free(k64);
+}
+
+void
+etcd_read_range_direct(struct store_etcd *e, const struct store_range *r,
+    store_read_done done, void *arg)
+{
+	char	*beg64, *end64;
+
+	etcd_range_bounds(e, r, &beg64, &end64);
+	etcd_aread(e, beg64, end64, r->rev, r->limit, r->keys_only ? 1 : 0,
+	    done, arg);
+	free(beg64);
+	free(end64);
+}
+
 void
 store_etcd_read_get(struct store *st, const char *key, size_t len,
     uint64_t rev, int serializable, store_read_done done, void *arg)
 {
-	char	*k64;
-
 	if (rev == 0 && etcd_view_on(E(st))) {
 		if (serializable)
 			etcd_view_get(E(st), key, len, done, arg);
 		else
-			etcd_view_get_lin(E(st), key, len, done, arg);
+			etcd_lin_get(E(st), key, len, done, arg);
 		return;
 	}
-	k64 = etcd_key64(E(st), key, len);
-	etcd_aread(E(st), k64, NULL, rev, 1, 0, done, arg);
-	free(k64);
+	etcd_read_get_direct(E(st), key, len, rev, done, arg);
 }
 
 void
 store_etcd_read_range(struct store *st, const struct store_range *r,
     store_read_done done, void *arg)
 {
-	char	*beg64, *end64;
-
 	if (r->rev == 0 && etcd_view_on(E(st))) {
 		if (r->serializable)
 			etcd_view_range(E(st), r, done, arg);
 		else
-			etcd_view_range_lin(E(st), r, done, arg);
+			etcd_lin_range(E(st), r, done, arg);
 		return;
 	}
-	etcd_range_bounds(E(st), r, &beg64, &end64);
-	etcd_aread(E(st), beg64, end64, r->rev, r->limit, r->keys_only ? 1 : 0,
-	    done, arg);
-	free(beg64);
-	free(end64);
+	etcd_read_range_direct(E(st), r, done, arg);
 }
 
 /*

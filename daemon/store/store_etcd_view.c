@@ -5,14 +5,10 @@
  * that reads need no round trip to etcd:
  *
  * - a serializable read is answered from the view at once;
- * - a linearizable read learns, with one quorum read of the sentinel key,
- *   the revision S of the last write made through metad (every metad
- *   write also puts the sentinel), waits until the view has applied the
- *   events up to S, and is answered from the view.  One such probe serves
- *   every read that arrived before it was sent: reads queue during a loop
- *   turn, and the probe goes out once the turn is over (as Kubernetes'
- *   consistent reads from its watch cache).  A write to the prefix made
- *   outside metad (etcdctl) shows once its event arrives.
+ * - a linearizable read waits for one probe of etcd, then for the view to
+ *   reach the revision it learnt (store_etcd_lin.c).
+ * A write to the prefix made outside metad (etcdctl) shows once its event
+ * arrives.
  *
  * The view holds at most --view-max-bytes (keys, values and per-key
  * overhead); past that, or when events were compacted before the stream
@@ -28,60 +24,13 @@
 
 #include "log.h"
 #include "store_etcd.h"
+#include "store_etcd_view.h"
 
 #define VIEW_LEVEL_MAX		32
 #define VIEW_FILL_PAGE		10000
 #define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \
 				    sizeof (n)->next[0] + (n)->key_len + \
 				    (n)->value_len)
-
-struct view_node {
-	char			*key;		/* after next[] */
-	size_t			 key_len;
-	unsigned char		*value;
-	size_t			 value_len;
-	uint64_t		 version, create_rev, mod_rev;
-	int			 level;
-	struct view_node	*next[];
-};
-
-/* A linearizable read waiting for its probe, then for the view. */
-struct view_read {
-	int			 is_range;
-	char			*key;		/* get; range: prefix */
-	size_t			 key_len;
-	char			*after;
-	size_t			 after_len;
-	struct store_range	 rg;
-	store_read_done		 done;
-	void			*arg;
-	TAILQ_ENTRY(view_read)	 entry;
-};
-
-TAILQ_HEAD(view_reads, view_read);
-
-struct view_probe {
-	struct etcd_view	*v;
-	struct view_reads	 reads;
-	uint64_t		 need;		/* answered at view rev >= */
-	int			 back;		/* its answer came */
-	TAILQ_ENTRY(view_probe)	 entry;
-};
-
-struct etcd_view {
-	struct store_etcd	*e;
-	struct view_node	*head;
-	int			 level;
-	uint64_t		 rng;
-	size_t			 bytes, max_bytes;
-	uint64_t		 nkeys;
-	uint64_t		 rev;		/* applied up to */
-	int			 on;
-	char			 why_off[96];
-	struct view_reads	 queued;	/* for the next probe */
-	struct event		*kick;
-	TAILQ_HEAD(, view_probe) probes;
-};
 
 static int
 view_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -300,144 +249,6 @@ etcd_view_range(struct store_etcd *e, const struct store_range *r,
 	view_range(e->view, r, done, arg);
 }
 
-static void
-view_read_answer(struct etcd_view *v, struct view_read *vr)
-{
-	if (!v->on) {
-		/* Dropped meanwhile: ask etcd. */
-		if (vr->is_range)
-			store_etcd_read_range(v->e->st, &vr->rg, vr->done,
-			    vr->arg);
-		else
-			store_etcd_read_get(v->e->st, vr->key, vr->key_len, 0,
-			    0, vr->done, vr->arg);
-	} else if (vr->is_range)
-		view_range(v, &vr->rg, vr->done, vr->arg);
-	else
-		view_get(v, vr->key, vr->key_len, vr->done, vr->arg);
-	free(vr->key);
-	free(vr->after);
-	free(vr);
-}
-
-static void
-view_reads_fail(struct view_reads *q, const struct store_err *err)
-{
-	struct view_read	*vr;
-
-	while ((vr = TAILQ_FIRST(q)) != NULL) {
-		TAILQ_REMOVE(q, vr, entry);
-		vr->done(vr->arg, -1, NULL, 0, err);
-		free(vr->key);
-		free(vr->after);
-		free(vr);
-	}
-}
-
-/* Answer the probes (in order) whose revision the view has reached. */
-static void
-view_progress(struct etcd_view *v)
-{
-	struct view_probe	*p;
-	struct view_read	*vr;
-
-	while ((p = TAILQ_FIRST(&v->probes)) != NULL && p->back &&
-	    (p->need <= v->e->st->rev || !v->on)) {
-		TAILQ_REMOVE(&v->probes, p, entry);
-		while ((vr = TAILQ_FIRST(&p->reads)) != NULL) {
-			TAILQ_REMOVE(&p->reads, vr, entry);
-			view_read_answer(v, vr);
-		}
-		free(p);
-	}
-}
-
-static void
-view_probe_back(void *arg, const cJSON *reply, const struct store_err *err)
-{
-	struct view_probe	*p = arg;
-	struct etcd_view	*v = p->v;
-
-	p->back = 1;
-	if (reply == NULL) {
-		TAILQ_REMOVE(&v->probes, p, entry);
-		view_reads_fail(&p->reads, err);
-		free(p);
-		view_progress(v);
-		return;
-	}
-	(void)etcd_header_rev(v->e, reply);
-	p->need = etcd_first_u64(reply, "mod_revision");
-	view_progress(v);
-}
-
-/* The loop turn is over: one probe for the reads it queued. */
-static void
-view_kick(evutil_socket_t fd, short what, void *arg)
-{
-	struct etcd_view	*v = arg;
-	struct view_probe	*p;
-	struct store_err	 err;
-	struct buf		 b;
-
-	if (TAILQ_EMPTY(&v->queued))
-		return;
-	p = xcalloc(1, sizeof *p);
-	p->v = v;
-	TAILQ_INIT(&p->reads);
-	TAILQ_CONCAT(&p->reads, &v->queued, entry);
-	TAILQ_INSERT_TAIL(&v->probes, p, entry);
-	buf_init(&b);
-	etcd_range_body(&b, v->e->sent64, NULL, 0, 0, 1);
-	if (etcd_http_call_async(&v->e->http, "/v3/kv/range", buf_cstr(&b),
-	    view_probe_back, p, &err) != 0)
-		view_probe_back(p, NULL, &err);
-	buf_free(&b);
-}
-
-static void
-view_queue(struct etcd_view *v, struct view_read *vr)
-{
-	TAILQ_INSERT_TAIL(&v->queued, vr, entry);
-	event_active(v->kick, EV_TIMEOUT, 0);
-}
-
-void
-etcd_view_get_lin(struct store_etcd *e, const char *key, size_t len,
-    store_read_done done, void *arg)
-{
-	struct view_read	*vr;
-
-	vr = xcalloc(1, sizeof *vr);
-	vr->key = xmemdup(key, len);
-	vr->key_len = len;
-	vr->done = done;
-	vr->arg = arg;
-	view_queue(e->view, vr);
-}
-
-void
-etcd_view_range_lin(struct store_etcd *e, const struct store_range *r,
-    store_read_done done, void *arg)
-{
-	struct view_read	*vr;
-
-	vr = xcalloc(1, sizeof *vr);
-	vr->is_range = 1;
-	vr->rg = *r;
-	vr->key = xmemdup(r->prefix, r->prefix_len);
-	vr->key_len = r->prefix_len;
-	vr->rg.prefix = vr->key;
-	if (r->after != NULL) {
-		vr->after = xmemdup(r->after, r->after_len);
-		vr->after_len = r->after_len;
-		vr->rg.after = vr->after;
-	}
-	vr->done = done;
-	vr->arg = arg;
-	view_queue(e->view, vr);
-}
-
 /* Events the stream read (revs above the view's): apply them. */
 void
 etcd_view_apply(struct store_etcd *e, const struct etcd_ev *ev)
@@ -461,7 +272,7 @@ etcd_view_moved(struct store_etcd *e, int lost)
 		view_off(v, "events were compacted before the stream read "
 		    "them");
 	v->rev = e->st->rev;
-	view_progress(v);
+	etcd_lin_progress(v);
 }
 
 /* Fill the view with the prefix at st->rev (blocking: at open). */
@@ -528,7 +339,7 @@ etcd_view_open(struct store_etcd *e, struct store_err *err)
 		snprintf(v->why_off, sizeof v->why_off, "--view-max-bytes 0");
 		return (0);
 	}
-	if ((v->kick = event_new(e->opts.base, -1, 0, view_kick, v)) == NULL)
+	if ((v->kick = event_new(e->opts.base, -1, 0, etcd_lin_kick, v)) == NULL)
 		fatalx("event_new");
 	v->on = 1;
 	return (view_fill(v, err));
@@ -538,18 +349,10 @@ void
 etcd_view_close(struct store_etcd *e)
 {
 	struct etcd_view	*v = e->view;
-	struct view_probe	*p;
-	struct store_err	 err;
 
 	if (v == NULL)
 		return;
-	store_err_set(&err, STORE_ERR_UNAVAILABLE, "the store is closing");
-	view_reads_fail(&v->queued, &err);
-	while ((p = TAILQ_FIRST(&v->probes)) != NULL) {
-		TAILQ_REMOVE(&v->probes, p, entry);
-		view_reads_fail(&p->reads, &err);
-		free(p);
-	}
+	etcd_lin_close(v);
 	if (v->kick != NULL)
 		event_free(v->kick);
 	view_clear(v);

@@ -560,6 +560,7 @@ const struct store_backend store_mem_backend = {
 	NULL,
 	&store_mem_local,
 	store_local_read_key_history,
+	NULL,
 	store_mem_read_leases,
 	store_mem_read_lease_keys,
 	store_mem_lease_put,

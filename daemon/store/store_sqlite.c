@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "store_local.h"
+#include "store_snap.h"
 #include "store_sqlite.h"
 #include "util.h"
 
@@ -278,7 +279,7 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	return (0);
 }
 
-static int
+int
 store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 {
 	int	 rc;
@@ -578,6 +579,7 @@ const struct store_backend store_sqlite_backend = {
 	NULL,
 	&store_sqlite_local,
 	store_local_read_key_history,
+	store_sqlite_snapshot,
 	store_sqlite_read_leases,
 	store_sqlite_read_lease_keys,
 	store_sqlite_lease_put,

@@ -68,6 +68,8 @@ void	store_sqlite_done(sqlite3_stmt *);
 int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 	    const char *, struct store_err *);
 int	store_sqlite_bind_blob(sqlite3_stmt *, int, const void *, size_t);
+/* Creates the tables a metad database has, if they are missing. */
+int	store_sqlite_schema(struct store_sqlite *, struct store_err *);
 /* A kv or history row (the same first five columns) into kv. */
 void	store_sqlite_row(sqlite3_stmt *, int, struct store_kv *);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # bats file_tags=store:sqlite
-# make install puts the binaries, every man page and the bash, zsh and fish
-# completions under DESTDIR; make uninstall takes each of them away again;
+# make install puts the binaries, every man page, the bash, zsh and fish
+# completions and the systemd units (system and user) under DESTDIR; make uninstall takes each of them away again;
 # a file missing from the tree, or one that cannot be copied, stops the
 # install.  Nothing here depends on the store: the file runs in the sqlite
 # pass only.
@@ -23,6 +23,10 @@ teardown() {
 # What make install DESTDIR=... PREFIX=/usr puts there.
 EXPECTED="usr/bin/metactl
 usr/bin/metad
+usr/lib/systemd/system/metad.service
+usr/lib/systemd/system/metad.socket
+usr/lib/systemd/user/metad.service
+usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/man/man1/metactl.1
@@ -43,11 +47,12 @@ installed() {
 	(cd "$DEST" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
 }
 
-# A copy of what make install reads: the Makefile, bin/, man/, completions/.
+# A copy of what make install reads: the Makefile, bin/, man/,
+# completions/, systemd/.
 copy_tree() {
 	mkdir -p "$TMP/src"
 	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
-	    "$TMP/src/"
+	    "$ROOT/systemd" "$TMP/src/"
 }
 
 @test "make install puts every file in place, make uninstall removes each" {
@@ -62,6 +67,14 @@ copy_tree() {
 	cmp "$ROOT/bin/metad" "$DEST/usr/bin/metad"
 	cmp "$ROOT/completions/_metactl" \
 	    "$DEST/usr/share/zsh/site-functions/_metactl"
+	cmp "$ROOT/systemd/metad.socket" \
+	    "$DEST/usr/lib/systemd/system/metad.socket"
+	[ "$(stat -c %a "$DEST/usr/lib/systemd/user/metad.service")" = 644 ]
+	# The services run the metad installed with them.
+	grep -q "^ExecStart=/usr/bin/metad " \
+	    "$DEST/usr/lib/systemd/system/metad.service"
+	grep -q "^ExecStart=/usr/bin/metad " \
+	    "$DEST/usr/lib/systemd/user/metad.service"
 
 	run inst_make "$ROOT" uninstall
 	assert_success
@@ -98,7 +111,9 @@ copy_tree() {
 	copy_tree
 	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
 	    completions/metactl.bash completions/_metactl \
-	    completions/metactl.fish; do
+	    completions/metactl.fish systemd/metad.service.in \
+	    systemd/metad.socket systemd/user/metad.service.in \
+	    systemd/user/metad.socket; do
 		mv "$TMP/src/$f" "$TMP/aside"
 		run inst_make "$TMP/src" install
 		assert_failure
