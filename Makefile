@@ -17,6 +17,9 @@ MANDIR		?= $(PREFIX)/share/man
 BASHCOMPDIR	?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR	?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR	?= $(PREFIX)/share/fish/vendor_completions.d
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 SYSTEMDUNITDIR	?= $(PREFIX)/lib/systemd/system
 SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 
@@ -64,7 +67,7 @@ RL_LIBS		 = $(eval RL_LIBS := $(call pkg_config,--libs \
 		   readline))$(RL_LIBS)
 
 # The user's CPPFLAGS, CFLAGS and LDFLAGS follow ours, so that they win.
-ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon \
+ALL_CPPFLAGS	 = -D_GNU_SOURCE -iquote common -iquote daemon -Iinclude \
 		   -iquote daemon/store $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS	 = -std=c11 -g $(OPT) $(WARN) $(SAN_FLAGS) $(CFLAGS)
 ALL_LDFLAGS	 = $(SAN_FLAGS) $(LDFLAGS)
@@ -81,6 +84,16 @@ DAEMON_OBJS	:= $(call obj,$(DAEMON_SRCS))
 DAEMON_LIB_OBJS	:= $(call obj,$(DAEMON_LIB_SRCS))
 CMD_OBJS	:= $(call obj,$(CMD_SRCS))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRCS))
+
+CLIENT_VERSION	 = 0.1.0
+CLIENT_SOMAJOR	 = 0
+CLIENT_SRCS	:= $(wildcard client/*.c) $(COMMON_SRCS)
+CLIENT_OBJS	:= $(patsubst %.c,build/lib/%.o,$(CLIENT_SRCS))
+CLIENT_SO	 = build/lib/libmetad-client.so.$(CLIENT_VERSION)
+CLIENT_SONAME	 = libmetad-client.so.$(CLIENT_SOMAJOR)
+CLIENT_A	 = build/lib/libmetad-client.a
+CJSON_LIBS	 = $(eval CJSON_LIBS := $(call pkg_config,--libs \
+		   libcjson))$(CJSON_LIBS)
 
 .PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man bench-etcd FORCE
 
@@ -107,10 +120,67 @@ bin/metad: $(DAEMON_OBJS) $(COMMON_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-bin/metactl: $(CMD_OBJS) $(COMMON_OBJS)
+bin/metactl: $(CMD_OBJS) $(COMMON_OBJS) $(CLIENT_A)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(RL_LIBS) -lm
+
+# libmetad-client (client/, include/metad/client.h): its objects and the
+# common/ ones it uses are built again position-independent with hidden
+# visibility; only the header's declarations are exported.  The static
+# archive is one relocatable object whose hidden symbols are made local, so
+# that a program linking it keeps its own xmalloc, proto_parse...
+build/lib/%.o: %.c build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (lib)")
+	$(Q)$(CC) $(OBJ_FLAGS) -iquote client -fPIC -fvisibility=hidden \
+	    -MMD -MP -c $< -o $@
+
+$(CLIENT_SO): $(CLIENT_OBJS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) \
+	    -Wl,--no-undefined -o $@ $^ $(CJSON_LIBS)
+	$(Q)ln -sf libmetad-client.so.$(CLIENT_VERSION) \
+	    build/lib/$(CLIENT_SONAME)
+	$(Q)ln -sf $(CLIENT_SONAME) build/lib/libmetad-client.so
+
+$(CLIENT_A): $(CLIENT_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)$(LD) -r -o build/lib/client-all.o $^
+	$(Q)objcopy --localize-hidden build/lib/client-all.o
+	$(Q)rm -f $@ && ar rcs $@ build/lib/client-all.o
+
+build/lib/metad-client.pc: client/metad-client.pc.in FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(CLIENT_VERSION)|' $< > $@.tmp && \
+	    mv $@.tmp $@
+
+.PHONY: lib
+lib: $(CLIENT_SO) $(CLIENT_A)
+all: lib
+
+# The library's tests (against a daemon tests/bats/client.bats starts) and
+# the example, linked with the shared library as a program using it would.
+CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch
+CLIENT_LINK	 = -Lbuild/lib -lmetad-client -Wl,-rpath,$(CURDIR)/build/lib
+EXAMPLES	 = build/examples/leader
+
+$(CLIENT_TESTS): build/tests/%: tests/client/%.c tests/client/client_fx.c \
+    tests/client/client_fx.h $(CLIENT_SO) build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    tests/client/client_fx.c $(CLIENT_LINK) -lcmocka
+
+$(EXAMPLES): build/examples/%: examples/%.c $(CLIENT_SO) build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(CLIENT_LINK)
+
+check check-etcd bats: $(CLIENT_TESTS) $(EXAMPLES)
 
 # Unit tests of the store (test_store*.c) link the daemon's objects and
 # their fixture (tests/unit/store_fx.c); the others only common/.
@@ -177,6 +247,10 @@ INST_MAN8	 = man/metad.8
 INST_BASHCOMP	 = completions/metactl.bash
 INST_ZSHCOMP	 = completions/_metactl
 INST_FISHCOMP	 = completions/metactl.fish
+INST_MAN3	 = man/metad_client.3
+INST_HEADER	 = include/metad/client.h
+INST_LIBS	 = $(CLIENT_SO) $(CLIENT_A)
+INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # systemd units: the system pair and the user pair; the services' ExecStart
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
@@ -189,19 +263,26 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
 		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
 		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish \
+		   $(call inst_in,$(MANDIR)/man3,$(INST_MAN3)) \
+		   $(DESTDIR)$(INCLUDEDIR)/metad/client.h \
+		   $(call inst_in,$(LIBDIR),$(INST_LIBS) $(INST_LIBLINKS)) \
+		   $(DESTDIR)$(PKGCONFIGDIR)/metad-client.pc \
 		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
 		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.socket \
 		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service \
 		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.socket
 unit_sed	 = sed 's|@BINDIR@|$(BINDIR)|g'
 
-install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
-    $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_UNITS) $(INST_USERUNITS)
+install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
+    $(INST_BASHCOMP) $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_HEADER) \
+    build/lib/metad-client.pc $(INST_UNITS) $(INST_USERUNITS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man3 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
-	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
-	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)
+	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(INCLUDEDIR)/metad \
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -210,6 +291,13 @@ install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
 	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
 	install -m 0644 $(INST_FISHCOMP) \
 	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	install -m 0644 $(INST_MAN3) $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 $(INST_HEADER) $(DESTDIR)$(INCLUDEDIR)/metad
+	install -m 0755 $(CLIENT_SO) $(DESTDIR)$(LIBDIR)
+	install -m 0644 $(CLIENT_A) $(DESTDIR)$(LIBDIR)
+	ln -sf $(notdir $(CLIENT_SO)) $(DESTDIR)$(LIBDIR)/$(CLIENT_SONAME)
+	ln -sf $(CLIENT_SONAME) $(DESTDIR)$(LIBDIR)/libmetad-client.so
+	install -m 0644 build/lib/metad-client.pc $(DESTDIR)$(PKGCONFIGDIR)
 	$(unit_sed) systemd/metad.service.in > \
 	    $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service
 	install -m 0644 systemd/metad.socket $(DESTDIR)$(SYSTEMDUNITDIR)
@@ -222,6 +310,7 @@ install: all $(INST_MAN1) $(INST_MAN7) $(INST_MAN8) $(INST_BASHCOMP) \
 
 uninstall:
 	rm -f $(INSTALLED)
+	rmdir $(DESTDIR)$(INCLUDEDIR)/metad 2>/dev/null || true
 
 clean:
 	rm -rf build bin
@@ -274,11 +363,12 @@ LINCHECK	 = build/tests/lincheck
 
 LINCHECK_SRCS	 = tests/lin/lincheck.c tests/lin/linsearch.c
 
-$(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h build/flags
+$(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h $(CLIENT_A) build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) -iquote tests/lin $(ALL_CFLAGS) \
-	    $(ALL_LDFLAGS) -pthread -o $@ $(LINCHECK_SRCS) $(PKG_LIBS) -lm
+	    $(ALL_LDFLAGS) -pthread -o $@ $(LINCHECK_SRCS) $(CLIENT_A) \
+	    $(PKG_LIBS) -lm
 
 check check-etcd bats: $(LINCHECK)
 
@@ -312,7 +402,7 @@ BENCH_BINS	:= bin/metabench build/bench/sqlite_baseline \
 
 all: bin/metabench
 
-bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS)
+bin/metabench: $(BENCH_OBJS) $(COMMON_OBJS) $(CLIENT_A)
 	@mkdir -p bin
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
@@ -356,8 +446,9 @@ CPPCHECK_INCS	 = $(firstword $(wildcard /usr/include/sys/queue.h \
 		   /usr/local/include/cjson/cJSON.h))
 CPPCHECK_FLAGS	 = --enable=warning,performance,portability --std=c11 \
 		   --error-exitcode=1 --inline-suppr --quiet -D_GNU_SOURCE \
-		   -I common -I daemon -I daemon/store $(addprefix --include=,$(CPPCHECK_INCS))
+		   -I common -I daemon -I daemon/store -I include -I client \
+		   $(addprefix --include=,$(CPPCHECK_INCS))
 
 .PHONY: lint
 lint:
-	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) daemon common cmd tests/fuzz
+	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) daemon common cmd client tests/fuzz

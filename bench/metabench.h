@@ -10,7 +10,7 @@
  * Ownership: a struct bench owns its threads, which own their connections;
  * run_clients() and run_watch() close and free them before returning.
  * Lines returned by bconn_line() point into the connection's input buffer
- * and live until the next bconn_fill().
+ * (the library handle's) and live until the next bconn_fill().
  */
 #ifndef METABENCH_H
 #define METABENCH_H
@@ -21,6 +21,8 @@
 #include <pthread.h>
 
 #include "util.h"
+
+struct md_client;
 
 #define BENCH_CLIENTS_MAX	4096
 #define BENCH_THREADS_MAX	64
@@ -99,20 +101,18 @@ struct inflight {
 	uint16_t	 tries;
 };
 
+/* A connection: a libmetad-client handle used without blocking. */
 struct bconn {
-	int		 fd;
+	struct md_client *md;
+	int		 fd;		/* md_fd(md), for epoll */
 	unsigned	 index;		/* client number, 0.. */
-	struct buf	 in;
-	size_t		 in_off;
-	struct buf	 out;
-	size_t		 out_off;
+	struct buf	 out;		/* requests built, not yet queued */
 	int		 want_out;	/* EPOLLOUT registered */
 	struct inflight	*q;
 	unsigned	 qhead;
 	unsigned	 qlen;
 	unsigned	 qcap;
 	uint64_t	 rng;
-	int		 eof;
 };
 
 int		 bconn_open(struct bconn *, const char *, unsigned, unsigned,

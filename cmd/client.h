@@ -1,15 +1,13 @@
 /*
- * metactl's connection to metad: a blocking Unix stream socket used with
- * poll() so that connecting and every response are bounded by a timeout.
- * One request line out, one response line in (SPEC 4).
+ * metactl's connection to metad: a thin layer over libmetad-client
+ * (<metad/client.h>) that keeps metactl's calling convention: errors return
+ * -1 with a cause the caller frees, and c->fail telling what kind of
+ * failure it was (the caller maps it to an exit status).
  *
- * Errors return -1 with a cause the caller frees, and c->fail telling what
- * kind of failure it was (the caller maps it to an exit status).
- *
- * Memory: struct client owns its socket and input buffer; client_close()
- * releases both.  A line returned by client_read_line() points into the
- * input buffer and is valid until the next read.  A response returned by
- * client_request() belongs to the caller (cJSON_Delete()).
+ * Memory: struct client owns its library handle; client_close() releases
+ * it.  A line returned by client_read_line() points into the handle and is
+ * valid until the next read.  A response returned by client_request()
+ * belongs to the caller (cJSON_Delete()).
  */
 #ifndef METACTL_CLIENT_H
 #define METACTL_CLIENT_H
@@ -25,10 +23,12 @@
 
 /*
  * Longest response line accepted: room for a value of 64 MiB in base64 plus
- * its metadata.  metad's own default limits are far below it.
+ * its metadata (the library's limit too).  metad's own default limits are
+ * far below it.
  */
 #define CLIENT_LINE_MAX_BYTES	REQUEST_MAX_BYTES_FOR(64 * 1024 * 1024)
-#define CLIENT_READ_CHUNK	65536
+
+struct md_client;
 
 enum client_fail {
 	CLIENT_FAIL_NONE = 0,
@@ -38,13 +38,15 @@ enum client_fail {
 };
 
 struct client {
-	int		 fd;		/* -1 when not connected */
+	struct md_client *md;		/* NULL when not connected */
+	/*
+	 * The handle's socket (md_fd()), -1 when there is none, kept current
+	 * after every call: for closing it in a child after fork().
+	 */
+	int		 fd;
 	char		*path;
 	uint64_t	 timeout_ms;	/* 0: no limit */
 	enum client_fail fail;
-
-	struct buf	 in;		/* bytes received */
-	size_t		 in_off;	/* of which consumed */
 
 	/*
 	 * Set by an interruptible command (intr.c), else NULL: waiting on
@@ -64,7 +66,7 @@ void	 client_close(struct client *);
  */
 int	 client_stale(struct client *);
 
-/* Appends '\n' to the request and sends it. */
+/* Sends the request (a '\n' is added on the wire). */
 int	 client_send(struct client *, struct buf *, int64_t deadline,
 	     char **);
 /* The next line, without its '\n'. */

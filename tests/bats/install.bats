@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # bats file_tags=store:sqlite
-# make install puts the binaries, every man page, the bash, zsh and fish
-# completions and the systemd units (system and user) under DESTDIR; make uninstall takes each of them away again;
+# make install puts the binaries, libmetad-client (shared, static, header,
+# pkg-config file), every man page, the bash, zsh and fish completions and
+# the systemd units (system and user) under DESTDIR; make uninstall takes
+# each of them away again;
 # a file missing from the tree, or one that cannot be copied, stops the
 # install.  Nothing here depends on the store: the file runs in the sqlite
 # pass only.
@@ -23,6 +25,12 @@ teardown() {
 # What make install DESTDIR=... PREFIX=/usr puts there.
 EXPECTED="usr/bin/metactl
 usr/bin/metad
+usr/include/metad/client.h
+usr/lib/libmetad-client.a
+usr/lib/libmetad-client.so
+usr/lib/libmetad-client.so.0
+usr/lib/libmetad-client.so.0.1.0
+usr/lib/pkgconfig/metad-client.pc
 usr/lib/systemd/system/metad.service
 usr/lib/systemd/system/metad.socket
 usr/lib/systemd/user/metad.service
@@ -30,6 +38,7 @@ usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/man/man1/metactl.1
+usr/share/man/man3/metad_client.3
 usr/share/man/man7/metad-protocol.7
 usr/share/man/man8/metad.8
 usr/share/zsh/site-functions/_metactl"
@@ -48,11 +57,14 @@ installed() {
 }
 
 # A copy of what make install reads: the Makefile, bin/, man/,
-# completions/, systemd/.
+# completions/, systemd/, the library's header, pkg-config template and
+# build.
 copy_tree() {
-	mkdir -p "$TMP/src"
+	mkdir -p "$TMP/src/client" "$TMP/src/build/lib"
 	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
-	    "$ROOT/systemd" "$TMP/src/"
+	    "$ROOT/include" "$ROOT/systemd" "$TMP/src/"
+	cp "$ROOT/client/metad-client.pc.in" "$TMP/src/client/"
+	cp -P "$ROOT"/build/lib/libmetad-client.* "$TMP/src/build/lib/"
 }
 
 @test "make install puts every file in place, make uninstall removes each" {
@@ -67,6 +79,14 @@ copy_tree() {
 	cmp "$ROOT/bin/metad" "$DEST/usr/bin/metad"
 	cmp "$ROOT/completions/_metactl" \
 	    "$DEST/usr/share/zsh/site-functions/_metactl"
+	cmp "$ROOT/build/lib/libmetad-client.so.0.1.0" \
+	    "$DEST/usr/lib/libmetad-client.so.0.1.0"
+	[ "$(readlink "$DEST/usr/lib/libmetad-client.so.0")" = \
+	    libmetad-client.so.0.1.0 ]
+	[ "$(readlink "$DEST/usr/lib/libmetad-client.so")" = \
+	    libmetad-client.so.0 ]
+	grep -qx "prefix=/usr" "$DEST/usr/lib/pkgconfig/metad-client.pc"
+	[ "$(stat -c %a "$DEST/usr/include/metad/client.h")" = 644 ]
 	cmp "$ROOT/systemd/metad.socket" \
 	    "$DEST/usr/lib/systemd/system/metad.socket"
 	[ "$(stat -c %a "$DEST/usr/lib/systemd/user/metad.service")" = 644 ]
@@ -110,6 +130,7 @@ copy_tree() {
 	local f
 	copy_tree
 	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
+	    man/metad_client.3 include/metad/client.h \
 	    completions/metactl.bash completions/_metactl \
 	    completions/metactl.fish systemd/metad.service.in \
 	    systemd/metad.socket systemd/user/metad.service.in \

@@ -17,10 +17,6 @@
  * Memory: each client thread owns its connection and its records; the main
  * thread reads them only after joining the threads.
  */
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -32,21 +28,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cJSON.h>
+#include <metad/client.h>
 
 #include "linsearch.h"
 
 #define LIN_CLIENTS_MAX		16
 #define LIN_KEYS_MAX		8
 #define LIN_OPS_MAX		5000	/* per client */
-#define LIN_LINE_MAX		4096
-#define LIN_IO_TIMEOUT_S	5
+#define LIN_IO_TIMEOUT_MS	5000
 
 
 struct lin_client {
 	pthread_t	 thread;
 	int		 id;
-	int		 fd;
+	struct md_client *md;
 	unsigned	 seed;
 	int		 nops;
 	struct lin_op	*ops;
@@ -54,8 +49,6 @@ struct lin_client {
 	int		 failed;
 	char		 err[512];
 	uint64_t	 seen_ver[LIN_KEYS_MAX];
-	char		 buf[LIN_LINE_MAX];
-	size_t		 buf_len;
 };
 
 struct lin_run {
@@ -96,62 +89,10 @@ lincheck_fail(struct lin_client *cl, const char *fmt, ...)
 static int
 lincheck_connect(struct lin_client *cl)
 {
-	struct sockaddr_un	 sun;
-	struct timeval		 tv = { LIN_IO_TIMEOUT_S, 0 };
-
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (strlen(run.socket) >= sizeof sun.sun_path)
-		return (lincheck_fail(cl, "socket path too long"));
-	strcpy(sun.sun_path, run.socket);
-	if ((cl->fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
-		return (lincheck_fail(cl, "socket: %s", strerror(errno)));
-	setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(cl->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (connect(cl->fd, (struct sockaddr *)&sun, sizeof sun) == -1)
-		return (lincheck_fail(cl, "connect %s: %s", run.socket,
-		    strerror(errno)));
+	cl->md = md_new();
+	if (md_connect(cl->md, run.socket, LIN_IO_TIMEOUT_MS) != 0)
+		return (lincheck_fail(cl, "%s", md_errmsg(cl->md)));
 	return (0);
-}
-
-/* Sends one request line and reads the one response line into cl->buf. */
-static int
-lincheck_roundtrip(struct lin_client *cl, const char *req, size_t len)
-{
-	ssize_t	 n;
-	size_t	 off = 0;
-	char	*nl;
-
-	while (off < len) {
-		if ((n = write(cl->fd, req + off, len - off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (lincheck_fail(cl, "write: %s",
-			    strerror(errno)));
-		}
-		off += (size_t)n;
-	}
-	cl->buf_len = 0;
-	for (;;) {
-		if (cl->buf_len == sizeof cl->buf - 1)
-			return (lincheck_fail(cl, "response line too long"));
-		n = read(cl->fd, cl->buf + cl->buf_len,
-		    sizeof cl->buf - 1 - cl->buf_len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return (lincheck_fail(cl, "read: %s", n == 0 ?
-			    "connection closed" : strerror(errno)));
-		cl->buf_len += (size_t)n;
-		cl->buf[cl->buf_len] = '\0';
-		if ((nl = strchr(cl->buf, '\n')) != NULL) {
-			if (nl[1] != '\0')
-				return (lincheck_fail(cl, "more than one "
-				    "response line: %s", cl->buf));
-			*nl = '\0';
-			return (0);
-		}
-	}
 }
 
 static uint32_t
@@ -164,103 +105,80 @@ lincheck_value_id(const char *s)
 	return (c * LIN_VALUE_BASE + i + 1);
 }
 
+/* Picks a random operation for client cl and does it; -1 on a failure. */
 static int
-lincheck_u64(const cJSON *obj, const char *name, uint64_t *out)
+lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
 {
-	const cJSON	*f;
-
-	f = cJSON_GetObjectItemCaseSensitive(obj, name);
-	if (!cJSON_IsNumber(f) || f->valuedouble < 0)
-		return (-1);
-	*out = (uint64_t)f->valuedouble;
-	return (0);
-}
-
-/* Fills op's result from a parsed response; -1 if it makes no sense. */
-static int
-lincheck_result(struct lin_op *op, const cJSON *resp)
-{
-	const cJSON	*ok, *kv, *err, *code, *cur, *del, *val;
-
-	ok = cJSON_GetObjectItemCaseSensitive(resp, "ok");
-	if (!cJSON_IsBool(ok))
-		return (-1);
-	if (cJSON_IsFalse(ok)) {
-		err = cJSON_GetObjectItemCaseSensitive(resp, "error");
-		code = cJSON_GetObjectItemCaseSensitive(err, "code");
-		if (op->kind != LIN_CAS || !cJSON_IsString(code) ||
-		    strcmp(code->valuestring, "failed_precondition") != 0)
-			return (-1);
-		op->ok = 0;
-		cur = cJSON_GetObjectItemCaseSensitive(err, "current");
-		if (cJSON_IsNull(cur)) {
-			op->res_ver = 0;
-			return (0);
-		}
-		return (lincheck_u64(cur, "version", &op->res_ver));
-	}
-	switch (op->kind) {
-	case LIN_GET:
-		kv = cJSON_GetObjectItemCaseSensitive(resp, "kv");
-		if (cJSON_IsNull(kv)) {
-			op->ok = 0;
-			return (0);
-		}
-		op->ok = 1;
-		val = cJSON_GetObjectItemCaseSensitive(kv, "value");
-		op->res_val = lincheck_value_id(cJSON_GetStringValue(val));
-		return (lincheck_u64(kv, "version", &op->res_ver));
-	case LIN_PUT:
-	case LIN_CAS:
-		op->ok = 1;
-		kv = cJSON_GetObjectItemCaseSensitive(resp, "kv");
-		if (lincheck_u64(kv, "version", &op->res_ver) != 0)
-			return (-1);
-		return (lincheck_u64(resp, "prev_version", &op->prev_ver));
-	case LIN_DEL:
-		del = cJSON_GetObjectItemCaseSensitive(resp, "deleted");
-		if (!cJSON_IsBool(del))
-			return (-1);
-		op->ok = cJSON_IsTrue(del);
-		return (0);
-	}
-	return (-1);
-}
-
-/* Picks a random operation for client cl; its request goes into req. */
-static void
-lincheck_pick(struct lin_client *cl, int i, struct lin_op *op, char *req,
-    size_t size)
-{
-	const char	*key;
-	int		 r = rand_r(&cl->seed) % 100;
+	struct md_write_opts	 wo;
+	struct md_put_result	 pr;
+	struct md_kv		*kv;
+	const char		*key;
+	char			 val[32];
+	int			 r = rand_r(&cl->seed) % 100, rc, deleted;
 
 	memset(op, 0, sizeof *op);
+	memset(&wo, 0, sizeof wo);
 	op->client = cl->id;
 	op->key = rand_r(&cl->seed) % run.nkeys;
 	key = run.keys[op->key];
 	op->arg_val = (uint32_t)cl->id * LIN_VALUE_BASE + (uint32_t)i + 1;
-	if (r < 35) {
+	snprintf(val, sizeof val, "c%d.%d", cl->id, i);
+	if (r < 35)
 		op->kind = LIN_GET;
-		snprintf(req, size, "{\"op\":\"get\",\"key\":\"%s\"}\n", key);
-	} else if (r < 60) {
+	else if (r < 60)
 		op->kind = LIN_PUT;
-		snprintf(req, size, "{\"op\":\"put\",\"key\":\"%s\","
-		    "\"value\":\"c%d.%d\"}\n", key, cl->id, i);
-	} else if (r < 85) {
+	else if (r < 85) {
 		/* Mostly the version last seen: a real compare-and-set. */
 		op->kind = LIN_CAS;
 		op->arg_ver = cl->seen_ver[op->key];
 		if (rand_r(&cl->seed) % 4 == 0)
 			op->arg_ver = (uint64_t)(rand_r(&cl->seed) % 3);
-		snprintf(req, size, "{\"op\":\"put\",\"key\":\"%s\","
-		    "\"value\":\"c%d.%d\",\"if_version\":%" PRIu64 "}\n", key,
-		    cl->id, i, op->arg_ver);
-	} else {
+		wo.pre = MD_PRE_VERSION;
+		wo.pre_arg = op->arg_ver;
+	} else
 		op->kind = LIN_DEL;
-		snprintf(req, size, "{\"op\":\"delete\",\"key\":\"%s\"}\n",
-		    key);
+	op->call = lincheck_now() - run.t0;
+	switch (op->kind) {
+	case LIN_GET:
+		rc = md_get(cl->md, key, NULL, &kv, NULL);
+		op->ret = lincheck_now() - run.t0;
+		if (rc != 0)
+			break;
+		op->ok = kv != NULL;
+		if (kv != NULL) {
+			op->res_val = lincheck_value_id(kv->value);
+			op->res_ver = kv->version;
+		}
+		md_kv_free(kv);
+		return (0);
+	case LIN_PUT:
+	case LIN_CAS:
+		rc = md_put(cl->md, key, val, strlen(val), &wo, &pr);
+		op->ret = lincheck_now() - run.t0;
+		if (rc == 0) {
+			op->ok = 1;
+			op->res_ver = pr.version;
+			op->prev_ver = pr.prev_version;
+			return (0);
+		}
+		if (op->kind == LIN_CAS && md_errcode(cl->md) ==
+		    MD_E_FAILED_PRECONDITION) {
+			op->ok = 0;
+			if (!md_err_current(cl->md, &op->res_ver, NULL))
+				op->res_ver = 0;
+			return (0);
+		}
+		break;
+	case LIN_DEL:
+		rc = md_delete(cl->md, key, NULL, &deleted, NULL);
+		op->ret = lincheck_now() - run.t0;
+		if (rc != 0)
+			break;
+		op->ok = deleted;
+		return (0);
 	}
+	return (lincheck_fail(cl, "op %d on %s: %s: %s", op->kind, key,
+	    md_errname(md_errcode(cl->md)), md_errmsg(cl->md)));
 }
 
 static void *
@@ -268,34 +186,24 @@ lincheck_client_main(void *arg)
 {
 	struct lin_client	*cl = arg;
 	struct lin_op		*op;
-	cJSON			*resp;
-	char			 req[512];
 	int			 i, connected;
 
 	connected = lincheck_connect(cl) == 0;
 	pthread_barrier_wait(&run.start);
-	if (!connected)
+	if (!connected) {
+		md_free(cl->md);
 		return (NULL);
+	}
 	for (i = 0; i < cl->nops && lincheck_now() < run.deadline; i++) {
 		op = &cl->ops[i];
-		lincheck_pick(cl, i, op, req, sizeof req);
-		op->call = lincheck_now() - run.t0;
-		if (lincheck_roundtrip(cl, req, strlen(req)) != 0)
+		if (lincheck_do(cl, i, op) != 0)
 			break;
-		op->ret = lincheck_now() - run.t0;
-		resp = cJSON_ParseWithOpts(cl->buf, NULL, 1);
-		if (resp == NULL || lincheck_result(op, resp) != 0) {
-			lincheck_fail(cl, "unexpected answer to %.*s: %s",
-			    (int)strlen(req) - 1, req, cl->buf);
-			cJSON_Delete(resp);
-			break;
-		}
-		cJSON_Delete(resp);
 		/* What this client believes the key's version is now. */
 		cl->seen_ver[op->key] = op->kind == LIN_DEL ? 0 : op->res_ver;
 		cl->done++;
 	}
-	close(cl->fd);
+	md_free(cl->md);
+	cl->md = NULL;
 	return (NULL);
 }
 
