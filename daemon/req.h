@@ -88,6 +88,8 @@ TAILQ_HEAD(req_queue, req);
  * the commit needs no savepoint around it.
  */
 #define OP_ONE_WRITE	0x4
+/* A lease op: unknown_op on a backend without leases (store_has_leases). */
+#define OP_LEASE	0x8
 
 struct op {
 	const char	*name;
