@@ -142,10 +142,12 @@ fill() {
 }
 
 @test "every op answers bad_request naming a field it does not know" {
-	local op
+	local op leases=""
+	# The lease ops are unknown_op on etcd until it has leases.
+	store_is etcd ||
+	    leases="lease_grant lease_keepalive lease_revoke lease_info lease_list"
 	for op in hello ping status get list history watch unwatch wait \
-	    compact put delete txn epoch_get epoch_bump lease_grant \
-	    lease_keepalive lease_revoke lease_info lease_list; do
+	    compact put delete txn epoch_get epoch_bump $leases; do
 		run req "{\"op\":\"$op\",\"id\":7,\"frobnicate\":1}"
 		assert_output "{\"id\":7,\"ok\":false,\"error\":{\"code\":\"bad_request\",\"message\":\"unknown field \\\"frobnicate\\\" for op \\\"$op\\\"\"}}"
 	done
