@@ -428,6 +428,11 @@ bench-etcd: all
 bench-leases: all
 	$(Q)./scripts/bench-leases.py bin
 
+# Durable puts on sqlite against Redis (appendfsync always) in one run.
+.PHONY: bench-redis
+bench-redis: all
+	$(Q)./scripts/bench-redis.sh
+
 # --- Valgrind: the unit tests, and protocol/watch/txn_epoch.bats with metad
 # under memcheck (tests/valgrind); any error or definite/indirect leak fails.
 .PHONY: valgrind

@@ -3,8 +3,10 @@
  * batches of at most the store's batch_max: each batch is opened with the
  * keys its requests read, its requests are applied at consecutive revisions
  * (a failed one undone alone), and it is committed; a batch that lost a
- * race with another writer runs again.  One batch is out at a time, so
- * writes land in the order they came.  A write is answered once the store
+ * race with another writer runs again.  Up to the store's batches_out
+ * batches are out at once (local stores: one).  Writes of one connection
+ * land in the order sent (one of them out at a time when batches go out
+ * together), and a write waits while a batch out names one of its keys.  A write is answered once the store
  * is durable and its events have been delivered to watches and waits
  * (commit_unpark), so a watcher has a write's event before its writer has
  * the answer.  If a commit fails, every write of the batch is answered
@@ -27,6 +29,8 @@ void		 commit_free(struct commit *);
 void		 commit_enqueue(struct commit *, struct req *);
 /* Requests queued, out, or waiting for their events. */
 unsigned	 commit_queued(struct commit *);
+/* Batches out at the store (not landed yet). */
+unsigned	 commit_out(struct commit *);
 /* The events up to rev were delivered: answer who waited for them. */
 void		 commit_unpark(struct commit *, uint64_t rev);
 

@@ -61,6 +61,8 @@ struct conn {
 	int			 closing;	 /* close once flushed */
 	int			 dead;
 	unsigned		 refs;		 /* requests alive */
+	unsigned		 writes_out;	 /* in commit batches out */
+	unsigned		 commit_gen;	 /* passed over in that scan */
 	TAILQ_HEAD(, watch)	 watches;
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;

@@ -25,8 +25,13 @@
 #include "wait.h"
 #include "watch.h"
 
-/* How long SIGTERM waits for queued work and unsent answers. */
+/*
+ * How long SIGTERM waits for queued work and unsent answers; and, while a
+ * commit is out at a remote store (whose answer may be lost: finding out
+ * whether it landed takes up to about 12 s), at most this long for it.
+ */
 #define METAD_DRAIN_MS		2000
+#define METAD_DRAIN_OUT_MS	15000
 #define METAD_DRAIN_TICK_MS	10
 
 static struct event	*drain_ev;
@@ -37,11 +42,13 @@ metad_drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct metad	*md = arg;
 	struct timeval	 tv = { 0, METAD_DRAIN_TICK_MS * 1000 };
+	int		 ms = ++drain_ticks * METAD_DRAIN_TICK_MS;
 
 	if ((server_pending_output(md->server) == 0 &&
 	    commit_queued(md->commit) == 0 &&
 	    server_pending_requests(md->server) == 0) ||
-	    ++drain_ticks * METAD_DRAIN_TICK_MS >= METAD_DRAIN_MS) {
+	    (ms >= METAD_DRAIN_MS && commit_out(md->commit) == 0) ||
+	    ms >= METAD_DRAIN_OUT_MS) {
 		event_base_loopexit(md->base, NULL);
 		return;
 	}

@@ -170,10 +170,16 @@ write_check(struct req *r, struct key_meta *m, struct store_err *se)
 	return (1);
 }
 
+/*
+ * A put with no precondition and no fence writes whatever the key holds:
+ * it reads the key only to report it (blind, store.h).
+ */
 void
 ops_write_keys(struct req *r, struct store_keys *ks)
 {
-	store_keys_add(ks, r->wa.key, r->wa.key_len);
+	store_keys_add_as(ks, r->wa.key, r->wa.key_len,
+	    r->op->apply == ops_put_apply && r->wa.pc.kind == PRECOND_NONE &&
+	    !r->wa.fence.set);
 	if (r->wa.fence.set)
 		store_keys_add(ks, r->wa.fence.key, r->wa.fence.key_len);
 }

@@ -68,6 +68,7 @@ struct req {
 	struct buf		 resp;
 	/* A write: the revision it landed at, or 0 if it wrote nothing. */
 	uint64_t		 wrote_rev;
+	uint64_t		 parked_ms;	/* waits for its events since */
 	int			 done;		/* resp is the answer */
 	/*
 	 * A request the daemon made itself (conn NULL: a lease's revoke):

@@ -11,7 +11,8 @@
 # past revision against a plain get.
 #
 # Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3),
-# BENCH_PART (all, or reads: only the reads).
+# BENCH_PART (all; reads: only the reads; writes: only the puts against
+# etcd direct and against etcd's own txn of metad's shape).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,6 +101,7 @@ under_load() {
 	    "$a" "$b" "$(echo "$b / $a" | bc -l)"
 }
 
+if [ "$PART" != reads ]; then
 if [ "$PART" = all ]; then
 echo "| workload (median of $RUNS x ${DUR} s) | sqlite | etcd | etcd / sqlite |"
 echo "| --- | --- | --- | --- |"
@@ -109,17 +111,19 @@ bench get1 "get ops/s, 1 client" .ops_per_s get --clients 1 --keys 1000
 bench get8 "get ops/s, 8 clients" .ops_per_s get --clients 8 --keys 1000
 bench lat1 "get p50 us, 1 client" .latency_us.p50 get --clients 1 --keys 1000
 under_load
+fi
 
-# direct ID LABEL OP CLIENTS: metad on etcd (metabench) against etcd driven
-# directly (wrk), interleaved; ops/s.
+# direct ID LABEL OP CLIENTS [WRK_OP]: metad on etcd (metabench) against
+# etcd driven directly (wrk, doing WRK_OP: OP by default), interleaved;
+# ops/s.
 direct() {
-	local name=$1 label=$2 op=$3 n=$4 r t a b
+	local name=$1 label=$2 op=$3 n=$4 wop=${5:-$3} r t a b
 	t=$((n < 2 ? 1 : 2))
 	for r in $(seq 1 "$RUNS"); do
 		"$MB" -s "$TMP/etcd.sock" "$op" --clients "$n" --keys 1000 \
 		    --duration "$DUR" -o json | jq -r .ops_per_s \
 		    >>"$TMP/$name.metad"
-		OP=$op KEYS=1000 wrk -t "$t" -c "$n" -d "${DUR}s" \
+		OP=$wop KEYS=1000 wrk -t "$t" -c "$n" -d "${DUR}s" \
 		    -s "$ROOT/bench/etcd_direct.lua" "$E" |
 		    awk '/^Requests\/sec:/ { print $2 }' >>"$TMP/$name.direct"
 	done
@@ -134,17 +138,27 @@ fi
 # Keys for the gets on both sides.
 OP=put KEYS=1000 wrk -t 1 -c 4 -d 1s -s "$ROOT/bench/etcd_direct.lua" "$E" \
     >/dev/null
-if [ "$PART" = all ]; then
+if [ "$PART" != reads ]; then
 echo
 echo "| workload (median of $RUNS x ${DUR} s) | etcd direct | metad on etcd | metad / direct |"
 echo "| --- | --- | --- | --- |"
 direct dput1 "put ops/s, 1 client" put 1
 direct dput16 "put ops/s, 16 clients" put 16
 direct dput64 "put ops/s, 64 clients" put 64
-direct dget1 "get ops/s, 1 client (linearizable)" get 1
-direct dget16 "get ops/s, 16 clients (linearizable)" get 16
-direct dget64 "get ops/s, 64 clients (linearizable)" get 64
+if [ "$PART" = all ]; then
+	direct dget1 "get ops/s, 1 client (linearizable)" get 1
+	direct dget16 "get ops/s, 16 clients (linearizable)" get 16
+	direct dget64 "get ops/s, 64 clients (linearizable)" get 64
 fi
+# The same puts against what an exactly-once write costs etcd itself: a txn
+# of metad's shape (a compare, a slot put, the put with prev_kv).
+echo
+echo "| workload (median of $RUNS x ${DUR} s) | etcd direct, txn of metad's shape | metad on etcd | metad / direct txn |"
+echo "| --- | --- | --- | --- |"
+direct tput16 "put ops/s, 16 clients" put 16 txn
+direct tput64 "put ops/s, 64 clients" put 64 txn
+fi
+[ "$PART" != writes ] || exit 0
 
 # read ID LABEL CLIENTS METAD-OPTION SERIAL: gets through metad's view
 # (metabench, with --serializable or not) against etcd driven directly

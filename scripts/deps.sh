@@ -12,13 +12,14 @@ set -eu
 # tmux (repl.bats), bash-completion, zsh and fish (the completions in
 # docs.bats), systemd (systemd-socket-activate and systemd-analyze verify
 # in systemd.bats, no running systemd needed) and man-db (verify opens the
-# units' Documentation= man pages).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
+# units' Documentation= man pages),
+# redis-server and redis-tools (make bench-redis).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
 etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish
-wrk bc systemd man-db"
+wrk bc systemd man-db redis-server redis-tools"
 
 # The commands the tests look for; missing after the install, a warning.
 CMDS="bats socat jq sqlite3 curl mandoc ps ss etcd etcdctl prlimit setpriv

@@ -19,8 +19,9 @@ free_port() {
 }
 
 # Start etcd on loopback ports with a data directory under $1, allowing
-# txns of 256 operations (metad writes one more than a request's writes:
-# a txn of 128 puts is 129; metad(8) says so).
+# txns of 256 operations (metad's txn puts one more key than a request
+# writes, its slot, and compares one more than the keys it read: a txn of
+# 128 puts is 129; metad(8) says so).
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
 	local dir="$1" i c p fresh

@@ -222,8 +222,9 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		code = STORE_ERR_COMPACTED;
 	else if (strstr(msg, "too many operations in txn") != NULL)
 		return (store_err_set(err, code, "etcd refused a txn of more "
-		    "operations than its --max-txn-ops (metad writes one more "
-		    "than the request's writes; see metad(8))"));
+		    "operations than its --max-txn-ops (metad's txn puts one "
+		    "more key than the request writes, and compares one more "
+		    "than the keys it read; see metad(8))"));
 	else if (status >= 500 || strstr(msg, "\"code\":14") != NULL)
 		code = STORE_ERR_UNAVAILABLE;
 	return (store_err_set(err, code, "etcd %s: HTTP %d %.160s", path,
@@ -356,6 +357,7 @@ struct etcd_acall {
 	LIST_ENTRY(etcd_acall)	 entry;		/* h->acalls */
 	char			*path, *body;
 	unsigned		 ep, tries;
+	int			 conn;		/* of aconn[ep], or -1 */
 	int			 pinned;	/* to ep only, no failover */
 	int			 once;		/* never sent again */
 	int			 copy;		/* of a write: cconn */
@@ -368,10 +370,20 @@ struct etcd_acall {
 	struct store_err	 err;
 };
 
+/* The call's connection is free again. */
+static void
+etcd_acall_unbusy(struct etcd_acall *a)
+{
+	if (a->conn >= 0)
+		a->h->abusy[a->ep][a->conn]--;
+	a->conn = -1;
+}
+
 static void
 etcd_acall_free(struct etcd_acall *a)
 {
 	LIST_REMOVE(a, entry);
+	etcd_acall_unbusy(a);
 	if (a->fire != NULL)
 		event_free(a->fire);
 	if (a->pause != NULL)
@@ -412,6 +424,7 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 	struct buf		 b;
 	int			 status;
 
+	etcd_acall_unbusy(a);
 	buf_init(&b);
 	if ((status = etcd_http_take(req, &b)) == 0) {
 		h->ep[a->ep].healthy = 0;
@@ -467,8 +480,8 @@ etcd_acall_send(struct etcd_acall *a)
 	struct etcd_http		 *h = a->h;
 	struct etcd_endpoint		 *ep;
 	struct evhttp_connection	**cp;
-
 	struct timeval			  tv = { ETCD_HTTP_TIMEOUT_S, 0 };
+	unsigned			  i, best = 0;
 
 	if (!a->pinned)
 		a->ep = h->cur;
@@ -477,8 +490,18 @@ etcd_acall_send(struct etcd_acall *a)
 		cp = &h->cconn[a->ep];
 		tv.tv_sec = ETCD_COPY_TIMEOUT_MS / 1000;
 		tv.tv_usec = (ETCD_COPY_TIMEOUT_MS % 1000) * 1000;
-	} else
-		cp = &h->aconn[a->ep][h->anext++ % ETCD_ASYNC_CONNS];
+	} else {
+		/* An idle connection, or the least busy one. */
+		for (i = 0; i < ETCD_ASYNC_CONNS; i++) {
+			if (h->abusy[a->ep][i] < h->abusy[a->ep][best])
+				best = i;
+			if (h->abusy[a->ep][i] == 0)
+				break;
+		}
+		if (i < ETCD_ASYNC_CONNS)
+			best = i;
+		cp = &h->aconn[a->ep][best];
+	}
 	if (*cp == NULL) {
 		*cp = evhttp_connection_base_new(h->main, NULL, ep->host,
 		    ep->port);
@@ -487,8 +510,14 @@ etcd_acall_send(struct etcd_acall *a)
 		evhttp_connection_set_timeout_tv(*cp, &tv);
 		evhttp_connection_set_retries(*cp, 0);
 	}
-	return (etcd_http_request(*cp, ep, a->path, a->body, etcd_acall_done,
-	    a) == NULL ? -1 : 0);
+	if (etcd_http_request(*cp, ep, a->path, a->body, etcd_acall_done,
+	    a) == NULL)
+		return (-1);
+	if (!a->copy) {
+		a->conn = (int)best;
+		h->abusy[a->ep][best]++;
+	}
+	return (0);
 }
 
 /* How a call goes: to one endpoint only, sent once, a write's copy. */
@@ -511,6 +540,7 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 		return (etcd_http_down_err(err));
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
+	a->conn = -1;
 	a->pinned = pinned;
 	a->once = (how & ETCD_CALL_ONCE) != 0;
 	a->copy = (how & ETCD_CALL_COPY) != 0;

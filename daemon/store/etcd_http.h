@@ -27,7 +27,11 @@
 
 #define ETCD_HTTP_TIMEOUT_S	2
 #define ETCD_PROBE_MS		250
-#define ETCD_ASYNC_CONNS	8	/* per endpoint, for calls on main */
+/*
+ * Connections per endpoint for calls on main: a call goes on an idle one
+ * (HTTP/1.1: one request at a time each), so this many are out at once.
+ */
+#define ETCD_ASYNC_CONNS	80
 #define ETCD_REPLY_MAX_BYTES	(64u << 20)
 /*
  * A copy of a write whose answer was lost waits this long for its own
@@ -68,8 +72,8 @@ struct etcd_http {
 	unsigned		 probe_ep;
 	/* Calls answered on main (etcd_http_call_async). */
 	struct evhttp_connection *aconn[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
+	unsigned		 abusy[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
 	struct evhttp_connection *cconn[STORE_ENDPOINTS_MAX];	/* copies */
-	unsigned		 anext;
 	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
 };
 

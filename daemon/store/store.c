@@ -219,14 +219,36 @@ store_read_stats(struct store *s, store_stats_done done, void *arg)
 	s->backend->read_stats(s, done, arg);
 }
 
+/* A begin or a commit out: whose callback to call. */
+struct store_call {
+	struct store	*s;
+	store_done	 done;
+	void		*arg;
+};
+
+static struct store_call *
+store_call_new(struct store *s, store_done done, void *arg)
+{
+	struct store_call	*c = xmalloc(sizeof *c);
+
+	c->s = s;
+	c->done = done;
+	c->arg = arg;
+	s->out++;
+	return (c);
+}
+
 /* The end of a begin or a commit: the batch state, then the caller. */
 static void
-store_batch_done(struct store *s, int in_batch, const struct store_err *err)
+store_call_end(struct store_call *c, int in_batch, const struct store_err *err)
 {
-	store_done	 done = s->done;
-	void		*arg = s->done_arg;
+	struct store	*s = c->s;
+	store_done	 done = c->done;
+	void		*arg = c->arg;
 
-	s->done = NULL;
+	free(c);
+	s->out--;
+	s->ends++;
 	s->in_batch = in_batch;
 	s->dirty = s->reopened = 0;
 	s->batch_rev = 0;
@@ -236,7 +258,10 @@ store_batch_done(struct store *s, int in_batch, const struct store_err *err)
 static void
 store_begun(void *arg, const struct store_err *err)
 {
-	store_batch_done(arg, err == NULL, err);
+	struct store_call	*c = arg;
+
+	c->s->answer_again = 0;
+	store_call_end(c, err == NULL, err);
 }
 
 void
@@ -244,17 +269,18 @@ store_begin(struct store *s, const struct store_keys *keys, store_done done,
     void *arg)
 {
 	static const struct store_keys	 none;
+	unsigned			 max = s->backend->batches_out;
 	struct store_err		 err;
 
-	if (s->in_batch || s->done != NULL) {
-		store_err_set(&err, STORE_ERR_INTERNAL,
-		    "a batch is already open");
+	if (s->in_batch || s->out >= (max > 0 ? max : 1)) {
+		store_err_set(&err, STORE_ERR_INTERNAL, s->in_batch ?
+		    "a batch is already open" : "%u batches are out already",
+		    s->out);
 		done(arg, &err);
 		return;
 	}
-	s->done = done;
-	s->done_arg = arg;
-	s->backend->begin(s, keys != NULL ? keys : &none, store_begun, s);
+	s->backend->begin(s, keys != NULL ? keys : &none, store_begun,
+	    store_call_new(s, done, arg));
 }
 
 int
@@ -271,7 +297,7 @@ static int
 store_check_write(struct store *s, const char *what, uint64_t rev,
     size_t key_len, struct store_err *err)
 {
-	if (!s->in_batch || s->done != NULL)
+	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "%s outside a batch", what));
 	/* A batch opened again replays writes its store already has. */
@@ -377,7 +403,7 @@ int
 store_lease_put(struct store *s, const struct store_lease *l,
     struct store_err *err)
 {
-	if (!s->in_batch || s->done != NULL)
+	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "lease record outside a batch"));
 	if (!store_has_leases(s)) {
@@ -473,15 +499,20 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 static void
 store_committed(void *arg, const struct store_err *err)
 {
-	store_batch_done(arg, 0, err);
+	store_call_end(arg, 0, err);
 }
 
+/*
+ * The batch leaves the open state when it is handed over: another may
+ * open while it is out.
+ */
 void
 store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 {
 	struct store_err	 err;
+	unsigned		 ends;
 
-	if (!s->in_batch || s->done != NULL || s->reopened) {
+	if (!s->in_batch || s->reopened) {
 		store_err_set(&err, STORE_ERR_INTERNAL,
 		    "commit outside a batch");
 		done(arg, &err);
@@ -501,15 +532,18 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 		done(arg, NULL);
 		return;
 	}
-	s->done = done;
-	s->done_arg = arg;
-	s->backend->commit(s, rev, store_committed, s);
+	s->answer_again = 0;
+	ends = s->ends;
+	s->backend->commit(s, rev, store_committed,
+	    store_call_new(s, done, arg));
+	if (s->ends == ends)
+		s->in_batch = 0;	/* out: the backend holds what it needs */
 }
 
 void
 store_rollback(struct store *s)
 {
-	if (!s->in_batch || s->done != NULL)
+	if (!s->in_batch)
 		return;
 	s->backend->rollback(s);
 	s->in_batch = s->dirty = s->reopened = 0;
@@ -519,7 +553,7 @@ store_rollback(struct store *s)
 int
 store_reopen(struct store *s, uint64_t base_rev, struct store_err *err)
 {
-	if (s->in_batch || s->done != NULL)
+	if (s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "no batch to open again"));
 	if (s->backend->reopen == NULL)

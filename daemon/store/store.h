@@ -29,13 +29,22 @@
  *   request of the batch at its own rev, then store_commit() or
  *   store_rollback().  A batch holds at most backend->batch_max write
  *   requests (0: no limit); revs within a batch never go down.
+ * - Up to backend->batches_out batches may be out at once (0: one): begun
+ *   and not yet open, or committed and not yet landed.  One batch at most
+ *   is open (between begin's callback and store_commit()/rollback()), and
+ *   it is open only during calls made from begin's callback: the caller
+ *   applies and commits it there.  Batches out together must name disjoint
+ *   keys, and the caller orders the ones that must land in order.
  * - store_get() inside a batch sees the batch's own writes and, for the
  *   rest, the state at base_rev.
  * - store_commit()'s callback says the batch is durable as the sync mode
  *   promises (STORE_SYNC_FULL: fsync'd), and commit_rev is the revision its
- *   last write landed at (unchanged by a batch that wrote nothing) (a remote store may land above the planned rev
- *   when a writer outside metad moved it; the caller then answers again
- *   with store_reopen() at the same base).  On error nothing of the batch
+ *   last write landed at (unchanged by a batch that wrote nothing).  A
+ *   remote store may land above the planned rev when a writer outside
+ *   metad moved it, or when other batches were out with it; the caller
+ *   then answers again with store_reopen() at the same base.  It must also
+ *   when the store set answer_again: a blind key's state was not known when
+ *   the batch was applied.  On error nothing of the batch
  *   remains; STORE_ERR_CONFLICT means another writer moved the keys the
  *   batch read, and the caller may run it again.  A remote store whose
  *   answer is lost finds out whether the commit landed, and reports that;
@@ -162,18 +171,34 @@ struct store_keys {
 	struct {
 		const char	*key;
 		size_t		 len;
+		/*
+		 * Blind: the request writes the key whatever it holds, and
+		 * reads it only to report what it held.  A store may skip
+		 * reading it at begin; a get of it in the batch then answers
+		 * absent, and the commit sets answer_again (store_reopen()
+		 * then reads it as it was just before the commit).
+		 */
+		int		 blind;
 	}			 k[STORE_PREFETCH_MAX];
 	size_t			 n;
 };
 
 static inline void
-store_keys_add(struct store_keys *ks, const char *key, size_t len)
+store_keys_add_as(struct store_keys *ks, const char *key, size_t len,
+    int blind)
 {
 	if (ks->n < STORE_PREFETCH_MAX) {
 		ks->k[ks->n].key = key;
 		ks->k[ks->n].len = len;
+		ks->k[ks->n].blind = blind;
 		ks->n++;
 	}
+}
+
+static inline void
+store_keys_add(struct store_keys *ks, const char *key, size_t len)
+{
+	store_keys_add_as(ks, key, len, 0);
 }
 
 struct store_range {
@@ -316,6 +341,8 @@ struct store_backend {
 	 * store is then read with read_range at one rev.
 	 */
 	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
+	/* Batches that may be out at once (above); 0: one. */
+	unsigned	 batches_out;
 	/*
 	 * Leases (store_lease_*() below); all NULL for a backend without
 	 * them.  Reads outside a batch: every lease recorded; the keys
@@ -352,8 +379,9 @@ struct store {
 	int				 dirty;		/* the batch wrote */
 	uint64_t			 batch_rev;	/* its newest write */
 	int				 reopened;	/* store_reopen() */
-	store_done			 done;		/* begin's, commit's */
-	void				*done_arg;
+	int				 answer_again;	/* (store_commit()) */
+	unsigned			 out;		/* batches out */
+	unsigned			 ends;		/* of them, so far */
 };
 
 /* The revision a read answers with: no older than what it read. */

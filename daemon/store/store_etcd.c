@@ -1,10 +1,11 @@
 /*
  * The etcd backend's batches (see store_etcd.h): store_begin reads the
- * sentinel and the keys the batch names at one revision, the batch's
+ * keys the batch names at one revision (but blind ones), the batch's
  * writes are buffered in an overlay, and store_commit sends them as one
- * etcd txn guarded by the sentinel's mod_revision.  Reads outside a batch
- * are in store_etcd_read.c, the event stream and history in
- * store_etcd_watch.c.
+ * etcd txn guarded by those keys' mod_revisions (store_etcd_commit.c).
+ * Up to ETCD_SLOTS batches are out at once; one at most is open.  Reads
+ * outside a batch are in store_etcd_read.c, the event stream and history
+ * in store_etcd_watch.c.
  */
 #include <sys/random.h>
 
@@ -35,29 +36,30 @@ etcd_overlay_find(struct store_etcd *e, const char *key, size_t len)
 	return (NULL);
 }
 
-static void
-etcd_snap_clear(struct store_etcd *e)
+void
+etcd_batch_free(struct etcd_batch *b)
 {
 	size_t	 i;
 
-	for (i = 0; i < e->nsnap; i++) {
-		free(e->snap[i].key);
-		etcd_ev_free(&e->snap[i].ev);
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->nsnap; i++) {
+		free(b->snap[i].key);
+		etcd_ev_free(&b->snap[i].ev);
 	}
-	free(e->snap);
-	e->snap = NULL;
-	e->nsnap = e->snap_next = e->snap_chunk = 0;
+	free(b->snap);
+	free(b);
 }
 
 static const struct etcd_snap *
-etcd_snap_find(struct store_etcd *e, const char *key, size_t len)
+etcd_snap_find(const struct etcd_batch *b, const char *key, size_t len)
 {
 	size_t	 i;
 
-	for (i = 0; i < e->nsnap; i++) {
-		if (e->snap[i].key_len == len &&
-		    memcmp(e->snap[i].key, key, len) == 0)
-			return (&e->snap[i]);
+	for (i = 0; i < b->nsnap; i++) {
+		if (b->snap[i].key_len == len &&
+		    memcmp(b->snap[i].key, key, len) == 0)
+			return (&b->snap[i]);
 	}
 	return (NULL);
 }
@@ -78,9 +80,15 @@ store_etcd_get(struct store *st, const char *key, size_t len,
 		cb(&kv, arg);
 		return (1);
 	}
-	if (st->in_batch && (sn = etcd_snap_find(e, key, len)) != NULL) {
+	if (st->in_batch && e->cur != NULL &&
+	    (sn = etcd_snap_find(e->cur, key, len)) != NULL) {
+		if (sn->unknown)
+			return (store_err_set(err, STORE_ERR_UNAVAILABLE,
+			    "the write was applied at rev %" PRIu64 ", but "
+			    "what its key held before could not be read back "
+			    "from etcd", e->cur->base_rev + 1));
 		if (!sn->found)
-			return (0);
+			return (0);	/* or blind: not read */
 		etcd_kv_of(&sn->ev, &kv, 1);
 		cb(&kv, arg);
 		return (1);
@@ -99,64 +107,63 @@ etcd_first_u64(const cJSON *range, const char *name)
 	    etcd_u64(cJSON_GetArrayItem(kvs, 0), name) : 0);
 }
 
-static uint64_t
-etcd_first_mod(const cJSON *range)
-{
-	return (etcd_first_u64(range, "mod_revision"));
-}
+static int	etcd_begin_send(struct etcd_batch *, struct store_err *);
 
-static int	etcd_begin_send(struct store_etcd *, struct store_err *);
-
+/* The batch's reads are in (or failed): it opens, or ends. */
 static void
-etcd_begin_fail(struct store_etcd *e, const struct store_err *err)
+etcd_begin_end(struct etcd_batch *b, const struct store_err *err)
 {
-	store_done	 done = e->begun;
+	struct store_etcd	*e = b->e;
+	struct store		*st = e->st;
 
-	etcd_snap_clear(e);
-	e->begun = NULL;
-	done(e->begun_arg, err);
+	LIST_REMOVE(b, entry);
+	if (err != NULL) {
+		b->begun(b->begun_arg, err);
+		etcd_batch_free(b);
+		return;
+	}
+	etcd_evs_clear(&e->overlay, 0);
+	e->mark = e->marked = 0;
+	e->compact_to = 0;
+	e->compact_begin = st->compact_rev;
+	e->cur = b;
+	st->base_rev = b->base_rev;
+	/* The caller commits the batch (which takes it) or rolls it back. */
+	b->begun(b->begun_arg, NULL);
 }
 
 /* A chunk of the batch's reads came: keep them, read the next chunk. */
 static void
 etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
-	struct store_etcd	*e = arg;
-	struct store		*st = e->st;
+	struct etcd_batch	*b = arg;
+	struct store_etcd	*e = b->e;
 	const cJSON		*res, *range, *kvs;
+	struct etcd_snap	*sn;
 	struct store_err	 e2;
-	size_t			 i, first = e->snap_next == 0, n;
-	store_done		 done;
+	size_t			 i, n, first = b->read_rev == 0;
 
 	if (reply == NULL) {
-		etcd_begin_fail(e, err);
+		etcd_begin_end(b, err);
 		return;
 	}
 	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
 	n = (size_t)cJSON_GetArraySize(res);
-	if (n != e->snap_chunk + first) {
+	if (n != b->snap_chunk) {
 		store_err_set(&e2, STORE_ERR_INTERNAL, "etcd answered %zu "
-		    "ranges for %zu", n, e->snap_chunk + first);
-		etcd_begin_fail(e, &e2);
+		    "ranges for %zu", n, b->snap_chunk);
+		etcd_begin_end(b, &e2);
 		return;
 	}
 	if (first) {
-		/*
-		 * Events that came meanwhile (st->rev) are from writes after
-		 * the read: a metad one moved the sentinel, so the commit will
-		 * conflict.
-		 */
-		st->base_rev = e->read_rev = etcd_header_rev(e, reply);
-		if (st->base_rev < st->rev)
-			st->base_rev = st->rev;
-		range = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetArrayItem(res, 0), "response_range");
-		e->sent_mod = etcd_first_mod(range);
-		e->sent_ver = etcd_first_u64(range, "version");
+		b->base_rev = b->read_rev = etcd_header_rev(e, reply);
+		if (b->base_rev < e->st->rev)
+			b->base_rev = e->st->rev;
 	}
-	for (i = first; i < n; i++) {
-		struct etcd_snap *sn = &e->snap[e->snap_next++];
-
+	for (i = 0; i < n; i++) {
+		while (b->snap[b->snap_next].blind)
+			b->snap_next++;
+		sn = &b->snap[b->snap_next++];
 		range = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res,
 		    (int)i), "response_range");
 		kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
@@ -164,82 +171,90 @@ etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		    etcd_ev_from_kv(e, cJSON_GetArrayItem(kvs, 0), 0,
 		    &sn->ev) == 0;
 	}
-	if (e->snap_next < e->nsnap) {
-		if (etcd_begin_send(e, &e2) != 0)
-			etcd_begin_fail(e, &e2);
-		return;
-	}
-	done = e->begun;
-	e->begun = NULL;
-	done(e->begun_arg, NULL);
+	if (etcd_begin_send(b, &e2) != 0)
+		etcd_begin_end(b, &e2);
 }
 
 /*
- * One read-only etcd txn of the batch's reads: the first reads the
- * sentinel and its revision is the batch's base; the others (past
- * ETCD_TXN_OPS_MAX keys) read at that base.
+ * One read-only etcd txn of the batch's reads (blind keys are not read):
+ * the revision of the first is the batch's base; the others (past
+ * ETCD_TXN_OPS_MAX keys) read at that base.  Done when all are read.
  */
 static int
-etcd_begin_send(struct store_etcd *e, struct store_err *err)
+etcd_begin_send(struct etcd_batch *b, struct store_err *err)
 {
-	struct buf	 b;
-	char		*k64;
-	size_t		 i, end;
-	int		 rc, first = e->snap_next == 0;
+	struct store_etcd	*e = b->e;
+	struct buf		 b64;
+	char			*k64;
+	size_t			 i;
+	int			 rc;
 
-	buf_init(&b);
-	buf_addstr(&b, "{\"success\":[");
-	if (first)
-		buf_printf(&b, "{\"request_range\":{\"key\":\"%s\","
-		    "\"keys_only\":true}}", e->sent64);
-	end = e->snap_next + ETCD_TXN_OPS_MAX - first;
-	if (end > e->nsnap)
-		end = e->nsnap;
-	e->snap_chunk = end - e->snap_next;
-	for (i = e->snap_next; i < end; i++) {
-		k64 = etcd_key64(e, e->snap[i].key, e->snap[i].key_len);
-		buf_printf(&b, "%s{\"request_range\":{\"key\":\"%s\"",
-		    i > e->snap_next || first ? "," : "", k64);
-		if (!first)
-			buf_printf(&b, ",\"revision\":\"%" PRIu64 "\"",
-			    e->read_rev);
-		buf_addstr(&b, "}}");
-		free(k64);
+	while (b->snap_next < b->nsnap && b->snap[b->snap_next].blind)
+		b->snap_next++;
+	if (b->snap_next == b->nsnap) {
+		if (b->read_rev == 0)	/* nothing to read */
+			b->base_rev = store_read_rev(e->st);
+		etcd_begin_end(b, NULL);
+		return (0);
 	}
-	buf_addstr(&b, "]}");
-	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b),
-	    etcd_begin_cb, e, err);
-	buf_free(&b);
+	buf_init(&b64);
+	buf_addstr(&b64, "{\"success\":[");
+	b->snap_chunk = 0;
+	for (i = b->snap_next; i < b->nsnap &&
+	    b->snap_chunk < ETCD_TXN_OPS_MAX; i++) {
+		if (b->snap[i].blind)
+			continue;
+		k64 = etcd_key64(e, b->snap[i].key, b->snap[i].key_len);
+		buf_printf(&b64, "%s{\"request_range\":{\"key\":\"%s\"",
+		    b->snap_chunk > 0 ? "," : "", k64);
+		if (b->read_rev != 0)
+			buf_printf(&b64, ",\"revision\":\"%" PRIu64 "\"",
+			    b->read_rev);
+		buf_addstr(&b64, "}}");
+		free(k64);
+		b->snap_chunk++;
+	}
+	buf_addstr(&b64, "]}");
+	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b64),
+	    etcd_begin_cb, b, err);
+	buf_free(&b64);
 	return (rc);
 }
 
-/* Open a batch: read the sentinel and the keys at one revision, the base. */
+/*
+ * Open a batch: read the keys it names at one revision, the base.  Other
+ * batches may be out meanwhile (store.h); each opens when its reads are
+ * in.
+ */
 static void
 store_etcd_begin(struct store *st, const struct store_keys *keys,
     store_done done, void *arg)
 {
 	struct store_etcd	*e = E(st);
+	struct etcd_batch	*b;
+	struct etcd_snap	*sn;
 	struct store_err	 err;
 	size_t			 i;
 
-	etcd_evs_clear(&e->overlay, 0);
-	e->mark = e->marked = 0;
-	e->compact_to = 0;
-	e->compact_begin = st->compact_rev;
-	etcd_snap_clear(e);
-	e->begun = done;
-	e->begun_arg = arg;
-	e->snap = xcalloc(keys->n + 1, sizeof *e->snap);
+	b = xcalloc(1, sizeof *b);
+	b->e = e;
+	b->begun = done;
+	b->begun_arg = arg;
+	b->snap = xcalloc(keys->n + 1, sizeof *b->snap);
 	for (i = 0; i < keys->n; i++) {
-		if (etcd_snap_find(e, keys->k[i].key, keys->k[i].len) != NULL)
+		if ((sn = (struct etcd_snap *)etcd_snap_find(b,
+		    keys->k[i].key, keys->k[i].len)) != NULL) {
+			sn->blind = sn->blind && keys->k[i].blind;
 			continue;
-		e->snap[e->nsnap].key = xmemdup(keys->k[i].key,
-		    keys->k[i].len);
-		e->snap[e->nsnap].key_len = keys->k[i].len;
-		e->nsnap++;
+		}
+		sn = &b->snap[b->nsnap++];
+		sn->key = xmemdup(keys->k[i].key, keys->k[i].len);
+		sn->key_len = keys->k[i].len;
+		sn->blind = keys->k[i].blind;
 	}
-	if (etcd_begin_send(e, &err) != 0)
-		etcd_begin_fail(e, &err);
+	LIST_INSERT_HEAD(&e->begins, b, entry);
+	if (etcd_begin_send(b, &err) != 0)
+		etcd_begin_end(b, &err);
 }
 
 struct etcd_meta {
@@ -344,7 +359,10 @@ store_etcd_undo(struct store *st, struct store_err *err)
 	return (0);
 }
 
-/* The batch just committed, again: its snapshot stays, nothing written. */
+/*
+ * The batch that just landed, again (in its commit's callback, e->cur):
+ * its snapshot, with what blind keys held just before the txn.
+ */
 static void
 store_etcd_reopen(struct store *st)
 {
@@ -354,14 +372,21 @@ store_etcd_reopen(struct store *st)
 	e->mark = 0;
 	e->compact_to = 0;
 	e->compact_begin = st->compact_rev;
+	if (e->cur == NULL)
+		e->cur = e->last;
 }
 
 static void
 store_etcd_rollback(struct store *st)
 {
-	etcd_evs_clear(&E(st)->overlay, 0);
-	E(st)->compact_to = 0;
-	st->compact_rev = E(st)->compact_begin;
+	struct store_etcd	*e = E(st);
+
+	etcd_evs_clear(&e->overlay, 0);
+	e->compact_to = 0;
+	st->compact_rev = e->compact_begin;
+	if (e->cur != NULL && !e->cur->landed)
+		etcd_batch_free(e->cur);	/* its commit's otherwise */
+	e->cur = NULL;
 }
 
 /* Compaction is etcd's own, of the whole cluster, at commit. */
@@ -404,33 +429,71 @@ static int
 etcd_names(struct store_etcd *e, const char *prefix, struct store_err *err)
 {
 	size_t	 n = strlen(prefix);
+	char	 slots[ETCD_PREFIX_MAX];
 
-	if (n + 4 > ETCD_PREFIX_MAX)
+	if (n + 24 > ETCD_PREFIX_MAX)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd prefix "
-		    "of %zu bytes (the limit is %d)", n, ETCD_PREFIX_MAX - 4));
+		    "of %zu bytes (the limit is %d)", n, ETCD_PREFIX_MAX - 24));
 	snprintf(e->prefix, sizeof e->prefix, "%sk/", prefix);
 	e->prefix_len = n + 2;
 	snprintf(e->sentinel, sizeof e->sentinel, "%srev", prefix);
+	snprintf(e->slotpfx, sizeof e->slotpfx, "%ss/%016" PRIx64 "/",
+	    prefix, e->id);
 	e->kbeg64 = etcd_b64(e->prefix, e->prefix_len);
 	e->kend64 = etcd_prefix_end64(e->prefix, e->prefix_len);
 	e->sent64 = etcd_b64(e->sentinel, strlen(e->sentinel));
+	snprintf(slots, sizeof slots, "%ss/", prefix);
+	e->slots64 = etcd_b64(slots, n + 2);
+	e->slotsend64 = etcd_prefix_end64(slots, n + 2);
+	/*
+	 * The stream: the whole prefix, so that st->rev also passes the
+	 * revisions of slot writes (a lost write's fence has no user event),
+	 * which the view's linearizable reads wait for (etcd_probe_body()).
+	 */
 	e->wbeg64 = etcd_b64(prefix, n);
 	e->wend64 = etcd_prefix_end64(prefix, n);
 	return (0);
 }
 
-/* Where etcd is now: the store's rev, and the sentinel's mod_revision. */
+/* The newest slot write of any daemon: store_etcd.h. */
+void
+etcd_probe_body(struct store_etcd *e, struct buf *b)
+{
+	buf_printf(b, "{\"key\":\"%s\",\"range_end\":\"%s\",\"limit\":1,"
+	    "\"sort_order\":\"DESCEND\",\"sort_target\":\"MOD\","
+	    "\"keys_only\":true}", e->slots64, e->slotsend64);
+}
+
+/*
+ * Where etcd is now: the store's rev, and the newest revision metad wrote
+ * (the newest slot write of any daemon; or the sentinel's, which metad
+ * wrote before slots), below which history is read back from etcd.
+ */
 static int
 etcd_load(struct store *st, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
+	struct buf		 b;
 	cJSON			*reply;
+	uint64_t		 last;
+	int			 rc;
 
 	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
 		return (-1);
 	st->rev = etcd_header_rev(e, reply);
-	e->sent_mod = etcd_first_mod(reply);
+	last = etcd_first_u64(reply, "mod_revision");
 	cJSON_Delete(reply);
+	buf_init(&b);
+	etcd_probe_body(e, &b);
+	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), &reply,
+	    err);
+	buf_free(&b);
+	if (rc != 0)
+		return (-1);
+	if (etcd_first_u64(reply, "mod_revision") > last)
+		last = etcd_first_u64(reply, "mod_revision");
+	cJSON_Delete(reply);
+	e->before_cache = last;
 	return (0);
 }
 
@@ -444,6 +507,8 @@ store_etcd_open(struct store *st, const char *arg,
 
 	e = xcalloc(1, sizeof *e);
 	LIST_INIT(&e->replays);
+	LIST_INIT(&e->begins);
+	LIST_INIT(&e->commits_out);
 	e->st = st;
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)
@@ -458,7 +523,6 @@ store_etcd_open(struct store *st, const char *arg,
 		return (-1);
 	}
 	e->cache_from = st->rev + 1;
-	e->before_cache = e->sent_mod;
 	if (opts->base != NULL && store_etcd_watch_start(e, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
@@ -470,6 +534,8 @@ static void
 store_etcd_close(struct store *st)
 {
 	struct store_etcd	*e = E(st);
+	struct etcd_batch	*b;
+	struct store_err	 err;
 
 	if (e == NULL)
 		return;
@@ -477,14 +543,27 @@ store_etcd_close(struct store *st)
 	store_etcd_replays_free(e);
 	etcd_evs_clear(&e->overlay, 0);
 	free(e->overlay.v);
-	etcd_snap_clear(e);
+	if (e->cur != NULL && !e->cur->landed)
+		etcd_batch_free(e->cur);
+	e->cur = NULL;
+	etcd_batch_free(e->last);
+	e->last = NULL;
 	etcd_evs_clear(&e->cache, 0);
 	free(e->cache.v);
 	etcd_http_close(&e->http);
+	/* What etcd never answered ends so, now that it never will. */
+	store_etcd_commits_end(e);
+	while ((b = LIST_FIRST(&e->begins)) != NULL) {
+		store_err_set(&err, STORE_ERR_UNAVAILABLE, "the store closed "
+		    "before etcd answered");
+		etcd_begin_end(b, &err);
+	}
 	buf_free(&e->wbuf);
 	free(e->kbeg64);
 	free(e->kend64);
 	free(e->sent64);
+	free(e->slots64);
+	free(e->slotsend64);
 	free(e->wbeg64);
 	free(e->wend64);
 	free(e);
@@ -493,7 +572,7 @@ store_etcd_close(struct store *st)
 
 /*
  * One write request a batch: etcd gives each txn a revision of its own,
- * and a request's writes must share one.
+ * and a request's writes must share one.  ETCD_SLOTS batches out at once.
  */
 const struct store_backend store_etcd_backend = {
 	"etcd",
@@ -517,5 +596,6 @@ const struct store_backend store_etcd_backend = {
 	NULL,
 	store_etcd_read_key_history,
 	NULL,
+	ETCD_SLOTS,
 	NULL, NULL, NULL, NULL, NULL	/* leases: not yet on etcd */
 };

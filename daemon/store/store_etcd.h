@@ -5,10 +5,15 @@
  * store_etcd_watch.c (the watch stream that feeds the history cache and
  * opts.notify, and history older than the cache).
  *
- * Keys: a user key K lives in etcd at PREFIX "k/" K; PREFIX "rev" is the
- * sentinel every metad write also puts, so that a write's txn can compare
- * it with the mod_revision read at store_begin (optimistic concurrency
- * between daemons sharing one etcd).
+ * Keys: a user key K lives in etcd at PREFIX "k/" K.  Each write's txn
+ * compares the mod_revision of every key its request read with what was
+ * read at store_begin (optimistic concurrency on those keys only), so
+ * batches naming other keys are out together, and daemons sharing one
+ * etcd serialize only on the keys they share.  PREFIX "s/" ID "/" N are
+ * the slots of the daemon whose random id is ID: each txn out owns one,
+ * compares its mod_revision and puts its token there, so a txn whose
+ * answer was lost can be looked up, and fenced off (store_etcd_commit.c).
+ * Both are outside PREFIX "k/": no client sees them (etcd_ev_from_kv).
  */
 #ifndef METAD_STORE_ETCD_H
 #define METAD_STORE_ETCD_H
@@ -24,6 +29,8 @@
 #define ETCD_RECONNECT_MS	250
 /* Operations in one etcd txn (etcd's --max-txn-ops is 128 by default). */
 #define ETCD_TXN_OPS_MAX	100
+/* Batches out at once, each committing with a slot of its own. */
+#define ETCD_SLOTS		64
 /* Events one history read hands back, at most (whole revisions). */
 #define ETCD_HISTORY_CHUNK	4096
 
@@ -52,35 +59,59 @@ struct etcd_snap {
 	char			*key;
 	size_t			 key_len;
 	int			 found;
+	int			 blind;		/* not read (store.h) */
+	int			 unknown;	/* nor read back after */
 	struct etcd_ev		 ev;
 };
 
+/* A batch out: its reads, then (committed) its txn's. */
+struct etcd_batch {
+	struct store_etcd	*e;
+	LIST_ENTRY(etcd_batch)	 entry;		/* e->begins, while read */
+	struct etcd_snap	*snap;
+	size_t			 nsnap;
+	size_t			 snap_next;	/* read so far */
+	size_t			 snap_chunk;	/* being read */
+	uint64_t		 read_rev;	/* the reads, at */
+	uint64_t		 base_rev;
+	int			 landed;	/* its commit's callback */
+	store_done		 begun;
+	void			*begun_arg;
+};
+
+/* A slot: its key's name (a number) and the mod_revision we know. */
+struct etcd_slot {
+	uint64_t		 name;
+	uint64_t		 known;
+	int			 busy;
+};
+
 struct etcd_replay;
+struct etcd_commit;
 
 struct store_etcd {
 	struct store		*st;
 	struct etcd_http	 http;
 	char			 prefix[ETCD_PREFIX_MAX];	/* P "k/" */
 	size_t			 prefix_len;
-	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev" */
+	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev": older metad's */
+	char			 slotpfx[ETCD_PREFIX_MAX];	/* P "s/" ID "/" */
 	char			*kbeg64, *kend64, *sent64;	/* base64 */
-	char			*wbeg64, *wend64;	/* the stream's range */
-	/* The batch: */
-	uint64_t		 sent_mod;	/* sentinel's mod_rev at begin */
+	char			*slots64, *slotsend64;	/* P "s/": all slots */
+	char			*wbeg64, *wend64;	/* the stream's: P "k/" */
+	/* The batch open (or, in its callback, the one that landed): */
+	struct etcd_batch	*cur;
+	struct etcd_batch	*last;		/* landed last */
 	struct etcd_evs		 overlay;
 	size_t			 mark;
 	int			 marked;
 	uint64_t		 compact_to_mark, compact_rev_mark;
-	uint64_t		 read_rev;	/* the batch's reads, at */
-	uint64_t		 sent_ver;	/* the sentinel's version then */
 	uint64_t		 id;		/* this store's, in tokens */
 	uint64_t		 commits;
-	struct etcd_snap	*snap;
-	size_t			 nsnap;
-	size_t			 snap_next;	/* read so far */
-	size_t			 snap_chunk;	/* being read */
-	store_done		 begun;		/* store_etcd_begin's */
-	void			*begun_arg;
+	LIST_HEAD(, etcd_batch)	 begins;	/* reads out */
+	LIST_HEAD(, etcd_commit) commits_out;
+	struct etcd_slot	 slots[ETCD_SLOTS];
+	uint64_t		 slot_names;	/* named so far */
 	uint64_t		 compact_to;	/* at commit, or 0 */
 	uint64_t		 compact_begin;	/* to restore */
 	/* The stream and the history cache: */
@@ -109,8 +140,17 @@ int	etcd_ev_from_kv(struct store_etcd *, const cJSON *, int deleted,
 const struct etcd_ev *etcd_overlay_find(struct store_etcd *, const char *,
 	    size_t);
 uint64_t etcd_first_u64(const cJSON *, const char *);
+/*
+ * The body of a range that finds the newest write any metad made under the
+ * prefix (every metad txn puts a slot): its mod_revision is the first kv's.
+ * Older metads put the sentinel instead (etcd_load() reads both).
+ */
+void	etcd_probe_body(struct store_etcd *, struct buf *);
 /* The commit (store_etcd_commit.c). */
 void	store_etcd_commit(struct store *, uint64_t, store_done, void *);
+/* At close: every commit out ends, unanswered by etcd. */
+void	store_etcd_commits_end(struct store_etcd *);
+void	etcd_batch_free(struct etcd_batch *);
 char	*etcd_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
 /* The header revision of a reply (and the newest seen, st->seen_rev). */

@@ -1,10 +1,11 @@
 /*
  * The etcd view's linearizable reads (store_etcd_view.c has the view): a
  * read at the current rev queues; once the loop turn is over one probe, a
- * quorum read of the sentinel key, goes out for every read queued (as
+ * quorum read of the slot keys, goes out for every read queued (as
  * Kubernetes' consistent reads from its watch cache).  Every write made
- * through metad puts the sentinel, so its mod_revision S is the newest such
- * write acknowledged before the probe was answered: once the view applied
+ * through metad puts its slot, so the newest slot's mod_revision S is the
+ * newest such write acknowledged before the probe was answered
+ * (etcd_probe_body()): once the view applied
  * the events up to S, it holds every write any daemon acknowledged before
  * the reads were sent, and answers them.  A probe whose revision the view
  * has not reached within VIEW_LATE_MS (the stream is down, say) has its
@@ -152,7 +153,7 @@ etcd_lin_kick(evutil_socket_t fd, short what, void *arg)
 	TAILQ_CONCAT(&p->reads, &v->queued, entry);
 	TAILQ_INSERT_TAIL(&v->probes, p, entry);
 	buf_init(&b);
-	etcd_range_body(&b, v->e->sent64, NULL, 0, 0, 1);
+	etcd_probe_body(v->e, &b);
 	if (etcd_http_call_async(&v->e->http, "/v3/kv/range", buf_cstr(&b),
 	    lin_probe_back, p, &err) != 0)
 		lin_probe_back(p, NULL, &err);

@@ -561,6 +561,7 @@ const struct store_backend store_mem_backend = {
 	&store_mem_local,
 	store_local_read_key_history,
 	NULL,
+	1,
 	store_mem_read_leases,
 	store_mem_read_lease_keys,
 	store_mem_lease_put,

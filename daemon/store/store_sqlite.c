@@ -1,15 +1,25 @@
 /*
  * The SQLite backend: one database file in WAL mode, five tables.
  *
- *   kv(key, value, version, create_rev, mod_rev)	the live keys
+ *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
+ *						meta 'ckpt_rev'
  *   history(rev, seq, type, key, value, version, create_rev)
- *   meta(name, value)				'schema', 'rev', 'compact_rev'
+ *				the events up to ckpt_rev, indexed by key
+ *   log(the columns of history)	the events past ckpt_rev
+ *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev',
+ *				'nkeys' (the key count, kept by each commit)
  *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
+ *
+ * A commit appends to log only; the keys written since the last checkpoint
+ * are served from memory until a checkpoint writes them into kv and moves
+ * the log into history, and the log is replayed at open
+ * (store_sqlite_log.c).
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
- * prepared once at open.  The key count is kept in memory (loaded at open,
- * restored on rollback and undo) so that status does not scan the table.
+ * prepared once at open.  The key count is kept in memory (restored on
+ * rollback and undo) and in meta, so that neither status nor open scans
+ * the table.
  *
  * If a write fails after changing something, or SQLite rolls the whole
  * transaction back on an error, the batch is "broken": commit refuses it and
@@ -30,7 +40,7 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-#define SQ_SCHEMA_VERSION	2
+#define SQ_SCHEMA_VERSION	3
 #define SQ_BUSY_TIMEOUT_MS	5000
 #define SQ_CACHE_DEFAULT	(32 * 1024 * 1024)
 
@@ -56,7 +66,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "version = version + 1, mod_rev = excluded.mod_rev "
 	    "RETURNING version, create_rev",
 	"DELETE FROM kv WHERE key = ?1",
-	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
+	/* A write appends to the log (no secondary index to update). */
+	"INSERT INTO log (rev, seq, type, key, value, version, create_rev) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	"SELECT " SQ_EV_COLS " FROM history WHERE rev >= ?1 ORDER BY rev, seq",
 	/*
@@ -95,7 +106,17 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev >= ?2 "
 	    "ORDER BY rev, seq",
 	"DELETE FROM history WHERE rev < ?2 AND key IN (SELECT key FROM "
-	    "history WHERE rev >= ?2 AND rev < ?1)"
+	    "history WHERE rev >= ?2 AND rev < ?1)",
+	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
+	"SELECT " SQ_EV_COLS " FROM log WHERE rev >= ?1 ORDER BY rev, seq",
+	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
+	    "SELECT rev, seq, type, key, value, version, create_rev FROM log "
+	    "ORDER BY rev, seq",
+	"DELETE FROM log",
+	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
+	    "ORDER BY rev DESC, seq DESC LIMIT 1",
+	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "
+	    "ORDER BY rev, seq"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -112,6 +133,11 @@ static const char store_sqlite_schema_sql[] =
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
 	"CREATE INDEX IF NOT EXISTS history_key ON history (key, rev);"
+	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
+	"    value BLOB, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
+	"    WITHOUT ROWID;"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);"
 	"COMMIT;";
@@ -269,13 +295,14 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	 * makes a second daemon on the same file fail at start.
 	 */
 	snprintf(sql, sizeof sql, "PRAGMA locking_mode = EXCLUSIVE; "
-	    "PRAGMA journal_mode = WAL; "
+	    "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; "
 	    "PRAGMA synchronous = %s; PRAGMA cache_size = -%zu; "
 	    "BEGIN IMMEDIATE; COMMIT;",
 	    syncs[sync < 3 ? sync : 0], cache / 1024 > 0 ? cache / 1024 : 1);
 	if ((rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 		return (store_sqlite_fail(q, rc, path, err));
 	xasprintf(&q->wal_path, "%s-wal", path);
+	q->sync_full = sync == STORE_SYNC_FULL;
 	return (0);
 }
 
@@ -297,20 +324,29 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
+/* Schema 2 to 3: kv is complete, so the checkpoint is at rev. */
+static const char store_sqlite_migrate3_sql[] =
+	"BEGIN IMMEDIATE;"
+	"INSERT OR REPLACE INTO meta (name, value) VALUES ('ckpt_rev', "
+	"    (SELECT value FROM meta WHERE name = 'rev'));"
+	"INSERT OR REPLACE INTO meta (name, value) VALUES ('nkeys', "
+	"    (SELECT COUNT(*) FROM kv));"
+	"UPDATE meta SET value = 3 WHERE name = 'schema';"
+	"COMMIT;";
+
 static int
 store_sqlite_load(struct store *s, struct store_sqlite *q,
     struct store_err *err)
 {
 	uint64_t	 schema;
+	int		 rc;
 
 	if (store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'schema'", &schema, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'rev'", &s->rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT COUNT(*) FROM kv", &q->nkeys,
-	    err) != 0)
+	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0)
 		return (-1);
 	if (schema == 1) {
 		if (store_sqlite_migrate(q, err) != 0 ||
@@ -318,6 +354,19 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		    "name = 'compact_rev'", &s->compact_rev, err) != 0)
 			return (-1);
 		schema = 2;
+	}
+	if (schema == 2) {
+		rc = sqlite3_exec(q->db, store_sqlite_migrate3_sql, NULL, NULL,
+		    NULL);
+		if (rc != SQLITE_OK) {
+			store_sqlite_fail(q, rc, "migrating the schema to "
+			    "version 3", err);
+			if (!sqlite3_get_autocommit(q->db))
+				sqlite3_exec(q->db, "ROLLBACK", NULL, NULL,
+				    NULL);
+			return (-1);
+		}
+		schema = 3;
 	}
 	if (schema != SQ_SCHEMA_VERSION)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
@@ -349,6 +398,13 @@ store_sqlite_close(struct store *s)
 
 	if (q == NULL)
 		return;
+	/* A clean close leaves no log tail to replay. */
+	if (q->st[SQ_NSTMT - 1] != NULL) {
+		struct store_err	 err;
+
+		store_sqlite_checkpoint(s, &err);
+	}
+	store_sqlite_log_free(q);
 	for (i = 0; i < SQ_NSTMT; i++)
 		sqlite3_finalize(q->st[i]);
 	store_sqlite_lease_finalize(q);
@@ -363,6 +419,7 @@ store_sqlite_open(struct store *s, const char *path,
     const struct store_options *opts, struct store_err *err)
 {
 	struct store_sqlite	*q;
+	uint64_t		 ckpt_rev;
 
 	q = xcalloc(1, sizeof *q);
 	s->impl = q;
@@ -371,10 +428,16 @@ store_sqlite_open(struct store *s, const char *path,
 	    store_sqlite_schema(q, err) != 0 ||
 	    store_sqlite_load(s, q, err) != 0 ||
 	    store_sqlite_prepare(q, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+	    "name = 'ckpt_rev'", &ckpt_rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
+	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
 	    store_sqlite_lease_prepare(q, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}
+	store_sqlite_log_init(s, opts->base);
 	return (0);
 }
 
@@ -407,8 +470,24 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
 	struct store_sqlite	*q = s->impl;
 	sqlite3_stmt		*st = q->st[SQ_GET];
 	struct store_kv		 kv;
+	struct sq_ent		*e;
 	int			 rc, found = 0;
 
+	if ((e = sq_find(q, key, key_len)) != NULL) {
+		if (e->deleted)
+			return (0);
+		memset(&kv, 0, sizeof kv);
+		kv.key = e->key;
+		kv.key_len = e->klen;
+		kv.value = e->val;
+		kv.value_len = e->vlen;
+		kv.version = e->version;
+		kv.create_rev = e->create_rev;
+		kv.mod_rev = e->mod_rev;
+		kv.lease = store_sqlite_lease_of(q, key, key_len);
+		cb(&kv, arg);
+		return (1);
+	}
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -419,63 +498,6 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
 		found = store_sqlite_fail(q, rc, "get", err);
 	store_sqlite_done(st);
 	return (found);
-}
-
-/*
- * The range as bounds on key: lo <= key < hi.  lo is the prefix, or just
- * above "after" (after + NUL) if that is higher; hi is the first string
- * above every key with the prefix, none when the prefix is all 0xff.
- */
-void
-store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
-{
-	size_t	 n = r->prefix_len, m;
-	int	 c;
-
-	if (r->after != NULL) {
-		m = r->after_len < n ? r->after_len : n;
-		c = memcmp(r->after, r->prefix, m);
-		if (c > 0 || (c == 0 && r->after_len >= n)) {
-			m = r->after_len;
-			b->lo = xcalloc(1, m + 1);
-			memcpy(b->lo, r->after, m);
-			b->lo_len = m + 1;
-		}
-	}
-	if (b->lo == NULL) {
-		b->lo = xmemdup(r->prefix, n);
-		b->lo_len = n;
-	}
-	while (n > 0 && (unsigned char)r->prefix[n - 1] == 0xff)
-		n--;
-	if (n > 0) {
-		b->hi = xmemdup(r->prefix, n);
-		b->hi[n - 1] = (char)((unsigned char)b->hi[n - 1] + 1);
-		b->hi_len = n;
-	}
-}
-
-long
-store_sqlite_walk(struct store_sqlite *q, sqlite3_stmt *st,
-    const struct store_range *r, store_kv_cb cb, void *arg, int *more,
-    struct store_err *err)
-{
-	struct store_kv	 kv;
-	uint64_t	 count = 0;
-	int		 rc, stop = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (count == r->limit || stop) {
-			*more = 1;
-			break;
-		}
-		store_sqlite_row(st, r->keys_only, &kv);
-		count++;
-		stop = cb(&kv, arg) != 0;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return (store_sqlite_fail(q, rc, "range", err));
-	return ((long)count);
 }
 
 static long
@@ -490,6 +512,12 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 
 	if (r->rev != 0)
 		return (store_sqlite_range_at(s, r, cb, arg, more, err));
+	/*
+	 * kv must hold every key: checkpoint first, or (the checkpoint
+	 * cannot be written: the disk is full) merge the map into kv's rows.
+	 */
+	if (store_sqlite_ckpt_for_read(s, s->rev, err) != 0)
+		return (store_sqlite_range_merged(s, r, cb, arg, more, err));
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	if (r->keys_only)
@@ -514,19 +542,23 @@ store_sqlite_history(struct store *s, uint64_t from_rev, store_event_cb cb,
     void *arg, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
+	sqlite3_stmt		*st;
 	struct store_event	 ev;
-	int			 rc;
+	int			 i, rc = SQLITE_DONE;
 
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_sqlite_event(st, &ev);
-		if (cb(&ev, arg) != 0)
-			break;
+	/* history holds the events up to ckpt_rev, log those after it. */
+	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+		st = q->st[i == 0 ? SQ_HIST_GET : SQ_LOG_GET];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			store_sqlite_event(st, &ev);
+			if (cb(&ev, arg) != 0)
+				break;
+		}
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			store_sqlite_fail(q, rc, "reading history", err);
+		store_sqlite_done(st);
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		store_sqlite_fail(q, rc, "reading history", err);
-	store_sqlite_done(st);
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
 }
 
@@ -580,6 +612,7 @@ const struct store_backend store_sqlite_backend = {
 	&store_sqlite_local,
 	store_local_read_key_history,
 	store_sqlite_snapshot,
+	1,
 	store_sqlite_read_leases,
 	store_sqlite_read_lease_keys,
 	store_sqlite_lease_put,

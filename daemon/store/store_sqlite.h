@@ -35,8 +35,44 @@ enum store_sqlite_stmt {
 	SQ_RANGE_AT_OPEN,
 	SQ_KEY_HIST,
 	SQ_HIST_DROP_OLD,
+	SQ_KV_SET,
+	SQ_LOG_GET,
+	SQ_LOG_MOVE,
+	SQ_LOG_CLEAR,
+	SQ_LOG_GET_AT,
+	SQ_LOG_KEY_HIST,
 	SQ_NSTMT
 };
+
+/*
+ * A key's newest state not yet checkpointed into kv (store_sqlite_log.c):
+ * one allocation with its key and value.
+ */
+struct sq_ent {
+	char		*key;
+	size_t		 klen;
+	unsigned char	*val;		/* NULL for a delete */
+	size_t		 vlen;
+	uint64_t	 hash;
+	uint64_t	 version, create_rev, mod_rev;
+	int		 deleted;
+};
+
+/* Key -> entry, open addressing (entries are only added or replaced). */
+struct sq_map {
+	struct sq_ent	**slot;
+	size_t		  cap, n, bytes;
+};
+
+/* The open batch's writes, in order, and the newest of each key. */
+struct sq_pend {
+	struct sq_ent	**v;
+	size_t		  n, cap;
+	struct sq_map	  idx;
+};
+
+struct event;
+struct event_base;
 
 struct store_sqlite {
 	sqlite3		*db;
@@ -51,13 +87,28 @@ struct store_sqlite {
 	uint64_t		 compact_begin;
 
 	/* Leases (store_sqlite_lease.c): its statements; any key leased. */
-	sqlite3_stmt	*lst[8];
+	sqlite3_stmt	*lst[9];
 	int		 leased;
 
 	int		 marked;
 	int		 broken_mark;
 	uint64_t	 nkeys_mark;
 	uint64_t	 compact_mark;
+
+	/* The log-structured commit (store_sqlite_log.c). */
+	int		 sync_full;
+	struct sq_map	 dirty;		/* committed, not in kv yet */
+	struct sq_pend	 pend;		/* the open batch's writes */
+	size_t		 pend_mark;
+	int		 ckpt_in_batch, ckpt_in_batch_mark;
+	size_t		 pend_ckpt;	/* pending writes in kv already */
+	size_t		 pend_ckpt_mark;
+	uint64_t	 ckpt_rev;	/* kv and history hold up to it */
+	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
+	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
+	size_t		 sorted_cap;
+	struct event	*ckpt_ev;
+	uint64_t	 ckpts, replayed;
 };
 
 /* -1 with err filled from SQLite's rc (full, I/O, or internal). */
@@ -108,6 +159,8 @@ int	store_sqlite_alive(struct store_sqlite *, const char *,
 extern const char store_sqlite_lease_schema[];
 int	store_sqlite_lease_prepare(struct store_sqlite *, struct store_err *);
 void	store_sqlite_lease_finalize(struct store_sqlite *);
+/* A key's lease from lease_key (keys served from memory lack it). */
+uint64_t store_sqlite_lease_of(struct store_sqlite *, const char *, size_t);
 int	store_sqlite_lease_detach(struct store_sqlite *, const char *, size_t,
 	    struct store_err *);
 void	store_sqlite_read_leases(struct store *, store_leases_done, void *);
@@ -132,5 +185,26 @@ int	store_sqlite_undo(struct store *, struct store_err *);
 void	store_sqlite_rollback(struct store *);
 int	store_sqlite_commit(struct store *, uint64_t, struct store_err *);
 int	store_sqlite_compact(struct store *, uint64_t, struct store_err *);
+
+/* The log-structured commit (store_sqlite_log.c). */
+struct sq_ent	*sq_ent_new(const char *, size_t, const void *, size_t, int);
+int		 sq_ent_cmp(const void *, const void *);
+struct sq_ent	*sq_map_find(const struct sq_map *, const char *, size_t);
+void		 sq_map_free(struct sq_map *, int);
+void		 sq_pend_add(struct store_sqlite *, struct sq_ent *);
+void		 sq_pend_truncate(struct store_sqlite *, size_t);
+/* The newest state not in kv: the open batch's, then the dirty map's. */
+struct sq_ent	*sq_find(struct store_sqlite *, const char *, size_t);
+int	store_sqlite_checkpoint(struct store *, struct store_err *);
+int	store_sqlite_ckpt_in_batch(struct store *, struct store_err *);
+void	store_sqlite_committed(struct store *);
+void	store_sqlite_log_init(struct store *, struct event_base *);
+void	store_sqlite_log_free(struct store_sqlite *);
+int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);
+long	store_sqlite_range_merged(struct store *, const struct store_range *,
+	    store_kv_cb, void *, int *, struct store_err *);
+/* Before a read of history at rev: the log up to rev checkpointed. */
+int	store_sqlite_ckpt_for_read(struct store *, uint64_t,
+	    struct store_err *);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * The SQLite backend's batches (store_sqlite.h): a batch is one BEGIN
- * IMMEDIATE transaction, a mark a savepoint; every write also records its
- * event in the history table, in the same transaction.
+ * IMMEDIATE transaction, a mark a savepoint; a write appends its event to
+ * the history table (the log) and keeps the key's new state in memory
+ * until a checkpoint writes it into kv (store_sqlite_log.c).
  */
 #include <stdint.h>
 #include <string.h>
@@ -20,6 +21,8 @@ store_sqlite_begin(struct store *s, struct store_err *err)
 	q->broken_code = STORE_ERR_INTERNAL;
 	q->nkeys_begin = q->nkeys;
 	q->compact_begin = s->compact_rev;
+	q->pend_mark = 0;
+	q->ckpt_in_batch = q->ckpt_in_batch_mark = 0;
 	return (0);
 }
 
@@ -61,28 +64,54 @@ store_sqlite_hist_add(struct store_sqlite *q, uint64_t seq,
 	return (store_sqlite_run(q, SQ_HIST_ADD, "recording history", err));
 }
 
-/* Write kv's value at kv->mod_rev; fills in its version and create_rev. */
+/*
+ * The key's current state as the batch sees it: its own writes, the dirty
+ * map, then kv.  1 (cur filled), 0 (absent), -1.
+ */
 static int
-store_sqlite_upsert(struct store_sqlite *q, struct store_kv *kv,
-    struct store_err *err)
+store_sqlite_current(struct store_sqlite *q, const char *key, size_t key_len,
+    struct store_kv *cur, struct store_err *err)
 {
-	sqlite3_stmt	*st = q->st[SQ_UPSERT];
+	sqlite3_stmt	*st = q->st[SQ_GET];
+	struct sq_ent	*e;
 	int		 rc;
 
-	store_sqlite_bind_blob(st, 1, kv->key, kv->key_len);
-	if (store_sqlite_bind_blob(st, 2, kv->value, kv->value_len) != 0) {
-		store_sqlite_done(st);
-		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: "
-		    "value of %zu bytes is too large", kv->value_len));
+	if ((e = sq_find(q, key, key_len)) != NULL) {
+		if (e->deleted)
+			return (0);
+		cur->version = e->version;
+		cur->create_rev = e->create_rev;
+		return (1);
 	}
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)kv->mod_rev);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		store_sqlite_done(st);
-		return (store_sqlite_fail(q, rc, "writing a key", err));
-	}
-	kv->version = (uint64_t)sqlite3_column_int64(st, 0);
-	kv->create_rev = (uint64_t)sqlite3_column_int64(st, 1);
+	store_sqlite_bind_blob(st, 1, key, key_len);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		cur->version = (uint64_t)sqlite3_column_int64(st, 2);
+		cur->create_rev = (uint64_t)sqlite3_column_int64(st, 3);
+	} else if (rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, "reading a key", err);
 	store_sqlite_done(st);
+	return (rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1);
+}
+
+/* The write goes to the log and to the batch's pending writes. */
+static int
+store_sqlite_log_add(struct store_sqlite *q, uint32_t seq,
+    enum store_event_type type, const struct store_kv *kv,
+    struct store_err *err)
+{
+	struct sq_ent	*e;
+
+	if (store_sqlite_hist_add(q, seq, type, kv, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	e = sq_ent_new(kv->key, kv->key_len, kv->value, kv->value_len,
+	    type == STORE_EVENT_DELETE);
+	e->version = kv->version;
+	e->create_rev = kv->create_rev;
+	e->mod_rev = kv->mod_rev;
+	sq_pend_add(q, e);
 	return (0);
 }
 
@@ -92,9 +121,13 @@ store_sqlite_put(struct store *s, uint64_t rev, uint32_t seq,
     struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	struct store_kv		 kv;
+	struct store_kv		 kv, cur;
+	int			 found;
 
 	if (store_sqlite_alive(q, "put", err) != 0)
+		return (-1);
+	memset(&cur, 0, sizeof cur);
+	if ((found = store_sqlite_current(q, key, key_len, &cur, err)) < 0)
 		return (-1);
 	memset(&kv, 0, sizeof kv);
 	kv.key = key;
@@ -102,12 +135,10 @@ store_sqlite_put(struct store *s, uint64_t rev, uint32_t seq,
 	kv.value = value;
 	kv.value_len = value_len;
 	kv.mod_rev = rev;
-	if (store_sqlite_upsert(q, &kv, err) != 0)
+	kv.version = found ? cur.version + 1 : 1;
+	kv.create_rev = found ? cur.create_rev : rev;
+	if (store_sqlite_log_add(q, seq, STORE_EVENT_PUT, &kv, err) != 0)
 		return (-1);
-	if (store_sqlite_hist_add(q, seq, STORE_EVENT_PUT, &kv, err) != 0) {
-		q->broken = 1;
-		return (-1);
-	}
 	if (kv.version == 1)
 		q->nkeys++;
 	*prev_version = kv.version - 1;
@@ -122,15 +153,15 @@ store_sqlite_del(struct store *s, uint64_t rev, uint32_t seq,
     const char *key, size_t key_len, int *deleted, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	struct store_kv		 kv;
+	struct store_kv		 kv, cur;
+	int			 found;
 
 	*deleted = 0;
 	if (store_sqlite_alive(q, "delete", err) != 0)
 		return (-1);
-	store_sqlite_bind_blob(q->st[SQ_DELETE], 1, key, key_len);
-	if (store_sqlite_run(q, SQ_DELETE, "deleting a key", err) != 0)
+	if ((found = store_sqlite_current(q, key, key_len, &cur, err)) < 0)
 		return (-1);
-	if (sqlite3_changes(q->db) == 0)
+	if (!found)
 		return (0);	/* it was absent */
 	if (store_sqlite_lease_detach(q, key, key_len, err) != 0) {
 		q->broken = 1;
@@ -140,10 +171,8 @@ store_sqlite_del(struct store *s, uint64_t rev, uint32_t seq,
 	kv.key = key;
 	kv.key_len = key_len;
 	kv.mod_rev = rev;
-	if (store_sqlite_hist_add(q, seq, STORE_EVENT_DELETE, &kv, err) != 0) {
-		q->broken = 1;
+	if (store_sqlite_log_add(q, seq, STORE_EVENT_DELETE, &kv, err) != 0)
 		return (-1);
-	}
 	q->nkeys--;
 	*deleted = 1;
 	return (0);
@@ -166,6 +195,10 @@ store_sqlite_mark(struct store *s, struct store_err *err)
 	q->broken_mark = q->broken;
 	q->nkeys_mark = q->nkeys;
 	q->compact_mark = s->compact_rev;
+	q->pend_mark = q->pend.n;
+	q->ckpt_in_batch_mark = q->ckpt_in_batch;
+	q->ckpt_rev_mark = q->ckpt_rev_batch;
+	q->pend_ckpt_mark = q->pend_ckpt;
 	return (0);
 }
 
@@ -188,6 +221,10 @@ store_sqlite_undo(struct store *s, struct store_err *err)
 	q->broken = q->broken_mark;
 	q->nkeys = q->nkeys_mark;
 	s->compact_rev = q->compact_mark;
+	sq_pend_truncate(q, q->pend_mark);
+	q->ckpt_in_batch = q->ckpt_in_batch_mark;
+	q->ckpt_rev_batch = q->ckpt_rev_mark;
+	q->pend_ckpt = q->pend_ckpt_mark;
 	return (0);
 }
 
@@ -202,6 +239,8 @@ store_sqlite_rollback(struct store *s)
 	q->in_txn = q->marked = q->broken = 0;
 	q->nkeys = q->nkeys_begin;
 	s->compact_rev = q->compact_begin;
+	sq_pend_truncate(q, 0);
+	q->ckpt_in_batch = 0;
 }
 
 static int
@@ -222,11 +261,14 @@ store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
 
 	if (store_sqlite_alive(q, "commit", err) != 0 ||
 	    store_sqlite_set_meta(q, "rev", rev, err) != 0 ||
+	    (q->nkeys != q->nkeys_begin &&
+	    store_sqlite_set_meta(q, "nkeys", q->nkeys, err) != 0) ||
 	    store_sqlite_run(q, SQ_COMMIT, "commit", err) != 0) {
 		store_sqlite_rollback(s);
 		return (-1);
 	}
 	q->in_txn = q->marked = 0;
+	store_sqlite_committed(s);
 	return (0);
 }
 
@@ -237,6 +279,11 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 
 	if (store_sqlite_alive(q, "compact", err) != 0)
 		return (-1);
+	/* Events it drops may not be in kv yet: checkpoint them first. */
+	if (store_sqlite_ckpt_in_batch(s, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
 	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 1, (sqlite3_int64)rev);
 	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 2,
 	    (sqlite3_int64)s->compact_rev);

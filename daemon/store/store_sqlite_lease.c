@@ -28,6 +28,7 @@ enum {
 	SQL_KEYS,
 	SQL_DROP_KEYS,
 	SQL_ANY,
+	SQL_OF,
 	SQL_N
 };
 
@@ -50,7 +51,8 @@ static const char *store_sqlite_lease_sql[SQL_N] = {
 	"SELECT key FROM lease_key WHERE lease = ?1 AND key > ?2 "
 	    "ORDER BY key LIMIT ?3",
 	"DELETE FROM lease_key WHERE lease = ?1",
-	"SELECT 1 FROM lease_key LIMIT 1"
+	"SELECT 1 FROM lease_key LIMIT 1",
+	"SELECT lease FROM lease_key WHERE key = ?1"
 };
 
 static int
@@ -85,6 +87,22 @@ store_sqlite_lease_prepare(struct store_sqlite *q, struct store_err *err)
 		store_sqlite_fail(q, rc, "reading lease_key", err);
 	store_sqlite_done(q->lst[SQL_ANY]);
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
+}
+
+/* The lease key is attached to, 0: none (or it could not be read). */
+uint64_t
+store_sqlite_lease_of(struct store_sqlite *q, const char *key, size_t len)
+{
+	sqlite3_stmt	*st = q->lst[SQL_OF];
+	uint64_t	 lease = 0;
+
+	if (!q->leased)
+		return (0);
+	store_sqlite_bind_blob(st, 1, key, len);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		lease = (uint64_t)sqlite3_column_int64(st, 0);
+	store_sqlite_done(st);
+	return (lease);
 }
 
 void

@@ -1,10 +1,15 @@
 /*
- * The SQLite backend's reads at a revision and one key's history, over the
- * history table and its index history_key (key, rev, seq): the state of a
- * key at R is its last event at or before R, one seek.  Compaction keeps a
- * key's last put below the compaction point (store_sqlite_compact()), so
- * that is exact at every kept R.  Also the schema migration that makes an
- * older database fit that rule.
+ * The SQLite backend's range reads and reads at a revision.  A range at
+ * the current rev walks kv (after a checkpoint; when none can be written,
+ * kv merged with the map of keys written since: store_sqlite_range_merged).
+ * The state of a key at R is its last event at or before R, one seek in
+ * history's index history_key (key, rev, seq); history holds the events up
+ * to the last checkpoint, the log the later ones: a read at a rev past the
+ * checkpoint checkpoints first (store_sqlite_log.c), one key's history
+ * reads history then the log.  Compaction keeps a key's last put below the
+ * compaction point (store_sqlite_compact()), so that is exact at every
+ * kept R.  Also the schema migration that makes an older database fit
+ * that rule.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 
 #include "store_local.h"
 #include "store_sqlite.h"
+#include "util.h"
 
 void
 store_sqlite_event(sqlite3_stmt *st, struct store_event *ev)
@@ -32,11 +38,29 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 	struct store_sqlite	*q = s->impl;
 	sqlite3_stmt		*st = q->st[SQ_GET_AT];
 	struct store_event	 ev;
-	int			 rc, found = 0;
+	int			 rc = SQLITE_DONE, found = 0;
 
-	store_sqlite_bind_blob(st, 1, key, key_len);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-	rc = sqlite3_step(st);
+	/*
+	 * Past the checkpoint: checkpoint first, or (the disk is full)
+	 * look in the log (a scan: it has no key index), then in history.
+	 */
+	if (store_sqlite_ckpt_for_read(s, rev, err) != 0) {
+		st = q->st[SQ_LOG_GET_AT];
+		store_sqlite_bind_blob(st, 1, key, key_len);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
+			store_sqlite_done(st);
+		if (rc == SQLITE_DONE)
+			st = q->st[SQ_GET_AT];
+		else if (rc != SQLITE_ROW)
+			return (store_sqlite_fail(q, rc, "get at a revision",
+			    err));
+	}
+	if (st == q->st[SQ_GET_AT]) {
+		store_sqlite_bind_blob(st, 1, key, key_len);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+		rc = sqlite3_step(st);
+	}
 	if (rc == SQLITE_ROW) {
 		store_sqlite_event(st, &ev);
 		if (ev.type == STORE_EVENT_PUT) {
@@ -49,6 +73,63 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 	return (found);
 }
 
+/*
+ * The range as bounds on key: lo <= key < hi.  lo is the prefix, or just
+ * above "after" (after + NUL) if that is higher; hi is the first string
+ * above every key with the prefix, none when the prefix is all 0xff.
+ */
+void
+store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
+{
+	size_t	 n = r->prefix_len, m;
+	int	 c;
+
+	if (r->after != NULL) {
+		m = r->after_len < n ? r->after_len : n;
+		c = memcmp(r->after, r->prefix, m);
+		if (c > 0 || (c == 0 && r->after_len >= n)) {
+			m = r->after_len;
+			b->lo = xcalloc(1, m + 1);
+			memcpy(b->lo, r->after, m);
+			b->lo_len = m + 1;
+		}
+	}
+	if (b->lo == NULL) {
+		b->lo = xmemdup(r->prefix, n);
+		b->lo_len = n;
+	}
+	while (n > 0 && (unsigned char)r->prefix[n - 1] == 0xff)
+		n--;
+	if (n > 0) {
+		b->hi = xmemdup(r->prefix, n);
+		b->hi[n - 1] = (char)((unsigned char)b->hi[n - 1] + 1);
+		b->hi_len = n;
+	}
+}
+
+long
+store_sqlite_walk(struct store_sqlite *q, sqlite3_stmt *st,
+    const struct store_range *r, store_kv_cb cb, void *arg, int *more,
+    struct store_err *err)
+{
+	struct store_kv	 kv;
+	uint64_t	 count = 0;
+	int		 rc, stop = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (count == r->limit || stop) {
+			*more = 1;
+			break;
+		}
+		store_sqlite_row(st, r->keys_only, &kv);
+		count++;
+		stop = cb(&kv, arg) != 0;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (store_sqlite_fail(q, rc, "range", err));
+	return ((long)count);
+}
+
 long
 store_sqlite_range_at(struct store *s, const struct store_range *r,
     store_kv_cb cb, void *arg, int *more, struct store_err *err)
@@ -58,6 +139,8 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_stmt			*st;
 	long				 n;
 
+	if (store_sqlite_ckpt_for_read(s, r->rev, err) != 0)
+		return (-1);
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	st = q->st[b.hi != NULL ? SQ_RANGE_AT : SQ_RANGE_AT_OPEN];
@@ -79,21 +162,139 @@ store_sqlite_key_history(struct store *s, const char *key, size_t key_len,
     uint64_t from_rev, store_event_cb cb, void *arg, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_KEY_HIST];
+	sqlite3_stmt		*st;
 	struct store_event	 ev;
-	int			 rc;
+	int			 i, rc = SQLITE_DONE;
 
-	store_sqlite_bind_blob(st, 1, key, key_len);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)from_rev);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		store_sqlite_event(st, &ev);
-		if (cb(&ev, arg) != 0)
+	/* history (through its key index), then the log (a scan). */
+	(void)store_sqlite_ckpt_for_read(s, s->rev, err);
+	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+		st = q->st[i == 0 ? SQ_KEY_HIST : SQ_LOG_KEY_HIST];
+		store_sqlite_bind_blob(st, 1, key, key_len);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)from_rev);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			store_sqlite_event(st, &ev);
+			if (cb(&ev, arg) != 0)
+				break;
+		}
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			store_sqlite_fail(q, rc, "reading a key's history",
+			    err);
+		store_sqlite_done(st);
+	}
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
+}
+
+static int
+sq_keycmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int	 c = memcmp(a, b, al < bl ? al : bl);
+
+	if (c != 0)
+		return (c);
+	return (al < bl ? -1 : al > bl);
+}
+
+static void
+sq_ent_kv(const struct sq_ent *e, int keys_only, struct store_kv *kv)
+{
+	memset(kv, 0, sizeof *kv);
+	kv->key = e->key;
+	kv->key_len = e->klen;
+	if (!keys_only) {
+		kv->value = e->val;
+		kv->value_len = e->vlen;
+	}
+	kv->version = e->version;
+	kv->create_rev = e->create_rev;
+	kv->mod_rev = e->mod_rev;
+}
+
+/* The dirty map's entries in [lo, hi) into q->sorted, in key order. */
+static size_t
+sq_dirty_span(struct store_sqlite *q, const struct store_sqlite_span *b)
+{
+	struct sq_map	*m = &q->dirty;
+	struct sq_ent	*e;
+	size_t		 i, n = 0;
+
+	if (q->sorted_cap < m->cap) {
+		q->sorted_cap = m->cap;
+		q->sorted = xrealloc(q->sorted, q->sorted_cap *
+		    sizeof *q->sorted);
+	}
+	for (i = 0; i < m->cap; i++) {
+		if ((e = m->slot[i]) == NULL ||
+		    sq_keycmp(e->key, e->klen, b->lo, b->lo_len) < 0 ||
+		    (b->hi != NULL &&
+		    sq_keycmp(e->key, e->klen, b->hi, b->hi_len) >= 0))
+			continue;
+		q->sorted[n++] = e;
+	}
+	qsort(q->sorted, n, sizeof *q->sorted, sq_ent_cmp);
+	return (n);
+}
+
+/*
+ * A range at the current rev without a checkpoint (when one cannot be
+ * written: the disk is full): kv's rows merged with the dirty map's, an
+ * entry of the map replacing or (a delete) hiding kv's row of its key.
+ */
+long
+store_sqlite_range_merged(struct store *s, const struct store_range *r,
+    store_kv_cb cb, void *arg, int *more, struct store_err *err)
+{
+	struct store_sqlite		*q = s->impl;
+	struct store_sqlite_span	 b;
+	struct store_kv			 kv;
+	sqlite3_stmt			*st;
+	const struct sq_ent		*d;
+	size_t				 i = 0, nd;
+	uint64_t			 count = 0;
+	int				 rc, c, stop = 0;
+
+	memset(&b, 0, sizeof b);
+	store_sqlite_bounds(r, &b);
+	nd = sq_dirty_span(q, &b);
+	st = q->st[b.hi != NULL ? SQ_RANGE : SQ_RANGE_OPEN];
+	store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
+	if (b.hi != NULL)
+		store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
+	sqlite3_bind_int64(st, 3, -1);
+	rc = sqlite3_step(st);
+	while (rc == SQLITE_ROW || i < nd) {
+		d = i < nd ? q->sorted[i] : NULL;
+		c = 1;		/* c < 0: kv's row next, else d */
+		if (rc == SQLITE_ROW) {
+			store_sqlite_row(st, r->keys_only, &kv);
+			c = d == NULL ? -1 : sq_keycmp(kv.key, kv.key_len,
+			    d->key, d->klen);
+		}
+		if (c >= 0 && d->deleted) {
+			i++;
+			if (c == 0)
+				rc = sqlite3_step(st);
+			continue;
+		}
+		if (count == r->limit || stop) {
+			*more = 1;
 			break;
+		}
+		if (c >= 0)
+			sq_ent_kv(d, r->keys_only, &kv);
+		count++;
+		stop = cb(&kv, arg) != 0;
+		if (c >= 0)
+			i++;
+		if (c <= 0)
+			rc = sqlite3_step(st);
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		store_sqlite_fail(q, rc, "reading a key's history", err);
+		store_sqlite_fail(q, rc, "range", err);
 	store_sqlite_done(st);
-	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
+	free(b.lo);
+	free(b.hi);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? (long)count : -1);
 }
 
 /*

@@ -249,9 +249,13 @@ own_etcd() {
 		) &
 		pids+=($!)
 	done
+	# A put that reads its key first (a plain put is sent at once, and
+	# its outcome with a frozen etcd is unknown: it may land when etcd
+	# wakes; dropproxy.bats covers that).
 	(
 		rc=0
-		mctl -s "$A" --timeout 5 put k2 x >/dev/null 2>&1 || rc=$?
+		mctl -s "$A" --timeout 5 put --if-absent k2 x >/dev/null 2>&1 ||
+		    rc=$?
 		echo "$rc" >"$TESTDIR/rc.put"
 	) &
 	pids+=($!)
@@ -324,6 +328,40 @@ ping_ms() {
 	FROZEN=
 	wait_for ended $((n + 1))
 	run -0 mctl -s "$A" --timeout 5 ping
+}
+
+@test "etcd: SIGTERM waits for a write out at etcd past the 2 s drain, and answers it" {
+	own_etcd
+	local p rc
+	mctl -s "$A" put k v >/dev/null
+	freeze_etcd
+	(
+		rc=0
+		mctl -s "$A" --timeout 20 put k2 x >"$TESTDIR/put.out" \
+		    2>"$TESTDIR/put.err" || rc=$?
+		echo "$rc" >"$TESTDIR/rc.put"
+	) &
+	p=$!
+	wait_for requests_in 1
+	kill -TERM "$METAD_PID"
+	# Longer than the drain's 2 s: the write is still out (its txn timed
+	# out at 2 s, and is being looked up) when etcd wakes.
+	sleep 3
+	kill -CONT "$ETCD_PID"
+	FROZEN=
+	wait "$p"
+	run cat "$TESTDIR/rc.put" "$TESTDIR/put.out" "$TESTDIR/put.err"
+	assert_output "0
+1"
+	# The drain ended, exit 0 (not under "run": a subshell cannot wait).
+	rc=0
+	wait "$METAD_PID" || rc=$?
+	assert_equal "$rc" 0
+	METAD_PID=
+	metad_start
+	A="$SOCK"
+	run -0 mctl -s "$A" -o json get k2
+	assert_equal "$(jq -r '[.kv.value, .kv.version] | join(" ")' <<<"$output")" "x 1"
 }
 
 # etcd_put KEY VALUE: a put straight into etcd, under the test daemon's

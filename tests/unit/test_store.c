@@ -1306,8 +1306,11 @@ test_sqlite_write_fails(void **state)
 	/* Fits in the page cache: the commit fails writing the WAL. */
 	assert_int_equal(sqlite_big_batch(f, 1024 * 1024, &err), 2);
 	assert_int_equal(err.code, STORE_ERR_FULL);	/* EFBIG */
-	/* Spills the cache: the put fails, then the commit refuses. */
-	assert_int_equal(sqlite_big_batch(f, 16 * 1024 * 1024, &err), 1);
+	/*
+	 * Spills the cache (32 MiB; a put writes its value once, to the
+	 * log): the put fails, then the commit refuses.
+	 */
+	assert_int_equal(sqlite_big_batch(f, 48 * 1024 * 1024, &err), 1);
 	assert_int_equal(err.code, STORE_ERR_FULL);	/* EFBIG */
 	assert_non_null(strstr(err.msg, "aborted"));
 	assert_int_equal(f->s->in_batch, 0);

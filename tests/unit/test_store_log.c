@@ -1,0 +1,262 @@
+/*
+ * Unit tests of the SQLite backend's log-structured commit
+ * (store_sqlite_log.c): a commit appends to the log (history) and keeps
+ * the keys' new state in memory until a checkpoint writes kv; a process
+ * that dies before its checkpoint leaves the log tail, which the next open
+ * replays.  Each test writes in a child process that exits without closing
+ * the store (no checkpoint at close: as after kill -9, the file is all
+ * that is left), then reopens it in the test's process and checks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store_fx.h"
+#include "store_sqlite.h"
+
+static struct fx	 fx_sql = { .kind = "sqlite" };
+
+/* Runs fn on f's store in a child that dies without closing it. */
+static void
+crash_after(struct fx *f, void (*fn)(struct fx *))
+{
+	pid_t	 pid;
+	int	 status;
+
+	store_close(f->s);
+	f->s = NULL;
+	if ((pid = fork()) == 0) {
+		fx_reopen(f, NULL);
+		fn(f);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fx_reopen(f, NULL);
+}
+
+/* SELECT of one integer from the file, with the store closed. */
+static long long
+db_scalar(struct fx *f, const char *sql)
+{
+	sqlite3_stmt	*st;
+	sqlite3		*db;
+	long long	 v = -1;
+
+	store_close(f->s);
+	f->s = NULL;
+	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fx_reopen(f, NULL);
+	return (v);
+}
+
+/* 1 a=1, 2 b=1, 3 c=1, 4 del b, 5 a=2 and d=1: all left in the log. */
+static void
+write_some(struct fx *f)
+{
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "1");
+	fx_put1(f, "c", "1");
+	fx_begin(f, "b");
+	assert_int_equal(fx_del(f, 4, 0, S("b")), 1);
+	fx_commit(f, 4);
+	fx_begin(f, "a", "d");
+	fx_put(f, 5, 0, S("a"), S("2"));
+	fx_put(f, 5, 1, S("d"), S("1"));
+	fx_commit(f, 5);
+}
+
+static void
+test_replay(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+
+	crash_after(f, write_some);
+	assert_int_equal(fx_rev(f), 5);
+	assert_int_equal(fx_nkeys(f), 3);
+	assert_string_equal(fx_get(f, S("a")), "a@2/1/5=2");
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_list(f, &r, 3, 0),
+	    "a@2/1/5=2 c@1/3/3=1 d@1/5/5=1");
+	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 2.0:b@1/2/2=1 "
+	    "3.0:c@1/3/3=1 4.0:del:b 5.0:a@2/1/5=2 5.1:d@1/5/5=1");
+	/* The replay was checkpointed: kv holds it all. */
+	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 3);
+	assert_int_equal(db_scalar(f, "SELECT value FROM meta WHERE "
+	    "name = 'ckpt_rev'"), (long long)fx_abs(f, 5));
+	/* Versions go on from the replayed state. */
+	fx_put1(f, "b", "2");
+	assert_string_equal(fx_get(f, S("b")), "b@1/6/6=2");
+}
+
+/*
+ * x (in kv since the last close) is deleted, then compaction drops the
+ * delete from the log: the compaction must have checkpointed it.
+ */
+static void
+write_compact(struct fx *f)
+{
+	struct store_err	 err;
+
+	fx_begin(f, "x");
+	assert_int_equal(fx_del(f, 3, 0, S("x")), 1);
+	fx_commit(f, 3);
+	fx_put1(f, "z", "1");
+	assert_int_equal(fx_compact(f, 4, &err), 0);
+}
+
+static void
+test_replay_after_compaction(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0 };
+
+	fx_put1(f, "x", "1");
+	fx_put1(f, "y", "1");
+	fx_reopen(f, NULL);
+	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
+	crash_after(f, write_compact);
+	assert_string_equal(fx_get(f, S("x")), "");
+	assert_string_equal(fx_list(f, &r, 2, 0), "y@1/2/2 z@1/4/4");
+	assert_int_equal(fx_nkeys(f), 2);
+	assert_int_equal(fx_compact_rev(f), 4);
+}
+
+/* More writes than one checkpoint holds, then a few after it. */
+static void
+write_many(struct fx *f)
+{
+	char	 key[32];
+	int	 i;
+
+	for (i = 0; i < 5000; i++) {
+		snprintf(key, sizeof key, "k%05d", i % 3000);
+		fx_put1(f, key, i < 3000 ? "old" : "new");
+	}
+}
+
+static void
+test_replay_many(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "k", 1, NULL, 0, 5000, 1, 0, 0 };
+
+	crash_after(f, write_many);
+	assert_int_equal(fx_rev(f), 5000);
+	assert_int_equal(fx_nkeys(f), 3000);
+	assert_string_equal(fx_get(f, S("k00000")), "k00000@2/1/3001=new");
+	assert_string_equal(fx_get(f, S("k02999")), "k02999@1/3000/3000=old");
+	fx_list(f, &r, 3000, 0);
+	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 3000);
+	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv WHERE "
+	    "value = CAST('new' AS BLOB)"), 2000);
+}
+
+/* A batch undone or rolled back leaves nothing in memory either. */
+static void
+test_undo_forgets(void **state)
+{
+	struct fx	*f = *state;
+	struct store_err err;
+
+	fx_put1(f, "a", "1");
+	fx_begin(f, "a", "b");
+	assert_int_equal(store_mark(f->s, &err), 0);
+	fx_put(f, 2, 0, S("a"), S("2"));
+	fx_put(f, 2, 1, S("b"), S("2"));
+	assert_string_equal(fx_get(f, S("b")), "b@1/2/2=2");
+	assert_int_equal(store_undo(f->s, &err), 0);
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
+	fx_put(f, 2, 0, S("b"), S("3"));
+	store_rollback(f->s);
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_int_equal(fx_nkeys(f), 1);
+	fx_put1(f, "a", "4");
+	assert_string_equal(fx_get(f, S("a")), "a@2/1/2=4");
+}
+
+/* A range merged from kv and the map (as when the disk is full). */
+static const char *
+list_merged(struct fx *f, const char *prefix, const char *after,
+    uint64_t limit, int *more)
+{
+	struct store_range	 r = { prefix, strlen(prefix), after,
+	    after != NULL ? strlen(after) : 0, limit, 0, 0, 0 };
+	struct store_err	 err;
+
+	buf_reset(&f->out);
+	*more = 0;
+	assert_true(store_sqlite_range_merged(f->s, &r, fx_kv_cb, f, more,
+	    &err) >= 0);
+	return (buf_cstr(&f->out));
+}
+
+static void
+test_range_merged(void **state)
+{
+	struct fx	*f = *state;
+	int		 more;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "1");
+	fx_put1(f, "c", "1");
+	fx_put1(f, "e", "1");
+	fx_reopen(f, NULL);		/* a, b, c and e in kv */
+	fx_put1(f, "b", "2");
+	fx_begin(f, "c");
+	assert_int_equal(fx_del(f, 6, 0, S("c")), 1);
+	fx_commit(f, 6);
+	fx_put1(f, "d", "1");
+	fx_put1(f, "f", "1");
+	fx_put1(f, "0", "1");
+	assert_string_equal(list_merged(f, "", NULL, 10, &more),
+	    "0@1/9/9=1 a@1/1/1=1 b@2/2/5=2 d@1/7/7=1 e@1/4/4=1 f@1/8/8=1");
+	assert_int_equal(more, 0);
+	assert_string_equal(list_merged(f, "", NULL, 3, &more),
+	    "0@1/9/9=1 a@1/1/1=1 b@2/2/5=2");
+	assert_int_equal(more, 1);
+	assert_string_equal(list_merged(f, "", "b", 2, &more),
+	    "d@1/7/7=1 e@1/4/4=1");
+	assert_int_equal(more, 1);
+	assert_string_equal(list_merged(f, "e", NULL, 5, &more),
+	    "e@1/4/4=1");
+	assert_int_equal(more, 0);
+	assert_string_equal(list_merged(f, "c", NULL, 5, &more), "");
+}
+
+#define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
+
+int
+main(void)
+{
+	const struct CMUnitTest	 tests[] = {
+		SQL(test_replay),
+		SQL(test_replay_after_compaction),
+		SQL(test_replay_many),
+		SQL(test_undo_forgets),
+		SQL(test_range_merged),
+	};
+
+	return (cmocka_run_group_tests_name("test_store_log", tests, NULL,
+	    NULL));
+}
