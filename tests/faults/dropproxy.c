@@ -27,7 +27,6 @@
  * its client has not read; they go with their request.
  */
 #include <sys/queue.h>
-#include <sys/time.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -35,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -44,64 +42,10 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#define PROXY_HOST		"127.0.0.1"
-#define PROXY_URL_PREFIX	"http://" PROXY_HOST ":"
-#define PROXY_MAX_BODY		(64 * 1024 * 1024)	/* request or answer */
-#define PROXY_MAX_HEADERS	(64 * 1024)
-#define PROXY_MAX_PENDING	(64 * 1024 * 1024)	/* unsent to a client */
-#define PROXY_IDLE_TIMEOUT_S	3600	/* a quiet watch stream lives on */
-#define PROXY_MATCH_DEFAULT	"\"compare\""
-#define PROXY_PATH_MAX		4096
-#define PROXY_DELAY_MAX_MS	10000
-#define PROXY_DELAY_PATH	"/v3/watch"	/* the streams -d delays */
-
-#define STR_(x)			#x
-#define STR(x)			STR_(x)
-
-struct proxy;
-
-/* A piece of a delayed answer, relayed once its time comes. */
-struct proxy_later {
-	struct evbuffer			*buf;
-	struct timespec			 due;	/* CLOCK_MONOTONIC */
-	TAILQ_ENTRY(proxy_later)	 entry;
-};
-
-struct proxy_req {
-	struct proxy			*px;
-	struct evhttp_request		*client;
-	struct evhttp_connection	*up_conn;
-	int				 drop;
-	int				 started;	/* reply begun */
-	int				 finished;	/* on the dead list */
-	int				 held;		/* end after the later */
-	int				 held_ok;
-	struct event			*later_ev;	/* NULL: not delayed */
-	TAILQ_HEAD(, proxy_later)	 later;
-	size_t				 later_bytes;
-	char				 method[8];
-	char				 path[PROXY_PATH_MAX];
-	TAILQ_ENTRY(proxy_req)		 entry;
-};
-
-struct proxy {
-	struct event_base		*base;
-	struct evhttp			*http;
-	unsigned short			 port;
-	unsigned short			 up_port;
-	long				 drops_left;	/* -1: no end */
-	long				 delay_ms;	/* 0: none */
-	const char			*match;
-	const char			*pidfile;
-	struct event			*reap;
-	TAILQ_HEAD(, proxy_req)		 reqs;
-	TAILQ_HEAD(, proxy_req)		 dead;	/* upstream to free */
-};
+#include "dropproxy.h"
 
 static void proxy_usage(void) __attribute__((noreturn));
 static void proxy_req_free(struct proxy_req *);
-static void proxy_reply_end(struct proxy_req *, struct evhttp_request *,
-    int);
 
 static void
 proxy_usage(void)
@@ -249,32 +193,6 @@ proxy_client_gone(struct evhttp_connection *conn, void *arg)
 	proxy_req_free(pr);
 }
 
-/* Drop the pieces still waiting (the client is gone or closed). */
-static void
-proxy_later_clear(struct proxy_req *pr)
-{
-	struct proxy_later	*pl;
-
-	while ((pl = TAILQ_FIRST(&pr->later)) != NULL) {
-		TAILQ_REMOVE(&pr->later, pl, entry);
-		evbuffer_free(pl->buf);
-		free(pl);
-	}
-	pr->later_bytes = 0;
-	if (pr->later_ev != NULL)
-		evtimer_del(pr->later_ev);
-}
-
-/* Not from the later event's own callback. */
-static void
-proxy_later_free(struct proxy_req *pr)
-{
-	proxy_later_clear(pr);
-	if (pr->later_ev != NULL)
-		event_free(pr->later_ev);
-	pr->later_ev = NULL;
-}
-
 static void
 proxy_req_free(struct proxy_req *pr)
 {
@@ -348,7 +266,7 @@ proxy_up_header(struct evhttp_request *up, void *arg)
  * Is the client over PROXY_MAX_PENDING bytes behind (unread, or waiting
  * to be relayed)?  Then it is closed, and its request finished.
  */
-static int
+int
 proxy_client_behind(struct proxy_req *pr)
 {
 	struct evhttp_connection *conn;
@@ -365,88 +283,6 @@ proxy_client_behind(struct proxy_req *pr)
 	proxy_client_close(pr);
 	proxy_req_finish(pr);
 	return (1);
-}
-
-static void
-proxy_now(struct timespec *ts)
-{
-	if (clock_gettime(CLOCK_MONOTONIC, ts) == -1) {
-		perror("dropproxy: clock_gettime");
-		exit(1);
-	}
-}
-
-/* Arm the later event for the first piece waiting (if any). */
-static void
-proxy_later_arm(struct proxy_req *pr)
-{
-	struct proxy_later	*pl;
-	struct timespec		 now;
-	struct timeval		 tv = { 0, 0 };
-	long long		 ns;
-
-	if ((pl = TAILQ_FIRST(&pr->later)) == NULL)
-		return;
-	proxy_now(&now);
-	ns = (long long)(pl->due.tv_sec - now.tv_sec) * 1000000000LL +
-	    (pl->due.tv_nsec - now.tv_nsec);
-	if (ns > 0) {
-		tv.tv_sec = (time_t)(ns / 1000000000LL);
-		tv.tv_usec = (suseconds_t)(ns % 1000000000LL / 1000);
-	}
-	evtimer_add(pr->later_ev, &tv);
-}
-
-/* Relay the pieces whose time came; then the end, if it came too. */
-static void
-proxy_later_fire(evutil_socket_t fd, short what, void *arg)
-{
-	struct proxy_req	*pr = arg;
-	struct proxy_later	*pl;
-	struct timespec		 now;
-
-	proxy_now(&now);
-	while ((pl = TAILQ_FIRST(&pr->later)) != NULL &&
-	    (pl->due.tv_sec < now.tv_sec || (pl->due.tv_sec == now.tv_sec &&
-	    pl->due.tv_nsec <= now.tv_nsec))) {
-		TAILQ_REMOVE(&pr->later, pl, entry);
-		pr->later_bytes -= evbuffer_get_length(pl->buf);
-		evhttp_send_reply_chunk(pr->client, pl->buf);
-		evbuffer_free(pl->buf);
-		free(pl);
-		if (proxy_client_behind(pr))
-			return;
-	}
-	if (!TAILQ_EMPTY(&pr->later))
-		proxy_later_arm(pr);
-	else if (pr->held)
-		proxy_reply_end(pr, NULL, pr->held_ok);
-}
-
-/* Keep a piece of a delayed answer for px->delay_ms. */
-static void
-proxy_later_add(struct proxy_req *pr, struct evbuffer *in)
-{
-	struct proxy_later	*pl;
-	long			 ms = pr->px->delay_ms;
-
-	if ((pl = calloc(1, sizeof *pl)) == NULL ||
-	    (pl->buf = evbuffer_new()) == NULL) {
-		fprintf(stderr, "dropproxy: out of memory\n");
-		exit(1);
-	}
-	proxy_now(&pl->due);
-	pl->due.tv_sec += ms / 1000;
-	pl->due.tv_nsec += (ms % 1000) * 1000000L;
-	if (pl->due.tv_nsec >= 1000000000L) {
-		pl->due.tv_sec++;
-		pl->due.tv_nsec -= 1000000000L;
-	}
-	evbuffer_add_buffer(pl->buf, in);
-	pr->later_bytes += evbuffer_get_length(pl->buf);
-	TAILQ_INSERT_TAIL(&pr->later, pl, entry);
-	if (TAILQ_FIRST(&pr->later) == pl)
-		proxy_later_arm(pr);
 }
 
 /* A piece of upstream's answer: relay it, or drop it with the answer. */
@@ -488,7 +324,7 @@ proxy_up_done(struct evhttp_request *up, void *arg)
  * The end of upstream's answer (ok: complete), relayed.  up is NULL when
  * it is relayed late (-d): the reply was begun by then.
  */
-static void
+void
 proxy_reply_end(struct proxy_req *pr, struct evhttp_request *up, int ok)
 {
 	if (pr->drop && ok) {
@@ -604,8 +440,7 @@ proxy_request(struct evhttp_request *req, void *arg)
 	pr->drop = proxy_should_drop(px, evhttp_request_get_input_buffer(req));
 	if (px->delay_ms > 0 && !pr->drop && strncmp(pr->path,
 	    PROXY_DELAY_PATH, strlen(PROXY_DELAY_PATH)) == 0 &&
-	    (pr->later_ev = evtimer_new(px->base, proxy_later_fire,
-	    pr)) == NULL) {
+	    proxy_later_init(pr) == -1) {
 		proxy_req_free(pr);
 		evhttp_send_error(req, 500, "out of memory");
 		return;
