@@ -23,6 +23,7 @@ static enum cmd_status	cmd_cas_exec(struct cmd_ctx *, char **);
 static const struct option cmd_put_longopts[] = {
 	CMD_COND_LONGOPTS,
 	{ "file",	required_argument,	NULL, 0 },
+	{ "lease",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -33,7 +34,7 @@ const struct cmd_entry cmd_put_entry = {
 	.args_min = 1,
 	.args_max = 2,
 	.usage = "KEY VALUE|-|--file FILE [--if-absent | --if-version N | "
-	    "--if-mod-rev R] [--fence KEY:EPOCH]",
+	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID]",
 	.help = "write a value (- reads stdin); prints the new version",
 	.exec = cmd_put_exec
 };
@@ -161,7 +162,7 @@ cmd_put_write_value(struct jw *w, const struct buf *v)
 
 static enum cmd_status
 cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
-    const struct cmd_cond *cond, char **cause)
+    const struct cmd_cond *cond, uint64_t lease, char **cause)
 {
 	struct buf	 b;
 	struct jw	 w;
@@ -174,6 +175,10 @@ cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
 	jw_cstr(&w, key);
 	cmd_put_write_value(&w, v);
 	cmd_cond_write(cond, &w);
+	if (lease != 0) {
+		jw_name(&w, "lease");
+		jw_u64(&w, lease);
+	}
 	jw_obj_close(&w);
 	s = cmd_call(ctx, &b, &resp, cause);
 	buf_free(&b);
@@ -191,11 +196,19 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 	struct cmd_cond	 cond;
 	struct buf	 v;
 	const char	*file = args_get(a, "file");
+	const char	*lease_arg = args_get(a, "lease");
+	uint64_t	 lease = 0;
 	enum cmd_status	 s;
 
 	if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK ||
 	    (s = cmd_cond_parse(a, &cond, cause)) != CMD_OK)
 		return (s);
+	if (lease_arg != NULL && ((s = args_u64(lease_arg, "--lease", &lease,
+	    cause)) != CMD_OK || lease == 0)) {
+		if (s == CMD_OK)
+			xasprintf(cause, "invalid --lease: 0 is no lease id");
+		return (CMD_USAGE);
+	}
 	if (args_count(a, "file") > 1 || (file != NULL) == (a->argc == 2)) {
 		xasprintf(cause, "put: give the value as VALUE, - (stdin) or "
 		    "--file FILE, once");
@@ -204,7 +217,7 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 	buf_init(&v);
 	if ((s = cmd_put_value(ctx, a->argc == 2 ? a->argv[1] : NULL, file,
 	    &v, cause)) == CMD_OK)
-		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
+		s = cmd_put_send(ctx, a->argv[0], &v, &cond, lease, cause);
 	buf_free(&v);
 	return (s);
 }
@@ -225,7 +238,7 @@ cmd_cas_exec(struct cmd_ctx *ctx, char **cause)
 	cond.has_version = 1;
 	buf_init(&v);
 	if ((s = cmd_put_value(ctx, a->argv[2], NULL, &v, cause)) == CMD_OK)
-		s = cmd_put_send(ctx, a->argv[0], &v, &cond, cause);
+		s = cmd_put_send(ctx, a->argv[0], &v, &cond, 0, cause);
 	buf_free(&v);
 	return (s);
 }

@@ -112,6 +112,12 @@ extern const struct cmd_entry	 cmd_wait_entry;
 extern const struct cmd_entry	 cmd_epoch_get_entry;
 extern const struct cmd_entry	 cmd_epoch_bump_entry;
 extern const struct cmd_entry	 cmd_txn_entry;
+extern const struct cmd_entry	 cmd_lease_grant_entry;
+extern const struct cmd_entry	 cmd_lease_keepalive_entry;
+extern const struct cmd_entry	 cmd_lease_revoke_entry;
+extern const struct cmd_entry	 cmd_lease_info_entry;
+extern const struct cmd_entry	 cmd_lease_ls_entry;
+extern const struct cmd_entry	 cmd_lock_entry;
 extern const struct cmd_entry	 cmd_dump_entry;
 extern const struct cmd_entry	 cmd_load_entry;
 extern const struct cmd_entry	 cmd_snapshot_save_entry;
@@ -144,6 +150,11 @@ enum cmd_status	 cmd_client_status(const struct client *);
 /* cmd_put.c: all of fd (txn reads stdin with it too). */
 enum cmd_status	 cmd_put_read_fd(int, const char *name, struct buf *,
 		     char **);
+
+/* cmd_lease.c: a lease ID argument; one lease op (not_found: CMD_FALSE). */
+enum cmd_status	 cmd_lease_id(const char *, uint64_t *, char **);
+enum cmd_status	 cmd_lease_call(struct cmd_ctx *, const char *op, uint64_t id,
+		     uint64_t ttl_ms, int session, cJSON **, char **);
 
 /* txn_text.c: the etcdctl-style text form of a txn, as a request object. */
 cJSON		*txn_text_parse(const char *, size_t, char **);

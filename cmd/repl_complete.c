@@ -3,7 +3,7 @@
  * never file names).  The words before the cursor tell what is wanted:
  *
  *	first word	a command (or its first word: "epoch"), quit, exit
- *	after "epoch"	get, bump
+ *	after "epoch"	get, bump (after "lease": grant, keepalive, ...)
  *	-...		the command's long options and the global ones
  *	-o / --output	text, json
  *	--prefix	a key

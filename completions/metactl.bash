@@ -8,7 +8,7 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls history watch wait txn epoch compact status ping dump load snapshot help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
@@ -16,7 +16,7 @@ _metactl_cmd_opts()
 {
 	case $1 in
 	get)		echo '-r --raw --rev' ;;
-	put)		echo '--file --if-absent --if-version --if-mod-rev --fence' ;;
+	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease' ;;
 	cas)		echo '--fence' ;;
 	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
 	ls|list)	echo '-l --long --limit --rev' ;;
@@ -25,6 +25,9 @@ _metactl_cmd_opts()
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
+	'lease grant')	echo '--session' ;;
+	'lease keepalive') echo '--forever' ;;
+	lock)		echo '--ttl --owner --wait' ;;
 	load)		echo '--if-absent' ;;
 	esac
 }
@@ -35,7 +38,7 @@ _metactl_takes_value()
 	case $1 in
 	-s|--socket|-o|--output|--timeout|--file|--if-version|--if-mod-rev|\
 	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
-	--if-epoch|--rev)
+	--if-epoch|--rev|--lease|--ttl|--wait)
 		return 0 ;;
 	esac
 	return 1
@@ -114,7 +117,8 @@ _metactl()
 		esac
 		if [[ -z $command ]]; then
 			command=$w
-		elif [[ $command == epoch || $command == snapshot ]] &&
+		elif [[ $command == epoch || $command == snapshot ||
+		    $command == lease ]] &&
 		    [[ $npos -eq 0 ]]; then
 			command="$command $w"
 		else
@@ -155,6 +159,8 @@ _metactl()
 		COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur")) ;;
 	epoch)
 		COMPREPLY=($(compgen -W 'get bump' -- "$cur")) ;;
+	lease)
+		COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur")) ;;
 	snapshot)
 		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
 	help)
@@ -164,7 +170,13 @@ _metactl()
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
 		elif [[ ${words[cword-1]} == snapshot ]]; then
 			COMPREPLY=($(compgen -W 'save' -- "$cur"))
+		elif [[ ${words[cword-1]} == lease ]]; then
+			COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur"))
 		fi ;;
+	lock)
+		# NAME, then after -- the command is the user's.
+		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
+		    _metactl_keys "$cur" ;;
 	load|'snapshot save')
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -f -- "$cur"))

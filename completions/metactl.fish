@@ -9,7 +9,7 @@
 # Options that take a value (of any command: the names do not clash).
 set -g __metactl_value_opts -s --socket -o --output --timeout --file \
     --if-version --if-mod-rev --fence --limit -p --prefix --from-rev \
-    -n --count --version --owner --if-epoch
+    -n --count --version --owner --if-epoch --lease --ttl --wait
 
 # Prints the command ("epoch-get" for "epoch get", "" for none yet) and
 # the number of its positional arguments before the cursor.
@@ -32,7 +32,7 @@ function __metactl_parse
         end
         if test -z "$cmd"
             set cmd $t
-        else if contains -- "$cmd" epoch snapshot
+        else if contains -- "$cmd" epoch snapshot lease
             set cmd $cmd-$t
         else
             set npos (math $npos + 1)
@@ -57,7 +57,7 @@ end
 function __metactl_key_arg
     set -l p (__metactl_parse)
     contains -- "$p[1]" get put cas del delete watch wait epoch-get \
-        epoch-bump ls list history dump; and test "$p[2]" -eq 0
+        epoch-bump ls list history dump lock; and test "$p[2]" -eq 0
 end
 
 # The -s/--socket given on the command line, as options for metactl.
@@ -105,6 +105,8 @@ complete -c metactl -n __metactl_needs_command -a watch -d 'Stream the changes o
 complete -c metactl -n __metactl_needs_command -a wait -d 'Block until a key reaches a version'
 complete -c metactl -n __metactl_needs_command -a txn -d 'Run a transaction read from stdin'
 complete -c metactl -n __metactl_needs_command -a epoch -d 'Read or bump a leadership epoch'
+complete -c metactl -n __metactl_needs_command -a lease -d 'Grant, keep alive, revoke or list leases'
+complete -c metactl -n __metactl_needs_command -a lock -d 'Run a command holding a lock, fenced'
 complete -c metactl -n __metactl_needs_command -a compact -d 'Drop the watch history below a revision'
 complete -c metactl -n __metactl_needs_command -a status -d "Show the daemon's status"
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
@@ -116,8 +118,13 @@ complete -c metactl -n __metactl_needs_command -a repl -d 'The interactive shell
 
 complete -c metactl -n '__metactl_using epoch' -a get -d "Print a key's epoch and owner"
 complete -c metactl -n '__metactl_using epoch' -a bump -d "Increment a key's epoch"
+complete -c metactl -n '__metactl_using lease' -a grant -d 'Create a lease of TTL; prints its id'
+complete -c metactl -n '__metactl_using lease' -a keepalive -d "Refresh a lease's TTL"
+complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, deleting its keys'
+complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
+complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
 complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch compact status ping dump load snapshot help repl'
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'
@@ -137,6 +144,12 @@ complete -c metactl -n '__metactl_using watch' -s n -l count -x -d 'Exit after N
 complete -c metactl -n '__metactl_using wait' -l version -x -d 'Wait for this version (default 1)'
 complete -c metactl -n '__metactl_using epoch-bump' -l owner -x -d 'The new owner'
 complete -c metactl -n '__metactl_using epoch-bump' -l if-epoch -x -d 'Only if the epoch is N (0: none yet)'
+complete -c metactl -n '__metactl_using put' -l lease -x -d 'Attach the key to this lease'
+complete -c metactl -n '__metactl_using lease-grant' -l session -d 'Revoked when this connection closes'
+complete -c metactl -n '__metactl_using lease-keepalive' -l forever -d 'Refresh every TTL/3 until interrupted'
+complete -c metactl -n '__metactl_using lock' -l ttl -x -d "The session lease's TTL (default 10s)"
+complete -c metactl -n '__metactl_using lock' -l owner -x -d 'The owner in the epoch document'
+complete -c metactl -n '__metactl_using lock' -l wait -x -d 'Give up after this long'
 complete -c metactl -n '__metactl_using load' -l if-absent -d 'Skip the keys that exist'
 
 # Files: load's dump, snapshot save's FILE.

@@ -232,7 +232,8 @@ commit_end(struct cbatch *b)
 
 	while ((r = TAILQ_FIRST(&b->reqs)) != NULL) {
 		TAILQ_REMOVE(&b->reqs, r, entry);
-		r->conn->writes_out--;
+		if (r->conn != NULL)	/* NULL: the daemon's own (a revoke) */
+			r->conn->writes_out--;
 		if (cm->closing) {
 			req_done(r);
 			continue;
@@ -401,7 +402,8 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 {
 	struct cbatch	*b;
 
-	if (r->conn->commit_gen == cm->gen || r->conn->writes_out > 0)
+	if (r->conn != NULL && (r->conn->commit_gen == cm->gen ||
+	    r->conn->writes_out > 0))
 		return (0);
 	ks->n = 0;
 	if (r->op->keys != NULL)
@@ -438,7 +440,8 @@ commit_run(struct commit *cm)
 		for (r = TAILQ_FIRST(&cm->queue); r != NULL; r = next) {
 			next = TAILQ_NEXT(r, entry);
 			if (!commit_may_start(cm, r, &ks)) {
-				r->conn->commit_gen = cm->gen;
+				if (r->conn != NULL)
+					r->conn->commit_gen = cm->gen;
 				continue;
 			}
 			if (b == NULL) {
@@ -461,8 +464,10 @@ commit_run(struct commit *cm)
 		if ((b->retry_timer = evtimer_new(cm->md->base,
 		    commit_retry_cb, b)) == NULL)
 			fatalx("evtimer_new");
-		TAILQ_FOREACH(r, &b->reqs, entry)
-			r->conn->writes_out++;
+		TAILQ_FOREACH(r, &b->reqs, entry) {
+			if (r->conn != NULL)
+				r->conn->writes_out++;
+		}
 		TAILQ_INSERT_TAIL(&cm->out, b, entry);
 		cm->nout++;
 		cm->nreqs_out += b->n;

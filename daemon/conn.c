@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metad.h"
 #include "events.h"
+#include "lease.h"
 #include "ops.h"
 #include "proto.h"
 #include "reply.h"
@@ -373,6 +374,7 @@ conn_close(struct conn *c)
 			conn_dequeue(c, r);
 	}
 	events_conn_closed(c->md->events, c);
+	lease_conn_closed(c->md->leases, c);
 	close(c->fd);
 	c->fd = -1;
 	server_conn_closed(c->md->server, c);

@@ -16,6 +16,7 @@
 #include "commit.h"
 #include "config.h"
 #include "events.h"
+#include "lease.h"
 #include "log.h"
 #include "metad.h"
 #include "server.h"
@@ -182,6 +183,8 @@ main(int argc, char **argv)
 	md.waits = wait_create();
 	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
+	md.leases = lease_table_create(&md);
+	lease_table_load(md.leases);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if (systemd_listen_fd(&listen_fd, &cause) != 0 ||
 	    (listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
@@ -208,6 +211,7 @@ main(int argc, char **argv)
 	 */
 	server_close_all(md.server);
 	commit_free(md.commit);
+	lease_table_free(md.leases);
 	wait_free(md.waits);
 	snapshots_free(md.snapshots);
 	server_free(md.server);

@@ -22,6 +22,7 @@ struct events;
 struct watch_hub;
 struct wait_list;
 struct snapshots;
+struct lease_table;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
@@ -60,6 +61,7 @@ struct metad {
 	struct watch_hub	*watch;
 	struct wait_list	*waits;
 	struct snapshots	*snapshots;
+	struct lease_table	*leases;
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

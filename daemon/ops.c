@@ -35,6 +35,14 @@ static const struct op ops_table[] = {
 	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
 	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
 	    ops_epoch_bump_apply, ops_epoch_bump_keys },
+	{ "lease_grant", OP_WRITE | OP_ONE_WRITE | OP_LEASE, NULL,
+	    ops_lease_grant_prepare, ops_lease_grant_apply, NULL },
+	{ "lease_revoke", OP_WRITE | OP_LEASE, NULL, ops_lease_revoke_prepare,
+	    ops_lease_revoke_apply, NULL },
+	{ "lease_keepalive", OP_RW | OP_LEASE, ops_lease_keepalive, NULL, NULL,
+	    NULL },
+	{ "lease_info",	OP_LEASE,	ops_lease_info,	NULL,	NULL,	NULL },
+	{ "lease_list",	OP_LEASE,	ops_lease_list,	NULL,	NULL,	NULL },
 };
 
 const struct op *
@@ -120,6 +128,11 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "unknown op \"%.*s\"",
 		    (int)n, name));
 	}
+	/* As a daemon without leases would answer: clients can tell. */
+	if ((r->op->flags & OP_LEASE) && !store_has_leases(r->md->store))
+		return (proto_fail(e, PROTO_UNKNOWN_OP, "op \"%s\" is not "
+		    "available on the %s backend (no leases there yet)",
+		    r->op->name, r->md->store->backend->name));
 	if (ops_fields_check(r->op->name, r->json, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&

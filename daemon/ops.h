@@ -56,6 +56,20 @@ void	ops_epoch_bump_keys(struct req *, struct store_keys *);
 int	ops_compact_prepare(struct req *, struct proto_err *);
 int	ops_compact_apply(struct req *, uint64_t, int *, struct store_err *);
 
+/* Leases (ops_lease.c). */
+int	ops_lease_grant_prepare(struct req *, struct proto_err *);
+int	ops_lease_grant_apply(struct req *, uint64_t, int *, struct store_err *);
+int	ops_lease_revoke_prepare(struct req *, struct proto_err *);
+int	ops_lease_revoke_apply(struct req *, uint64_t, int *,
+	    struct store_err *);
+void	ops_lease_keepalive(struct req *);
+void	ops_lease_info(struct req *);
+void	ops_lease_list(struct req *);
+/* A request's "lease" field: 1 given, 0 absent, -1 bad (e). */
+int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
+/* 1 if the lease lives, else 0 with r answered not_found. */
+int	ops_lease_live(struct req *, uint64_t);
+
 /* watch, unwatch (watch.c) and wait (wait.c). */
 void	watch_op_watch(struct req *);
 void	watch_op_unwatch(struct req *);

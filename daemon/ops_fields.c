@@ -30,7 +30,7 @@ static const struct {
 	{ "wait",	{ "key", "version", "timeout_ms", NULL } },
 	{ "compact",	{ "rev", NULL } },
 	{ "put",	{ "key", "value", "value_b64", "if_absent",
-	    "if_version", "if_mod_rev", "fence", NULL } },
+	    "if_version", "if_mod_rev", "fence", "lease", NULL } },
 	{ "delete",	{ "key", "if_absent", "if_version", "if_mod_rev",
 	    "fence", NULL } },
 	{ "txn",	{ "if", "then", "else", "fence", NULL } },
@@ -38,6 +38,11 @@ static const struct {
 	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
 	{ "snapshot",	{ NULL } },
 	{ "snapshot_read", { "snapshot", "offset", "limit", NULL } },
+	{ "lease_grant", { "ttl_ms", "session", NULL } },
+	{ "lease_keepalive", { "lease", NULL } },
+	{ "lease_revoke", { "lease", NULL } },
+	{ "lease_info",	{ "lease", NULL } },
+	{ "lease_list",	{ NULL } },
 };
 
 static int

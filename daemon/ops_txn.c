@@ -52,6 +52,7 @@ struct txn_op {
 	const char		*key;
 	size_t			 key_len;
 	struct proto_bytes	 value;
+	uint64_t		 lease;		/* put: attach to, 0: none */
 };
 
 struct txn_branch {
@@ -233,6 +234,11 @@ txn_parse_op(const cJSON *o, size_t max, struct txn_op *op,
 	if (op->type == TXN_PUT &&
 	    proto_get_value(o, 1, max, &op->value, e) != 1)
 		return (-1);
+	if (ops_lease_arg(o, 0, &op->lease, e) == -1)
+		return (-1);
+	if (op->lease != 0 && op->type != TXN_PUT)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"lease\" "
+		    "goes with a put only"));
 	return (0);
 }
 
@@ -438,8 +444,9 @@ txn_run_put(struct txn_run *run, const struct txn_op *op,
 	struct store_kv	 kv;
 	uint64_t	 prev = 0;
 
-	if (store_put(run->r->md->store, run->rev, run->seq, op->key,
-	    op->key_len, op->value.data, op->value.len, &kv, &prev, se) != 0)
+	if (store_put_lease(run->r->md->store, run->rev, run->seq, op->key,
+	    op->key_len, op->value.data, op->value.len, op->lease, &kv, &prev,
+	    se) != 0)
 		return (-1);
 	run->seq++;
 	run->wrote = 1;
@@ -546,6 +553,19 @@ ops_txn_keys(struct req *r, struct store_keys *ks)
 	txn_branch_keys(&t->els, ks);
 }
 
+/* 1 if every lease the branch's puts name lives, else 0 (answered). */
+static int
+txn_leases_live(struct req *r, const struct txn_branch *b)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->n; i++) {
+		if (b->ops[i].lease != 0 && !ops_lease_live(r, b->ops[i].lease))
+			return (0);
+	}
+	return (1);
+}
+
 int
 ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 {
@@ -558,6 +578,8 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 		return (rc);
 	if ((ok = txn_compare(r, t, se)) == -1)
 		return (-1);
+	if (!txn_leases_live(r, ok ? &t->then : &t->els))
+		return (0);
 	memset(&run, 0, sizeof run);
 	run.r = r;
 	run.w = &w;

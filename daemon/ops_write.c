@@ -86,7 +86,10 @@ write_args(struct req *r, int with_value, struct proto_err *e)
 int
 ops_put_prepare(struct req *r, struct proto_err *e)
 {
-	return (write_args(r, 1, e));
+	if (write_args(r, 1, e) != 0 ||
+	    ops_lease_arg(r->json, 0, &r->wa.lease, e) == -1)
+		return (-1);
+	return (0);
 }
 
 int
@@ -191,10 +194,12 @@ ops_put_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	uint64_t		 prev = 0;
 	int			 rc;
 
+	if (wa->lease != 0 && !ops_lease_live(r, wa->lease))
+		return (0);
 	if ((rc = write_check(r, &m, se)) != 1)
 		return (rc);
-	if (store_put(r->md->store, rev, 0, wa->key, wa->key_len,
-	    wa->value.data, wa->value.len, &kv, &prev, se) != 0)
+	if (store_put_lease(r->md->store, rev, 0, wa->key, wa->key_len,
+	    wa->value.data, wa->value.len, wa->lease, &kv, &prev, se) != 0)
 		return (-1);
 	*wrote = 1;
 	kv.key = wa->key;

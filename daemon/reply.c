@@ -129,5 +129,9 @@ reply_kv(struct jw *w, const char *name, const struct store_kv *kv,
 	jw_u64(w, kv->create_rev);
 	jw_name(w, "mod_rev");
 	jw_u64(w, kv->mod_rev);
+	if (kv->lease != 0) {
+		jw_name(w, "lease");
+		jw_u64(w, kv->lease);
+	}
 	jw_obj_close(w);
 }

@@ -13,6 +13,10 @@ req_done(struct req *r)
 	if (r->done)
 		return;
 	r->done = 1;
+	if (r->conn == NULL) {
+		r->internal_done(r);
+		return;
+	}
 	conn_req_done(r->conn, r);
 }
 

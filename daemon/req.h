@@ -50,6 +50,7 @@ struct write_args {
 	struct proto_bytes	 value;
 	struct precond		 pc;
 	struct fence		 fence;
+	uint64_t		 lease;		/* put: attach to, 0: none */
 };
 
 struct req {
@@ -69,6 +70,11 @@ struct req {
 	uint64_t		 wrote_rev;
 	uint64_t		 parked_ms;	/* waits for its events since */
 	int			 done;		/* resp is the answer */
+	/*
+	 * A request the daemon made itself (conn NULL: a lease's revoke):
+	 * called at req_done(), it frees the request.
+	 */
+	void			 (*internal_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
 };
@@ -83,6 +89,8 @@ TAILQ_HEAD(req_queue, req);
  * the commit needs no savepoint around it.
  */
 #define OP_ONE_WRITE	0x4
+/* A lease op: unknown_op on a backend without leases (store_has_leases). */
+#define OP_LEASE	0x8
 
 struct op {
 	const char	*name;

@@ -326,18 +326,117 @@ store_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
     size_t key_len, const void *value, size_t value_len,
     struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
 {
+	return (store_put_lease(s, rev, seq, key, key_len, value, value_len,
+	    0, meta, prev_version, err));
+}
+
+int
+store_put_lease(struct store *s, uint64_t rev, uint32_t seq, const char *key,
+    size_t key_len, const void *value, size_t value_len, uint64_t lease,
+    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+{
 	struct store_kv	 m;
 	uint64_t	 pv;
 
+	if (meta == NULL)
+		meta = &m;
 	if (store_check_write(s, "put", rev, key_len, err) != 0)
 		return (-1);
+	if (lease != 0 && !store_has_leases(s))
+		return (store_err_set(err, STORE_ERR_INTERNAL, "leases are "
+		    "not available on the %s backend yet", s->backend->name));
 	if (value == NULL)
 		value = "";
 	if (s->backend->put(s, rev, seq, key, key_len, value, value_len,
-	    meta != NULL ? meta : &m, prev_version != NULL ? prev_version : &pv,
-	    err) != 0)
+	    meta, prev_version != NULL ? prev_version : &pv, err) != 0)
 		return (-1);
 	store_wrote(s, rev);
+	if (s->backend->lease_attach != NULL &&
+	    s->backend->lease_attach(s, key, key_len, lease, err) != 0)
+		return (-1);
+	meta->lease = lease;
+	return (0);
+}
+
+int
+store_has_leases(const struct store *s)
+{
+	return (s->backend->lease_put != NULL);
+}
+
+static void
+store_no_leases(struct store *s, struct store_err *err)
+{
+	store_err_set(err, STORE_ERR_INTERNAL, "leases are not available on "
+	    "the %s backend yet", s->backend->name);
+}
+
+void
+store_read_leases(struct store *s, store_leases_done done, void *arg)
+{
+	struct store_err	 err;
+
+	if (!store_has_leases(s)) {
+		store_no_leases(s, &err);
+		done(arg, -1, NULL, &err);
+		return;
+	}
+	s->backend->read_leases(s, done, arg);
+}
+
+void
+store_read_lease_keys(struct store *s, uint64_t lease, const char *after,
+    size_t after_len, uint64_t limit, store_read_done done, void *arg)
+{
+	struct store_err	 err;
+
+	if (!store_has_leases(s)) {
+		store_no_leases(s, &err);
+		done(arg, -1, NULL, 0, &err);
+		return;
+	}
+	s->backend->read_lease_keys(s, lease, after, after_len,
+	    limit > 0 ? limit : 1, done, arg);
+}
+
+int
+store_lease_put(struct store *s, const struct store_lease *l,
+    struct store_err *err)
+{
+	if (!s->in_batch)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "lease record outside a batch"));
+	if (!store_has_leases(s)) {
+		store_no_leases(s, err);
+		return (-1);
+	}
+	if (l->id == 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "lease id 0"));
+	if (s->backend->lease_put(s, l, err) != 0)
+		return (-1);
+	s->dirty = 1;
+	return (0);
+}
+
+int
+store_lease_revoke(struct store *s, uint64_t rev, uint64_t lease,
+    uint64_t *n, struct store_err *err)
+{
+	uint64_t	 dn;
+
+	if (n == NULL)
+		n = &dn;
+	*n = 0;
+	if (store_check_write(s, "lease revoke", rev, 1, err) != 0)
+		return (-1);
+	if (!store_has_leases(s)) {
+		store_no_leases(s, err);
+		return (-1);
+	}
+	if (s->backend->lease_revoke(s, rev, lease, n, err) != 0)
+		return (-1);
+	if (*n > 0)
+		store_wrote(s, rev);
 	return (0);
 }
 

@@ -144,6 +144,7 @@ struct store_kv {
 	uint64_t		 version;
 	uint64_t		 create_rev;
 	uint64_t		 mod_rev;
+	uint64_t		 lease;		/* attached to, 0: none */
 };
 
 enum store_event_type {
@@ -252,6 +253,20 @@ typedef void (*store_snapshot_done)(void *, uint64_t rev,
 		    const struct store_err *);
 
 /*
+ * A lease's record (SPEC 9): what a store keeps of it.  Deadlines are not
+ * kept: after a reopen every lease starts again with its whole TTL.
+ */
+struct store_lease {
+	uint64_t		 id;		/* 1 .. 2^53 - 1 */
+	uint64_t		 ttl_ms;
+	int			 session;
+};
+
+/* The leases recorded: n of them, or n == -1 and err. */
+typedef void (*store_leases_done)(void *, long n, const struct store_lease *,
+		    const struct store_err *);
+
+/*
  * Copies of kvs and events for callers that keep them past a callback:
  * each copy owns its key and value (one allocation).
  */
@@ -328,6 +343,27 @@ struct store_backend {
 	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
 	/* Batches that may be out at once (above); 0: one. */
 	unsigned	 batches_out;
+	/*
+	 * Leases (store_lease_*() below); all NULL for a backend without
+	 * them.  Reads outside a batch: every lease recorded; the keys
+	 * attached to one (a range of keys only, from after, up to limit).
+	 */
+	void	 (*read_leases)(struct store *, store_leases_done, void *);
+	void	 (*read_lease_keys)(struct store *, uint64_t lease,
+		    const char *after, size_t after_len, uint64_t limit,
+		    store_read_done, void *);
+	/* Inside a batch: record a lease (or replace its record). */
+	int	 (*lease_put)(struct store *, const struct store_lease *,
+		    struct store_err *);
+	/* Attach the key just put to lease (0: detach it). */
+	int	 (*lease_attach)(struct store *, const char *, size_t,
+		    uint64_t lease, struct store_err *);
+	/*
+	 * Delete every key attached to lease at rev (seq 0, 1, ...) and
+	 * the lease's record; *n the keys deleted.
+	 */
+	int	 (*lease_revoke)(struct store *, uint64_t rev, uint64_t lease,
+		    uint64_t *n, struct store_err *);
 };
 
 struct store {
@@ -401,6 +437,27 @@ int	store_put(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    struct store_err *);
 int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
+
+/*
+ * Leases (SPEC 9).  The store keeps each lease's record and which keys
+ * are attached to which lease, durably with the batch that wrote them;
+ * the daemon keeps the deadlines (daemon/lease.c).  A put attaches its key
+ * to the lease it names and detaches it from any other (lease 0: from
+ * all); a delete detaches it.  store_lease_revoke() deletes a lease's keys
+ * at one rev, recording their delete events, and drops its record.
+ * store_has_leases() is 0 for a backend without leases: the others fail.
+ */
+int	store_has_leases(const struct store *);
+void	store_read_leases(struct store *, store_leases_done, void *);
+void	store_read_lease_keys(struct store *, uint64_t, const char *, size_t,
+	    uint64_t, store_read_done, void *);
+int	store_put_lease(struct store *, uint64_t, uint32_t, const char *,
+	    size_t, const void *, size_t, uint64_t lease, struct store_kv *,
+	    uint64_t *, struct store_err *);
+int	store_lease_put(struct store *, const struct store_lease *,
+	    struct store_err *);
+int	store_lease_revoke(struct store *, uint64_t rev, uint64_t lease,
+	    uint64_t *n, struct store_err *);
 int	store_mark(struct store *, struct store_err *);
 int	store_undo(struct store *, struct store_err *);
 /*

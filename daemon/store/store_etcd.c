@@ -596,5 +596,6 @@ const struct store_backend store_etcd_backend = {
 	NULL,
 	store_etcd_read_key_history,
 	NULL,
-	ETCD_SLOTS
+	ETCD_SLOTS,
+	NULL, NULL, NULL, NULL, NULL	/* leases: not yet on etcd */
 };

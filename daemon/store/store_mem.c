@@ -87,7 +87,7 @@ store_mem_seek(struct store_mem *m, const char *key, size_t key_len, int strict,
 	return (x->next[0]);
 }
 
-static struct store_mem_node *
+struct store_mem_node *
 store_mem_find(struct store_mem *m, const char *key, size_t key_len,
     struct store_mem_node **update)
 {
@@ -136,7 +136,7 @@ store_mem_node_free(struct store_mem_node *n)
 	free(n);
 }
 
-static struct store_mem_undo *
+struct store_mem_undo *
 store_mem_undo_add(struct store_mem *m, enum store_mem_undo_type type,
     struct store_mem_node *n)
 {
@@ -169,9 +169,13 @@ store_mem_undo_one(struct store_mem *m, struct store_mem_undo *u)
 		n->value_len = u->old_value_len;
 		n->version = u->old_version;
 		n->mod_rev = u->old_mod_rev;
+		n->lease = u->old_lease;
 		break;
 	case MEM_UNDO_DELETE:
 		store_mem_link(m, n);
+		break;
+	case MEM_UNDO_LEASE:
+		store_mem_lease_undo(m, &u->lease);
 		break;
 	}
 }
@@ -273,6 +277,7 @@ store_mem_close(struct store *s)
 		free(m->hist[i].key);
 	free(m->hist);
 	free(m->undo);
+	free(m->leases);
 	free(m);
 	s->impl = NULL;
 }
@@ -287,6 +292,7 @@ store_mem_kv(const struct store_mem_node *n, int keys_only, struct store_kv *kv)
 	kv->version = n->version;
 	kv->create_rev = n->create_rev;
 	kv->mod_rev = n->mod_rev;
+	kv->lease = n->lease;
 }
 
 static int
@@ -355,6 +361,7 @@ store_mem_update(struct store_mem *m, struct store_mem_node *n, uint64_t rev,
 	u->old_value_len = n->value_len;
 	u->old_version = n->version;
 	u->old_mod_rev = n->mod_rev;
+	u->old_lease = n->lease;
 	m->bytes -= n->value_len;
 	n->value = xmemdup(value, value_len);
 	n->value_len = value_len;
@@ -393,7 +400,7 @@ store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	return (0);
 }
 
-static int
+int
 store_mem_del(struct store *s, uint64_t rev, uint32_t seq, const char *key,
     size_t key_len, int *deleted, struct store_err *err)
 {
@@ -554,5 +561,10 @@ const struct store_backend store_mem_backend = {
 	&store_mem_local,
 	store_local_read_key_history,
 	NULL,
-	1
+	1,
+	store_mem_read_leases,
+	store_mem_read_lease_keys,
+	store_mem_lease_put,
+	store_mem_lease_attach,
+	store_mem_lease_revoke
 };

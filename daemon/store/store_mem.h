@@ -24,6 +24,7 @@ struct store_mem_node {
 	uint64_t		 version;
 	uint64_t		 create_rev;
 	uint64_t		 mod_rev;
+	uint64_t		 lease;		/* attached to, 0: none */
 	char			*key;		/* after next[], NUL ended */
 	size_t			 key_len;
 	int			 level;
@@ -45,7 +46,8 @@ struct store_mem_event {
 enum store_mem_undo_type {
 	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
 	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
-	MEM_UNDO_DELETE		/* node was unlinked: link it back */
+	MEM_UNDO_DELETE,	/* node was unlinked: link it back */
+	MEM_UNDO_LEASE		/* lease records: put lease back as it was */
 };
 
 struct store_mem_undo {
@@ -55,6 +57,9 @@ struct store_mem_undo {
 	size_t				 old_value_len;
 	uint64_t			 old_version;
 	uint64_t			 old_mod_rev;
+	uint64_t			 old_lease;
+	/* MEM_UNDO_LEASE: lease.id's record was lease (ttl_ms 0: none). */
+	struct store_lease		 lease;
 };
 
 struct store_mem_snap {
@@ -85,9 +90,30 @@ struct store_mem {
 	struct store_mem_snap	 begin;
 	struct store_mem_snap	 mark;
 	int			 marked;
+
+	/* Lease records (store_mem_lease.c), unordered. */
+	struct store_lease	*leases;
+	size_t			 nleases, leases_cap;
 };
 
 int	store_mem_cmp(const char *, size_t, const char *, size_t);
+struct store_mem_node *store_mem_find(struct store_mem *, const char *, size_t,
+	    struct store_mem_node **);
+struct store_mem_undo *store_mem_undo_add(struct store_mem *,
+	    enum store_mem_undo_type, struct store_mem_node *);
+int	store_mem_del(struct store *, uint64_t, uint32_t, const char *, size_t,
+	    int *, struct store_err *);
+/* Leases (store_mem_lease.c). */
+void	store_mem_lease_undo(struct store_mem *, const struct store_lease *);
+void	store_mem_read_leases(struct store *, store_leases_done, void *);
+void	store_mem_read_lease_keys(struct store *, uint64_t, const char *,
+	    size_t, uint64_t, store_read_done, void *);
+int	store_mem_lease_put(struct store *, const struct store_lease *,
+	    struct store_err *);
+int	store_mem_lease_attach(struct store *, const char *, size_t, uint64_t,
+	    struct store_err *);
+int	store_mem_lease_revoke(struct store *, uint64_t, uint64_t, uint64_t *,
+	    struct store_err *);
 /* At commit: free the events compaction dropped, keep what reads need. */
 void	store_mem_hist_trim(struct store_mem *);
 int	store_mem_get_at(struct store *, const char *, size_t, uint64_t,

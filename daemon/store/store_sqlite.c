@@ -1,5 +1,5 @@
 /*
- * The SQLite backend: one database file in WAL mode, three tables.
+ * The SQLite backend: one database file in WAL mode, five tables.
  *
  *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
  *						meta 'ckpt_rev'
@@ -8,6 +8,7 @@
  *   log(the columns of history)	the events past ckpt_rev
  *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev',
  *				'nkeys' (the key count, kept by each commit)
+ *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
  *
  * A commit appends to log only; the keys written since the last checkpoint
  * are served from memory until a checkpoint writes them into kv and moves
@@ -45,6 +46,9 @@
 
 #define SQ_KV_COLS	"key, value, version, create_rev, mod_rev"
 #define SQ_KEY_COLS	"key, NULL, version, create_rev, mod_rev"
+/* The lease a live key is attached to: a sixth column (store_sqlite_row). */
+#define SQ_LEASE_COL \
+	", (SELECT lease FROM lease_key AS l WHERE l.key = kv.key)"
 #define SQ_EV_COLS	"key, value, version, create_rev, rev, seq, type"
 /* h is a key's last event at or before rev ?4, and a put. */
 #define SQ_LAST_PUT_AT \
@@ -55,7 +59,7 @@
 	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type"
 
 static const char *store_sqlite_sql[SQ_NSTMT] = {
-	"SELECT " SQ_KV_COLS " FROM kv WHERE key = ?1",
+	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key = ?1",
 	/* One statement reads the old version and writes the new one. */
 	"INSERT INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, 1, ?3, ?3) "
 	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
@@ -76,12 +80,16 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "n.rev < ?1 AND (n.rev > history.rev OR (n.rev = history.rev AND "
 	    "n.seq > history.seq))))",
 	"UPDATE meta SET value = ?2 WHERE name = ?1",
-	"SELECT " SQ_KV_COLS " FROM kv WHERE key >= ?1 AND key < ?2 "
+	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 AND "
+	    "key < ?2 "
 	    "ORDER BY key LIMIT ?3",
-	"SELECT " SQ_KV_COLS " FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?3",
-	"SELECT " SQ_KEY_COLS " FROM kv WHERE key >= ?1 AND key < ?2 "
+	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 "
 	    "ORDER BY key LIMIT ?3",
-	"SELECT " SQ_KEY_COLS " FROM kv WHERE key >= ?1 ORDER BY key LIMIT ?3",
+	"SELECT " SQ_KEY_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 AND "
+	    "key < ?2 "
+	    "ORDER BY key LIMIT ?3",
+	"SELECT " SQ_KEY_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 "
+	    "ORDER BY key LIMIT ?3",
 	"BEGIN IMMEDIATE",
 	"COMMIT",
 	"ROLLBACK",
@@ -304,6 +312,9 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 	int	 rc;
 
 	rc = sqlite3_exec(q->db, store_sqlite_schema_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(q->db, store_sqlite_lease_schema, NULL, NULL,
+		    NULL);
 	if (rc != SQLITE_OK) {
 		store_sqlite_fail(q, rc, "creating the schema", err);
 		if (!sqlite3_get_autocommit(q->db))
@@ -396,6 +407,7 @@ store_sqlite_close(struct store *s)
 	store_sqlite_log_free(q);
 	for (i = 0; i < SQ_NSTMT; i++)
 		sqlite3_finalize(q->st[i]);
+	store_sqlite_lease_finalize(q);
 	sqlite3_close(q->db);
 	free(q->wal_path);
 	free(q);
@@ -420,7 +432,8 @@ store_sqlite_open(struct store *s, const char *path,
 	    "name = 'ckpt_rev'", &ckpt_rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
 	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
-	    store_sqlite_recover(s, ckpt_rev, err) != 0) {
+	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
+	    store_sqlite_lease_prepare(q, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}
@@ -445,6 +458,9 @@ store_sqlite_row(sqlite3_stmt *st, int keys_only, struct store_kv *kv)
 	kv->version = (uint64_t)sqlite3_column_int64(st, 2);
 	kv->create_rev = (uint64_t)sqlite3_column_int64(st, 3);
 	kv->mod_rev = (uint64_t)sqlite3_column_int64(st, 4);
+	/* A kv row has the lease as a sixth column; a history row has 7. */
+	kv->lease = sqlite3_column_count(st) == 6 ?
+	    (uint64_t)sqlite3_column_int64(st, 5) : 0;
 }
 
 static int
@@ -468,6 +484,7 @@ store_sqlite_get(struct store *s, const char *key, size_t key_len,
 		kv.version = e->version;
 		kv.create_rev = e->create_rev;
 		kv.mod_rev = e->mod_rev;
+		kv.lease = store_sqlite_lease_of(q, key, key_len);
 		cb(&kv, arg);
 		return (1);
 	}
@@ -595,5 +612,10 @@ const struct store_backend store_sqlite_backend = {
 	&store_sqlite_local,
 	store_local_read_key_history,
 	store_sqlite_snapshot,
-	1
+	1,
+	store_sqlite_read_leases,
+	store_sqlite_read_lease_keys,
+	store_sqlite_lease_put,
+	store_sqlite_lease_attach,
+	store_sqlite_lease_revoke
 };

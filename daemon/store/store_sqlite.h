@@ -86,6 +86,10 @@ struct store_sqlite {
 	uint64_t		 nkeys_begin;
 	uint64_t		 compact_begin;
 
+	/* Leases (store_sqlite_lease.c): its statements; any key leased. */
+	sqlite3_stmt	*lst[9];
+	int		 leased;
+
 	int		 marked;
 	int		 broken_mark;
 	uint64_t	 nkeys_mark;
@@ -146,6 +150,28 @@ int	store_sqlite_key_history(struct store *, const char *, size_t,
 void	store_sqlite_event(sqlite3_stmt *, struct store_event *);
 /* Schema 1 to 2 (what reads at a revision need), in one transaction. */
 int	store_sqlite_migrate(struct store_sqlite *, struct store_err *);
+
+/* A write may go on only in a live, unbroken transaction. */
+int	store_sqlite_alive(struct store_sqlite *, const char *,
+	    struct store_err *);
+
+/* Leases (store_sqlite_lease.c): the tables lease and lease_key. */
+extern const char store_sqlite_lease_schema[];
+int	store_sqlite_lease_prepare(struct store_sqlite *, struct store_err *);
+void	store_sqlite_lease_finalize(struct store_sqlite *);
+/* A key's lease from lease_key (keys served from memory lack it). */
+uint64_t store_sqlite_lease_of(struct store_sqlite *, const char *, size_t);
+int	store_sqlite_lease_detach(struct store_sqlite *, const char *, size_t,
+	    struct store_err *);
+void	store_sqlite_read_leases(struct store *, store_leases_done, void *);
+void	store_sqlite_read_lease_keys(struct store *, uint64_t, const char *,
+	    size_t, uint64_t, store_read_done, void *);
+int	store_sqlite_lease_put(struct store *, const struct store_lease *,
+	    struct store_err *);
+int	store_sqlite_lease_attach(struct store *, const char *, size_t,
+	    uint64_t, struct store_err *);
+int	store_sqlite_lease_revoke(struct store *, uint64_t, uint64_t,
+	    uint64_t *, struct store_err *);
 
 /* Batches (store_sqlite_batch.c). */
 int	store_sqlite_begin(struct store *, struct store_err *);

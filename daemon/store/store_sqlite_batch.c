@@ -27,7 +27,7 @@ store_sqlite_begin(struct store *s, struct store_err *err)
 }
 
 /* A write may go on only in a live, unbroken transaction. */
-static int
+int
 store_sqlite_alive(struct store_sqlite *q, const char *what,
     struct store_err *err)
 {
@@ -163,6 +163,10 @@ store_sqlite_del(struct store *s, uint64_t rev, uint32_t seq,
 		return (-1);
 	if (!found)
 		return (0);	/* it was absent */
+	if (store_sqlite_lease_detach(q, key, key_len, err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
 	memset(&kv, 0, sizeof kv);
 	kv.key = key;
 	kv.key_len = key_len;

@@ -52,6 +52,7 @@
 #include "conn.h"
 #include "enc.h"
 #include "events.h"
+#include "lease.h"
 #include "log.h"
 #include "metad.h"
 #include "server.h"
@@ -240,6 +241,8 @@ fuzz_open(void)
 		fatalx("store_open: %s", se.msg);
 	md.watch = watch_hub_create(&md);
 	md.events = events_create(&md);
+	md.leases = lease_table_create(&md);
+	lease_table_load(md.leases);
 	for (i = 0; i < FUZZ_CONNS; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0, sv) == -1)
@@ -283,6 +286,8 @@ fuzz_close(void)
 		fatalx("watches, connections or waits left over");
 	watch_hub_free(md.watch);
 	md.watch = NULL;
+	lease_table_free(md.leases);
+	md.leases = NULL;
 	events_free(md.events);
 	md.events = NULL;
 	store_close(md.store);

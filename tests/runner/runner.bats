@@ -218,7 +218,7 @@ closing() {
 		case "$store" in
 		"" | sqlite*) want='!store:etcd' ;;
 		memory) want='!store:etcd,!store:sqlite,!store:durable' ;;
-		etcd) want='!store:sqlite' ;;
+		etcd) want='!store:sqlite,!store:local' ;;
 		esac
 		fake_bats 0 METAD_TEST_STORE="$store" \
 		    METAD_TEST_FILES="a.bats b.bats"

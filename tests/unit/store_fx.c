@@ -356,6 +356,8 @@ fx_fmt_kv(struct fx *f, const struct store_kv *kv)
 	fx_fmt_bytes(&f->out, kv->key, kv->key_len);
 	buf_printf(&f->out, "@%" PRIu64 "/%" PRIu64 "/%" PRIu64, kv->version,
 	    kv->create_rev - f->r0, kv->mod_rev - f->r0);
+	if (kv->lease != 0)
+		buf_printf(&f->out, "~%" PRIu64, kv->lease);
 	if (kv->value != NULL) {
 		buf_addc(&f->out, '=');
 		fx_fmt_bytes(&f->out, kv->value, kv->value_len);

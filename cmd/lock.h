@@ -1,0 +1,44 @@
+/*
+ * metactl lock (cmd_lock.c): one lock attempt's state, shared with
+ * cmd_lock_run.c, which runs COMMAND while the lock holds.
+ */
+#ifndef METACTL_LOCK_H
+#define METACTL_LOCK_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include "metactl.h"
+#include "metad_limits.h"
+
+struct lock {
+	struct cmd_ctx	*ctx;
+	const char	*name;
+	char		 owner[OWNER_MAX_BYTES + 1];
+	char		*prefix;	/* NAME/.lock/ */
+	char		*key;		/* ours: prefix + lease in hex */
+	uint64_t	 ttl_ms;
+	uint64_t	 lease;
+	uint64_t	 create_rev;	/* of our key */
+	int64_t		 next_ka;	/* next keepalive, monotonic ms */
+	int64_t		 give_up;	/* --wait's end, or -1 */
+	struct client	 w;		/* the watch connection */
+	uint64_t	 watch;		/* the watch we wait on */
+	uint64_t	 epoch;
+	const char	*why;		/* the lock was lost: why */
+};
+
+/* Monotonic ms. */
+int64_t		 lock_now(void);
+/* Keep the lease alive if it is time; else CMD_OK at once. */
+enum cmd_status	 lock_keepalive(struct lock *, char **);
+/* 1 the watched key was deleted, 0 not by deadline, -1 connection lost. */
+int		 lock_deleted(struct lock *, int64_t deadline, char **);
+
+/* cmd_lock_run.c: COMMAND with the fence; its pid, or -1. */
+pid_t		 lock_spawn(struct lock *, char **argv, char **);
+/* Its exit status, or CMD_FALSE once it ended after the lock was lost. */
+int		 lock_hold(struct lock *, pid_t, char **);
+
+#endif

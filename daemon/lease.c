@@ -1,0 +1,457 @@
+/*
+ * The lease table (lease.h): a hash of leases by id, a min-heap of their
+ * deadlines, one libevent timer for the earliest, and the list of session
+ * leases whose connection lives.
+ */
+#include <sys/random.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "commit.h"
+#include "lease.h"
+#include "log.h"
+#include "metad.h"
+#include "ops.h"
+#include "req.h"
+#include "util.h"
+
+struct lease_table {
+	struct metad		*md;
+	struct lease		**hash;
+	size_t			 nbuckets;	/* a power of two */
+	size_t			 n;		/* in the table */
+	size_t			 nlive;		/* of them, not revoking */
+	struct lease		**heap;
+	size_t			 nheap, heap_cap;
+	struct event		*timer;
+	uint64_t		 timer_at;	/* armed for, 0: not armed */
+	TAILQ_HEAD(, lease)	 sessions;
+};
+
+uint64_t
+lease_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+static size_t
+lease_bucket(const struct lease_table *lt, uint64_t id)
+{
+	id ^= id >> 29;
+	id *= UINT64_C(0xbf58476d1ce4e5b9);
+	id ^= id >> 32;
+	return ((size_t)id & (lt->nbuckets - 1));
+}
+
+static void
+lease_hash_grow(struct lease_table *lt)
+{
+	struct lease	**old = lt->hash, *l, *next;
+	size_t		 i, nold = lt->nbuckets;
+
+	lt->nbuckets = nold * 2;
+	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
+	for (i = 0; i < nold; i++) {
+		for (l = old[i]; l != NULL; l = next) {
+			next = l->hnext;
+			l->hnext = lt->hash[lease_bucket(lt, l->id)];
+			lt->hash[lease_bucket(lt, l->id)] = l;
+		}
+	}
+	free(old);
+}
+
+struct lease *
+lease_lookup(struct lease_table *lt, uint64_t id)
+{
+	struct lease	*l;
+
+	for (l = lt->hash[lease_bucket(lt, id)]; l != NULL; l = l->hnext) {
+		if (l->id == id)
+			return (l);
+	}
+	return (NULL);
+}
+
+struct lease *
+lease_find(struct lease_table *lt, uint64_t id)
+{
+	struct lease	*l = lease_lookup(lt, id);
+
+	return (l != NULL && !l->revoking ? l : NULL);
+}
+
+/* The heap: heap[0] is due first; each lease knows its index. */
+static int
+lease_before(const struct lease *a, const struct lease *b)
+{
+	return (a->deadline < b->deadline);
+}
+
+static void
+lease_heap_set(struct lease_table *lt, size_t i, struct lease *l)
+{
+	lt->heap[i] = l;
+	l->heap_i = i;
+}
+
+static void
+lease_heap_up(struct lease_table *lt, size_t i)
+{
+	struct lease	*l = lt->heap[i];
+
+	while (i > 0 && lease_before(l, lt->heap[(i - 1) / 2])) {
+		lease_heap_set(lt, i, lt->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	lease_heap_set(lt, i, l);
+}
+
+static void
+lease_heap_down(struct lease_table *lt, size_t i)
+{
+	struct lease	*l = lt->heap[i];
+	size_t		 c;
+
+	while ((c = 2 * i + 1) < lt->nheap) {
+		if (c + 1 < lt->nheap && lease_before(lt->heap[c + 1],
+		    lt->heap[c]))
+			c++;
+		if (!lease_before(lt->heap[c], l))
+			break;
+		lease_heap_set(lt, i, lt->heap[c]);
+		i = c;
+	}
+	lease_heap_set(lt, i, l);
+}
+
+static void
+lease_heap_push(struct lease_table *lt, struct lease *l)
+{
+	if (lt->nheap == lt->heap_cap) {
+		lt->heap_cap = lt->heap_cap ? lt->heap_cap * 2 : 64;
+		lt->heap = xrealloc(lt->heap, lt->heap_cap * sizeof *lt->heap);
+	}
+	lease_heap_set(lt, lt->nheap++, l);
+	lease_heap_up(lt, l->heap_i);
+}
+
+static void
+lease_heap_remove(struct lease_table *lt, struct lease *l)
+{
+	struct lease	*m;
+	size_t		 i = l->heap_i;
+
+	if (i == SIZE_MAX)
+		return;
+	l->heap_i = SIZE_MAX;
+	if (i == --lt->nheap)
+		return;
+	m = lt->heap[lt->nheap];
+	lease_heap_set(lt, i, m);
+	lease_heap_down(lt, i);
+	lease_heap_up(lt, m->heap_i);
+}
+
+/* Arm the timer for the earliest deadline, if it is not armed for it. */
+static void
+lease_arm(struct lease_table *lt)
+{
+	struct timeval	 tv;
+	uint64_t	 now, at, wait;
+
+	if (lt->nheap == 0) {
+		if (lt->timer_at != 0)
+			evtimer_del(lt->timer);
+		lt->timer_at = 0;
+		return;
+	}
+	at = lt->heap[0]->deadline;
+	if (lt->timer_at == at)
+		return;
+	now = lease_now_ms();
+	wait = at > now ? at - now : 0;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+	evtimer_add(lt->timer, &tv);
+	lt->timer_at = at;
+}
+
+static void
+lease_due_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lease_table	*lt = arg;
+	struct lease		*l;
+	uint64_t		 now = lease_now_ms();
+
+	lt->timer_at = 0;
+	while (lt->nheap > 0 && (l = lt->heap[0])->deadline <= now) {
+		lease_heap_remove(lt, l);
+		if (l->revoking)
+			log_info("lease %llu: revoking it again",
+			    (unsigned long long)l->id);
+		else
+			log_debug("lease %llu expired",
+			    (unsigned long long)l->id);
+		lease_expire(lt, l);
+	}
+	lease_arm(lt);
+}
+
+struct lease_table *
+lease_table_create(struct metad *md)
+{
+	struct lease_table	*lt;
+
+	lt = xcalloc(1, sizeof *lt);
+	lt->md = md;
+	lt->nbuckets = 64;
+	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
+	TAILQ_INIT(&lt->sessions);
+	if ((lt->timer = evtimer_new(md->base, lease_due_cb, lt)) == NULL)
+		fatalx("evtimer_new");
+	return (lt);
+}
+
+void
+lease_table_free(struct lease_table *lt)
+{
+	struct lease	*l, *next;
+	size_t		 i;
+
+	if (lt == NULL)
+		return;
+	for (i = 0; i < lt->nbuckets; i++) {
+		for (l = lt->hash[i]; l != NULL; l = next) {
+			next = l->hnext;
+			free(l);
+		}
+	}
+	free(lt->hash);
+	free(lt->heap);
+	event_free(lt->timer);
+	free(lt);
+}
+
+static struct lease *
+lease_insert(struct lease_table *lt, uint64_t id, uint64_t ttl_ms,
+    int session, struct conn *c)
+{
+	struct lease	*l;
+	size_t		 b;
+
+	if (lt->n >= lt->nbuckets)
+		lease_hash_grow(lt);
+	l = xcalloc(1, sizeof *l);
+	l->id = id;
+	l->ttl_ms = ttl_ms;
+	l->session = session;
+	l->heap_i = SIZE_MAX;
+	b = lease_bucket(lt, id);
+	l->hnext = lt->hash[b];
+	lt->hash[b] = l;
+	lt->n++;
+	lt->nlive++;
+	if (c != NULL) {
+		l->conn = c;
+		TAILQ_INSERT_TAIL(&lt->sessions, l, sentry);
+	}
+	lease_refresh(lt, l);
+	return (l);
+}
+
+static uint64_t
+lease_new_id(struct lease_table *lt)
+{
+	uint64_t	 id = 0;
+
+	do {
+		if (getrandom(&id, sizeof id, 0) != sizeof id)
+			id = (uint64_t)random() << 31 ^ (uint64_t)random();
+		id &= LEASE_ID_MAX;
+	} while (id == 0 || lease_lookup(lt, id) != NULL);
+	return (id);
+}
+
+struct lease *
+lease_add(struct lease_table *lt, uint64_t ttl_ms, int session,
+    struct conn *c)
+{
+	return (lease_insert(lt, lease_new_id(lt), ttl_ms, session,
+	    session ? c : NULL));
+}
+
+void
+lease_refresh(struct lease_table *lt, struct lease *l)
+{
+	l->deadline = lease_now_ms() + l->ttl_ms;
+	if (l->heap_i == SIZE_MAX)
+		lease_heap_push(lt, l);
+	else {
+		lease_heap_down(lt, l->heap_i);
+		lease_heap_up(lt, l->heap_i);
+	}
+	lease_arm(lt);
+}
+
+static void
+lease_unsession(struct lease_table *lt, struct lease *l)
+{
+	if (l->conn != NULL) {
+		TAILQ_REMOVE(&lt->sessions, l, sentry);
+		l->conn = NULL;
+	}
+}
+
+/* The internal revoke ended: try again later if the lease is still here. */
+static void
+lease_revoke_done(struct req *r)
+{
+	struct lease_table	*lt = r->md->leases;
+	struct lease_req	*lr = r->state;
+	struct lease		*l;
+
+	if (!r->md->stopping && (l = lease_lookup(lt, lr->id)) != NULL &&
+	    l->revoking && l->heap_i == SIZE_MAX) {
+		log_warnx("lease %llu: revoke failed: %.*s",
+		    (unsigned long long)l->id, (int)r->resp.len,
+		    (const char *)r->resp.data);
+		l->deadline = lease_now_ms() + LEASE_RETRY_MS;
+		lease_heap_push(lt, l);
+		lease_arm(lt);
+	}
+	req_free(r);
+}
+
+void
+lease_expire(struct lease_table *lt, struct lease *l)
+{
+	struct lease_req	*lr;
+	struct req		*r;
+
+	lease_heap_remove(lt, l);
+	lease_unsession(lt, l);
+	if (!l->revoking) {
+		l->revoking = 1;
+		lt->nlive--;
+	}
+	lease_arm(lt);
+	if (lt->md->stopping)
+		return;		/* revoked at the next start if a session */
+	r = xcalloc(1, sizeof *r);
+	r->md = lt->md;
+	r->op = ops_find("lease_revoke");
+	buf_init(&r->resp);
+	lr = xcalloc(1, sizeof *lr);
+	lr->id = l->id;
+	r->state = lr;
+	r->state_free = free;
+	r->internal_done = lease_revoke_done;
+	commit_enqueue(lt->md->commit, r);
+}
+
+void
+lease_remove(struct lease_table *lt, struct lease *l)
+{
+	struct lease	**pp;
+
+	lease_heap_remove(lt, l);
+	lease_unsession(lt, l);
+	for (pp = &lt->hash[lease_bucket(lt, l->id)]; *pp != l;
+	    pp = &(*pp)->hnext)
+		;
+	*pp = l->hnext;
+	lt->n--;
+	if (!l->revoking)
+		lt->nlive--;
+	free(l);
+	lease_arm(lt);
+}
+
+void
+lease_conn_closed(struct lease_table *lt, struct conn *c)
+{
+	struct lease	*l, *next;
+
+	if (lt == NULL)
+		return;
+	for (l = TAILQ_FIRST(&lt->sessions); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, sentry);
+		if (l->conn == c)
+			lease_expire(lt, l);
+	}
+}
+
+static int
+lease_id_cmp(const void *a, const void *b)
+{
+	const struct lease	*x = *(struct lease *const *)a;
+	const struct lease	*y = *(struct lease *const *)b;
+
+	return (x->id < y->id ? -1 : x->id > y->id);
+}
+
+struct lease **
+lease_list(struct lease_table *lt, size_t *n)
+{
+	struct lease	**v, *l;
+	size_t		 i;
+
+	v = xcalloc(lt->nlive + 1, sizeof *v);
+	*n = 0;
+	for (i = 0; i < lt->nbuckets; i++) {
+		for (l = lt->hash[i]; l != NULL; l = l->hnext) {
+			if (!l->revoking)
+				v[(*n)++] = l;
+		}
+	}
+	qsort(v, *n, sizeof *v, lease_id_cmp);
+	return (v);
+}
+
+size_t
+lease_count(struct lease_table *lt)
+{
+	return (lt->nlive);
+}
+
+static void
+lease_loaded(void *arg, long n, const struct store_lease *v,
+    const struct store_err *se)
+{
+	struct lease_table	*lt = arg;
+	struct lease		*l;
+	long			 i, sessions = 0;
+
+	if (n < 0)
+		fatalx("reading leases: %s", se->msg);
+	for (i = 0; i < n; i++) {
+		if (lease_lookup(lt, v[i].id) != NULL)
+			continue;
+		l = lease_insert(lt, v[i].id, v[i].ttl_ms, v[i].session, NULL);
+		if (l->session) {
+			/* Its connection is gone with the last run. */
+			lease_expire(lt, l);
+			sessions++;
+		}
+	}
+	if (n > 0)
+		log_info("%ld leases, each with its whole TTL again; %ld "
+		    "sessions of the last run revoked", n - sessions,
+		    sessions);
+}
+
+void
+lease_table_load(struct lease_table *lt)
+{
+	if (store_has_leases(lt->md->store))
+		store_read_leases(lt->md->store, lease_loaded, lt);
+}

@@ -1,0 +1,80 @@
+/*
+ * The daemon's leases (SPEC 9): which leases live, when each expires, and
+ * which connection holds each session lease.  The store keeps each lease's
+ * record and its keys (store.h); this table keeps the deadlines, in memory
+ * only: after a restart every lease starts again with its whole TTL.
+ *
+ * Deadlines are a binary min-heap with one libevent timer armed for the
+ * earliest, so an idle lease costs nothing until it is due and a
+ * keepalive costs O(log n).  When a lease is due (or its session's
+ * connection closes) it is marked revoking at once -- from then on it is
+ * unknown to puts and keepalives -- and a lease_revoke request goes
+ * through the group commit like any write: its keys are deleted at one
+ * rev, and watchers get the delete events before anything after it is
+ * answered.  The lease leaves the table when that revoke is applied; a
+ * revoke that fails is tried again a second later.
+ */
+#ifndef METAD_LEASE_H
+#define METAD_LEASE_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+struct conn;
+struct metad;
+struct lease_table;
+
+struct lease {
+	uint64_t		 id;
+	uint64_t		 ttl_ms;
+	int			 session;
+	int			 revoking;	/* due, its revoke queued */
+	struct conn		*conn;		/* a live session's, or NULL */
+	uint64_t		 deadline;	/* monotonic ms */
+	size_t			 heap_i;	/* in the heap, or SIZE_MAX */
+	struct lease		*hnext;		/* hash chain */
+	TAILQ_ENTRY(lease)	 sentry;	/* sessions with a conn */
+};
+
+/* The decoded arguments of lease ops (req->state). */
+struct lease_req {
+	uint64_t		 id;
+	uint64_t		 ttl_ms;
+	int			 session;
+	uint64_t		 deadline;	/* lease_info's */
+};
+
+#define LEASE_TTL_MIN_MS	1000
+#define LEASE_TTL_MAX_MS	3600000
+/* Lease ids fit a JSON number exactly. */
+#define LEASE_ID_MAX		((UINT64_C(1) << 53) - 1)
+/* A revoke that failed is tried again after this. */
+#define LEASE_RETRY_MS		1000
+
+struct lease_table *lease_table_create(struct metad *);
+/* The store's leases, each with its whole TTL; sessions revoked. */
+void		 lease_table_load(struct lease_table *);
+void		 lease_table_free(struct lease_table *);
+
+uint64_t	 lease_now_ms(void);
+/* A live lease (not revoking), or NULL. */
+struct lease	*lease_find(struct lease_table *, uint64_t);
+/* A lease still in the table, revoking or not, or NULL. */
+struct lease	*lease_lookup(struct lease_table *, uint64_t);
+/* A new lease with a fresh id, due ttl_ms from now (not yet recorded). */
+struct lease	*lease_add(struct lease_table *, uint64_t ttl_ms, int session,
+		    struct conn *);
+/* Due ttl_ms from now again. */
+void		 lease_refresh(struct lease_table *, struct lease *);
+/* Mark it revoking and queue its revoke through the commit. */
+void		 lease_expire(struct lease_table *, struct lease *);
+/* Its revoke was applied (or it was never recorded): forget it. */
+void		 lease_remove(struct lease_table *, struct lease *);
+/* c closes: revoke its session leases now. */
+void		 lease_conn_closed(struct lease_table *, struct conn *);
+/* The live leases, sorted by id: *n of them, an array to free(). */
+struct lease	**lease_list(struct lease_table *, size_t *n);
+size_t		 lease_count(struct lease_table *);
+
+#endif

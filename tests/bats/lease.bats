@@ -1,0 +1,255 @@
+#!/usr/bin/env bats
+# Leases and sessions (SPEC 9), over the raw socket and metactl.
+
+# bats file_tags=store:local
+
+load helpers
+
+setup() {
+	metad_start
+}
+
+teardown() {
+	[ -z "${TESTDIR:-}" ] || release timed
+	stop_bg "${BG:-}" "${WATCH:-}"
+	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
+	metad_cleanup
+}
+
+# lease_of JSON: the "lease" number in a response.
+lease_of() {
+	sed -n 's/.*"lease":\([0-9]*\).*/\1/p' <<<"$1"
+}
+
+absent() {
+	[ "$(req "{\"op\":\"get\",\"key\":\"$1\"}")" = \
+	    "$(req '{"op":"ping"}' | sed 's/{"ok":true,/{"ok":true,"kv":null,/')" ]
+}
+
+gone() {
+	run mctl get "$1"
+	[ "$status" -eq 1 ]
+}
+
+# timed_watch FILE REQUEST: a watch whose lines go to FILE, each after the
+# time it arrived ($EPOCHREALTIME); its pid in WATCH.
+timed_watch() {
+	raw_held timed "$2" | while IFS= read -r line; do
+		printf '%s %s\n' "$EPOCHREALTIME" "$line"
+	done >"$1" 3>&- &
+	WATCH=$!
+	wait_for grep -q '"ok":true' "$1"
+}
+
+# ms A B: (B - A) in whole milliseconds, for $EPOCHREALTIME values.
+ms() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", (b - a) * 1000 }'
+}
+
+@test "lease_grant, put with lease, lease_info, lease_list, kv shows its lease" {
+	run req '{"op":"lease_grant","ttl_ms":60000}'
+	assert_output --regexp '^\{"ok":true,"lease":[0-9]+,"ttl_ms":60000\}$'
+	L=$(lease_of "$output")
+	run req "{\"op\":\"put\",\"key\":\"a\",\"value\":\"1\",\"lease\":$L}"
+	assert_output "$(rv "{\"ok\":true,\"kv\":{\"key\":\"a\",\"version\":1,\"create_rev\":@1,\"mod_rev\":@1,\"lease\":$L},\"prev_version\":0,\"rev\":@1}")"
+	run req '{"op":"get","key":"a"}'
+	assert_output --partial "\"lease\":$L}"
+	run req '{"op":"list"}'
+	assert_output --partial "\"lease\":$L}"
+	run req "{\"op\":\"lease_info\",\"lease\":$L}"
+	assert_output --regexp "^\\{\"ok\":true,\"lease\":$L,\"ttl_ms\":60000,\"remaining_ms\":[0-9]+,\"session\":false,\"keys\":\\[\"a\"\\],\"more\":false\\}$"
+	run req '{"op":"lease_list"}'
+	assert_output --regexp "^\\{\"ok\":true,\"leases\":\\[\\{\"lease\":$L,\"ttl_ms\":60000,\"remaining_ms\":[0-9]+,\"session\":false\\}\\]\\}$"
+	# A put without lease detaches the key.
+	req '{"op":"put","key":"a","value":"2"}' >/dev/null
+	run req '{"op":"get","key":"a"}'
+	refute_output --partial '"lease"'
+	run req "{\"op\":\"lease_info\",\"lease\":$L}"
+	assert_output --partial '"keys":[]'
+}
+
+@test "bad lease input: stable errors, nothing written, connection usable" {
+	run raw <<-'EOF'
+	{"op":"lease_grant","ttl_ms":999}
+	{"op":"lease_grant","ttl_ms":3600001}
+	{"op":"lease_grant"}
+	{"op":"lease_grant","ttl_ms":"5s"}
+	{"op":"lease_grant","ttl_ms":5000,"session":1}
+	{"op":"put","key":"k","value":"v","lease":"12"}
+	{"op":"put","key":"k","value":"v","lease":-1}
+	{"op":"put","key":"k","value":"v","lease":0}
+	{"op":"put","key":"k","value":"v","lease":12345}
+	{"op":"txn","then":[{"op":"put","key":"k","value":"v","lease":12345}]}
+	{"op":"txn","then":[{"op":"delete","key":"k","lease":1}]}
+	{"op":"lease_keepalive","lease":12345}
+	{"op":"lease_revoke","lease":12345}
+	{"op":"lease_info","lease":12345}
+	{"op":"lease_keepalive","lease":true}
+	{"op":"lease_grant","ttl_ms":5000,"ttl":1}
+	{"op":"ping"}
+	EOF
+	assert_success
+	assert_equal "$(grep -c '"code":"bad_request"' <<<"$output")" 11
+	assert_equal "$(grep -c '"code":"not_found"' <<<"$output")" 5
+	assert_line --index 8 --partial 'lease 12345 not found'
+	assert_line --index 15 --partial 'unknown field \"ttl\"'
+	assert_line --index 16 "$(rv '{"ok":true,"rev":@0}')"
+	run req '{"op":"lease_list"}'
+	assert_output '{"ok":true,"leases":[]}'
+}
+
+# bats test_tags=no-valgrind
+@test "expiry: not before the TTL, at most 1 s after; all keys at one rev" {
+	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"e/"}'
+	t0=$EPOCHREALTIME
+	L=$(mctl lease grant 1s)
+	t1=$EPOCHREALTIME
+	mctl put --lease "$L" e/1 x
+	mctl put --lease "$L" e/2 y
+	mctl put e/3 z
+	wait_for -t 5 grep -q '"event":"delete","key":"e/2"' "$TESTDIR/w"
+	del=$(grep '"event":"delete","key":"e/1"' "$TESTDIR/w")
+	tdel=${del%% *}
+	echo "expired $(ms "$t0" "$tdel") ms after the grant was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
+	[ "$(ms "$t0" "$tdel")" -ge 1000 ]
+	[ "$(ms "$t1" "$tdel")" -le 2000 ]
+	assert_equal "$(grep -c '"event":"delete"' "$TESTDIR/w")" 2
+	grep -q "$(rv '"key":"e/1","mod_rev":@4}')" "$TESTDIR/w"
+	grep -q "$(rv '"key":"e/2","mod_rev":@4}')" "$TESTDIR/w"
+	run mctl get e/3
+	assert_output z
+	run mctl lease info "$L"
+	assert_failure 1
+}
+
+@test "keepalive keeps the keys; without it they go" {
+	L=$(mctl lease grant 1s)
+	mctl put --lease "$L" k v
+	for _ in 1 2 3 4 5 6 7 8; do
+		run mctl lease keepalive "$L"
+		assert_output 1000
+		sleep 0.3
+	done
+	run mctl get k
+	assert_output v
+	wait_for -t 3 gone k
+}
+
+@test "lease keepalive --forever refreshes until interrupted" {
+	L=$(mctl lease grant 1s)
+	mctl put --lease "$L" k v
+	"$METACTL" lease keepalive --forever "$L" >"$TESTDIR/ka" 3>&- &
+	BG=$!
+	wait_for -t 5 has_lines 6 "$TESTDIR/ka"
+	run mctl get k
+	assert_output v
+	kill -INT "$BG"
+	wait_bg "$BG"
+	assert_equal "$STATUS" 130
+	wait_for -t 3 gone k
+}
+
+@test "revoke deletes every key of the lease at one rev" {
+	L=$(mctl lease grant 60s)
+	mctl put --lease "$L" r/1 a
+	mctl put --lease "$L" r/2 b
+	run mctl lease revoke "$L"
+	assert_output "$(rv @3)"
+	run mctl ls r/
+	assert_output ''
+	run req "$(rv '{"op":"history","key":"r/2","from_rev":@1}')"
+	assert_output --partial "$(rv '{"event":"delete","key":"r/2","mod_rev":@3}')"
+	run mctl lease revoke "$L"
+	assert_failure 1
+	assert_output --partial not_found
+	run mctl put --lease "$L" r/3 c
+	assert_failure 5
+	gone r/3
+	# A lease with no keys revokes without a write.
+	L=$(mctl lease grant 60s)
+	run mctl lease revoke "$L"
+	assert_output "$(rv @3)"
+}
+
+@test "lease ls and info in text" {
+	L=$(mctl lease grant 30s)
+	mctl put --lease "$L" "k 1" v
+	run mctl lease ls
+	assert_output --regexp "^$L 30000 [0-9]+ -$"
+	run mctl lease info "$L"
+	assert_line --index 0 --regexp "^lease $L ttl_ms 30000 remaining_ms [0-9]+ session no$"
+	assert_line --index 1 '"k 1"'
+	run mctl lease grant 0s
+	assert_failure 5
+	assert_output --partial bad_request
+	run mctl lease info 0
+	assert_failure 2
+}
+
+# session_open: a connection (coproc) that grants a session lease and puts
+# key s with it; the connection stays open until killed.
+session_open() {
+	coproc SESS { socat - "UNIX-CONNECT:$SOCK" 3>&-; }
+	echo '{"op":"lease_grant","ttl_ms":60000,"session":true}' >&"${SESS[1]}"
+	read -r line <&"${SESS[0]}"
+	SL=$(lease_of "$line")
+	echo "{\"op\":\"put\",\"key\":\"s\",\"value\":\"1\",\"lease\":$SL}" >&"${SESS[1]}"
+	read -r line <&"${SESS[0]}"
+	[[ $line == *'"ok":true'* ]]
+	COPROC_PID=$SESS_PID
+}
+
+@test "a session lease is revoked when its connection closes" {
+	session_open
+	run mctl lease info "$SL"
+	assert_output --partial "session yes"
+	run mctl get s
+	assert_output 1
+	exec {SESS[1]}>&-
+	wait_for -t 2 gone s
+	run mctl lease info "$SL"
+	assert_failure 1
+}
+
+# bats test_tags=no-valgrind
+@test "a session lease is revoked at once when its client is killed" {
+	session_open
+	t0=$EPOCHREALTIME
+	kill -KILL "$COPROC_PID"
+	wait_for -t 2 gone s
+	echo "gone $(ms "$t0" "$EPOCHREALTIME") ms after kill -9" >&3
+	[ "$(ms "$t0" "$EPOCHREALTIME")" -lt 1000 ]
+}
+
+# bats test_tags=store:sqlite
+@test "after kill -9 of the daemon every lease has its whole TTL again; sessions are revoked" {
+	L=$(mctl lease grant 3s)
+	mctl put --lease "$L" d v
+	session_open
+	sleep 1
+	metad_stop KILL
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	t0=$EPOCHREALTIME
+	run mctl get d
+	assert_output v
+	gone s
+	run mctl lease info "$L"
+	assert_output --regexp "remaining_ms (2[89][0-9][0-9]|3000)"
+	run mctl lease info "$SL"
+	assert_failure 1
+	wait_for -t 6 gone d
+	[ "$(ms "$t0" "$EPOCHREALTIME")" -ge 2900 ]
+}
+
+# bats test_tags=store:sqlite
+@test "a lease survives a clean restart with its keys" {
+	L=$(mctl lease grant 60s)
+	mctl put --lease "$L" k v
+	metad_stop
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	run mctl get k -o json
+	assert_output --partial "\"lease\":$L}"
+	run mctl lease revoke "$L"
+	assert_success
+	gone k
+}
