@@ -13,7 +13,8 @@
  * The view holds at most --view-max-bytes (keys, values and per-key
  * overhead); past that, or when events were compacted before the stream
  * read them, it is dropped and reads go to etcd as ranges again; status
- * says which.  Keys are kept in a skip list (as the memory backend's).
+ * says which.  Keys are kept in the skip list of skiplist.h, as the memory
+ * backend's.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,78 +27,24 @@
 #include "store_etcd.h"
 #include "store_etcd_view.h"
 
-#define VIEW_LEVEL_MAX		32
 #define VIEW_FILL_PAGE		10000
 #define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \
 				    sizeof (n)->next[0] + (n)->key_len + \
 				    (n)->value_len)
 
-static int
-view_cmp(const char *a, size_t alen, const char *b, size_t blen)
+SL_GENERATE(view_keys, view_node)
+
+static void
+view_node_free(struct view_node *n)
 {
-	int	 c = memcmp(a, b, alen < blen ? alen : blen);
-
-	return (c != 0 ? c : (alen < blen ? -1 : alen > blen));
-}
-
-static struct view_node *
-view_seek(struct etcd_view *v, const char *key, size_t len, int strict,
-    struct view_node **update)
-{
-	struct view_node	*x = v->head, *n;
-	int			 i, c;
-
-	for (i = v->level - 1; i >= 0; i--) {
-		while ((n = x->next[i]) != NULL) {
-			c = view_cmp(n->key, n->key_len, key, len);
-			if (c > 0 || (c == 0 && !strict))
-				break;
-			x = n;
-		}
-		if (update != NULL)
-			update[i] = x;
-	}
-	return (x->next[0]);
-}
-
-static struct view_node *
-view_node_new(struct etcd_view *v, const char *key, size_t len)
-{
-	struct view_node	*n;
-	uint64_t		 x = v->rng;
-	int			 level = 1;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	v->rng = x;
-	while ((x & 3) == 0 && level < VIEW_LEVEL_MAX) {
-		level++;
-		x >>= 2;
-	}
-	n = xcalloc(1, sizeof *n + (size_t)level * sizeof n->next[0] + len +
-	    1);
-	n->level = level;
-	n->key = (char *)&n->next[level];
-	memcpy(n->key, key, len);
-	n->key_len = len;
-	return (n);
+	free(n->value);
+	free(n);
 }
 
 static void
 view_clear(struct etcd_view *v)
 {
-	struct view_node	*n, *next;
-	int			 i;
-
-	for (n = v->head->next[0]; n != NULL; n = next) {
-		next = n->next[0];
-		free(n->value);
-		free(n);
-	}
-	for (i = 0; i < VIEW_LEVEL_MAX; i++)
-		v->head->next[i] = NULL;
-	v->level = 1;
+	view_keys_clear(&v->keys, view_node_free);
 	v->bytes = 0;
 	v->nkeys = 0;
 }
@@ -117,34 +64,21 @@ view_off(struct etcd_view *v, const char *why)
 static void
 view_set(struct etcd_view *v, const struct etcd_ev *ev)
 {
-	struct view_node	*update[VIEW_LEVEL_MAX], *n;
-	int			 i;
+	struct view_node	*update[SL_LEVEL_MAX], *n;
 
-	n = view_seek(v, ev->key, ev->key_len, 0, update);
-	if (n != NULL && view_cmp(n->key, n->key_len, ev->key,
-	    ev->key_len) != 0)
-		n = NULL;
+	n = view_keys_find(&v->keys, ev->key, ev->key_len, update);
 	if (ev->deleted) {
 		if (n == NULL)
 			return;
-		for (i = 0; i < n->level; i++) {
-			if (update[i]->next[i] == n)
-				update[i]->next[i] = n->next[i];
-		}
+		view_keys_remove(n, update);
 		v->bytes -= VIEW_NODE_BYTES(n);
 		v->nkeys--;
-		free(n->value);
-		free(n);
+		view_node_free(n);
 		return;
 	}
 	if (n == NULL) {
-		n = view_node_new(v, ev->key, ev->key_len);
-		while (v->level < n->level)
-			update[v->level++] = v->head;
-		for (i = 0; i < n->level; i++) {
-			n->next[i] = update[i]->next[i];
-			update[i]->next[i] = n;
-		}
+		n = view_keys_node_new(&v->keys, ev->key, ev->key_len);
+		view_keys_insert(&v->keys, n, update);
 		v->nkeys++;
 	} else {
 		v->bytes -= VIEW_NODE_BYTES(n);
@@ -188,8 +122,7 @@ view_get(struct etcd_view *v, const char *key, size_t len,
 	struct view_node	*n;
 	struct store_kv		 kv;
 
-	n = view_seek(v, key, len, 0, NULL);
-	if (n == NULL || view_cmp(n->key, n->key_len, key, len) != 0) {
+	if ((n = view_keys_find(&v->keys, key, len, NULL)) == NULL) {
 		done(arg, 0, NULL, 0, NULL);
 		return;
 	}
@@ -206,11 +139,11 @@ view_range(struct etcd_view *v, const struct store_range *r,
 	uint64_t		 count = 0;
 	int			 more = 0;
 
-	if (r->after != NULL && view_cmp(r->after, r->after_len, r->prefix,
+	if (r->after != NULL && sl_cmp(r->after, r->after_len, r->prefix,
 	    r->prefix_len) >= 0)
-		n = view_seek(v, r->after, r->after_len, 1, NULL);
+		n = view_keys_seek(&v->keys, r->after, r->after_len, 1, NULL);
 	else
-		n = view_seek(v, r->prefix, r->prefix_len, 0, NULL);
+		n = view_keys_seek(&v->keys, r->prefix, r->prefix_len, 0, NULL);
 	kvs = xcalloc(r->limit < 1024 ? r->limit : 1024, sizeof *kvs);
 	for (; n != NULL; n = n->next[0]) {
 		if (n->key_len < r->prefix_len ||
@@ -327,10 +260,7 @@ etcd_view_open(struct store_etcd *e, struct store_err *err)
 
 	v = xcalloc(1, sizeof *v);
 	v->e = e;
-	v->head = xcalloc(1, sizeof *v->head + VIEW_LEVEL_MAX *
-	    sizeof v->head->next[0]);
-	v->level = 1;
-	v->rng = 0x9e3779b97f4a7c15ULL;
+	view_keys_init(&v->keys);
 	v->max_bytes = e->opts.view_max_bytes;
 	TAILQ_INIT(&v->queued);
 	TAILQ_INIT(&v->probes);
@@ -355,8 +285,7 @@ etcd_view_close(struct store_etcd *e)
 	etcd_lin_close(v);
 	if (v->kick != NULL)
 		event_free(v->kick);
-	view_clear(v);
-	free(v->head);
+	view_keys_free(&v->keys, view_node_free);
 	free(v);
 	e->view = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include <event2/util.h>
 
+#include "skiplist.h"
 #include "store_etcd.h"
 
 struct view_node {
@@ -22,6 +23,8 @@ struct view_node {
 	int			 level;
 	struct view_node	*next[];
 };
+
+SL_HEAD(view_keys, view_node);
 
 /* A linearizable read waiting for its probe, then for the view. */
 struct view_read {
@@ -49,9 +52,7 @@ struct view_probe {
 
 struct etcd_view {
 	struct store_etcd	*e;
-	struct view_node	*head;
-	int			 level;
-	uint64_t		 rng;
+	struct view_keys	 keys;
 	size_t			 bytes, max_bytes;
 	uint64_t		 nkeys;
 	uint64_t		 rev;		/* applied up to */

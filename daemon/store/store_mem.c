@@ -1,9 +1,10 @@
 /*
- * The memory backend: nothing is durable.  Keys live in a skip list (p = 1/4,
- * expected O(log n) search, insert and delete, in-order walk from any lower
- * bound); the history is an array of events, oldest first, whose front is
- * dropped by compaction, all but each key's last put below the compaction
- * point (store_mem_rev.c: reads at a revision).
+ * The memory backend: nothing is durable.  Keys live in a skip list
+ * (skiplist.h: p = 1/4, expected O(log n) search, insert and delete,
+ * in-order walk from any lower bound); the history is an array of events,
+ * oldest first, whose front is dropped by compaction, all but each key's
+ * last put below the compaction point (store_mem_rev.c: reads at a
+ * revision).
  *
  * Batches keep an undo log: one entry per key changed (the node created, the
  * node unlinked, or the value and metadata replaced), plus snapshots of the
@@ -19,113 +20,6 @@
 #include "store_local.h"
 #include "store_mem.h"
 #include "util.h"
-
-int
-store_mem_cmp(const char *a, size_t alen, const char *b, size_t blen)
-{
-	int	 c;
-
-	c = memcmp(a, b, alen < blen ? alen : blen);
-	if (c != 0)
-		return (c);
-	return (alen < blen ? -1 : alen > blen);
-}
-
-static int
-store_mem_random_level(struct store_mem *m)
-{
-	uint64_t	 x = m->rng;
-	int		 level = 1;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	m->rng = x;
-	while ((x & 3) == 0 && level < MEM_LEVEL_MAX) {
-		level++;
-		x >>= 2;
-	}
-	return (level);
-}
-
-static struct store_mem_node *
-store_mem_node_new(int level, const char *key, size_t key_len)
-{
-	struct store_mem_node	*n;
-	size_t			 off;
-
-	off = sizeof *n + (size_t)level * sizeof n->next[0];
-	n = xcalloc(1, off + key_len + 1);
-	n->key = (char *)n + off;
-	memcpy(n->key, key, key_len);
-	n->key_len = key_len;
-	n->level = level;
-	return (n);
-}
-
-/*
- * Finds the first node >= key (> key if strict), filling update[] with the
- * last node before it at each level when update is not NULL.
- */
-static struct store_mem_node *
-store_mem_seek(struct store_mem *m, const char *key, size_t key_len, int strict,
-    struct store_mem_node **update)
-{
-	struct store_mem_node	*x = m->head, *n;
-	int			 i, c;
-
-	for (i = m->level - 1; i >= 0; i--) {
-		while ((n = x->next[i]) != NULL) {
-			c = store_mem_cmp(n->key, n->key_len, key, key_len);
-			if (c > 0 || (c == 0 && !strict))
-				break;
-			x = n;
-		}
-		if (update != NULL)
-			update[i] = x;
-	}
-	return (x->next[0]);
-}
-
-struct store_mem_node *
-store_mem_find(struct store_mem *m, const char *key, size_t key_len,
-    struct store_mem_node **update)
-{
-	struct store_mem_node	*n;
-
-	n = store_mem_seek(m, key, key_len, 0, update);
-	if (n != NULL && store_mem_cmp(n->key, n->key_len, key, key_len) == 0)
-		return (n);
-	return (NULL);
-}
-
-static void
-store_mem_link(struct store_mem *m, struct store_mem_node *n)
-{
-	struct store_mem_node	*update[MEM_LEVEL_MAX];
-	int			 i;
-
-	while (m->level < n->level)
-		m->head->next[m->level++] = NULL;
-	store_mem_seek(m, n->key, n->key_len, 0, update);
-	for (i = 0; i < n->level; i++) {
-		n->next[i] = update[i]->next[i];
-		update[i]->next[i] = n;
-	}
-}
-
-static void
-store_mem_unlink(struct store_mem *m, struct store_mem_node *n)
-{
-	struct store_mem_node	*update[MEM_LEVEL_MAX];
-	int			 i;
-
-	store_mem_seek(m, n->key, n->key_len, 0, update);
-	for (i = 0; i < n->level; i++) {
-		if (update[i]->next[i] == n)
-			update[i]->next[i] = n->next[i];
-	}
-}
 
 static void
 store_mem_node_free(struct store_mem_node *n)
@@ -160,7 +54,7 @@ store_mem_undo_one(struct store_mem *m, struct store_mem_undo *u)
 
 	switch (u->type) {
 	case MEM_UNDO_CREATE:
-		store_mem_unlink(m, n);
+		store_mem_keys_unlink(&m->keys, n);
 		store_mem_node_free(n);
 		break;
 	case MEM_UNDO_UPDATE:
@@ -172,7 +66,7 @@ store_mem_undo_one(struct store_mem *m, struct store_mem_undo *u)
 		n->lease = u->old_lease;
 		break;
 	case MEM_UNDO_DELETE:
-		store_mem_link(m, n);
+		store_mem_keys_link(&m->keys, n);
 		break;
 	case MEM_UNDO_LEASE:
 		store_mem_lease_undo(m, &u->lease);
@@ -253,9 +147,7 @@ store_mem_open(struct store *s, const char *arg,
 		    "the memory store takes no argument (got \"%.64s\")",
 		    arg));
 	m = xcalloc(1, sizeof *m);
-	m->head = store_mem_node_new(MEM_LEVEL_MAX, "", 0);
-	m->level = 1;
-	m->rng = 0x9e3779b97f4a7c15ULL;
+	store_mem_keys_init(&m->keys);
 	s->impl = m;
 	s->rev = 0;
 	s->compact_rev = 0;
@@ -266,13 +158,9 @@ static void
 store_mem_close(struct store *s)
 {
 	struct store_mem	*m = s->impl;
-	struct store_mem_node	*n, *next;
 	size_t			 i;
 
-	for (n = m->head; n != NULL; n = next) {
-		next = n->next[0];
-		store_mem_node_free(n);
-	}
+	store_mem_keys_free(&m->keys, store_mem_node_free);
 	for (i = 0; i < m->hist_len; i++)
 		free(m->hist[i].key);
 	free(m->hist);
@@ -299,10 +187,11 @@ static int
 store_mem_get(struct store *s, const char *key, size_t key_len,
     store_kv_cb cb, void *arg, struct store_err *err)
 {
+	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
 	struct store_kv		 kv;
 
-	if ((n = store_mem_find(s->impl, key, key_len, NULL)) == NULL)
+	if ((n = store_mem_keys_find(&m->keys, key, key_len, NULL)) == NULL)
 		return (0);
 	store_mem_kv(n, 0, &kv);
 	cb(&kv, arg);
@@ -313,6 +202,7 @@ static long
 store_mem_range(struct store *s, const struct store_range *r,
     store_kv_cb cb, void *arg, int *more, struct store_err *err)
 {
+	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
 	struct store_kv		 kv;
 	uint64_t		 count = 0;
@@ -320,11 +210,13 @@ store_mem_range(struct store *s, const struct store_range *r,
 
 	if (r->rev != 0)
 		return (store_mem_range_at(s, r, cb, arg, more, err));
-	if (r->after != NULL && store_mem_cmp(r->after, r->after_len,
+	if (r->after != NULL && sl_cmp(r->after, r->after_len,
 	    r->prefix, r->prefix_len) >= 0)
-		n = store_mem_seek(s->impl, r->after, r->after_len, 1, NULL);
+		n = store_mem_keys_seek(&m->keys, r->after, r->after_len, 1,
+		    NULL);
 	else
-		n = store_mem_seek(s->impl, r->prefix, r->prefix_len, 0, NULL);
+		n = store_mem_keys_seek(&m->keys, r->prefix, r->prefix_len, 0,
+		    NULL);
 	for (; n != NULL; n = n->next[0]) {
 		if (n->key_len < r->prefix_len ||
 		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
@@ -378,18 +270,17 @@ store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
 
-	if ((n = store_mem_find(m, key, key_len, NULL)) != NULL) {
+	if ((n = store_mem_keys_find(&m->keys, key, key_len, NULL)) != NULL) {
 		*prev_version = n->version;
 		store_mem_update(m, n, rev, value, value_len);
 	} else {
 		*prev_version = 0;
-		n = store_mem_node_new(store_mem_random_level(m), key,
-		    key_len);
+		n = store_mem_keys_node_new(&m->keys, key, key_len);
 		n->value = xmemdup(value, value_len);
 		n->value_len = value_len;
 		n->version = 1;
 		n->create_rev = n->mod_rev = rev;
-		store_mem_link(m, n);
+		store_mem_keys_link(&m->keys, n);
 		store_mem_undo_add(m, MEM_UNDO_CREATE, n);
 		m->nkeys++;
 		m->bytes += key_len + value_len;
@@ -407,11 +298,11 @@ store_mem_del(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
 
-	if ((n = store_mem_find(m, key, key_len, NULL)) == NULL) {
+	if ((n = store_mem_keys_find(&m->keys, key, key_len, NULL)) == NULL) {
 		*deleted = 0;
 		return (0);
 	}
-	store_mem_unlink(m, n);
+	store_mem_keys_unlink(&m->keys, n);
 	store_mem_undo_add(m, MEM_UNDO_DELETE, n);
 	m->nkeys--;
 	m->bytes -= n->key_len + n->value_len;

@@ -14,9 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "skiplist.h"
 #include "store.h"
-
-#define MEM_LEVEL_MAX	32
 
 struct store_mem_node {
 	unsigned char		*value;
@@ -30,6 +29,9 @@ struct store_mem_node {
 	int			 level;
 	struct store_mem_node	*next[];
 };
+
+SL_HEAD(store_mem_keys, store_mem_node);
+SL_GENERATE(store_mem_keys, store_mem_node)
 
 struct store_mem_event {
 	uint64_t		 rev;
@@ -72,9 +74,7 @@ struct store_mem_snap {
 };
 
 struct store_mem {
-	struct store_mem_node	*head;
-	int			 level;
-	uint64_t		 rng;
+	struct store_mem_keys	 keys;
 	uint64_t		 nkeys;
 	uint64_t		 bytes;		/* keys, values and events */
 
@@ -96,9 +96,6 @@ struct store_mem {
 	size_t			 nleases, leases_cap;
 };
 
-int	store_mem_cmp(const char *, size_t, const char *, size_t);
-struct store_mem_node *store_mem_find(struct store_mem *, const char *, size_t,
-	    struct store_mem_node **);
 struct store_mem_undo *store_mem_undo_add(struct store_mem *,
 	    enum store_mem_undo_type, struct store_mem_node *);
 int	store_mem_del(struct store *, uint64_t, uint32_t, const char *, size_t,

@@ -88,9 +88,9 @@ store_mem_read_lease_keys(struct store *s, uint64_t lease, const char *after,
 	size_t			 nv = 0, cap = 0;
 	int			 more = 0;
 
-	for (n = m->head->next[0]; n != NULL; n = n->next[0]) {
+	for (n = store_mem_keys_first(&m->keys); n != NULL; n = n->next[0]) {
 		if (n->lease != lease || (after != NULL &&
-		    store_mem_cmp(n->key, n->key_len, after, after_len) <= 0))
+		    sl_cmp(n->key, n->key_len, after, after_len) <= 0))
 			continue;
 		if (nv == limit) {
 			more = 1;
@@ -125,10 +125,11 @@ int
 store_mem_lease_attach(struct store *s, const char *key, size_t key_len,
     uint64_t lease, struct store_err *err)
 {
+	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
 
 	/* The put just made recorded how to undo it, lease included. */
-	if ((n = store_mem_find(s->impl, key, key_len, NULL)) == NULL)
+	if ((n = store_mem_keys_find(&m->keys, key, key_len, NULL)) == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "memory: attaching a key that is absent"));
 	n->lease = lease;
@@ -145,7 +146,7 @@ store_mem_lease_revoke(struct store *s, uint64_t rev, uint64_t lease,
 	int			 deleted;
 
 	*n = 0;
-	for (x = m->head->next[0]; x != NULL; x = next) {
+	for (x = store_mem_keys_first(&m->keys); x != NULL; x = next) {
 		next = x->next[0];
 		if (x->lease != lease)
 			continue;

@@ -20,7 +20,7 @@ store_mem_ev_cmp(const void *a, const void *b)
 	const struct store_mem_event	*y = *(const struct store_mem_event **)b;
 	int				 c;
 
-	c = store_mem_cmp(x->key, x->key_len, y->key, y->key_len);
+	c = sl_cmp(x->key, x->key_len, y->key, y->key_len);
 	if (c != 0)
 		return (c);
 	return (x < y ? -1 : x > y);
@@ -36,7 +36,7 @@ store_mem_group_end(struct store_mem_event **v, size_t n, size_t i)
 {
 	size_t	 j = i + 1;
 
-	while (j < n && store_mem_cmp(v[i]->key, v[i]->key_len, v[j]->key,
+	while (j < n && sl_cmp(v[i]->key, v[i]->key_len, v[j]->key,
 	    v[j]->key_len) == 0)
 		j++;
 	return (j);
@@ -119,7 +119,7 @@ store_mem_get_at(struct store *s, const char *key, size_t key_len,
 
 	for (i = store_mem_after(m, 0, rev); i > 0; i--) {
 		ev = &m->hist[i - 1];
-		if (store_mem_cmp(ev->key, ev->key_len, key, key_len) != 0)
+		if (sl_cmp(ev->key, ev->key_len, key, key_len) != 0)
 			continue;
 		if (ev->type != STORE_EVENT_PUT)
 			return (0);
@@ -137,7 +137,7 @@ store_mem_in_range(const struct store_mem_event *ev,
 	if (ev->key_len < r->prefix_len ||
 	    memcmp(ev->key, r->prefix, r->prefix_len) != 0)
 		return (0);
-	return (r->after == NULL || store_mem_cmp(ev->key, ev->key_len,
+	return (r->after == NULL || sl_cmp(ev->key, ev->key_len,
 	    r->after, r->after_len) > 0);
 }
 
@@ -189,7 +189,7 @@ store_mem_key_history(struct store *s, const char *key, size_t key_len,
 	    m->hist_head;
 	for (; i < m->hist_len; i++) {
 		ev = &m->hist[i];
-		if (store_mem_cmp(ev->key, ev->key_len, key, key_len) != 0)
+		if (sl_cmp(ev->key, ev->key_len, key, key_len) != 0)
 			continue;
 		memset(&e, 0, sizeof e);
 		e.rev = ev->rev;
