@@ -161,6 +161,8 @@ uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
 
 /* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
 void	store_etcd_leases_free(struct store_etcd *);
+/* etcd refused txn body for a lease it lacks: *err names the lease. */
+void	etcd_lease_err(const char *body, struct store_err *err);
 void	store_etcd_read_leases(struct store *, store_leases_done, void *);
 void	store_etcd_read_lease_keys(struct store *, uint64_t, const char *,
 	    size_t, uint64_t, store_read_done, void *);

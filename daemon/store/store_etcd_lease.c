@@ -12,6 +12,13 @@
  * ms is rounded up, and etcd may raise it to its minimum (about 1.5 times
  * its election timeout); what it granted is answered.
  *
+ * etcd's leases are not under a prefix: each metad lease has a key of its
+ * own, PREFIX "l/" ID, attached to it (so it goes with the lease), that
+ * scopes it to the daemons of that prefix: lease_list reads those keys,
+ * and info and revoke answer not found for a lease without one.  (A
+ * keepalive or a put names any lease etcd has.)  Like the slots, the key
+ * is outside PREFIX "k/": no client sees it.
+ *
  * A put naming a lease carries it in its txn (store_etcd_txn.c); etcd
  * refuses a txn naming a lease it lacks, as STORE_ERR_NO_LEASE
  * (etcd_http.c).  A lease's keys are those etcd attached to it under the
@@ -55,6 +62,7 @@ struct etcd_lcall {
 	size_t			 nids, next;
 	struct store_lease	*v;
 	size_t			 nv;
+	int			 marker;	/* found: its key too */
 	/* read_lease_keys */
 	char			*after;
 	size_t			 after_len;
@@ -116,12 +124,41 @@ etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
 	else
 		snprintf(body, sizeof body, "{\"ID\":\"%" PRIu64 "\"%s}",
 		    c->id, strcmp(path, "/v3/lease/timetolive") == 0 &&
-		    (c->rdone != NULL || c->kdone != NULL) ?
+		    (c->rdone != NULL || c->kdone != NULL || c->marker) ?
 		    ",\"keys\":true" : "");
 	rc = once ? etcd_http_call_once(&e->http, path, body, cb, c, &err) :
 	    etcd_http_call_async(&e->http, path, body, cb, c, &err);
 	if (rc != 0)
 		cb(c, NULL, &err);
+}
+
+/* The base64 of PREFIX "l/" ID (e->prefix is PREFIX "k/"). */
+static char *
+etcd_lease_marker64(struct store_etcd *e, uint64_t id)
+{
+	char	 k[ETCD_PREFIX_MAX + 32];
+	int	 n;
+
+	n = snprintf(k, sizeof k, "%.*sl/%" PRIu64, (int)e->prefix_len - 2,
+	    e->prefix, id);
+	return (etcd_b64(k, (size_t)n));
+}
+
+/* 1 if a timetolive answer's keys hold the lease's own key. */
+static int
+etcd_lease_marked(struct store_etcd *e, uint64_t id, const cJSON *reply)
+{
+	const cJSON	*k;
+	char		*m = etcd_lease_marker64(e, id);
+	int		 found = 0;
+
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(reply,
+	    "keys")) {
+		if (cJSON_IsString(k) && strcmp(k->valuestring, m) == 0)
+			found = 1;
+	}
+	free(m);
+	return (found);
 }
 
 static uint64_t
@@ -138,6 +175,8 @@ etcd_lease_new_id(int session)
 	return (session ? id | ETCD_LEASE_SESSION : id);
 }
 
+static void	etcd_lease_mark(struct etcd_lcall *);
+
 static void
 etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
@@ -150,15 +189,52 @@ etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		etcd_lcall_send(c, "/v3/lease/grant", 1, etcd_grant_cb);
 		return;
 	}
-	if (reply == NULL)
+	if (reply == NULL) {
+		c->done(c->arg, NULL, err);
+		etcd_lcall_free(c);
+		return;
+	}
+	etcd_lease_state(c->id, reply, "TTL", &ls);
+	c->ttl_ms = ls.remaining_ms;	/* as granted */
+	etcd_lease_mark(c);
+}
+
+/* The lease's own key is put: the grant is answered. */
+static void
+etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_lcall		*c = arg;
+	struct store_lease_state	 ls;
+
+	if (reply == NULL)	/* the lease expires unmarked, by its TTL */
 		c->done(c->arg, NULL, err);
 	else {
-		etcd_lease_state(c->id, reply, "TTL", &ls);
-		ls.ttl_ms = ls.remaining_ms;
+		memset(&ls, 0, sizeof ls);
+		ls.id = c->id;
+		ls.ttl_ms = ls.remaining_ms = c->ttl_ms;
+		ls.session = c->session;
 		ls.found = 1;
 		c->done(c->arg, &ls, NULL);
 	}
 	etcd_lcall_free(c);
+}
+
+static void
+etcd_lease_mark(struct etcd_lcall *c)
+{
+	struct store_etcd	*e = E(c->st);
+	struct store_err	 err;
+	struct buf		 b;
+	char			*m = etcd_lease_marker64(e, c->id);
+
+	buf_init(&b);
+	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"\",\"lease\":\"%"
+	    PRIu64 "\"}", m, c->id);
+	free(m);
+	if (etcd_http_call_once(&e->http, "/v3/kv/put", buf_cstr(&b),
+	    etcd_mark_cb, c, &err) != 0)
+		etcd_mark_cb(c, NULL, &err);
+	buf_free(&b);
 }
 
 void
@@ -197,8 +273,11 @@ etcd_state_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	if (res != NULL) {		/* keepalive: TTL is the whole TTL */
 		etcd_lease_state(c->id, res, "TTL", &ls);
 		ls.remaining_ms = ls.ttl_ms;
-	} else
+	} else {
 		etcd_lease_state(c->id, reply, "TTL", &ls);
+		if (c->marker && !etcd_lease_marked(E(c->st), c->id, reply))
+			ls.found = 0;	/* another prefix's, or no metad's */
+	}
 	c->done(c->arg, &ls, NULL);
 	etcd_lcall_free(c);
 }
@@ -220,6 +299,7 @@ store_etcd_lease_get(struct store *st, uint64_t id, store_lease_done done,
 	struct etcd_lcall	*c = etcd_lcall_new(st, id, arg);
 
 	c->done = done;
+	c->marker = 1;
 	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_state_cb);
 }
 
@@ -358,7 +438,7 @@ etcd_revoke_keys_cb(void *arg, const cJSON *reply,
 		return;
 	}
 	etcd_lease_state(c->id, reply, "TTL", &ls);
-	if (!ls.found) {
+	if (!ls.found || !etcd_lease_marked(E(c->st), c->id, reply)) {
 		c->rdone(c->arg, 0, 0, 0, NULL);
 		etcd_lcall_free(c);
 		return;
@@ -426,25 +506,36 @@ etcd_u64_cmp(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+/* The markers' keys: PREFIX "l/" ID each. */
 static void
 etcd_leases_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_lcall	*c = arg;
-	const cJSON		*it;
+	struct store_etcd	*e = E(c->st);
+	const cJSON		*kvs, *kv;
+	unsigned char		*k;
+	size_t			 klen, pl = e->prefix_len - 2 + 2;
 	uint64_t		 id;
+	char			 num[24];
 
 	if (reply == NULL) {
 		c->ldone(c->arg, -1, NULL, err);
 		etcd_lcall_free(c);
 		return;
 	}
-	it = cJSON_GetObjectItemCaseSensitive(reply, "leases");
-	c->ids = xcalloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *c->ids);
-	c->v = xcalloc((size_t)cJSON_GetArraySize(it) + 1, sizeof *c->v);
-	cJSON_ArrayForEach(it, it) {
-		/* Others' leases beyond 2^53 are no metad lease. */
-		if ((id = etcd_u64(it, "ID")) != 0 && id <= ETCD_LEASE_ID_MAX)
-			c->ids[c->nids++] = id;
+	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
+	c->ids = xcalloc((size_t)cJSON_GetArraySize(kvs) + 1, sizeof *c->ids);
+	c->v = xcalloc((size_t)cJSON_GetArraySize(kvs) + 1, sizeof *c->v);
+	cJSON_ArrayForEach(kv, kvs) {
+		k = etcd_unb64(kv, "key", &klen);
+		if (klen > pl && klen - pl < sizeof num) {
+			memcpy(num, k + pl, klen - pl);
+			num[klen - pl] = '\0';
+			if (parse_u64(num, &id) == 0 && id != 0 &&
+			    id <= ETCD_LEASE_ID_MAX)
+				c->ids[c->nids++] = id;
+		}
+		free(k);
 	}
 	qsort(c->ids, c->nids, sizeof *c->ids, etcd_u64_cmp);
 	etcd_leases_next(c);
@@ -454,9 +545,27 @@ void
 store_etcd_read_leases(struct store *st, store_leases_done done, void *arg)
 {
 	struct etcd_lcall	*c = etcd_lcall_new(st, 0, arg);
+	struct store_etcd	*e = E(st);
+	struct store_err	 err;
+	struct buf		 b;
+	char			 k[ETCD_PREFIX_MAX + 4];
+	char			*k64, *end64;
+	int			 n;
 
 	c->ldone = done;
-	etcd_lcall_send(c, "/v3/lease/leases", 0, etcd_leases_cb);
+	n = snprintf(k, sizeof k, "%.*sl/", (int)e->prefix_len - 2,
+	    e->prefix);
+	k64 = etcd_b64(k, (size_t)n);
+	end64 = etcd_prefix_end64(k, (size_t)n);
+	buf_init(&b);
+	buf_printf(&b, "{\"key\":\"%s\",\"range_end\":\"%s\","
+	    "\"keys_only\":true}", k64, end64);
+	free(k64);
+	free(end64);
+	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	    etcd_leases_cb, c, &err) != 0)
+		etcd_leases_cb(c, NULL, &err);
+	buf_free(&b);
 }
 
 /* The key just put into the batch carries lease in its txn. */
@@ -480,4 +589,27 @@ store_etcd_leases_free(struct store_etcd *e)
 {
 	while (!LIST_EMPTY(&e->lcalls))
 		etcd_lcall_free(LIST_FIRST(&e->lcalls));
+}
+
+void
+etcd_lease_err(const char *body, struct store_err *err)
+{
+	const char	*p = body != NULL ? strstr(body, "\"lease\":\"") : NULL;
+	uint64_t	 id = 0, other = 0, v;
+
+	for (; p != NULL; p = strstr(p, "\"lease\":\"")) {
+		p += strlen("\"lease\":\"");
+		v = strtoull(p, NULL, 10);
+		if (id == 0)
+			id = v;
+		else if (v != id)
+			other = v;
+	}
+	if (other != 0)
+		store_err_set(err, STORE_ERR_NO_LEASE, "lease %" PRIu64 " or %"
+		    PRIu64 " not found (unknown, expired or revoked); nothing "
+		    "written", id, other);
+	else
+		store_err_set(err, STORE_ERR_NO_LEASE, "lease %" PRIu64 " not "
+		    "found (unknown, expired or revoked); nothing written", id);
 }
