@@ -374,14 +374,16 @@ check check-etcd bats: $(LINCHECK)
 
 # Fault injection: tests/faults/dropproxy.c, an HTTP proxy in front of etcd
 # that lets a write commit and loses its answer (tests/bats/dropproxy.bats,
-# in the etcd pass).
+# in the etcd pass), or relays etcd's watch streams late (-d,
+# tests/bats/etcd_view_lag.bats).
 DROPPROXY	 = build/tests/dropproxy
 
-$(DROPPROXY): tests/faults/dropproxy.c build/flags
+$(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_later.c \
+    tests/faults/dropproxy.h build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-	    $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ \
+	    $(filter %.c,$^) $(PKG_LIBS)
 
 check check-etcd: $(DROPPROXY)
 

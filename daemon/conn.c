@@ -25,7 +25,7 @@
 #include "server.h"
 
 /* Bytes read from a socket in one callback, so no client starves others. */
-#define CONN_READ_CHUNK		(64 * 1024)
+#define CONN_READ_CHUNK		(4 * 1024)
 #define CONN_READ_PER_CB	(256 * 1024)
 
 static void	conn_read_cb(evutil_socket_t, short, void *);
@@ -277,6 +277,32 @@ conn_eof(struct conn *c)
 	conn_process(c);
 }
 
+/*
+ * One read(2) into the buffer's free space: evbuffer_read() asks the
+ * kernel with FIONREAD first, a second system call for every request.
+ */
+static int
+conn_read_some(struct evbuffer *in, evutil_socket_t fd)
+{
+	struct evbuffer_iovec	 v;
+	ssize_t			 n;
+	int			 saved;
+
+	if (evbuffer_reserve_space(in, CONN_READ_CHUNK, &v, 1) != 1) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	if ((n = read(fd, v.iov_base, CONN_READ_CHUNK)) <= 0) {
+		saved = errno;
+		evbuffer_commit_space(in, NULL, 0);
+		errno = saved;
+		return ((int)n);
+	}
+	v.iov_len = (size_t)n;
+	evbuffer_commit_space(in, &v, 1);
+	return ((int)n);
+}
+
 static void
 conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -285,9 +311,12 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 	int		 n;
 
 	while (total < CONN_READ_PER_CB) {
-		n = evbuffer_read(c->in, fd, CONN_READ_CHUNK);
+		n = conn_read_some(c->in, fd);
 		if (n > 0) {
 			total += (size_t)n;
+			/* Short: the socket is empty (the next wake-up tells). */
+			if (n < CONN_READ_CHUNK)
+				break;
 			continue;
 		}
 		if (n == 0) {

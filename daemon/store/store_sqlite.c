@@ -111,8 +111,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_EV_COLS " FROM log WHERE rev >= ?1 ORDER BY rev, seq",
 	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
 	    "SELECT rev, seq, type, key, value, version, create_rev FROM log "
-	    "ORDER BY rev, seq",
-	"DELETE FROM log",
+	    "WHERE rev <= ?1 ORDER BY rev, seq",
+	"DELETE FROM log WHERE rev <= ?1",
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
 	    "ORDER BY rev DESC, seq DESC LIMIT 1",
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "

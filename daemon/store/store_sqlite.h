@@ -107,6 +107,12 @@ struct store_sqlite {
 	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;
+	/* A checkpoint in slices (store_sqlite_ckpt.c). */
+	int		 ck_phase;	/* SQ_CK_* */
+	struct sq_map	 frozen;	/* the dirty map it writes into kv */
+	struct sq_ent	**fsorted;	/* frozen's entries, in key order */
+	size_t		 fsorted_cap, fn, fdone;
+	uint64_t	 frozen_rev;	/* the newest event in frozen */
 	struct event	*ckpt_ev;
 	uint64_t	 ckpts, replayed;
 };
@@ -186,14 +192,29 @@ void	store_sqlite_rollback(struct store *);
 int	store_sqlite_commit(struct store *, uint64_t, struct store_err *);
 int	store_sqlite_compact(struct store *, uint64_t, struct store_err *);
 
+/* The phases of a checkpoint in slices. */
+enum {
+	SQ_CK_IDLE,
+	SQ_CK_KV,	/* frozen's entries into kv, a slice a turn */
+	SQ_CK_LOG,	/* the log up to frozen_rev into history */
+	SQ_CK_WAL	/* SQLite's WAL into the database file */
+};
+
 /* The log-structured commit (store_sqlite_log.c). */
 struct sq_ent	*sq_ent_new(const char *, size_t, const void *, size_t, int);
 int		 sq_ent_cmp(const void *, const void *);
 struct sq_ent	*sq_map_find(const struct sq_map *, const char *, size_t);
 void		 sq_map_free(struct sq_map *, int);
+void		 sq_map_clear(struct sq_map *, int);
+/* e replaces the entry of its key; owned: the replaced one is freed. */
+void		 sq_map_set(struct sq_map *, struct sq_ent *, int);
+int		 sq_apply(struct store_sqlite *, const struct sq_ent *,
+		    struct store_err *);
+/* One slice of a checkpoint (a turn of the loop); 1: more to do. */
+int		 store_sqlite_ckpt_slice(struct store *);
 void		 sq_pend_add(struct store_sqlite *, struct sq_ent *);
 void		 sq_pend_truncate(struct store_sqlite *, size_t);
-/* The newest state not in kv: the open batch's, then the dirty map's. */
+/* The newest state not in kv: the batch's, the dirty map's, frozen's. */
 struct sq_ent	*sq_find(struct store_sqlite *, const char *, size_t);
 int	store_sqlite_checkpoint(struct store *, struct store_err *);
 int	store_sqlite_ckpt_in_batch(struct store *, struct store_err *);

@@ -210,34 +210,44 @@ sq_ent_kv(const struct sq_ent *e, int keys_only, struct store_kv *kv)
 	kv->mod_rev = e->mod_rev;
 }
 
-/* The dirty map's entries in [lo, hi) into q->sorted, in key order. */
+static int
+sq_in_span(const struct sq_ent *e, const struct store_sqlite_span *b)
+{
+	return (sq_keycmp(e->key, e->klen, b->lo, b->lo_len) >= 0 &&
+	    (b->hi == NULL ||
+	    sq_keycmp(e->key, e->klen, b->hi, b->hi_len) < 0));
+}
+
+/*
+ * The entries in [lo, hi) of the dirty map, and of the frozen one (a
+ * checkpoint's under way) where the dirty map has none of their key, into
+ * q->sorted, in key order.
+ */
 static size_t
 sq_dirty_span(struct store_sqlite *q, const struct store_sqlite_span *b)
 {
-	struct sq_map	*m = &q->dirty;
 	struct sq_ent	*e;
 	size_t		 i, n = 0;
 
-	if (q->sorted_cap < m->cap) {
-		q->sorted_cap = m->cap;
+	if (q->sorted_cap < q->dirty.cap + q->frozen.cap) {
+		q->sorted_cap = q->dirty.cap + q->frozen.cap;
 		q->sorted = xrealloc(q->sorted, q->sorted_cap *
 		    sizeof *q->sorted);
 	}
-	for (i = 0; i < m->cap; i++) {
-		if ((e = m->slot[i]) == NULL ||
-		    sq_keycmp(e->key, e->klen, b->lo, b->lo_len) < 0 ||
-		    (b->hi != NULL &&
-		    sq_keycmp(e->key, e->klen, b->hi, b->hi_len) >= 0))
-			continue;
-		q->sorted[n++] = e;
-	}
+	for (i = 0; i < q->dirty.cap; i++)
+		if ((e = q->dirty.slot[i]) != NULL && sq_in_span(e, b))
+			q->sorted[n++] = e;
+	for (i = 0; i < q->frozen.cap; i++)
+		if ((e = q->frozen.slot[i]) != NULL && sq_in_span(e, b) &&
+		    sq_map_find(&q->dirty, e->key, e->klen) == NULL)
+			q->sorted[n++] = e;
 	qsort(q->sorted, n, sizeof *q->sorted, sq_ent_cmp);
 	return (n);
 }
 
 /*
  * A range at the current rev without a checkpoint (when one cannot be
- * written: the disk is full): kv's rows merged with the dirty map's, an
+ * written: the disk is full): kv's rows merged with the maps', an
  * entry of the map replacing or (a delete) hiding kv's row of its key.
  */
 long

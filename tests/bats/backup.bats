@@ -138,7 +138,7 @@ check_consistent() {
 	assert_success
 }
 
-@test "dump | load moves 100k keys with binary values from sqlite to the store under test, key by key" {
+@test "dump | load moves 100k keys with binary values and leased keys from sqlite to the store under test, key by key, leases left out" {
 	gen_dump "$TESTDIR/in" 100000
 	printf '%s\n' '{"key":"bin/1","value_b64":"AAECAw=="}' \
 	    '{"key":"bin/2","value_b64":"/w=="}' \
@@ -148,18 +148,33 @@ check_consistent() {
 	run mctl -s "$TESTDIR/src.sock" load "$TESTDIR/in"
 	assert_output 100003
 	mctl -s "$TESTDIR/src.sock" put k/000007 changed >/dev/null
+	# Two keys attached to a lease: the dump leaves the lease out
+	# (SPEC 10), and the target holds them detached.
+	lease=$(mctl -s "$TESTDIR/src.sock" lease grant 1h)
+	mctl -s "$TESTDIR/src.sock" put leased/1 a --lease "$lease" >/dev/null
+	mctl -s "$TESTDIR/src.sock" put leased/2 b --lease "$lease" >/dev/null
+	run mctl -s "$TESTDIR/src.sock" -o json get leased/1
+	assert_output --partial "\"lease\":$lease"
+	run bash -c '"$1" -s "$2" dump | grep -c "\"lease\":"' bash \
+	    "$METACTL" "$TESTDIR/src.sock"
+	assert_output 0
 
 	run bash -c '"$1" -s "$2" dump | "$1" load' bash "$METACTL" \
 	    "$TESTDIR/src.sock"
 	assert_success
-	assert_output 100003
+	assert_output 100005
+	for k in leased/1 leased/2; do
+		run mctl -o json get "$k"
+		assert_success
+		refute_output --partial '"lease"'
+	done
 	# Both sides, key by key: the same keys and values; the target
 	# assigned its own versions and revisions.
 	mctl -s "$TESTDIR/src.sock" dump | tail -n +2 |
 	    jq -c '{key, value, value_b64}' >"$TESTDIR/src.kv"
 	mctl dump | tail -n +2 | jq -c '{key, value, value_b64}' \
 	    >"$TESTDIR/dst.kv"
-	[ "$(wc -l <"$TESTDIR/dst.kv")" -eq 100003 ]
+	[ "$(wc -l <"$TESTDIR/dst.kv")" -eq 100005 ]
 	cmp "$TESTDIR/src.kv" "$TESTDIR/dst.kv"
 	run mctl get k/000007
 	assert_output changed
@@ -168,7 +183,7 @@ check_consistent() {
 	# Loaded again with --if-absent: every key is there, none written.
 	run bash -c '"$1" -s "$2" dump | "$1" load --if-absent -o json' bash \
 	    "$METACTL" "$TESTDIR/src.sock"
-	assert_output '{"ok":true,"written":0,"skipped":100003}'
+	assert_output '{"ok":true,"written":0,"skipped":100005}'
 }
 
 @test "load --if-absent writes only the keys that are absent and prints how many" {

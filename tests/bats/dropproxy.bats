@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The fault injector tests/faults/dropproxy.c (build/tests/dropproxy): an
 # HTTP proxy in front of etcd that relays requests and answers, streams
-# included, and loses the answer to the first write txn after etcd has
-# committed it.  Runs in the etcd pass (tests/run-etcd), talking to etcd's
+# included (late with -d), and loses the answer to the first write txn
+# after etcd has committed it.  Runs in the etcd pass (tests/run-etcd), talking to etcd's
 # JSON gateway with curl.
 
 # bats file_tags=store:etcd
@@ -156,9 +156,37 @@ txn_body() {
 	[ ! -e "$TESTDIR/proxy.pid" ]
 }
 
+@test "dropproxy: -d relays a watch stream's pieces late, in order; calls at once" {
+	proxy_stop
+	proxy_start -d 1000
+	local out="$TESTDIR/watch.out" t0 t1
+	curl -sN "$PROXY/v3/watch" \
+	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
+	    >"$out" &
+	CURL_PID=$!
+	wait_for grep -q '"created":true' "$out"
+	t0=$(date +%s%N)
+	put_direct "${PREFIX}w" one
+	put_direct "${PREFIX}w" two
+	# A call is not delayed: its answer comes well before the stream's.
+	run -0 value_of "$PROXY" "${PREFIX}w"
+	assert_output two
+	run grep -c '"events"' "$out"
+	assert_output 0
+	wait_for grep -q "\"value\":\"$(b64 two)\"" "$out"
+	t1=$(date +%s%N)
+	[ $(((t1 - t0) / 1000000)) -ge 1000 ]
+	# In the order etcd sent them.
+	run -0 grep -o '"value":"[^"]*"' "$out"
+	assert_output "$(printf '"value":"%s"\n"value":"%s"' "$(b64 one)" "$(b64 two)")"
+	kill -0 "$CURL_PID"
+}
+
 @test "dropproxy: a bad argument is a usage error" {
 	run -2 "$DROPPROXY" -l 1 -u http://10.0.0.1:2379
 	assert_output --partial usage
 	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -n -2
 	run -2 "$DROPPROXY" -u "$ETCD"
+	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -d 10001
+	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -d -1
 }

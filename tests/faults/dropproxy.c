@@ -5,10 +5,13 @@
  * forwards the request, waits for etcd's complete answer, then closes the
  * client's connection without a reply (the first N such requests; -n -1:
  * all).  Every other request is relayed, its answer chunk by chunk as it
- * comes (a /v3/watch stream stays open until either side closes).
+ * comes (a /v3/watch stream stays open until either side closes).  With
+ * -d MS, each piece of the answer to a /v3/watch request (an event stream)
+ * is relayed MS milliseconds (at most 10000) after it came, in order, and
+ * its end after its last piece: the streams lag, other calls do not.
  *
  *   dropproxy -l PORT -u http://127.0.0.1:ETCDPORT [-n N] [-m MATCH]
- *       [-p PIDFILE]
+ *       [-d MS] [-p PIDFILE]
  *
  * One line on stderr per dropped reply; PIDFILE is written once listening
  * (and removed on exit); SIGTERM or SIGINT stops it.  Exit: 0 stopped by a
@@ -19,7 +22,9 @@
  * are freed at once; when its answer ends (or its client is closed for
  * falling behind), it moves to the dead list, which the loop frees on its
  * next turn (not inside the upstream request's own callback).  On exit,
- * whatever is on either list is freed.
+ * whatever is on either list is freed.  A delayed stream's pieces wait in
+ * its struct proxy_later list, counted against PROXY_MAX_PENDING with what
+ * its client has not read; they go with their request.
  */
 #include <sys/queue.h>
 
@@ -37,44 +42,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#define PROXY_HOST		"127.0.0.1"
-#define PROXY_URL_PREFIX	"http://" PROXY_HOST ":"
-#define PROXY_MAX_BODY		(64 * 1024 * 1024)	/* request or answer */
-#define PROXY_MAX_HEADERS	(64 * 1024)
-#define PROXY_MAX_PENDING	(64 * 1024 * 1024)	/* unsent to a client */
-#define PROXY_IDLE_TIMEOUT_S	3600	/* a quiet watch stream lives on */
-#define PROXY_MATCH_DEFAULT	"\"compare\""
-#define PROXY_PATH_MAX		4096
-
-#define STR_(x)			#x
-#define STR(x)			STR_(x)
-
-struct proxy;
-
-struct proxy_req {
-	struct proxy			*px;
-	struct evhttp_request		*client;
-	struct evhttp_connection	*up_conn;
-	int				 drop;
-	int				 started;	/* reply begun */
-	int				 finished;	/* on the dead list */
-	char				 method[8];
-	char				 path[PROXY_PATH_MAX];
-	TAILQ_ENTRY(proxy_req)		 entry;
-};
-
-struct proxy {
-	struct event_base		*base;
-	struct evhttp			*http;
-	unsigned short			 port;
-	unsigned short			 up_port;
-	long				 drops_left;	/* -1: no end */
-	const char			*match;
-	const char			*pidfile;
-	struct event			*reap;
-	TAILQ_HEAD(, proxy_req)		 reqs;
-	TAILQ_HEAD(, proxy_req)		 dead;	/* upstream to free */
-};
+#include "dropproxy.h"
 
 static void proxy_usage(void) __attribute__((noreturn));
 static void proxy_req_free(struct proxy_req *);
@@ -83,7 +51,7 @@ static void
 proxy_usage(void)
 {
 	fprintf(stderr, "usage: dropproxy -l PORT -u http://%s:ETCDPORT "
-	    "[-n N] [-m MATCH] [-p PIDFILE]\n", PROXY_HOST);
+	    "[-n N] [-m MATCH] [-d MS] [-p PIDFILE]\n", PROXY_HOST);
 	exit(2);
 }
 
@@ -131,7 +99,7 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 
 	px->drops_left = 1;
 	px->match = PROXY_MATCH_DEFAULT;
-	while ((ch = getopt(argc, argv, "l:u:n:m:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "l:u:n:m:d:p:")) != -1) {
 		switch (ch) {
 		case 'l':
 			if (proxy_parse_long(optarg, 1, 65535, &v) == -1)
@@ -153,6 +121,12 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 			if (*optarg == '\0')
 				proxy_usage();
 			px->match = optarg;
+			break;
+		case 'd':
+			if (proxy_parse_long(optarg, 0, PROXY_DELAY_MAX_MS,
+			    &v) == -1)
+				proxy_usage();
+			px->delay_ms = v;
 			break;
 		case 'p':
 			px->pidfile = optarg;
@@ -223,6 +197,7 @@ static void
 proxy_req_free(struct proxy_req *pr)
 {
 	TAILQ_REMOVE(&pr->px->reqs, pr, entry);
+	proxy_later_free(pr);
 	free(pr);
 }
 
@@ -233,6 +208,7 @@ proxy_req_finish(struct proxy_req *pr)
 	struct proxy	*px = pr->px;
 
 	pr->finished = 1;
+	proxy_later_clear(pr);
 	TAILQ_REMOVE(&px->reqs, pr, entry);
 	TAILQ_INSERT_TAIL(&px->dead, pr, entry);
 	event_active(px->reap, EV_TIMEOUT, 0);
@@ -247,6 +223,7 @@ proxy_reap(evutil_socket_t fd, short what, void *arg)
 	while ((pr = TAILQ_FIRST(&px->dead)) != NULL) {
 		TAILQ_REMOVE(&px->dead, pr, entry);
 		evhttp_connection_free(pr->up_conn);
+		proxy_later_free(pr);
 		free(pr);
 	}
 }
@@ -285,28 +262,44 @@ proxy_up_header(struct evhttp_request *up, void *arg)
 	return (0);
 }
 
+/*
+ * Is the client over PROXY_MAX_PENDING bytes behind (unread, or waiting
+ * to be relayed)?  Then it is closed, and its request finished.
+ */
+int
+proxy_client_behind(struct proxy_req *pr)
+{
+	struct evhttp_connection *conn;
+	struct evbuffer		*out;
+
+	if ((conn = proxy_client_conn(pr)) == NULL)
+		return (0);
+	out = bufferevent_get_output(evhttp_connection_get_bufferevent(conn));
+	if (evbuffer_get_length(out) + pr->later_bytes <= PROXY_MAX_PENDING)
+		return (0);
+	fprintf(stderr, "dropproxy: %s %s: the client is over %d "
+	    "bytes behind: closed\n", pr->method, pr->path,
+	    PROXY_MAX_PENDING);
+	proxy_client_close(pr);
+	proxy_req_finish(pr);
+	return (1);
+}
+
 /* A piece of upstream's answer: relay it, or drop it with the answer. */
 static void
 proxy_up_chunk(struct evhttp_request *up, void *arg)
 {
 	struct proxy_req	*pr = arg;
-	struct evhttp_connection *conn;
-	struct evbuffer		*out;
 
 	if (pr->drop || pr->finished)
 		return;
 	proxy_reply_start(pr, up);
-	evhttp_send_reply_chunk(pr->client, evhttp_request_get_input_buffer(up));
-	if ((conn = proxy_client_conn(pr)) == NULL)
-		return;
-	out = bufferevent_get_output(evhttp_connection_get_bufferevent(conn));
-	if (evbuffer_get_length(out) > PROXY_MAX_PENDING) {
-		fprintf(stderr, "dropproxy: %s %s: the client is over %d "
-		    "bytes behind: closed\n", pr->method, pr->path,
-		    PROXY_MAX_PENDING);
-		proxy_client_close(pr);
-		proxy_req_finish(pr);
-	}
+	if (pr->later_ev != NULL)
+		proxy_later_add(pr, evhttp_request_get_input_buffer(up));
+	else
+		evhttp_send_reply_chunk(pr->client,
+		    evhttp_request_get_input_buffer(up));
+	(void)proxy_client_behind(pr);
 }
 
 /* Upstream's answer is complete (up != NULL, a status) or failed. */
@@ -319,6 +312,21 @@ proxy_up_done(struct evhttp_request *up, void *arg)
 	if (pr->finished)
 		return;	/* closed for falling behind */
 	ok = up != NULL && evhttp_request_get_response_code(up) != 0;
+	if (!TAILQ_EMPTY(&pr->later)) {
+		pr->held = 1;	/* after the pieces still waiting */
+		pr->held_ok = ok;
+		return;
+	}
+	proxy_reply_end(pr, up, ok);
+}
+
+/*
+ * The end of upstream's answer (ok: complete), relayed.  up is NULL when
+ * it is relayed late (-d): the reply was begun by then.
+ */
+void
+proxy_reply_end(struct proxy_req *pr, struct evhttp_request *up, int ok)
+{
 	if (pr->drop && ok) {
 		proxy_client_close(pr);
 		fprintf(stderr, "dropproxy: dropped the reply to %s %s\n",
@@ -331,7 +339,8 @@ proxy_up_done(struct evhttp_request *up, void *arg)
 		proxy_client_detach(pr);
 		evhttp_send_error(pr->client, 502, "upstream failed");
 	} else {
-		proxy_reply_start(pr, up);
+		if (up != NULL)
+			proxy_reply_start(pr, up);
 		proxy_client_detach(pr);
 		evhttp_send_reply_end(pr->client);
 	}
@@ -403,6 +412,7 @@ proxy_req_new(struct proxy *px, struct evhttp_request *req)
 		return (NULL);
 	pr->px = px;
 	pr->client = req;
+	TAILQ_INIT(&pr->later);
 	snprintf(pr->method, sizeof pr->method, "%s",
 	    proxy_method_name(evhttp_request_get_command(req)));
 	snprintf(pr->path, sizeof pr->path, "%s", evhttp_request_get_uri(req));
@@ -428,6 +438,13 @@ proxy_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	pr->drop = proxy_should_drop(px, evhttp_request_get_input_buffer(req));
+	if (px->delay_ms > 0 && !pr->drop && strncmp(pr->path,
+	    PROXY_DELAY_PATH, strlen(PROXY_DELAY_PATH)) == 0 &&
+	    proxy_later_init(pr) == -1) {
+		proxy_req_free(pr);
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
 	if ((pr->up_conn = proxy_up_connect(px)) == NULL ||
 	    (up = proxy_up_request(pr, req)) == NULL) {
 		if (pr->up_conn != NULL)

@@ -1,0 +1,404 @@
+/*
+ * The SQLite backend's checkpoints (issue 18; the log-structured commit is
+ * described in store_sqlite_log.c).  A checkpoint runs in slices of a few
+ * milliseconds, one per turn of the loop, so that commits and reads go on
+ * between them instead of waiting for the whole of it (10-50 ms measured
+ * in one piece: BENCHMARKS.md):
+ *
+ *   1. the dirty map is frozen (new commits fill a fresh one) and sorted;
+ *      SQ_CK_KV: each slice writes the next of its entries into kv, in a
+ *      transaction of its own (not fsynced: the log holds their events);
+ *   2. SQ_CK_LOG: each slice moves the log's rows up to a rev into history
+ *      and sets ckpt_rev to it, in one transaction, until frozen_rev;
+ *   3. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
+ *
+ * Reads look in the dirty map, then the frozen one, then kv, so a key half
+ * way through step 1 reads the same.  A crash in step 1 leaves kv with
+ * some keys at states newer than ckpt_rev: replaying the log at open
+ * (every event past ckpt_rev) overrides them with the same or newer ones.
+ * In step 2 every event up to frozen_rev is in kv already, so ckpt_rev may
+ * stop anywhere up to it.  Anything that needs the whole checkpoint at
+ * once (a read of history past ckpt_rev, a compaction, a map past its
+ * hard limit) finishes it in one transaction: store_sqlite_checkpoint().
+ */
+#include <sys/time.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <sqlite3.h>
+
+#include "store_sqlite.h"
+#include "util.h"
+
+/*
+ * Checkpoint past SOFT entries, at once past HARD ones or HARD_BYTES: the
+ * larger a checkpoint, the fewer times each page of kv and of history's
+ * key index is written per key (measured: BENCHMARKS.md).
+ */
+#define SQ_CKPT_SOFT		16384
+#define SQ_CKPT_HARD		65536
+#define SQ_CKPT_HARD_BYTES	(8 * 1024 * 1024)
+/* Fewer entries wait at most this long for their checkpoint. */
+#define SQ_CKPT_IDLE_MS		250
+/*
+ * A slice's budget in kv, and the revs of the log moved into history per
+ * slice: each slice rewrites the pages of history's key index it touches,
+ * so the log goes in fewer, larger slices (1024 revs: 10% fewer puts/s
+ * at 64 clients than 4096, measured; about 5 ms each here).
+ */
+#define SQ_SLICE_US		2000
+#define SQ_SLICE_LOG_REVS	4096
+
+static void
+sq_arm(struct store_sqlite *q, int ms)
+{
+	struct timeval	 tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (q->ckpt_ev == NULL)
+		return;
+	event_del(q->ckpt_ev);
+	event_add(q->ckpt_ev, &tv);
+}
+
+static int64_t
+sq_now_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+/* A map's entries into *v (grown to fit), in key order; their count. */
+static size_t
+sq_sort(const struct sq_map *m, struct sq_ent ***v, size_t *cap)
+{
+	size_t	 i, n = 0;
+
+	if (*cap < m->n) {
+		*cap = m->cap;
+		*v = xrealloc(*v, *cap * sizeof **v);
+	}
+	for (i = 0; i < m->cap; i++)
+		if (m->slot[i] != NULL)
+			(*v)[n++] = m->slot[i];
+	qsort(*v, n, sizeof **v, sq_ent_cmp);
+	return (n);
+}
+
+/* What is left of frozen, then the dirty map, into kv (in key order). */
+static int
+sq_apply_all(struct store_sqlite *q, struct store_err *err)
+{
+	size_t	 i, n;
+
+	for (i = q->fdone; i < q->fn; i++)
+		if (sq_apply(q, q->fsorted[i], err) != 0)
+			return (-1);
+	if (q->dirty.n == 0)
+		return (0);
+	n = sq_sort(&q->dirty, &q->sorted, &q->sorted_cap);
+	for (i = 0; i < n; i++)
+		if (sq_apply(q, q->sorted[i], err) != 0)
+			return (-1);
+	return (0);
+}
+
+/* The log up to rev into history, ckpt_rev to rev. */
+static int
+sq_move_log(struct store_sqlite *q, uint64_t rev, struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_SET_META];
+
+	sqlite3_bind_int64(q->st[SQ_LOG_MOVE], 1, (sqlite3_int64)rev);
+	sqlite3_bind_int64(q->st[SQ_LOG_CLEAR], 1, (sqlite3_int64)rev);
+	if (store_sqlite_run(q, SQ_LOG_MOVE, "checkpoint", err) != 0 ||
+	    store_sqlite_run(q, SQ_LOG_CLEAR, "checkpoint", err) != 0)
+		return (-1);
+	sqlite3_bind_text(st, 1, "ckpt_rev", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+	return (store_sqlite_run(q, SQ_SET_META, "checkpoint", err));
+}
+
+static void
+sq_sync_mode(struct store_sqlite *q, const char *mode)
+{
+	char	 sql[64];
+
+	if (q->sync_full) {
+		snprintf(sql, sizeof sql, "PRAGMA synchronous = %s", mode);
+		sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+	}
+}
+
+/* A transaction of the checkpoint's, not fsynced (the log holds it). */
+static int
+sq_ck_begin(struct store_sqlite *q, struct store_err *err)
+{
+	sq_sync_mode(q, "NORMAL");
+	if (store_sqlite_run(q, SQ_BEGIN, "checkpoint", err) != 0) {
+		sq_sync_mode(q, "FULL");
+		return (-1);
+	}
+	q->in_txn = 1;
+	return (0);
+}
+
+static int
+sq_ck_end(struct store_sqlite *q, int rc, struct store_err *err)
+{
+	if (rc == 0 && store_sqlite_run(q, SQ_COMMIT, "checkpoint", err) != 0)
+		rc = -1;
+	if (rc != 0 && !sqlite3_get_autocommit(q->db))
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	q->in_txn = 0;
+	sq_sync_mode(q, "FULL");
+	return (rc);
+}
+
+/*
+ * SQLite's own checkpoint (WAL into the database file, and its fsyncs),
+ * not on a commit's path (it is off: wal_autocheckpoint = 0).  PASSIVE: a
+ * failure leaves the WAL as it is, to be tried again next time.
+ */
+static void
+sq_wal_ckpt(struct store_sqlite *q)
+{
+	sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	    NULL, NULL);
+	q->ck_phase = SQ_CK_IDLE;
+	q->ckpts++;
+}
+
+/* The frozen map is in kv and history: it goes. */
+static void
+sq_frozen_done(struct store_sqlite *q)
+{
+	sq_map_clear(&q->frozen, 1);
+	q->fn = q->fdone = 0;
+}
+
+/*
+ * Outside a batch: the whole checkpoint (what is left of one in slices,
+ * then the dirty map) in one transaction, then the maps are emptied.
+ */
+int
+store_sqlite_checkpoint(struct store *s, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	int			 rc;
+
+	if ((q->dirty.n == 0 && q->ck_phase == SQ_CK_IDLE) || q->in_txn)
+		return (0);
+	if (q->dirty.n > 0 || q->ck_phase != SQ_CK_WAL) {
+		if (sq_ck_begin(q, err) != 0)
+			return (-1);
+		rc = sq_apply_all(q, err);
+		if (rc == 0)
+			rc = sq_move_log(q, s->rev, err);
+		if (sq_ck_end(q, rc, err) != 0)
+			return (-1);
+		sq_frozen_done(q);
+		sq_map_clear(&q->dirty, 1);
+		q->ckpt_rev = s->rev;
+	}
+	sq_wal_ckpt(q);
+	return (0);
+}
+
+/* Step 1: the dirty map frozen, in key order. */
+static void
+sq_freeze(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	struct sq_map		 t = q->frozen;
+
+	q->frozen = q->dirty;		/* frozen is empty: swap them */
+	q->dirty = t;
+	q->frozen_rev = s->rev;
+	q->fn = sq_sort(&q->frozen, &q->fsorted, &q->fsorted_cap);
+	q->fdone = 0;
+	q->ck_phase = SQ_CK_KV;
+}
+
+/* One slice, outside a batch; 1 if there is more to do, -1 on error. */
+int
+store_sqlite_ckpt_slice(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	struct store_err	 err;
+	int64_t			 until = sq_now_us() + SQ_SLICE_US;
+	uint64_t		 rev;
+	size_t			 i;
+	int			 rc = 0;
+
+	if (q->in_txn)
+		return (1);
+	if (q->ck_phase == SQ_CK_IDLE) {
+		if (q->dirty.n == 0)
+			return (0);
+		sq_freeze(s);
+	}
+	if (q->ck_phase == SQ_CK_WAL) {
+		sq_wal_ckpt(q);
+		return (q->dirty.n >= SQ_CKPT_SOFT);
+	}
+	if (sq_ck_begin(q, &err) != 0)
+		return (-1);
+	i = q->fdone;
+	if (q->ck_phase == SQ_CK_KV) {
+		for (; i < q->fn && rc == 0; i++) {
+			rc = sq_apply(q, q->fsorted[i], &err);
+			if ((i & 31) == 31 && sq_now_us() >= until)
+				break;
+		}
+		if (i < q->fn)
+			i++;
+		rev = q->ckpt_rev;
+	} else {
+		rev = q->ckpt_rev + SQ_SLICE_LOG_REVS;
+		if (rev > q->frozen_rev)
+			rev = q->frozen_rev;
+		rc = sq_move_log(q, rev, &err);
+	}
+	if (sq_ck_end(q, rc, &err) != 0)
+		return (-1);
+	q->fdone = i > q->fn ? q->fn : i;
+	q->ckpt_rev = rev;
+	if (q->ck_phase == SQ_CK_KV && q->fdone == q->fn)
+		q->ck_phase = SQ_CK_LOG;
+	else if (q->ck_phase == SQ_CK_LOG && rev == q->frozen_rev) {
+		sq_frozen_done(q);
+		q->ck_phase = SQ_CK_WAL;
+	}
+	return (1);
+}
+
+/*
+ * history and kv hold the events up to ckpt_rev; a read of history (or of
+ * kv) that needs later ones checkpoints first.  Outside a batch only.
+ */
+int
+store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
+    struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (rev <= q->ckpt_rev || (q->dirty.n == 0 && q->frozen.n == 0))
+		return (0);
+	if (q->in_txn)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: a "
+		    "read at a revision inside a batch"));
+	return (store_sqlite_checkpoint(s, err));
+}
+
+/*
+ * Inside the open batch (before a compaction drops log events): the maps
+ * and the batch's writes so far into kv, ckpt_rev to the newest of them.
+ * The maps are emptied when the batch commits.
+ */
+int
+store_sqlite_ckpt_in_batch(struct store *s, struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	uint64_t		 rev = s->rev;
+	size_t			 i;
+
+	if (sq_apply_all(q, err) != 0)
+		return (-1);
+	for (i = 0; i < q->pend.n; i++) {
+		if (sq_apply(q, q->pend.v[i], err) != 0)
+			return (-1);
+		if (q->pend.v[i]->mod_rev > rev)
+			rev = q->pend.v[i]->mod_rev;
+	}
+	if (sq_move_log(q, rev, err) != 0)
+		return (-1);
+	q->ckpt_in_batch = 1;
+	q->ckpt_rev_batch = rev;
+	q->pend_ckpt = q->pend.n;
+	return (0);
+}
+
+static void
+sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store		*s = arg;
+	struct store_sqlite	*q = s->impl;
+	int			 rc;
+
+	(void)fd;
+	(void)what;
+	/* A batch open across turns: after it (not a busy loop). */
+	if (q->in_txn) {
+		sq_arm(q, 1);
+		return;
+	}
+	/* On failure the maps stay: tried again a while later. */
+	rc = store_sqlite_ckpt_slice(s);
+	if (rc > 0)
+		sq_arm(q, 0);
+	else if (rc < 0 || q->dirty.n > 0)
+		sq_arm(q, SQ_CKPT_IDLE_MS);
+}
+
+/* The batch committed: its writes join the dirty map. */
+void
+store_sqlite_committed(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	struct store_err	 err;
+	size_t			 i;
+
+	i = 0;
+	if (q->ckpt_in_batch) {
+		/* kv has the maps and the batch's writes up to pend_ckpt. */
+		sq_map_clear(&q->dirty, 1);
+		sq_frozen_done(q);
+		if (q->ck_phase != SQ_CK_IDLE)
+			q->ck_phase = SQ_CK_WAL;
+		for (; i < q->pend_ckpt; i++)
+			free(q->pend.v[i]);
+		q->ckpt_rev = q->ckpt_rev_batch;
+		q->ckpt_in_batch = 0;
+	}
+	for (; i < q->pend.n; i++)
+		sq_map_set(&q->dirty, q->pend.v[i], 1);
+	q->pend.n = 0;
+	sq_map_clear(&q->pend.idx, 0);
+	if (q->dirty.n == 0)
+		return;
+	if (q->dirty.n + q->frozen.n >= SQ_CKPT_HARD ||
+	    q->dirty.bytes + q->frozen.bytes >= SQ_CKPT_HARD_BYTES ||
+	    q->ckpt_ev == NULL) {
+		/* Without a loop (tools, tests): past SOFT, at once. */
+		if (q->ckpt_ev == NULL && q->dirty.n < SQ_CKPT_SOFT &&
+		    q->dirty.bytes < SQ_CKPT_HARD_BYTES)
+			return;
+		store_sqlite_checkpoint(s, &err);
+		return;
+	}
+	/* A checkpoint under way has its timer armed already. */
+	if (q->ck_phase != SQ_CK_IDLE)
+		return;
+	if (q->dirty.n >= SQ_CKPT_SOFT)
+		sq_arm(q, 0);
+	else if (!evtimer_pending(q->ckpt_ev, NULL))
+		sq_arm(q, SQ_CKPT_IDLE_MS);
+}
+
+void
+store_sqlite_log_init(struct store *s, struct event_base *base)
+{
+	struct store_sqlite	*q = s->impl;
+
+	if (base != NULL)
+		q->ckpt_ev = evtimer_new(base, sq_ckpt_cb, s);
+	/* The log replayed at open is checkpointed once the loop runs. */
+	if (q->dirty.n > 0)
+		sq_arm(q, SQ_CKPT_IDLE_MS);
+}
