@@ -18,6 +18,7 @@ setup() {
 teardown() {
 	stop_bg "${A:-}" "${B:-}"
 	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
+	METACTL_SOCKET="$SOCK_B" leases_clear
 	stop_bg "${PID_B:-}"
 	metad_cleanup
 }

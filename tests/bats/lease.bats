@@ -11,6 +11,7 @@ teardown() {
 	[ -z "${TESTDIR:-}" ] || release timed
 	stop_bg "${BG:-}" "${WATCH:-}"
 	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
+	leases_clear
 	metad_cleanup
 }
 

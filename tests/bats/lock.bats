@@ -12,6 +12,7 @@ setup() {
 
 teardown() {
 	stop_bg "${A:-}" "${B:-}" "${BG:-}"
+	leases_clear
 	metad_cleanup
 }
 
