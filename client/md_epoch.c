@@ -31,18 +31,6 @@ md_epoch_parse(struct md_client *h, const cJSON *j, struct md_epoch *ep)
 	return (0);
 }
 
-/* Sends the request in b (closed here) and wants ok; frees b. */
-static int
-md_epoch_do(struct md_client *h, struct jw *w, struct buf *b, cJSON **resp)
-{
-	int	 rc;
-
-	jw_obj_close(w);
-	rc = md_call_ok(h, b, resp);
-	buf_free(b);
-	return (rc);
-}
-
 int
 md_epoch_get(struct md_client *h, const char *key, struct md_epoch *ep)
 {
@@ -58,7 +46,7 @@ md_epoch_get(struct md_client *h, const char *key, struct md_epoch *ep)
 	md_req_open(h, &w, &b, "epoch_get");
 	jw_name(&w, "key");
 	jw_cstr(&w, key);
-	if (md_epoch_do(h, &w, &b, &resp) != 0)
+	if (md_do(h, &w, &b, &resp) != 0)
 		return (-1);
 	rc = md_epoch_parse(h, cJSON_GetObjectItemCaseSensitive(resp, "epoch"),
 	    ep);
@@ -90,7 +78,7 @@ md_epoch_bump(struct md_client *h, const char *key, const char *owner,
 		jw_name(&w, "if_epoch");
 		jw_u64(&w, (uint64_t)if_epoch);
 	}
-	if (md_epoch_do(h, &w, &b, &resp) != 0)
+	if (md_do(h, &w, &b, &resp) != 0)
 		return (-1);
 	rc = md_epoch_parse(h, cJSON_GetObjectItemCaseSensitive(resp, "epoch"),
 	    ep);
@@ -114,7 +102,7 @@ md_lease_call(struct md_client *h, const char *op, uint64_t lease,
 		jw_name(&w, "lease");
 		jw_u64(&w, lease);
 	}
-	return (md_epoch_do(h, &w, &b, resp));
+	return (md_do(h, &w, &b, resp));
 }
 
 int
@@ -135,7 +123,7 @@ md_lease_grant(struct md_client *h, uint64_t ttl_ms, int session,
 		jw_name(&w, "session");
 		jw_bool(&w, 1);
 	}
-	if (md_epoch_do(h, &w, &b, &resp) != 0)
+	if (md_do(h, &w, &b, &resp) != 0)
 		return (-1);
 	rc = md_u64_req(h, resp, "lease", &id);
 	if (rc == 0)
@@ -148,37 +136,36 @@ md_lease_grant(struct md_client *h, uint64_t ttl_ms, int session,
 	return (rc);
 }
 
-int
-md_lease_keepalive(struct md_client *h, uint64_t lease,
-    uint64_t *remaining_ms)
+/* A lease op on one lease whose answer is one number, kept if asked. */
+static int
+md_lease_u64(struct md_client *h, const char *op, uint64_t lease,
+    const char *field, uint64_t *out)
 {
 	cJSON		*resp;
-	uint64_t	 ttl;
+	uint64_t	 v;
 	int		 rc;
 
-	if (md_lease_call(h, "lease_keepalive", lease, &resp) != 0)
+	if (md_lease_call(h, op, lease, &resp) != 0)
 		return (-1);
-	rc = md_u64_req(h, resp, "ttl_ms", &ttl);
-	if (rc == 0 && remaining_ms != NULL)
-		*remaining_ms = ttl;
+	rc = md_u64_req(h, resp, field, &v);
+	if (rc == 0 && out != NULL)
+		*out = v;
 	cJSON_Delete(resp);
 	return (rc);
 }
 
 int
+md_lease_keepalive(struct md_client *h, uint64_t lease,
+    uint64_t *remaining_ms)
+{
+	return (md_lease_u64(h, "lease_keepalive", lease, "ttl_ms",
+	    remaining_ms));
+}
+
+int
 md_lease_revoke(struct md_client *h, uint64_t lease, uint64_t *rev)
 {
-	cJSON		*resp;
-	uint64_t	 r;
-	int		 rc;
-
-	if (md_lease_call(h, "lease_revoke", lease, &resp) != 0)
-		return (-1);
-	rc = md_u64_req(h, resp, "rev", &r);
-	if (rc == 0 && rev != NULL)
-		*rev = r;
-	cJSON_Delete(resp);
-	return (rc);
+	return (md_lease_u64(h, "lease_revoke", lease, "rev", rev));
 }
 
 void

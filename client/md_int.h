@@ -120,5 +120,8 @@ int		 md_u64_req(struct md_client *, const cJSON *, const char *,
 /* Starts {"id":N,"op":OP in b (the caller closes the object). */
 void		 md_req_open(struct md_client *, struct jw *, struct buf *,
 		    const char *);
+/* Closes the request in b, sends it, and wants ok; frees b. */
+int		 md_do(struct md_client *, struct jw *, struct buf *,
+		    cJSON **);
 
 #endif

@@ -150,8 +150,7 @@ md_read_fields(struct jw *w, const struct md_read_opts *o)
 	}
 }
 
-/* Closes the request in b, sends it, and wants ok; frees b. */
-static int
+int
 md_do(struct md_client *h, struct jw *w, struct buf *b, cJSON **resp)
 {
 	int	 rc;

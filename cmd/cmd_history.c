@@ -44,28 +44,19 @@ const struct cmd_entry cmd_history_entry = {
 };
 
 struct cmd_history {
+	struct cmd_pages	 pg;		/* the listing (pages.c) */
 	struct cmd_ctx		*ctx;
 	const char		*key;
 	int			 has_from;
 	uint64_t		 from;
-	uint64_t		 limit;		/* 0: none */
-	uint64_t		 seen;
-	int			 more;
-	int			 have_rev;
-	uint64_t		 rev;
-	struct output_table	 table;
-	struct buf		 json;
-	size_t			 njson;
 };
 
 static void
-cmd_history_request(struct cmd_history *h, struct buf *b)
+cmd_history_request(void *arg, struct buf *b, uint64_t n)
 {
-	struct jw	 w;
-	uint64_t	 n = CMD_HISTORY_PAGE;
+	struct cmd_history	*h = arg;
+	struct jw		 w;
 
-	if (h->limit != 0 && h->limit - h->seen < n)
-		n = h->limit - h->seen;
 	cmd_request_open(h->ctx, &w, b, "history");
 	jw_name(&w, "key");
 	jw_cstr(&w, h->key);
@@ -107,8 +98,9 @@ cmd_history_value(const cJSON *ev)
 }
 
 static enum cmd_status
-cmd_history_add(struct cmd_history *h, const cJSON *ev, char **cause)
+cmd_history_item(void *arg, const cJSON *ev, char **cause)
 {
+	struct cmd_history	*h = arg;
 	const cJSON	*type;
 	uint64_t	 rev, version;
 	char		 srev[24], sver[24], *value;
@@ -124,9 +116,7 @@ cmd_history_add(struct cmd_history *h, const cJSON *ev, char **cause)
 	h->from = rev + 1;
 	h->has_from = 1;
 	if (h->ctx->mode == OUTPUT_JSON) {
-		if (h->njson++ > 0)
-			buf_addc(&h->json, ',');
-		output_json_append(&h->json, ev);
+		cmd_pages_json(&h->pg, ev);
 		return (CMD_OK);
 	}
 	snprintf(srev, sizeof srev, "%" PRIu64, rev);
@@ -141,97 +131,9 @@ cmd_history_add(struct cmd_history *h, const cJSON *ev, char **cause)
 	row[1] = type->valuestring;
 	row[2] = sver;
 	row[3] = value;
-	output_table_add(&h->table, row);
+	output_table_add(&h->pg.table, row);
 	free(value);
 	return (CMD_OK);
-}
-
-static enum cmd_status
-cmd_history_page(struct cmd_history *h, const cJSON *resp, size_t *n,
-    char **cause)
-{
-	const cJSON	*evs, *ev;
-	uint64_t	 rev;
-	enum cmd_status	 s;
-
-	evs = cJSON_GetObjectItemCaseSensitive(resp, "events");
-	if (!cJSON_IsArray(evs)) {
-		xasprintf(cause, "metad's history answer has no events array");
-		return (CMD_ERROR);
-	}
-	if (!h->have_rev && proto_number_u64(
-	    cJSON_GetObjectItemCaseSensitive(resp, "rev"), &rev) == 0) {
-		h->rev = rev;
-		h->have_rev = 1;
-	}
-	h->more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp,
-	    "more"));
-	*n = 0;
-	cJSON_ArrayForEach(ev, evs) {
-		if (h->limit != 0 && h->seen >= h->limit) {
-			h->more = 1;
-			break;
-		}
-		if ((s = cmd_history_add(h, ev, cause)) != CMD_OK)
-			return (s);
-		h->seen++;
-		(*n)++;
-	}
-	return (CMD_OK);
-}
-
-static void
-cmd_history_finish(struct cmd_history *h)
-{
-	struct buf	 b;
-	struct jw	 w;
-
-	if (h->ctx->mode == OUTPUT_TEXT) {
-		output_table_print(&h->table);
-		return;
-	}
-	buf_init(&b);
-	jw_init(&w, &b);
-	jw_obj_open(&w);
-	jw_name(&w, "ok");
-	jw_bool(&w, 1);
-	jw_name(&w, "events");
-	jw_arr_open(&w);
-	if (h->json.len > 0)
-		jw_raw(&w, h->json.data, h->json.len);
-	jw_arr_close(&w);
-	jw_name(&w, "more");
-	jw_bool(&w, h->more && h->limit != 0 && h->seen >= h->limit);
-	jw_name(&w, "rev");
-	jw_u64(&w, h->rev);
-	jw_obj_close(&w);
-	buf_addc(&b, '\n');
-	fwrite(b.data, 1, b.len, stdout);
-	buf_free(&b);
-}
-
-static enum cmd_status
-cmd_history_run(struct cmd_history *h, char **cause)
-{
-	struct buf	 b;
-	cJSON		*resp;
-	enum cmd_status	 s;
-	size_t		 n;
-
-	buf_init(&b);
-	do {
-		cmd_history_request(h, &b);
-		if ((s = cmd_call(h->ctx, &b, &resp, cause)) != CMD_OK)
-			break;
-		s = cmd_history_page(h, resp, &n, cause);
-		cJSON_Delete(resp);
-		if (s != CMD_OK)
-			break;
-	} while (h->more && n > 0 && (h->limit == 0 || h->seen < h->limit));
-	buf_free(&b);
-	if (s == CMD_OK)
-		cmd_history_finish(h);
-	return (s);
 }
 
 static enum cmd_status
@@ -243,21 +145,23 @@ cmd_history_exec(struct cmd_ctx *ctx, char **cause)
 
 	memset(&h, 0, sizeof h);
 	h.ctx = ctx;
+	cmd_pages_init(&h.pg, ctx, "events", CMD_HISTORY_PAGE, 4, 0x5);
+	h.pg.request = cmd_history_request;
+	h.pg.item = cmd_history_item;
+	h.pg.arg = &h;
 	h.key = ctx->args->argv[0];
 	if ((s = cmd_check_key(h.key, "KEY", cause)) != CMD_OK)
-		return (s);
+		goto out;
 	if ((v = args_get(ctx->args, "limit")) != NULL &&
-	    (s = args_u64(v, "--limit", &h.limit, cause)) != CMD_OK)
-		return (s);
+	    (s = args_u64(v, "--limit", &h.pg.limit, cause)) != CMD_OK)
+		goto out;
 	if ((v = args_get(ctx->args, "from-rev")) != NULL) {
 		if ((s = args_u64(v, "--from-rev", &h.from, cause)) != CMD_OK)
-			return (s);
+			goto out;
 		h.has_from = 1;
 	}
-	output_table_init(&h.table, 4, 0x5);
-	buf_init(&h.json);
-	s = cmd_history_run(&h, cause);
-	output_table_free(&h.table);
-	buf_free(&h.json);
+	s = cmd_pages_run(&h.pg, cause);
+out:
+	cmd_pages_free(&h.pg);
 	return (s);
 }

@@ -147,6 +147,35 @@ enum cmd_status	 cmd_call(struct cmd_ctx *, struct buf *, cJSON **,
 enum cmd_status	 cmd_response_error(struct cmd_ctx *, const cJSON *);
 enum cmd_status	 cmd_client_status(const struct client *);
 
+/*
+ * pages.c: a listing asked for page by page (ls, history).  request builds
+ * the request for the next page of at most n items into the buffer; item
+ * prints an item or keeps it (cmd_pages_json() under -o json).
+ */
+struct cmd_pages {
+	struct cmd_ctx		*ctx;
+	const char		*array;		/* "kvs", "events" */
+	uint64_t		 page;		/* items a request asks for */
+	uint64_t		 limit;		/* --limit, 0: none */
+	uint64_t		 seen;
+	int			 more;		/* as the last page */
+	int			 have_rev;
+	uint64_t		 rev;		/* of the first page */
+	struct output_table	 table;
+	struct buf		 json;		/* -o json: the items */
+	size_t			 njson;
+	void			(*request)(void *, struct buf *, uint64_t n);
+	enum cmd_status		(*item)(void *, const cJSON *, char **);
+	void			*arg;
+};
+
+void		 cmd_pages_init(struct cmd_pages *, struct cmd_ctx *,
+		     const char *array, uint64_t page, size_t ncols,
+		     unsigned align);
+void		 cmd_pages_free(struct cmd_pages *);
+void		 cmd_pages_json(struct cmd_pages *, const cJSON *);
+enum cmd_status	 cmd_pages_run(struct cmd_pages *, char **);
+
 /* cmd_put.c: all of fd (txn reads stdin with it too). */
 enum cmd_status	 cmd_put_read_fd(int, const char *name, struct buf *,
 		     char **);

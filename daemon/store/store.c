@@ -134,6 +134,31 @@ store_evbuf_free(struct store_evbuf *b)
 	memset(b, 0, sizeof *b);
 }
 
+int
+store_kvbuf_add(const struct store_kv *kv, void *arg)
+{
+	struct store_kvbuf	*b = arg;
+
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 16;
+		b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+	}
+	store_kv_copy_cb(kv, &b->v[b->n]);
+	b->n++;
+	return (0);
+}
+
+void
+store_kvbuf_free(struct store_kvbuf *b)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->n; i++)
+		store_kv_copy_free(&b->v[i]);
+	free(b->v);
+	memset(b, 0, sizeof *b);
+}
+
 /* 0 if a read at rev may go to the backend; else err is why not. */
 static int
 store_check_rev(struct store *s, uint64_t rev, struct store_err *err)

@@ -294,11 +294,19 @@ struct store_evbuf {
 	size_t			 n, cap;
 };
 
+struct store_kvbuf {
+	struct store_kv		*v;
+	size_t			 n, cap;
+};
+
 /* A store_kv_cb that copies the kv into *(struct store_kv *)arg. */
 int	store_kv_copy_cb(const struct store_kv *, void *);
 void	store_kv_copy_free(struct store_kv *);
 void	store_evbuf_add(struct store_evbuf *, const struct store_event *);
 void	store_evbuf_free(struct store_evbuf *);
+/* A store_kv_cb that appends a copy to *(struct store_kvbuf *)arg. */
+int	store_kvbuf_add(const struct store_kv *, void *);
+void	store_kvbuf_free(struct store_kvbuf *);
 
 struct store;
 struct store_local;

@@ -46,44 +46,13 @@ store_local_read_get(struct store *s, const char *key, size_t len,
 	store_kv_copy_free(&kv);
 }
 
-/* A range's kvs, copied: the callback may read the store again. */
-struct local_kvs {
-	struct store_kv		*v;
-	size_t			 n, cap;
-};
-
-static int
-local_kvs_add(const struct store_kv *kv, void *arg)
-{
-	struct local_kvs	*a = arg;
-
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 16;
-		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
-	}
-	memset(&a->v[a->n], 0, sizeof a->v[a->n]);
-	store_kv_copy_cb(kv, &a->v[a->n]);
-	a->n++;
-	return (0);
-}
-
-static void
-local_kvs_free(struct local_kvs *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->n; i++)
-		store_kv_copy_free(&a->v[i]);
-	free(a->v);
-}
-
 void
 store_local_read_range(struct store *s, const struct store_range *r,
     store_read_done done, void *arg)
 {
 	struct store_err	 err;
 	struct store_range	 rr = *r;
-	struct local_kvs	 a;
+	struct store_kvbuf	 a;
 	long			 n;
 	int			 more = 0;
 
@@ -91,12 +60,12 @@ store_local_read_range(struct store *s, const struct store_range *r,
 	if (local_rev(s, &rr.rev, &err) != 0)
 		n = -1;
 	else
-		n = LOCAL(s)->range(s, &rr, local_kvs_add, &a, &more, &err);
+		n = LOCAL(s)->range(s, &rr, store_kvbuf_add, &a, &more, &err);
 	if (n < 0)
 		done(arg, -1, NULL, 0, &err);
 	else
 		done(arg, (long)a.n, a.v, more, NULL);
-	local_kvs_free(&a);
+	store_kvbuf_free(&a);
 }
 
 /* Events copied until max, stopping only between revisions. */

@@ -182,54 +182,22 @@ lease_keys(struct store_sqlite *q, uint64_t lease, const char *after,
 	return (n);
 }
 
-/* The kvs (keys only) of a read, copied: cb may use the store again. */
-struct lease_kvs {
-	struct store_kv		*v;
-	size_t			 n, cap;
-};
-
-static int
-lease_kvs_add(const struct store_kv *kv, void *arg)
-{
-	struct lease_kvs	*a = arg;
-
-	if (a->n == a->cap) {
-		a->cap = a->cap ? a->cap * 2 : 16;
-		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
-	}
-	memset(&a->v[a->n], 0, sizeof a->v[a->n]);
-	store_kv_copy_cb(kv, &a->v[a->n]);
-	a->n++;
-	return (0);
-}
-
-static void
-lease_kvs_free(struct lease_kvs *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->n; i++)
-		store_kv_copy_free(&a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof *a);
-}
-
 void
 store_sqlite_read_lease_keys(struct store *s, uint64_t lease,
     const char *after, size_t after_len, uint64_t limit,
     store_read_done done, void *arg)
 {
 	struct store_err	 err;
-	struct lease_kvs	 a;
+	struct store_kvbuf	 a;
 	int			 more;
 
 	memset(&a, 0, sizeof a);
 	if (lease_keys(s->impl, lease, after, after_len, limit,
-	    lease_kvs_add, &a, &more, &err) < 0)
+	    store_kvbuf_add, &a, &more, &err) < 0)
 		done(arg, -1, NULL, 0, &err);
 	else
 		done(arg, (long)a.n, a.v, more, NULL);
-	lease_kvs_free(&a);
+	store_kvbuf_free(&a);
 }
 
 int
@@ -286,7 +254,7 @@ store_sqlite_lease_revoke(struct store *s, uint64_t rev, uint64_t lease,
     uint64_t *n, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	struct lease_kvs	 a;
+	struct store_kvbuf	 a;
 	size_t			 i;
 	int			 more, deleted;
 
@@ -294,18 +262,20 @@ store_sqlite_lease_revoke(struct store *s, uint64_t rev, uint64_t lease,
 	if (store_sqlite_alive(q, "lease revoke", err) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
-	if (lease_keys(q, lease, NULL, 0, INT64_MAX, lease_kvs_add, &a, &more,
-	    err) < 0)
+	if (lease_keys(q, lease, NULL, 0, INT64_MAX, store_kvbuf_add, &a, &more,
+	    err) < 0) {
+		store_kvbuf_free(&a);
 		return (-1);
+	}
 	for (i = 0; i < a.n; i++) {
 		if (store_sqlite_del(s, rev, (uint32_t)*n, a.v[i].key,
 		    a.v[i].key_len, &deleted, err) != 0) {
-			lease_kvs_free(&a);
+			store_kvbuf_free(&a);
 			return (-1);
 		}
 		*n += deleted;
 	}
-	lease_kvs_free(&a);
+	store_kvbuf_free(&a);
 	sqlite3_bind_int64(q->lst[SQL_DROP_KEYS], 1, (sqlite3_int64)lease);
 	sqlite3_bind_int64(q->lst[SQL_DROP], 1, (sqlite3_int64)lease);
 	if (lease_step(q, SQL_DROP_KEYS, "revoking a lease", err) != 0 ||

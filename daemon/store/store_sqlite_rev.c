@@ -290,8 +290,11 @@ store_sqlite_range_merged(struct store *s, const struct store_range *r,
 			*more = 1;
 			break;
 		}
-		if (c >= 0)
+		if (c >= 0) {
 			sq_ent_kv(d, r->keys_only, &kv);
+			kv.lease = store_sqlite_lease_of(q, kv.key,
+			    kv.key_len);
+		}
 		count++;
 		stop = cb(&kv, arg) != 0;
 		if (c >= 0)

@@ -244,6 +244,31 @@ test_range_merged(void **state)
 	assert_string_equal(list_merged(f, "c", NULL, 5, &more), "");
 }
 
+/* A key in the map keeps its lease in a merged range (kv's rows read it). */
+static void
+test_range_merged_lease(void **state)
+{
+	struct fx		*f = *state;
+	struct store_lease	 l = { 7, 5000, 0 };
+	struct store_kv		 meta;
+	struct store_err	 err;
+	int			 more;
+
+	fx_put1(f, "a", "1");
+	fx_begin(f, "a", "b");
+	assert_int_equal(store_lease_put(f->s, &l, &err), 0);
+	assert_int_equal(store_put_lease(f->s, fx_abs(f, 2), 0, "b", 1, "2",
+	    1, 7, &meta, NULL, &err), 0);
+	fx_commit(f, 2);
+	fx_reopen(f, NULL);		/* a and b in kv */
+	fx_begin(f, "a");
+	assert_int_equal(store_put_lease(f->s, fx_abs(f, 3), 0, "a", 1, "3",
+	    1, 7, &meta, NULL, &err), 0);
+	fx_commit(f, 3);		/* a~7 in the map, b~7 in kv */
+	assert_string_equal(list_merged(f, "", NULL, 10, &more),
+	    "a@2/1/3~7=3 b@1/2/2~7=2");
+}
+
 /*
  * A checkpoint in slices (store_sqlite_ckpt.c): 1 a=1, 2 b=1, 3 c=1; the
  * first slice freezes them and writes them into kv; then 4 a=2, 5 del b
@@ -322,6 +347,7 @@ main(void)
 		SQL(test_replay_many),
 		SQL(test_undo_forgets),
 		SQL(test_range_merged),
+		SQL(test_range_merged_lease),
 		SQL(test_sliced),
 		SQL(test_sliced_crash),
 	};
