@@ -30,6 +30,7 @@ struct lease_table {
 	size_t			 nheap, heap_cap;
 	struct event		*timer;
 	uint64_t		 timer_at;	/* armed for, 0: not armed */
+	int			 remote;	/* store_leases_remote() */
 	TAILQ_HEAD(, lease)	 sessions;
 };
 
@@ -185,6 +186,40 @@ lease_arm(struct lease_table *lt)
 	lt->timer_at = at;
 }
 
+/* A remote session lease's keepalive was answered. */
+static void
+lease_kept_cb(void *arg, const struct store_lease_state *ls,
+    const struct store_err *se)
+{
+	struct lease_table	*lt = arg;
+	struct lease		*l;
+
+	if (ls == NULL || (l = lease_lookup(lt, ls->id)) == NULL)
+		return;		/* an error (tried again), or gone */
+	if (!ls->found && !l->revoking) {
+		log_info("lease %llu: expired on the store",
+		    (unsigned long long)l->id);
+		lease_remove(lt, l);
+	}
+	(void)se;
+}
+
+/*
+ * Keep a remote session lease alive: a keepalive now, the next one a third
+ * of its TTL later (one lost is not yet its end).
+ */
+static void
+lease_keep_remote(struct lease_table *lt, struct lease *l)
+{
+	uint64_t	 id = l->id;
+
+	lease_refresh(lt, l);
+	if (lt->md->stopping)
+		return;
+	/* Its answer finds the lease by id: it may be gone by then. */
+	store_lease_keepalive(lt->md->store, id, lease_kept_cb, lt);
+}
+
 static void
 lease_due_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -194,6 +229,10 @@ lease_due_cb(evutil_socket_t fd, short what, void *arg)
 
 	lt->timer_at = 0;
 	while (lt->nheap > 0 && (l = lt->heap[0])->deadline <= now) {
+		if (lt->remote && !l->revoking) {
+			lease_keep_remote(lt, l);
+			continue;
+		}
 		lease_heap_remove(lt, l);
 		if (l->revoking)
 			log_info("lease %llu: revoking it again",
@@ -214,6 +253,7 @@ lease_table_create(struct metad *md)
 	lt = xcalloc(1, sizeof *lt);
 	lt->md = md;
 	lt->nbuckets = 64;
+	lt->remote = store_leases_remote(md->store);
 	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
 	TAILQ_INIT(&lt->sessions);
 	if ((lt->timer = evtimer_new(md->base, lease_due_cb, lt)) == NULL)
@@ -289,10 +329,18 @@ lease_add(struct lease_table *lt, uint64_t ttl_ms, int session,
 	    session ? c : NULL));
 }
 
+struct lease *
+lease_add_remote(struct lease_table *lt, uint64_t id, uint64_t ttl_ms,
+    struct conn *c)
+{
+	return (lease_insert(lt, id, ttl_ms, 1, c));
+}
+
 void
 lease_refresh(struct lease_table *lt, struct lease *l)
 {
-	l->deadline = lease_now_ms() + l->ttl_ms;
+	/* A remote lease is due for its next keepalive. */
+	l->deadline = lease_now_ms() + (lt->remote ? l->ttl_ms / 3 : l->ttl_ms);
 	if (l->heap_i == SIZE_MAX)
 		lease_heap_push(lt, l);
 	else {
@@ -331,10 +379,46 @@ lease_revoke_done(struct req *r)
 	req_free(r);
 }
 
+/*
+ * A remote session lease's revoke: landed (or the lease was gone), or
+ * failed and tried again later.  The lease is found by id: the revoke's
+ * id is not known here, so every revoking lease out of the heap is tried.
+ */
+struct lease_rcall {
+	struct lease_table	*lt;
+	uint64_t		 id;
+};
+
+static void
+lease_revoked_remote(void *arg, int found, uint64_t rev, uint64_t n,
+    const struct store_err *se)
+{
+	struct lease_rcall	*rc = arg;
+	struct lease_table	*lt = rc->lt;
+	struct lease		*l;
+
+	(void)found;
+	(void)rev;
+	(void)n;
+	if ((l = lease_lookup(lt, rc->id)) != NULL && l->revoking) {
+		if (se == NULL)
+			lease_remove(lt, l);
+		else if (!lt->md->stopping && l->heap_i == SIZE_MAX) {
+			log_warnx("lease %llu: revoke failed: %s",
+			    (unsigned long long)l->id, se->msg);
+			l->deadline = lease_now_ms() + LEASE_RETRY_MS;
+			lease_heap_push(lt, l);
+			lease_arm(lt);
+		}
+	}
+	free(rc);
+}
+
 void
 lease_expire(struct lease_table *lt, struct lease *l)
 {
 	struct lease_req	*lr;
+	struct lease_rcall	*rc;
 	struct req		*r;
 
 	lease_heap_remove(lt, l);
@@ -346,6 +430,14 @@ lease_expire(struct lease_table *lt, struct lease *l)
 	lease_arm(lt);
 	if (lt->md->stopping)
 		return;		/* revoked at the next start if a session */
+	if (lt->remote) {
+		rc = xcalloc(1, sizeof *rc);
+		rc->lt = lt;
+		rc->id = l->id;
+		store_lease_revoke_now(lt->md->store, l->id,
+		    lease_revoked_remote, rc);
+		return;
+	}
 	r = xcalloc(1, sizeof *r);
 	r->md = lt->md;
 	r->op = ops_find("lease_revoke");
@@ -452,6 +544,10 @@ lease_loaded(void *arg, long n, const struct store_lease *v,
 void
 lease_table_load(struct lease_table *lt)
 {
-	if (store_has_leases(lt->md->store))
+	/*
+	 * A backend keeping leases itself times them: those of the last
+	 * run, sessions included, expire there by their TTL.
+	 */
+	if (store_has_leases(lt->md->store) && !lt->remote)
 		store_read_leases(lt->md->store, lease_loaded, lt);
 }

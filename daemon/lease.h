@@ -65,6 +65,13 @@ struct lease	*lease_lookup(struct lease_table *, uint64_t);
 /* A new lease with a fresh id, due ttl_ms from now (not yet recorded). */
 struct lease	*lease_add(struct lease_table *, uint64_t ttl_ms, int session,
 		    struct conn *);
+/*
+ * A session lease of a backend that keeps leases itself (etcd), granted
+ * there through c: kept alive from here every ttl_ms / 3 while c lives;
+ * lease_expire() revokes it there.  The table holds no other lease then.
+ */
+struct lease	*lease_add_remote(struct lease_table *, uint64_t id,
+		    uint64_t ttl_ms, struct conn *c);
 /* Due ttl_ms from now again. */
 void		 lease_refresh(struct lease_table *, struct lease *);
 /* Mark it revoking and queue its revoke through the commit. */

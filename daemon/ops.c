@@ -133,6 +133,9 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "op \"%s\" is not "
 		    "available on the %s backend (no leases there yet)",
 		    r->op->name, r->md->store->backend->name));
+	/* A backend that keeps leases itself answers them (etcd). */
+	if ((r->op->flags & OP_LEASE) && store_leases_remote(r->md->store))
+		r->op = ops_lease_remote_find(r->op->name);
 	if (ops_fields_check(r->op->name, r->json, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&

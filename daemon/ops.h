@@ -69,6 +69,8 @@ void	ops_lease_list(struct req *);
 int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
 /* 1 if the lease lives, else 0 with r answered not_found. */
 int	ops_lease_live(struct req *, uint64_t);
+/* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
+const struct op *ops_lease_remote_find(const char *);
 
 /* watch, unwatch (watch.c) and wait (wait.c). */
 void	watch_op_watch(struct req *);

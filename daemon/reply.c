@@ -97,6 +97,8 @@ reply_store_code(const struct store_err *e)
 		return (PROTO_COMPACTED);
 	case STORE_ERR_FUTURE:
 		return (PROTO_BAD_REQUEST);
+	case STORE_ERR_NO_LEASE:
+		return (PROTO_NOT_FOUND);
 	default:
 		return (PROTO_INTERNAL);
 	}

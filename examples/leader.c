@@ -1,8 +1,8 @@
 /*
- * Leader election with libmetad-client: hold a session lease (when the
- * daemon has leases), claim leadership by bumping the epoch at
- * "election/NAME", and write the leader's state fenced by that epoch, so a
- * deposed leader's late write is refused.
+ * Leader election with libmetad-client: hold a session lease, claim
+ * leadership by bumping the epoch at "election/NAME", and write the
+ * leader's state fenced by that epoch, so a deposed leader's late write is
+ * refused.
  *
  *   leader [-s SOCKET] NAME OWNER [STALE_EPOCH]
  *
@@ -45,13 +45,12 @@ main(int argc, char **argv)
 	snprintf(key, sizeof key, "election/%s", argv[1]);
 	snprintf(data, sizeof data, "election/%s/state", argv[1]);
 	/* A session lease: our keys go when we die (SPEC 9). */
-	if (md_lease_grant(h, 10000, 1, &lease, NULL) != 0 &&
-	    md_errcode(h) != MD_E_UNKNOWN_OP)
+	if (md_lease_grant(h, 10000, 1, &lease, NULL) != 0)
 		return (die(h, "lease_grant"));
 	if (md_epoch_bump(h, key, argv[2], -1, &ep, NULL) != 0)
 		return (die(h, "epoch_bump"));
-	printf("%s leads %s with epoch %llu%s\n", argv[2], argv[1],
-	    (unsigned long long)ep.epoch, lease ? " (lease held)" : "");
+	printf("%s leads %s with epoch %llu (lease held)\n", argv[2], argv[1],
+	    (unsigned long long)ep.epoch);
 	w.fence_key = key;
 	w.fence_epoch = ep.epoch;
 	w.lease = lease;

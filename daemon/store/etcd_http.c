@@ -225,6 +225,9 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		    "operations than its --max-txn-ops (metad's txn puts one "
 		    "more key than the request writes, and compares one more "
 		    "than the keys it read; see metad(8))"));
+	else if (strstr(msg, "requested lease not found") != NULL)
+		return (store_err_set(err, STORE_ERR_NO_LEASE, "lease not "
+		    "found (unknown, expired or revoked); nothing written"));
 	else if (status >= 500 || strstr(msg, "\"code\":14") != NULL)
 		code = STORE_ERR_UNAVAILABLE;
 	return (store_err_set(err, code, "etcd %s: HTTP %d %.160s", path,

@@ -386,14 +386,76 @@ store_put_lease(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 int
 store_has_leases(const struct store *s)
 {
-	return (s->backend->lease_put != NULL);
+	return (s->backend->lease_put != NULL ||
+	    s->backend->lease_grant != NULL);
+}
+
+int
+store_leases_remote(const struct store *s)
+{
+	return (s->backend->lease_grant != NULL);
+}
+
+/* Calls a backend without remote leases never gets: a daemon bug. */
+static void
+store_lease_local_only(struct store *s, store_lease_done done, void *arg)
+{
+	struct store_err	 err;
+
+	store_err_set(&err, STORE_ERR_INTERNAL, "the %s backend keeps no "
+	    "leases of its own", s->backend->name);
+	done(arg, NULL, &err);
+}
+
+void
+store_lease_grant(struct store *s, uint64_t ttl_ms, int session,
+    store_lease_done done, void *arg)
+{
+	if (!store_leases_remote(s))
+		store_lease_local_only(s, done, arg);
+	else
+		s->backend->lease_grant(s, ttl_ms, session, done, arg);
+}
+
+void
+store_lease_keepalive(struct store *s, uint64_t id, store_lease_done done,
+    void *arg)
+{
+	if (!store_leases_remote(s))
+		store_lease_local_only(s, done, arg);
+	else
+		s->backend->lease_keepalive(s, id, done, arg);
+}
+
+void
+store_lease_get(struct store *s, uint64_t id, store_lease_done done,
+    void *arg)
+{
+	if (!store_leases_remote(s))
+		store_lease_local_only(s, done, arg);
+	else
+		s->backend->lease_get(s, id, done, arg);
+}
+
+void
+store_lease_revoke_now(struct store *s, uint64_t id, store_revoke_done done,
+    void *arg)
+{
+	struct store_err	 err;
+
+	if (!store_leases_remote(s)) {
+		store_err_set(&err, STORE_ERR_INTERNAL, "the %s backend keeps "
+		    "no leases of its own", s->backend->name);
+		done(arg, 0, 0, 0, &err);
+	} else
+		s->backend->lease_revoke_now(s, id, done, arg);
 }
 
 static void
 store_no_leases(struct store *s, struct store_err *err)
 {
-	store_err_set(err, STORE_ERR_INTERNAL, "leases are not available on "
-	    "the %s backend yet", s->backend->name);
+	store_err_set(err, STORE_ERR_INTERNAL, "the %s backend keeps "
+	    "no lease records for the daemon", s->backend->name);
 }
 
 void
@@ -431,7 +493,7 @@ store_lease_put(struct store *s, const struct store_lease *l,
 	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "lease record outside a batch"));
-	if (!store_has_leases(s)) {
+	if (s->backend->lease_put == NULL) {	/* remote */
 		store_no_leases(s, err);
 		return (-1);
 	}
@@ -454,7 +516,7 @@ store_lease_revoke(struct store *s, uint64_t rev, uint64_t lease,
 	*n = 0;
 	if (store_check_write(s, "lease revoke", rev, 1, err) != 0)
 		return (-1);
-	if (!store_has_leases(s)) {
+	if (s->backend->lease_put == NULL) {	/* remote */
 		store_no_leases(s, err);
 		return (-1);
 	}

@@ -101,6 +101,7 @@ enum store_errcode {
 	STORE_ERR_COMPACTED,	/* history below the compact rev asked */
 	STORE_ERR_UNKNOWN,	/* a commit's outcome could not be learned */
 	STORE_ERR_FUTURE,	/* a read at a rev above the current one */
+	STORE_ERR_NO_LEASE,	/* a put named a lease the backend lacks */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 
@@ -260,11 +261,29 @@ struct store_lease {
 	uint64_t		 id;		/* 1 .. 2^53 - 1 */
 	uint64_t		 ttl_ms;
 	int			 session;
+	uint64_t		 remaining_ms;	/* remote backends' */
 };
 
 /* The leases recorded: n of them, or n == -1 and err. */
 typedef void (*store_leases_done)(void *, long n, const struct store_lease *,
 		    const struct store_err *);
+
+/*
+ * A lease as a backend that keeps leases itself (etcd) tells it: found 0
+ * for a lease it does not know (never granted, expired or revoked).
+ */
+struct store_lease_state {
+	uint64_t		 id;
+	uint64_t		 ttl_ms;	/* as granted */
+	uint64_t		 remaining_ms;
+	int			 session;
+	int			 found;
+};
+typedef void (*store_lease_done)(void *, const struct store_lease_state *,
+		    const struct store_err *);
+/* A revoke landed: found 0 if unknown; its n keys deleted at rev. */
+typedef void (*store_revoke_done)(void *, int found, uint64_t rev,
+		    uint64_t n, const struct store_err *);
 
 /*
  * Copies of kvs and events for callers that keep them past a callback:
@@ -372,6 +391,22 @@ struct store_backend {
 	 */
 	int	 (*lease_revoke)(struct store *, uint64_t rev, uint64_t lease,
 		    uint64_t *n, struct store_err *);
+	/*
+	 * Leases the backend keeps itself (etcd: every daemon on it shares
+	 * them, and they expire by the backend's clock whether a daemon
+	 * runs or not); NULL for a backend whose leases the daemon times
+	 * (lease_put above).  Outside batches; done runs later.  A put
+	 * naming a lease the backend does not know fails its batch with
+	 * STORE_ERR_NO_LEASE, having written nothing.
+	 */
+	void	 (*lease_grant)(struct store *, uint64_t ttl_ms, int session,
+		    store_lease_done, void *);
+	void	 (*lease_keepalive)(struct store *, uint64_t lease,
+		    store_lease_done, void *);
+	void	 (*lease_get)(struct store *, uint64_t lease,
+		    store_lease_done, void *);
+	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
+		    store_revoke_done, void *);
 };
 
 struct store {
@@ -456,6 +491,15 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
  * store_has_leases() is 0 for a backend without leases: the others fail.
  */
 int	store_has_leases(const struct store *);
+/* 1 if the backend keeps the leases itself (store_backend.lease_grant). */
+int	store_leases_remote(const struct store *);
+void	store_lease_grant(struct store *, uint64_t ttl_ms, int session,
+	    store_lease_done, void *);
+void	store_lease_keepalive(struct store *, uint64_t, store_lease_done,
+	    void *);
+void	store_lease_get(struct store *, uint64_t, store_lease_done, void *);
+void	store_lease_revoke_now(struct store *, uint64_t, store_revoke_done,
+	    void *);
 void	store_read_leases(struct store *, store_leases_done, void *);
 void	store_read_lease_keys(struct store *, uint64_t, const char *, size_t,
 	    uint64_t, store_read_done, void *);

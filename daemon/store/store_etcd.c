@@ -509,6 +509,7 @@ store_etcd_open(struct store *st, const char *arg,
 	LIST_INIT(&e->replays);
 	LIST_INIT(&e->begins);
 	LIST_INIT(&e->commits_out);
+	LIST_INIT(&e->lcalls);
 	e->st = st;
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)
@@ -551,6 +552,7 @@ store_etcd_close(struct store *st)
 	etcd_evs_clear(&e->cache, 0);
 	free(e->cache.v);
 	etcd_http_close(&e->http);
+	store_etcd_leases_free(e);
 	/* What etcd never answered ends so, now that it never will. */
 	store_etcd_commits_end(e);
 	while ((b = LIST_FIRST(&e->begins)) != NULL) {
@@ -597,5 +599,14 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_read_key_history,
 	NULL,
 	ETCD_SLOTS,
-	NULL, NULL, NULL, NULL, NULL	/* leases: not yet on etcd */
+	/* Leases: etcd's own (store_etcd_lease.c); no records. */
+	store_etcd_read_leases,
+	store_etcd_read_lease_keys,
+	NULL,
+	store_etcd_lease_attach,
+	NULL,
+	store_etcd_lease_grant,
+	store_etcd_lease_keepalive,
+	store_etcd_lease_get,
+	store_etcd_lease_revoke_now
 };

@@ -46,6 +46,7 @@ struct etcd_ev {
 	uint64_t		 version;
 	uint64_t		 create_rev;
 	uint64_t		 mod_rev;
+	uint64_t		 lease;		/* etcd's, 0: none */
 };
 
 struct etcd_evs {
@@ -88,6 +89,7 @@ struct etcd_slot {
 
 struct etcd_replay;
 struct etcd_commit;
+struct etcd_lcall;
 
 struct store_etcd {
 	struct store		*st;
@@ -127,6 +129,7 @@ struct store_etcd {
 	int			 wcancelled;	/* by etcd: reopen it */
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 	struct etcd_view	*view;		/* store_etcd_view.c */
+	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
@@ -155,6 +158,24 @@ char	*etcd_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
 /* The header revision of a reply (and the newest seen, st->seen_rev). */
 uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
+
+/* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
+void	store_etcd_leases_free(struct store_etcd *);
+/* etcd refused txn body for a lease it lacks: *err names the lease. */
+void	etcd_lease_err(const char *body, struct store_err *err);
+void	store_etcd_read_leases(struct store *, store_leases_done, void *);
+void	store_etcd_read_lease_keys(struct store *, uint64_t, const char *,
+	    size_t, uint64_t, store_read_done, void *);
+int	store_etcd_lease_attach(struct store *, const char *, size_t,
+	    uint64_t, struct store_err *);
+void	store_etcd_lease_grant(struct store *, uint64_t, int,
+	    store_lease_done, void *);
+void	store_etcd_lease_keepalive(struct store *, uint64_t,
+	    store_lease_done, void *);
+void	store_etcd_lease_get(struct store *, uint64_t, store_lease_done,
+	    void *);
+void	store_etcd_lease_revoke_now(struct store *, uint64_t,
+	    store_revoke_done, void *);
 /* The body of a range request for [key64, end64) at rev (0: current). */
 void	 etcd_range_body(struct buf *, const char *, const char *, uint64_t,
 	    uint64_t, int);

@@ -333,6 +333,7 @@ static void
 etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_commit	*c = arg;
+	struct store_err	 nl;
 
 	if (reply == NULL) {
 		if (c->step == STEP_COMPACT &&
@@ -343,7 +344,10 @@ etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
 			etcd_commit_lost(c, err);
 		else if (c->step == STEP_BLIND)
 			etcd_commit_blind_lost(c);
-		else
+		else if (err->code == STORE_ERR_NO_LEASE) {
+			etcd_lease_err(c->body, &nl);	/* name it */
+			etcd_commit_end(c, &nl);
+		} else
 			etcd_commit_end(c, err);
 		return;
 	}

@@ -75,6 +75,7 @@ etcd_ev_from_kv(struct store_etcd *e, const cJSON *kv, int deleted,
 		ev->value = etcd_unb64(kv, "value", &ev->value_len);
 		ev->version = etcd_u64(kv, "version");
 		ev->create_rev = etcd_u64(kv, "create_revision");
+		ev->lease = etcd_u64(kv, "lease");
 	}
 	return (0);
 }
@@ -103,6 +104,7 @@ etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 	kv->version = ev->version;
 	kv->create_rev = ev->create_rev;
 	kv->mod_rev = ev->mod_rev;
+	kv->lease = ev->lease;
 }
 
 /* The header revision of a reply: etcd's revision when it answered. */

@@ -51,8 +51,12 @@ etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, struct buf *out)
 			}
 			v64 = etcd_b64(ev->value, ev->value_len);
 			buf_printf(out, ",{\"request_put\":{\"key\":\"%s\","
-			    "\"value\":\"%s\"%s}}", k64, v64, sn != NULL ?
+			    "\"value\":\"%s\"%s", k64, v64, sn != NULL ?
 			    ",\"prev_kv\":true" : "");
+			if (ev->lease != 0)
+				buf_printf(out, ",\"lease\":\"%" PRIu64 "\"",
+				    ev->lease);
+			buf_addstr(out, "}}");
 			free(v64);
 		}
 		free(k64);

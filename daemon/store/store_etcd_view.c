@@ -90,6 +90,7 @@ view_set(struct etcd_view *v, const struct etcd_ev *ev)
 	n->version = ev->version;
 	n->create_rev = ev->create_rev;
 	n->mod_rev = ev->mod_rev;
+	n->lease = ev->lease;
 	v->bytes += VIEW_NODE_BYTES(n);
 	if (v->bytes > v->max_bytes) {
 		char	 why[64];
@@ -113,6 +114,7 @@ view_kv(const struct view_node *n, int keys_only, struct store_kv *kv)
 	kv->version = n->version;
 	kv->create_rev = n->create_rev;
 	kv->mod_rev = n->mod_rev;
+	kv->lease = n->lease;
 }
 
 static void

@@ -20,6 +20,7 @@ struct view_node {
 	unsigned char		*value;
 	size_t			 value_len;
 	uint64_t		 version, create_rev, mod_rev;
+	uint64_t		 lease;
 	int			 level;
 	struct view_node	*next[];
 };

@@ -457,5 +457,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_read_lease_keys,
 	store_mem_lease_put,
 	store_mem_lease_attach,
-	store_mem_lease_revoke
+	store_mem_lease_revoke,
+	NULL, NULL, NULL, NULL	/* the daemon times these leases */
 };

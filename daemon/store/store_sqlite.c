@@ -617,5 +617,6 @@ const struct store_backend store_sqlite_backend = {
 	store_sqlite_read_lease_keys,
 	store_sqlite_lease_put,
 	store_sqlite_lease_attach,
-	store_sqlite_lease_revoke
+	store_sqlite_lease_revoke,
+	NULL, NULL, NULL, NULL	/* the daemon times these leases */
 };

@@ -75,22 +75,18 @@ lib_make() {
 @test "the example: a leader election with an epoch and a fenced write" {
 	run "$ROOT/build/examples/leader" -s "$SOCK" demo alice
 	assert_success
-	assert_line --index 0 --regexp "^alice leads demo with epoch 1"
+	assert_line --index 0 "alice leads demo with epoch 1 (lease held)"
 	assert_line --index 1 "wrote election/demo/state: leader=alice epoch=1"
 	run "$ROOT/build/examples/leader" -s "$SOCK" demo bob 1
 	assert_success
 	assert_line --index 0 --regexp "^bob leads demo with epoch 2"
 	assert_line --index 2 "epoch 1 refused: the epoch at the fence key is 2, the write carried 1"
-	# With leases (SPEC 9) the state key was on bob's session lease,
-	# revoked when the program's connection closed; without, it stays.
-	if [[ ${lines[0]} == *"(lease held)" ]]; then
-		wait_for -t 10 key_absent election/demo/state
-		run "$METACTL" get election/demo/state
-		assert_failure 1
-	else
-		run "$METACTL" get election/demo/state
-		assert_output "leader=bob epoch=2"
-	fi
+	# The state key was on bob's session lease (SPEC 9), revoked when
+	# the program's connection closed.
+	assert_line --index 0 "bob leads demo with epoch 2 (lease held)"
+	wait_for -t 10 key_absent election/demo/state
+	run "$METACTL" get election/demo/state
+	assert_failure 1
 	run "$ROOT/build/examples/leader" -s "$TESTDIR/none.sock" demo carol
 	assert_failure 1
 	assert_output --partial "leader: connect: connect: cannot connect to"

@@ -2,8 +2,6 @@
 # metactl lock NAME -- COMMAND (SPEC 9): mutual exclusion, FIFO, epochs,
 # the fence in COMMAND's environment, a dead holder, a lost lock.
 
-# bats file_tags=store:local
-
 load helpers
 
 bats_require_minimum_version 1.5.0
@@ -14,6 +12,7 @@ setup() {
 
 teardown() {
 	stop_bg "${A:-}" "${B:-}" "${BG:-}"
+	leases_clear
 	metad_cleanup
 }
 

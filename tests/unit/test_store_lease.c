@@ -3,8 +3,10 @@
  * attached by a put and detached by a put without lease or a delete,
  * store_lease_revoke() deleting a lease's keys at one rev, and all of it
  * undone by undo and rollback and kept across a reopen, on memory and
- * SQLite (see test_store.c for how the fixture works).  The etcd backend
- * has no leases yet: store_has_leases() says so.
+ * SQLite (see test_store.c for how the fixture works).  On etcd the
+ * leases are etcd's own (store_leases_remote()): granted, kept alive,
+ * listed and revoked there, with no record for the daemon; puts naming
+ * them are tested through the daemon (tests/bats/lease.bats).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,7 +74,7 @@ lease_keys(struct fx *f, uint64_t lease, const char *after, uint64_t limit)
 static void
 grant(struct fx *f, uint64_t id, uint64_t ttl, int session)
 {
-	struct store_lease	 l = { id, ttl, session };
+	struct store_lease	 l = { id, ttl, session, 0 };
 	struct store_err	 err;
 
 	if (store_lease_put(f->s, &l, &err) != 0)
@@ -228,17 +230,183 @@ test_lease_reopen(void **state)
 	assert_string_equal(lease_keys(f, 7, NULL, 10), "a b");
 }
 
-static void
-test_lease_none(void **state)
-{
-	struct fx		*f = *state;
-	struct store_err	 err;
-	struct store_lease	 l = { 1, 1000, 0 };
+/* What a remote lease call answered. */
+struct lres {
+	int				 done;
+	int				 failed;
+	struct store_lease_state	 ls;
+	int				 found;
+	uint64_t			 rev, n;
+};
 
-	assert_false(store_has_leases(f->s));
-	fx_begin(f);
+static void
+lstate_cb(void *arg, const struct store_lease_state *ls,
+    const struct store_err *err)
+{
+	struct lres	*r = arg;
+
+	r->done++;
+	if (err != NULL)
+		r->failed = 1;
+	else
+		r->ls = *ls;
+}
+
+static void
+lrevoke_cb(void *arg, int found, uint64_t rev, uint64_t n,
+    const struct store_err *err)
+{
+	struct lres	*r = arg;
+
+	r->done++;
+	r->failed = err != NULL;
+	r->found = found;
+	r->rev = rev;
+	r->n = n;
+}
+
+static struct store_lease_state
+rgrant(struct fx *f, uint64_t ttl_ms, int session)
+{
+	struct lres	 r = { 0 };
+
+	store_lease_grant(f->s, ttl_ms, session, lstate_cb, &r);
+	fx_wait(f, &r.done);
+	assert_int_equal(r.done, 1);
+	assert_false(r.failed);
+	assert_true(r.ls.found);
+	return (r.ls);
+}
+
+static struct store_lease_state
+rcall(struct fx *f, int keepalive, uint64_t id)
+{
+	struct lres	 r = { 0 };
+
+	if (keepalive)
+		store_lease_keepalive(f->s, id, lstate_cb, &r);
+	else
+		store_lease_get(f->s, id, lstate_cb, &r);
+	fx_wait(f, &r.done);
+	assert_int_equal(r.done, 1);
+	assert_false(r.failed);
+	return (r.ls);
+}
+
+static struct lres
+rrevoke(struct fx *f, uint64_t id)
+{
+	struct lres	 r = { 0 };
+
+	store_lease_revoke_now(f->s, id, lrevoke_cb, &r);
+	fx_wait(f, &r.done);
+	assert_int_equal(r.done, 1);
+	assert_false(r.failed);
+	return (r);
+}
+
+struct rwait {
+	struct fx	*f;
+	int		 done;
+};
+
+static void
+leases_wait_done(void *arg, long n, const struct store_lease *v,
+    const struct store_err *err)
+{
+	struct rwait	*w = arg;
+
+	leases_done(&w->f->out, n, v, err);
+	w->done++;
+}
+
+static void
+keys_wait_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *err)
+{
+	struct rwait	*w = arg;
+
+	keys_done(w->f, n, kvs, more, err);
+	w->done++;
+}
+
+/* leases() and lease_keys() with their answer waited for. */
+static const char *
+rleases(struct fx *f)
+{
+	struct rwait	 w = { f, 0 };
+
+	buf_reset(&f->out);
+	store_read_leases(f->s, leases_wait_done, &w);
+	fx_wait(f, &w.done);
+	assert_int_equal(w.done, 1);
+	return (buf_cstr(&f->out));
+}
+
+static const char *
+rkeys(struct fx *f, uint64_t lease)
+{
+	struct rwait	 w = { f, 0 };
+
+	buf_reset(&f->out);
+	store_read_lease_keys(f->s, lease, NULL, 0, 10, keys_wait_done, &w);
+	fx_wait(f, &w.done);
+	assert_int_equal(w.done, 1);
+	return (buf_cstr(&f->out));
+}
+
+/*
+ * etcd: leases granted, kept alive, read and revoked there; ids below
+ * 2^53, session leases told by their id; no records for the daemon.
+ */
+static void
+test_lease_etcd(void **state)
+{
+	struct fx			*f = *state;
+	struct store_err		 err;
+	struct store_lease		 l = { 1, 1000, 0, 0 };
+	struct store_lease_state	 a, s, x;
+	struct lres			 r;
+	char				 want[128];
+
+	assert_true(store_has_leases(f->s));
+	assert_true(store_leases_remote(f->s));
+	fx_begin(f, "k");
 	assert_int_equal(store_lease_put(f->s, &l, &err), -1);
 	store_rollback(f->s);
+
+	a = rgrant(f, 5000, 0);
+	assert_true(a.id > 0 && a.id < (UINT64_C(1) << 52));
+	assert_int_equal(a.ttl_ms, 5000);
+	assert_false(a.session);
+	s = rgrant(f, 1500, 1);		/* whole seconds: 2 s */
+	assert_true(s.id >= (UINT64_C(1) << 52) && s.id < (UINT64_C(1) << 53));
+	assert_int_equal(s.ttl_ms, 2000);
+	assert_true(s.session);
+
+	x = rcall(f, 1, a.id);
+	assert_true(x.found);
+	assert_int_equal(x.ttl_ms, 5000);
+	x = rcall(f, 0, s.id);
+	assert_true(x.found);
+	assert_true(x.session);
+	assert_true(x.remaining_ms <= 2000);
+	assert_string_equal(rkeys(f, a.id), "");
+	snprintf(want, sizeof want, "%" PRIu64 ":5000:0 %" PRIu64 ":2000:1",
+	    a.id, s.id);
+	assert_string_equal(rleases(f), want);
+
+	r = rrevoke(f, a.id);
+	assert_true(r.found);
+	assert_int_equal(r.n, 0);
+	assert_false(rcall(f, 0, a.id).found);
+	assert_false(rcall(f, 1, a.id).found);
+	assert_false(rrevoke(f, a.id).found);
+	/* An id etcd never granted. */
+	assert_false(rcall(f, 0, 12345).found);
+	r = rrevoke(f, s.id);
+	assert_true(r.found);
+	assert_string_equal(rleases(f), "");
 }
 
 #define MEM(t)	{ #t "/memory", t, fx_setup, fx_teardown, &fx_mem }
@@ -254,7 +422,7 @@ main(void)
 		LOCAL(test_lease_revoke),
 		LOCAL(test_lease_undo),
 		SQL(test_lease_reopen),
-		ETCD(test_lease_none),
+		ETCD(test_lease_etcd),
 	};
 	struct CMUnitTest	 run[sizeof tests / sizeof tests[0]];
 	size_t			 i, n = 0;

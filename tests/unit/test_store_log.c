@@ -249,7 +249,7 @@ static void
 test_range_merged_lease(void **state)
 {
 	struct fx		*f = *state;
-	struct store_lease	 l = { 7, 5000, 0 };
+	struct store_lease	 l = { 7, 5000, 0, 0 };
 	struct store_kv		 meta;
 	struct store_err	 err;
 	int			 more;

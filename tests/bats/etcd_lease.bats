@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# Leases and locks on etcd (SPEC 9): etcd's own leases, shared by two
+# daemons on one etcd and prefix, and expiring by etcd's clock when the
+# daemon that kept a session alive is killed.
+
+# bats file_tags=store:etcd
+
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	metad_start
+	SOCK_B="$TESTDIR/b.sock"
+	metad_spawn PID_B "$SOCK_B" "$TESTDIR/b.log"
+}
+
+teardown() {
+	stop_bg "${A:-}" "${B:-}"
+	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
+	METACTL_SOCKET="$SOCK_B" leases_clear
+	stop_bg "${PID_B:-}"
+	metad_cleanup
+}
+
+# on_b ARGS...: metactl through the second daemon.
+on_b() {
+	"$METACTL" -s "$SOCK_B" "$@"
+}
+
+gone() {
+	run mctl get "$1"
+	[ "$status" -eq 1 ]
+}
+
+epoch_b_is() {
+	[ "$(on_b epoch get "$1" | cut -d' ' -f2)" = "$2" ]
+}
+
+gone_b() {
+	run on_b get "$1"
+	[ "$status" -eq 1 ]
+}
+
+@test "a lease granted through one daemon is seen, kept alive and revoked through the other" {
+	L=$(mctl lease grant 60s)
+	mctl put --lease "$L" k v
+	run on_b get -o json k
+	assert_output --partial "\"lease\":$L}"
+	run on_b lease ls
+	assert_output --regexp "^$L 60000 [0-9]+ -$"
+	run on_b lease info "$L"
+	assert_line --index 0 --regexp "^lease $L ttl_ms 60000 remaining_ms [0-9]+ session no$"
+	assert_line --index 1 k
+	run on_b lease keepalive "$L"
+	assert_output 60000
+	# A put through the second daemon attaches to it too.
+	on_b put --lease "$L" k2 v2
+	run mctl lease info "$L"
+	assert_line --index 2 k2
+	on_b lease revoke "$L"
+	wait_for -t 2 gone k
+	gone k2
+	run mctl lease info "$L"
+	assert_failure 1
+	run mctl put --lease "$L" k3 v
+	assert_failure 5
+	assert_output --partial "lease $L not found"
+	gone_b k3
+}
+
+@test "a lock taken through one daemon is respected through the other" {
+	cat >"$TESTDIR/crit" <<-'EOF'
+	#!/bin/sh
+	# Fails if another holder is inside; logs its fence.
+	mkdir "$1/inside" || { echo OVERLAP >>"$1/log"; exit 9; }
+	echo "$METAD_FENCE" >>"$1/log"
+	sleep 0.3
+	rmdir "$1/inside"
+	EOF
+	chmod +x "$TESTDIR/crit"
+	for i in 1 2 3; do
+		"$METACTL" lock job -- "$TESTDIR/crit" "$TESTDIR" 3>&- &
+		A="$A $!"
+		"$METACTL" -s "$SOCK_B" lock job -- "$TESTDIR/crit" "$TESTDIR" 3>&- &
+		B="$B $!"
+	done
+	for p in $A $B; do
+		wait_bg "$p" 30
+		assert_equal "$STATUS" 0
+	done
+	A= B=
+	run cat "$TESTDIR/log"
+	refute_output --partial OVERLAP
+	assert_equal "$(grep -c . "$TESTDIR/log")" 6
+	# Each holder's epoch is greater than every earlier holder's.
+	run sh -c "cut -d: -f2 '$TESTDIR/log' | sort -n -c"
+	assert_success
+	run on_b epoch get job
+	assert_output --regexp "^epoch 6 "
+}
+
+@test "a lock held through one daemon is freed at once for the other when its holder is killed" {
+	"$METACTL" lock hold -- sleep 60 3>&- &
+	A=$!
+	wait_for epoch_b_is hold 1
+	t0=$SECONDS
+	kill -KILL "$A"
+	wait "$A" 2>/dev/null || true
+	A=
+	run on_b lock hold -- sh -c 'echo "$METAD_FENCE"'
+	assert_success
+	assert_output hold:2
+	[ $((SECONDS - t0)) -le 3 ]
+}
+
+# The daemon that kept a session alive dies with its host: etcd expires
+# the lease by its TTL (no keepalives), and the other daemon sees the
+# deletes; a restart does not give it its TTL again (metad(8)).
+# bats test_tags=no-valgrind
+@test "a session lease whose daemon is killed expires by its TTL on etcd" {
+	coproc SESS { socat - "UNIX-CONNECT:$SOCK" 3>&-; }
+	COPROC_PID=$SESS_PID
+	echo '{"op":"lease_grant","ttl_ms":3000,"session":true}' >&"${SESS[1]}"
+	read -r line <&"${SESS[0]}"
+	SL=$(sed -n 's/.*"lease":\([0-9]*\).*/\1/p' <<<"$line")
+	echo "{\"op\":\"put\",\"key\":\"s\",\"value\":\"1\",\"lease\":$SL}" >&"${SESS[1]}"
+	read -r line <&"${SESS[0]}"
+	[[ $line == *'"ok":true'* ]]
+	run on_b lease info "$SL"
+	assert_line --index 0 --regexp "session yes$"
+	# Kept alive past its TTL by the daemon.
+	sleep 4
+	run on_b get s
+	assert_output 1
+	t0=$SECONDS
+	metad_stop KILL
+	run on_b get s
+	assert_output 1
+	wait_for -t 6 gone_b s
+	[ $((SECONDS - t0)) -le 5 ]
+	run on_b lease info "$SL"
+	assert_failure 1
+}
