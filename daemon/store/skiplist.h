@@ -46,6 +46,17 @@
 #include "util.h"
 
 #define SL_LEVEL_MAX	32
+
+/*
+ * The generated functions: a user need not call them all (as with
+ * <sys/tree.h>'s RB_GENERATE_STATIC, marked unused for the compilers that
+ * warn of unused static functions, clang among them).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define SL_FN	static inline __attribute__((__unused__))
+#else
+#define SL_FN	static inline
+#endif
 #define SL_RNG_SEED	0x9e3779b97f4a7c15ULL
 
 #define SL_HEAD(name, type)						\
@@ -68,7 +79,7 @@ sl_cmp(const char *a, size_t alen, const char *b, size_t blen)
 int	sl_random_level(uint64_t *rng);
 
 #define SL_GENERATE(name, type)						\
-static inline struct type *						\
+SL_FN struct type *						\
 name##_alloc(int level, const char *key, size_t key_len)		\
 {									\
 	struct type	*n;						\
@@ -84,7 +95,7 @@ name##_alloc(int level, const char *key, size_t key_len)		\
 	return (n);							\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_init(struct name *l)						\
 {									\
 	l->head = name##_alloc(SL_LEVEL_MAX, "", 0);			\
@@ -92,13 +103,13 @@ name##_init(struct name *l)						\
 	l->rng = SL_RNG_SEED;						\
 }									\
 									\
-static inline struct type *						\
+SL_FN struct type *						\
 name##_node_new(struct name *l, const char *key, size_t key_len)	\
 {									\
 	return (name##_alloc(sl_random_level(&l->rng), key, key_len));	\
 }									\
 									\
-static inline struct type *						\
+SL_FN struct type *						\
 name##_seek(struct name *l, const char *key, size_t key_len,		\
     int strict, struct type **update)					\
 {									\
@@ -118,7 +129,7 @@ name##_seek(struct name *l, const char *key, size_t key_len,		\
 	return (x->next[0]);						\
 }									\
 									\
-static inline struct type *						\
+SL_FN struct type *						\
 name##_find(struct name *l, const char *key, size_t key_len,		\
     struct type **update)						\
 {									\
@@ -130,7 +141,7 @@ name##_find(struct name *l, const char *key, size_t key_len,		\
 	return (NULL);							\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_insert(struct name *l, struct type *n, struct type **update)	\
 {									\
 	int	 i;							\
@@ -143,7 +154,7 @@ name##_insert(struct name *l, struct type *n, struct type **update)	\
 	}								\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_link(struct name *l, struct type *n)				\
 {									\
 	struct type	*update[SL_LEVEL_MAX];				\
@@ -152,7 +163,7 @@ name##_link(struct name *l, struct type *n)				\
 	name##_insert(l, n, update);					\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_remove(struct type *n, struct type **update)			\
 {									\
 	int	 i;							\
@@ -163,7 +174,7 @@ name##_remove(struct type *n, struct type **update)			\
 	}								\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_unlink(struct name *l, struct type *n)				\
 {									\
 	struct type	*update[SL_LEVEL_MAX];				\
@@ -172,13 +183,13 @@ name##_unlink(struct name *l, struct type *n)				\
 	name##_remove(n, update);					\
 }									\
 									\
-static inline struct type *						\
+SL_FN struct type *						\
 name##_first(struct name *l)						\
 {									\
 	return (l->head->next[0]);					\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_clear(struct name *l, void (*fr)(struct type *))		\
 {									\
 	struct type	*n, *next;					\
@@ -193,7 +204,7 @@ name##_clear(struct name *l, void (*fr)(struct type *))		\
 	l->level = 1;							\
 }									\
 									\
-static inline void							\
+SL_FN void							\
 name##_free(struct name *l, void (*fr)(struct type *))		\
 {									\
 	if (l->head == NULL)						\
