@@ -25,7 +25,7 @@ SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-PKGS		 = libevent libcjson sqlite3
+PKGS		 = libevent libcjson sqlite3 libnghttp2
 
 ifeq ($(V),1)
 Q =

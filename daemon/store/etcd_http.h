@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "etcd_grpc.h"
 #include "store.h"
 
 #define ETCD_HTTP_TIMEOUT_S	2
@@ -75,6 +76,8 @@ struct etcd_http {
 	unsigned		 abusy[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
 	struct evhttp_connection *cconn[STORE_ENDPOINTS_MAX];	/* copies */
 	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
+	/* The KV calls answered on main go over gRPC. */
+	struct etcd_grpc	 grpc;
 };
 
 /* The answer of an asynchronous call: reply (deleted after), or err. */
@@ -116,6 +119,9 @@ struct evhttp_request *etcd_http_request(struct evhttp_connection *,
 	    void (*)(struct evhttp_request *, void *), void *);
 
 char	*etcd_prefix_end64(const char *, size_t);
+/* "http://HOST:PORT" (len bytes of url) into ep. */
+int	 etcd_http_parse_url(struct etcd_endpoint *, const char *url,
+	    size_t len, struct store_err *);
 
 /* The gateway's encodings. */
 char	*etcd_b64(const void *, size_t);
