@@ -379,7 +379,8 @@ check check-etcd bats: $(LINCHECK)
 DROPPROXY	 = build/tests/dropproxy
 
 $(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_later.c \
-    tests/faults/dropproxy.h build/flags
+    tests/faults/dropproxy_h2.c common/enc.c tests/faults/dropproxy.h \
+    build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ \
