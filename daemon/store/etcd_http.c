@@ -190,9 +190,8 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		code = STORE_ERR_COMPACTED;
 	else if (strstr(msg, "too many operations in txn") != NULL)
 		return (store_err_set(err, code, "etcd refused a txn of more "
-		    "operations than its --max-txn-ops (metad's txn puts one "
-		    "more key than the request writes, and compares one more "
-		    "than the keys it read; see metad(8))"));
+		    "operations than its --max-txn-ops (metad's fit 128, "
+		    "etcd's default; see metad(8))"));
 	else if (strstr(msg, "requested lease not found") != NULL)
 		return (store_err_set(err, STORE_ERR_NO_LEASE, "lease not "
 		    "found (unknown, expired or revoked); nothing written"));
