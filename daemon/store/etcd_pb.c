@@ -501,3 +501,11 @@ etcd_pb_decode(enum etcd_pb_rpc rpc, const void *p, size_t n)
 		return (NULL);
 	return (pb_decode_msg(rpcs[rpc].resp, p, n, 0));
 }
+
+cJSON *
+etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	if (rpc >= ETCD_PB_NONE)
+		return (NULL);
+	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
+}

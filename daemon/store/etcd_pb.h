@@ -43,6 +43,9 @@ int		 etcd_pb_encode(enum etcd_pb_rpc, const char *json,
 		    struct buf *out, const char **why);
 /* The answer in p[0..n) as the gateway's JSON, or NULL if malformed. */
 cJSON		*etcd_pb_decode(enum etcd_pb_rpc, const void *p, size_t n);
+/* The same for a request (the unit tests' round trips). */
+cJSON		*etcd_pb_decode_request(enum etcd_pb_rpc, const void *p,
+		    size_t n);
 
 /* Protobuf's base-128 varint: bytes read from p[0..n), or -1. */
 int		 etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v);
