@@ -51,6 +51,7 @@ struct etcd_gstream {
 struct etcd_gconn {
 	struct etcd_grpc	*g;
 	unsigned		 ep;
+	int			 lane;
 	char			 authority[128];
 	struct bufferevent	*bev;
 	nghttp2_session		*s;
@@ -129,8 +130,8 @@ etcd_gconn_fail(struct etcd_gconn *c)
 {
 	struct etcd_gstream	*st;
 
-	if (c->g->conn[c->ep] == c)
-		c->g->conn[c->ep] = NULL;
+	if (c->g->conn[c->ep][c->lane] == c)
+		c->g->conn[c->ep][c->lane] = NULL;
 	while ((st = TAILQ_FIRST(&c->streams)) != NULL)
 		etcd_gstream_finish(st, 0);
 	if (c->s != NULL)
@@ -362,7 +363,7 @@ etcd_gconn_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 static struct etcd_gconn *
-etcd_gconn_new(struct etcd_grpc *g, unsigned ep, const char *host,
+etcd_gconn_new(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
     unsigned short port)
 {
 	nghttp2_session_callbacks	*cbs;
@@ -378,6 +379,7 @@ etcd_gconn_new(struct etcd_grpc *g, unsigned ep, const char *host,
 	c = xcalloc(1, sizeof *c);
 	c->g = g;
 	c->ep = ep;
+	c->lane = lane;
 	TAILQ_INIT(&c->streams);
 	snprintf(c->authority, sizeof c->authority, "%s:%u", host, port);
 	snprintf(ps, sizeof ps, "%u", port);
@@ -421,7 +423,7 @@ etcd_gconn_new(struct etcd_grpc *g, unsigned ep, const char *host,
 	    nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0,
 	    ETCD_GRPC_WINDOW) != 0)
 		goto fail;
-	g->conn[ep] = c;
+	g->conn[ep][lane] = c;
 	return (c);
 fail:
 	if (ai != NULL)
@@ -453,7 +455,7 @@ etcd_gstream_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 int
-etcd_grpc_call(struct etcd_grpc *g, unsigned ep, const char *host,
+etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
     unsigned short port, enum etcd_pb_rpc rpc, const char *json,
     unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
 {
@@ -495,8 +497,8 @@ etcd_grpc_call(struct etcd_grpc *g, unsigned ep, const char *host,
 	st->out.data[2] = (char)(n >> 16);
 	st->out.data[3] = (char)(n >> 8);
 	st->out.data[4] = (char)n;
-	if ((c = g->conn[ep]) == NULL &&
-	    (c = etcd_gconn_new(g, ep, host, port)) == NULL) {
+	if ((c = g->conn[ep][lane]) == NULL &&
+	    (c = etcd_gconn_new(g, ep, lane, host, port)) == NULL) {
 		etcd_gstream_free(st);
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s:%u: "
 		    "no connection", host, port));
@@ -542,9 +544,9 @@ etcd_grpc_close(struct etcd_grpc *g)
 	struct etcd_gstream	*st;
 	unsigned		 i;
 
-	for (i = 0; i < STORE_ENDPOINTS_MAX; i++) {
-		if (g->conn[i] != NULL)
-			etcd_gconn_fail(g->conn[i]);
+	for (i = 0; i < STORE_ENDPOINTS_MAX * 2; i++) {
+		if (g->conn[i / 2][i % 2] != NULL)
+			etcd_gconn_fail(g->conn[i / 2][i % 2]);
 	}
 	while ((st = TAILQ_FIRST(&g->done)) != NULL) {
 		TAILQ_REMOVE(&g->done, st, entry);

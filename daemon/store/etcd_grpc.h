@@ -38,7 +38,8 @@ typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
 
 struct etcd_grpc {
 	struct event_base	*base;
-	struct etcd_gconn	*conn[STORE_ENDPOINTS_MAX];
+	/* Per endpoint: the calls' connection, and the copies' (lane 1). */
+	struct etcd_gconn	*conn[STORE_ENDPOINTS_MAX][2];
 	TAILQ_HEAD(, etcd_gstream) done;	/* answered, cb to run */
 	struct event		*fire;
 	size_t			 max_bytes;	/* of an answer */
@@ -49,11 +50,14 @@ int	 etcd_grpc_init(struct etcd_grpc *, struct event_base *,
 /* The calls still out are dropped: their cb never runs. */
 void	 etcd_grpc_close(struct etcd_grpc *);
 /*
- * Call rpc at endpoint ep (host:port) with the gateway's request json; cb
- * runs later, once.  -1 (err set, cb never runs) if json is not such a
- * request or no connection could be made.
+ * Call rpc at endpoint ep (host:port) with the gateway's request json, on
+ * the endpoint's connection for lane (0, or 1: the copies of writes whose
+ * answer was lost, whose short timeout gives up only their own
+ * connection); cb runs later, once.  -1 (err set, cb never runs) if json
+ * is not such a request or no connection could be made.
  */
-int	 etcd_grpc_call(struct etcd_grpc *, unsigned ep, const char *host,
+int	 etcd_grpc_call(struct etcd_grpc *, unsigned ep, int lane,
+	    const char *host,
 	    unsigned short port, enum etcd_pb_rpc, const char *json,
 	    unsigned timeout_ms, etcd_grpc_cb, void *arg, struct store_err *);
 /* The gateway's HTTP status for a gRPC status code. */

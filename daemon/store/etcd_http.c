@@ -476,8 +476,8 @@ etcd_acall_send(struct etcd_acall *a)
 		a->ep = h->cur;
 	ep = &h->ep[a->ep];
 	if (a->rpc != ETCD_PB_NONE)
-		return (etcd_grpc_call(&h->grpc, a->ep, ep->host, ep->port,
-		    a->rpc, a->body, a->copy ? ETCD_COPY_TIMEOUT_MS :
+		return (etcd_grpc_call(&h->grpc, a->ep, a->copy, ep->host,
+		    ep->port, a->rpc, a->body, a->copy ? ETCD_COPY_TIMEOUT_MS :
 		    ETCD_HTTP_TIMEOUT_S * 1000, etcd_acall_grpc_done, a,
 		    &err));
 	if (a->copy) {

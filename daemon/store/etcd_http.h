@@ -5,6 +5,9 @@
  * the daemon's loop (a pool of connections per endpoint), over one of
  * several endpoints: on a connection or I/O failure the next endpoint is
  * tried.  The watch stream (store_etcd_watch.c) uses the same endpoints.
+ * The KV calls answered on the loop (txn, range, put, deleterange) go
+ * over etcd's gRPC API instead (etcd_grpc.h), with the same JSON in and
+ * out, the same failover, timeouts and "no answer".
  *
  * When no endpoint answers, a call has blocked the daemon for up to
  * ETCD_HTTP_TIMEOUT_S per endpoint; so that a whole queue of requests does
