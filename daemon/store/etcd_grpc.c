@@ -440,7 +440,9 @@ etcd_gstream_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (c == NULL)
 		return;
-	if (!evutil_timercmp(&c->last_read, &st->sent, >)) {
+	if (c->last_read.tv_sec < st->sent.tv_sec ||
+	    (c->last_read.tv_sec == st->sent.tv_sec &&
+	    c->last_read.tv_usec <= st->sent.tv_usec)) {
 		/* Nothing came since: the connection is dead. */
 		log_warnx("etcd: no answer on the gRPC connection to %s; "
 		    "given up", c->authority);
