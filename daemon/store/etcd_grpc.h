@@ -2,7 +2,8 @@
  * etcd's gRPC API, for the KV calls of etcd_http.c's asynchronous calls:
  * HTTP/2 without TLS, with prior knowledge (etcd serves gRPC on its client
  * URLs), with libnghttp2 on a libevent bufferevent, one connection per
- * endpoint with many calls (streams) on it at once.  The gateway's JSON
+ * endpoint with many calls (streams) on it at once (and one more for the
+ * copies of writes whose answer was lost).  The gateway's JSON
  * goes in and comes out (etcd_pb.c converts), so that a call answers as
  * the gateway would: an HTTP-like status (200, or the status the gateway
  * gives the gRPC error, with the gateway's error body), or 0 for no answer
