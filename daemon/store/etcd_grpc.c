@@ -45,6 +45,8 @@ struct etcd_gstream {
 	struct event		*timer;
 	struct timeval		 sent;
 	etcd_grpc_cb		 cb;
+	etcd_grpc_msg_cb	 mcb;		/* a stream's, else NULL */
+	unsigned		 idle_ms;	/* a stream's */
 	void			*arg;
 };
 
@@ -175,11 +177,13 @@ etcd_gstream_read_cb(nghttp2_session *s, int32_t id, uint8_t *p, size_t len,
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);	/* given up */
 	n = st->out.len - st->off;
+	if (n == 0 && st->mcb != NULL)
+		return (NGHTTP2_ERR_DEFERRED);	/* a stream stays open */
 	if (n > len)
 		n = len;
 	memcpy(p, st->out.data + st->off, n);
 	st->off += n;
-	if (st->off == st->out.len)
+	if (st->off == st->out.len && st->mcb == NULL)
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
 	return ((ssize_t)n);
 }
@@ -213,6 +217,49 @@ etcd_gstream_header_cb(nghttp2_session *s, const nghttp2_frame *frame,
 	return (0);
 }
 
+/*
+ * A stream's DATA: each complete message to its mcb, in order (from
+ * inside the session's read: mcb must not drop the stream).  Its idle
+ * timer starts again.
+ */
+static int
+etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *data, size_t len)
+{
+	const uint8_t	*p;
+	struct timeval	 tv;
+	uint32_t	 n;
+	size_t		 off = 0;
+	cJSON		*msg = NULL;
+
+	buf_add(&st->in, data, len);
+	evutil_gettimeofday(&st->sent, NULL);
+	tv.tv_sec = st->idle_ms / 1000;
+	tv.tv_usec = (st->idle_ms % 1000) * 1000;
+	evtimer_add(st->timer, &tv);
+	p = (const uint8_t *)st->in.data;
+	while (st->in.len - off >= 5) {
+		n = (uint32_t)p[off + 1] << 24 | (uint32_t)p[off + 2] << 16 |
+		    (uint32_t)p[off + 3] << 8 | p[off + 4];
+		if (p[off] != 0 || n > st->g->max_bytes ||
+		    (st->in.len - off - 5 >= n && (msg = etcd_pb_decode(st->rpc,
+		    p + off + 5, n)) == NULL)) {
+			log_warnx("etcd: a malformed gRPC message (%u bytes) "
+			    "on %s", n, etcd_pb_method(st->rpc));
+			nghttp2_submit_rst_stream(st->c->s, NGHTTP2_FLAG_NONE,
+			    st->id, NGHTTP2_CANCEL);
+			etcd_gstream_finish(st, 0);
+			return (0);
+		}
+		if (st->in.len - off - 5 < n)
+			break;
+		off += 5 + n;
+		st->mcb(st->arg, msg);
+	}
+	memmove(st->in.data, st->in.data + off, st->in.len - off);
+	st->in.len -= off;
+	return (0);
+}
+
 static int
 etcd_gstream_data_cb(nghttp2_session *s, uint8_t flags, int32_t id,
     const uint8_t *data, size_t len, void *arg)
@@ -221,6 +268,8 @@ etcd_gstream_data_cb(nghttp2_session *s, uint8_t flags, int32_t id,
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
+	if (st->mcb != NULL)
+		return (etcd_gstream_msgs(st, data, len));
 	if (st->in.len + len > st->g->max_bytes + 5) {
 		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id,
 		    NGHTTP2_CANCEL);
@@ -279,6 +328,14 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
+	if (st->mcb != NULL) {
+		log_warnx("etcd: the %s stream ended (HTTP %d, gRPC status "
+		    "%d%s%s)", etcd_pb_method(st->rpc), st->http, st->code,
+		    st->msg != NULL ? ": " : "", st->msg != NULL ? st->msg :
+		    "");
+		etcd_gstream_finish(st, 0);
+		return (0);
+	}
 	if (error_code != NGHTTP2_NO_ERROR || st->http != 200 ||
 	    st->code < 0) {
 		etcd_gstream_finish(st, 0);	/* no answer */
@@ -456,10 +513,12 @@ etcd_gstream_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	etcd_gconn_flush(c);
 }
 
-int
-etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
+/* A call, or (mcb) a stream; NULL (err set) if it cannot start. */
+static struct etcd_gstream *
+etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
     unsigned short port, enum etcd_pb_rpc rpc, const char *json,
-    unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
+    unsigned timeout_ms, etcd_grpc_cb cb, etcd_grpc_msg_cb mcb, void *arg,
+    struct store_err *err)
 {
 	struct etcd_gconn	*c;
 	struct etcd_gstream	*st;
@@ -485,14 +544,17 @@ etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	st->rpc = rpc;
 	st->code = -1;
 	st->cb = cb;
+	st->mcb = mcb;
+	st->idle_ms = timeout_ms;
 	st->arg = arg;
 	buf_init(&st->out);
 	buf_init(&st->in);
 	buf_add(&st->out, pre, sizeof pre);
 	if (etcd_pb_encode(rpc, json, &st->out, &why) != 0) {
 		etcd_gstream_free(st);
-		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
-		    path != NULL ? path : "?", why));
+		store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
+		    path != NULL ? path : "?", why);
+		return (NULL);
 	}
 	n = (uint32_t)(st->out.len - 5);
 	st->out.data[1] = (char)(n >> 24);
@@ -502,8 +564,9 @@ etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	if ((c = g->conn[ep][lane]) == NULL &&
 	    (c = etcd_gconn_new(g, ep, lane, host, port)) == NULL) {
 		etcd_gstream_free(st);
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s:%u: "
-		    "no connection", host, port));
+		store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s:%u: "
+		    "no connection", host, port);
+		return (NULL);
 	}
 	nv[3].value = (uint8_t *)c->authority;
 	nv[3].valuelen = strlen(c->authority);
@@ -513,8 +576,9 @@ etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	    st)) == NULL || (st->id = nghttp2_submit_request(c->s, NULL, nv,
 	    sizeof nv / sizeof nv[0], &dp, st)) < 0) {
 		etcd_gstream_free(st);
-		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
-		    "the request could not be sent", path));
+		store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
+		    "the request could not be sent", path);
+		return (NULL);
 	}
 	st->c = c;
 	TAILQ_INSERT_TAIL(&c->streams, st, entry);
@@ -523,7 +587,47 @@ etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
 	evtimer_add(st->timer, &tv);
 	etcd_gconn_flush(c);	/* on failure, st answers 0 */
-	return (0);
+	return (st);
+}
+
+int
+etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
+    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
+    unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
+{
+	return (etcd_grpc_start(g, ep, lane, host, port, rpc, json,
+	    timeout_ms, cb, NULL, arg, err) != NULL ? 0 : -1);
+}
+
+struct etcd_gstream *
+etcd_grpc_stream(struct etcd_grpc *g, unsigned ep, const char *host,
+    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
+    unsigned idle_ms, etcd_grpc_msg_cb mcb, etcd_grpc_cb end, void *arg,
+    struct store_err *err)
+{
+	return (etcd_grpc_start(g, ep, ETCD_GRPC_LANE_STREAMS, host, port,
+	    rpc, json, idle_ms, end, mcb, arg, err));
+}
+
+void
+etcd_grpc_stream_drop(struct etcd_gstream *st)
+{
+	struct etcd_gconn	*c = st->c;
+
+	if (c == NULL)		/* ended: its end is due from the loop */
+		TAILQ_REMOVE(&st->g->done, st, entry);
+	else {
+		TAILQ_REMOVE(&c->streams, st, entry);
+		if (c->s != NULL && st->id > 0) {
+			nghttp2_session_set_stream_user_data(c->s, st->id,
+			    NULL);
+			if (nghttp2_session_find_stream(c->s, st->id) != NULL)
+				nghttp2_submit_rst_stream(c->s,
+				    NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+			etcd_gconn_flush(c);
+		}
+	}
+	etcd_gstream_free(st);
 }
 
 int
@@ -546,9 +650,10 @@ etcd_grpc_close(struct etcd_grpc *g)
 	struct etcd_gstream	*st;
 	unsigned		 i;
 
-	for (i = 0; i < STORE_ENDPOINTS_MAX * 2; i++) {
-		if (g->conn[i / 2][i % 2] != NULL)
-			etcd_gconn_fail(g->conn[i / 2][i % 2]);
+	for (i = 0; i < STORE_ENDPOINTS_MAX * ETCD_GRPC_LANES; i++) {
+		if (g->conn[i / ETCD_GRPC_LANES][i % ETCD_GRPC_LANES] != NULL)
+			etcd_gconn_fail(g->conn[i / ETCD_GRPC_LANES]
+			    [i % ETCD_GRPC_LANES]);
 	}
 	while ((st = TAILQ_FIRST(&g->done)) != NULL) {
 		TAILQ_REMOVE(&g->done, st, entry);

@@ -36,11 +36,20 @@ struct etcd_gstream;
  */
 typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
 		    cJSON *reply);
+/* A message of a stream (decoded: the gateway's JSON), the cb's to keep. */
+typedef void (*etcd_grpc_msg_cb)(void *arg, cJSON *msg);
+
+/* The connections of an endpoint: calls, copies, streams. */
+#define ETCD_GRPC_LANES		3
+#define ETCD_GRPC_LANE_STREAMS	2
 
 struct etcd_grpc {
 	struct event_base	*base;
-	/* Per endpoint: the calls' connection, and the copies' (lane 1). */
-	struct etcd_gconn	*conn[STORE_ENDPOINTS_MAX][2];
+	/*
+	 * Per endpoint: the calls' connection, the copies' (lane 1), and
+	 * the streams' (lane 2: a quiet stream never gives up the calls).
+	 */
+	struct etcd_gconn	*conn[STORE_ENDPOINTS_MAX][ETCD_GRPC_LANES];
 	TAILQ_HEAD(, etcd_gstream) done;	/* answered, cb to run */
 	struct event		*fire;
 	size_t			 max_bytes;	/* of an answer */
@@ -61,6 +70,20 @@ int	 etcd_grpc_call(struct etcd_grpc *, unsigned ep, int lane,
 	    const char *host,
 	    unsigned short port, enum etcd_pb_rpc, const char *json,
 	    unsigned timeout_ms, etcd_grpc_cb, void *arg, struct store_err *);
+/*
+ * A streaming call (Watch) with its one request (json), on the endpoint's
+ * streams connection: each message that comes goes to mcb (from inside
+ * the connection's read: mcb must not drop the stream); when the stream
+ * ends (etcd ended it, the connection failed, or nothing came for
+ * idle_ms) end runs later, once, with status 0.  NULL (err set, no
+ * callback) if it could not start.
+ */
+struct etcd_gstream *etcd_grpc_stream(struct etcd_grpc *, unsigned ep,
+	    const char *host, unsigned short port, enum etcd_pb_rpc,
+	    const char *json, unsigned idle_ms, etcd_grpc_msg_cb,
+	    etcd_grpc_cb end, void *arg, struct store_err *);
+/* Stop a stream (not from its mcb): no callback of it runs after. */
+void	 etcd_grpc_stream_drop(struct etcd_gstream *);
 /* The gateway's HTTP status for a gRPC status code. */
 int	 etcd_grpc_http_status(int code);
 

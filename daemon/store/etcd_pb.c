@@ -149,6 +149,42 @@ static const struct pb_field f_txn_r[] = {
 static const struct pb_msg m_responseop = MSG(f_responseop);
 static const struct pb_msg m_txn_r = MSG(f_txn_r);
 
+/* The watch stream (rpc.proto's Watch): one create or progress request. */
+static const char *const ev_type[] = { "PUT", "DELETE", NULL };
+static const struct pb_field f_wcreate[] = {
+	{ "key", 1, PB_BYTES, 0, NULL, NULL },
+	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
+	{ "start_revision", 3, PB_INT, 0, NULL, NULL },
+	{ "progress_notify", 4, PB_BOOL, 0, NULL, NULL },
+	{ "prev_kv", 6, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_field f_wcancel[] = {
+	{ "watch_id", 1, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_msg m_wcreate = MSG(f_wcreate);
+static const struct pb_msg m_wcancel = MSG(f_wcancel);
+static const struct pb_field f_watch[] = {
+	{ "create_request", 1, PB_MSG, 0, &m_wcreate, NULL },
+	{ "cancel_request", 2, PB_MSG, 0, &m_wcancel, NULL },
+};
+static const struct pb_field f_event[] = {
+	{ "type", 1, PB_ENUM, 0, NULL, ev_type },
+	{ "kv", 2, PB_MSG, 0, &m_kv, NULL },
+	{ "prev_kv", 3, PB_MSG, 0, &m_kv, NULL },
+};
+static const struct pb_msg m_event = MSG(f_event);
+static const struct pb_field f_watch_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "watch_id", 2, PB_INT, 0, NULL, NULL },
+	{ "created", 3, PB_BOOL, 0, NULL, NULL },
+	{ "canceled", 4, PB_BOOL, 0, NULL, NULL },
+	{ "compact_revision", 5, PB_INT, 0, NULL, NULL },
+	{ "fragment", 7, PB_BOOL, 0, NULL, NULL },
+	{ "events", 11, PB_MSG, 1, &m_event, NULL },
+};
+static const struct pb_msg m_watch = MSG(f_watch);
+static const struct pb_msg m_watch_r = MSG(f_watch_r);
+
 static const struct {
 	const char		*path, *method;
 	const struct pb_msg	*req, *resp;
@@ -161,6 +197,9 @@ static const struct {
 	    "/etcdserverpb.KV/DeleteRange", &m_delete, &m_delete_r },
 	[ETCD_PB_TXN] = { "/v3/kv/txn", "/etcdserverpb.KV/Txn", &m_txn,
 	    &m_txn_r },
+	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
+	[ETCD_PB_WATCH] = { "", "/etcdserverpb.Watch/Watch", &m_watch,
+	    &m_watch_r },
 };
 
 enum etcd_pb_rpc
@@ -168,7 +207,7 @@ etcd_pb_rpc_of(const char *path)
 {
 	unsigned	 i;
 
-	for (i = 0; i < NF(rpcs); i++) {
+	for (i = 0; i < ETCD_PB_WATCH; i++) {
 		if (strcmp(path, rpcs[i].path) == 0)
 			return ((enum etcd_pb_rpc)i);
 	}

@@ -3,7 +3,7 @@
  * from the JSON of its gateway, so that the callers' requests and answers
  * keep the gateway's shape whichever transport carries them: a request's
  * JSON (TxnRequest, RangeRequest, PutRequest, DeleteRangeRequest, nested
- * txns included) is encoded, an answer is decoded into the tree the gateway
+ * txns included; WatchRequest: a create or cancel request) is encoded, an answer is decoded into the tree the gateway
  * would have sent (bytes in base64, int64s as strings, zero values left
  * out).  Hand-written from etcd 3.4's rpc.proto and kv.proto: only the
  * fields named there, by number; unknown fields of an answer are skipped.
@@ -28,6 +28,7 @@ enum etcd_pb_rpc {
 	ETCD_PB_PUT,
 	ETCD_PB_DELETE,
 	ETCD_PB_TXN,
+	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
 };
 

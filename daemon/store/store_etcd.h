@@ -121,8 +121,7 @@ struct store_etcd {
 	struct etcd_evs		 cache;		/* revs >= cache_from */
 	uint64_t		 cache_from;
 	uint64_t		 before_cache;	/* last metad rev below it */
-	struct evhttp_connection *wconn;
-	struct evhttp_request	*wreq;
+	struct etcd_gstream	*wst;		/* the stream (etcd_grpc.h) */
 	struct event		*wtimer;
 	struct buf		 wbuf;
 	unsigned		 wep;

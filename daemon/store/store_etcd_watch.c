@@ -1,6 +1,6 @@
 /*
  * The etcd backend's events: one persistent watch stream on the whole
- * prefix (on the daemon's event loop, through evhttp's chunked reads) feeds
+ * prefix (a gRPC Watch call on the daemon's event loop, etcd_grpc.c) feeds
  * a bounded cache of recent events and tells the watch hub (opts.notify);
  * the stream resumes from the last revision seen after any failure, so no
  * event is lost or repeated, unless etcd compacted what it had not read
@@ -32,22 +32,21 @@ struct etcd_wmsg {
 	uint64_t	 last_rev;	/* of its events, 0 if none */
 };
 
-/* Parse one watch response line; events under the user prefix go to out. */
+/*
+ * One watch response (the gateway's "result": etcd_pb.c decodes the
+ * stream's messages into the same); events under the user prefix go to
+ * out.
+ */
 static int
-etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
-    struct etcd_evs *out, struct etcd_wmsg *m)
+etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
+    struct etcd_wmsg *m)
 {
-	const cJSON	*res, *evs, *it, *kv, *type;
+	const cJSON	*evs, *it, *kv, *type;
 	struct etcd_ev	 ev;
-	cJSON		*root;
 	uint64_t	 rev = 0;
 	uint32_t	 seq = 0;
-	int		 rc;
 
 	memset(m, 0, sizeof *m);
-	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
-		return (-1);
-	res = cJSON_GetObjectItemCaseSensitive(root, "result");
 	m->created = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
 	    "created"));
 	m->canceled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
@@ -68,8 +67,24 @@ etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
 		ev.seq = seq++;
 		etcd_evs_push(out, &ev);
 	}
-	rc = cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
-	    !m->canceled ? -1 : 0;	/* -1: an error object */
+	/* -1: an error object */
+	return (cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
+	    !m->canceled ? -1 : 0);
+}
+
+/* Parse one watch response line of the gateway (history replays). */
+static int
+etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
+    struct etcd_evs *out, struct etcd_wmsg *m)
+{
+	cJSON	*root;
+	int	 rc;
+
+	memset(m, 0, sizeof *m);
+	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
+		return (-1);
+	rc = etcd_wmsg_of(e, cJSON_GetObjectItemCaseSensitive(root, "result"),
+	    out, m);
 	cJSON_Delete(root);
 	return (rc);
 }
@@ -156,22 +171,29 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
 }
 
+/* A message of the stream, decoded (etcd_grpc.h). */
 static void
-etcd_stream_line(void *arg, const char *line, size_t len)
+etcd_stream_msg(void *arg, cJSON *res)
 {
 	struct store_etcd	*e = arg;
 	struct store		*st = e->st;
 	struct etcd_wmsg	 m;
 	uint64_t		 from = st->rev;
 	size_t			 live = e->cache.n - e->cache.head, i;
+	char			*s;
 
-	if (e->wcancelled)
+	if (e->wcancelled) {
+		cJSON_Delete(res);
 		return;		/* a stream etcd cancelled: being reopened */
-	if (etcd_wmsg_parse(e, line, len, &e->cache, &m) != 0) {
-		log_warnx("etcd watch: %.*s", (int)(len > 200 ? 200 : len),
-		    line);
+	}
+	if (etcd_wmsg_of(e, res, &e->cache, &m) != 0) {
+		s = cJSON_PrintUnformatted(res);
+		log_warnx("etcd watch: %.200s", s != NULL ? s : "?");
+		free(s);
+		cJSON_Delete(res);
 		return;
 	}
+	cJSON_Delete(res);
 	if (m.canceled) {
 		etcd_stream_cancelled(e, m.compact_rev);
 		return;
@@ -188,53 +210,45 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
 }
 
-static void
-etcd_stream_chunk(struct evhttp_request *req, void *arg)
-{
-	struct store_etcd	*e = arg;
-
-	etcd_lines(&e->wbuf, evhttp_request_get_input_buffer(req),
-	    etcd_stream_line, e);
-}
-
 /* The stream ended (etcd went away, or the connection broke). */
 static void
-etcd_stream_done(struct evhttp_request *req, void *arg)
+etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 {
 	struct store_etcd	*e = arg;
 
-	e->wreq = NULL;
+	cJSON_Delete(reply);
+	e->wst = NULL;
 	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
 	    e->http.ep[e->wep].url, e->st->rev + 1);
 	etcd_watch_schedule(e);
 }
 
+/*
+ * The stream: a gRPC Watch call (etcd_grpc.c) on the endpoint's streams
+ * connection, from the revision after the last one seen.
+ */
 static int
 etcd_stream_open(struct store_etcd *e)
 {
 	struct etcd_endpoint	*ep = &e->http.ep[e->wep];
+	struct store_err	 err;
 	char			 body[1024];
 
-	if (e->wconn != NULL)
-		evhttp_connection_free(e->wconn);
-	e->wreq = NULL;
-	e->wbuf.len = 0;
+	if (e->wst != NULL)
+		etcd_grpc_stream_drop(e->wst);
+	e->wst = NULL;
 	e->wcancelled = 0;
-	e->wconn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
-	    ep->port);
-	if (e->wconn == NULL)
-		return (-1);
-	evhttp_connection_set_retries(e->wconn, 0);
-	evhttp_connection_set_timeout(e->wconn, ETCD_STREAM_IDLE_S);
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
 	    e->st->rev + 1);
-	e->wreq = etcd_http_request(e->wconn, ep, "/v3/watch", body,
-	    etcd_stream_done, e);
-	if (e->wreq == NULL)
+	e->wst = etcd_grpc_stream(&e->http.grpc, e->wep, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
+	    etcd_stream_done, e, &err);
+	if (e->wst == NULL) {
+		log_warnx("etcd watch stream on %s: %s", ep->url, err.msg);
 		return (-1);
-	evhttp_request_set_chunked_cb(e->wreq, etcd_stream_chunk);
+	}
 	return (0);
 }
 
@@ -279,16 +293,15 @@ store_etcd_watch_stop(struct store_etcd *e)
 	if (e->wtimer != NULL)
 		event_free(e->wtimer);
 	e->wtimer = NULL;
-	if (e->wconn != NULL)
-		evhttp_connection_free(e->wconn);	/* frees wreq */
-	e->wconn = NULL;
-	e->wreq = NULL;
+	if (e->wst != NULL)
+		etcd_grpc_stream_drop(e->wst);
+	e->wst = NULL;
 	etcd_view_close(e);
 }
 
 /*
  * History older than the cache: a watch from the asked revision on the
- * daemon's loop, read until it reaches until (the last metad revision
+ * daemon's loop (on the gateway, through evhttp's chunked reads), read until it reaches until (the last metad revision
  * below the cache) or has max events, whole revisions.
  */
 struct etcd_replay {
