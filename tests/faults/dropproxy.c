@@ -8,7 +8,10 @@
  * comes (a /v3/watch stream stays open until either side closes).  With
  * -d MS, each piece of the answer to a /v3/watch request (an event stream)
  * is relayed MS milliseconds (at most 10000) after it came, in order, and
- * its end after its last piece: the streams lag, other calls do not.
+ * its end after its last piece; so is what etcd sends on an HTTP/2
+ * connection that carries a gRPC Watch call (dropproxy_h2.c: metad's
+ * event stream, on a connection of its own): the streams lag, other calls
+ * do not.
  *
  *   dropproxy -l PORT -u http://127.0.0.1:ETCDPORT [-n N]
  *       [-m MATCH | -k KEY] [-d MS] [-p PIDFILE]

@@ -7,7 +7,10 @@
  * TEXT: holds TEXT; else: has a compare, as metad's writes do) is let
  * through to etcd; when etcd's answer to it ends, both connections are
  * closed without relaying it: every answer still in flight on that
- * connection is lost with it, as when a member dies.  Any other connection
+ * connection is lost with it, as when a member dies.  With -d MS, once a
+ * connection carries a call to /etcdserverpb.Watch/Watch (metad's event
+ * stream, on a connection of its own), everything etcd sends on it is
+ * relayed MS ms late, in order.  Any other connection
  * (HTTP/1.1: the gateway, watch streams) is relayed byte for byte to the
  * proxy's HTTP side (dropproxy.c) on a port of its own.
  */
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -28,6 +32,7 @@
 #define H2_PREFACE	"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define H2_PREFACE_LEN	24
 #define H2_TXN_PATH	"/etcdserverpb.KV/Txn"
+#define H2_WATCH_PATH	"/etcdserverpb.Watch/Watch"
 #define H2_CALLS_MAX	1024
 
 struct h2_call {
@@ -36,8 +41,18 @@ struct h2_call {
 	struct evbuffer		*body;
 };
 
+/* Frames from etcd held back (-d), due at due. */
+struct h2_later {
+	struct evbuffer		*buf;
+	struct timespec		 due;	/* CLOCK_MONOTONIC */
+	TAILQ_ENTRY(h2_later)	 entry;
+};
+
 struct proxy_tcp {
 	struct proxy		*px;
+	int			 delayed;	/* a watch: -d applies */
+	TAILQ_HEAD(, h2_later)	 later;
+	struct event		*later_ev;
 	struct bufferevent	*cl, *up;
 	int			 mode;		/* 0: undecided, 1: plain, 2: h2 */
 	int			 preface;	/* passed */
@@ -53,9 +68,17 @@ struct proxy_tcp {
 void
 proxy_tcp_free(struct proxy_tcp *t)
 {
-	size_t	 i;
+	size_t		 i;
+	struct h2_later	*hl;
 
 	TAILQ_REMOVE(&t->px->tcps, t, entry);
+	while ((hl = TAILQ_FIRST(&t->later)) != NULL) {
+		TAILQ_REMOVE(&t->later, hl, entry);
+		evbuffer_free(hl->buf);
+		free(hl);
+	}
+	if (t->later_ev != NULL)
+		event_free(t->later_ev);
 	if (t->cl != NULL)
 		bufferevent_free(t->cl);
 	if (t->up != NULL)
@@ -174,6 +197,11 @@ h2_headers(struct proxy_tcp *t, int32_t id, const uint8_t *p, size_t n,
 		    nv.valuelen == strlen(H2_TXN_PATH) &&
 		    memcmp(nv.value, H2_TXN_PATH, nv.valuelen) == 0)
 			c->txn = 1;
+		if ((flags & NGHTTP2_HD_INFLATE_EMIT) && t->px->delay_ms > 0 &&
+		    nv.namelen == 5 && memcmp(nv.name, ":path", 5) == 0 &&
+		    nv.valuelen == strlen(H2_WATCH_PATH) &&
+		    memcmp(nv.value, H2_WATCH_PATH, nv.valuelen) == 0)
+			t->delayed = 1;
 		if (flags & NGHTTP2_HD_INFLATE_FINAL) {
 			nghttp2_hd_inflate_end_headers(t->hd);
 			break;
@@ -229,6 +257,85 @@ h2_client_frame(struct proxy_tcp *t, const uint8_t *hd, const uint8_t *p,
 	return (0);
 }
 
+static void
+h2_now(struct timespec *ts)
+{
+	if (clock_gettime(CLOCK_MONOTONIC, ts) == -1) {
+		perror("dropproxy: clock_gettime");
+		exit(1);
+	}
+}
+
+/* Arm the timer for the first frames held back (if any). */
+static void
+h2_later_arm(struct proxy_tcp *t)
+{
+	struct h2_later	*hl;
+	struct timespec	 now;
+	struct timeval	 tv = { 0, 0 };
+	long long	 ns;
+
+	if ((hl = TAILQ_FIRST(&t->later)) == NULL)
+		return;
+	h2_now(&now);
+	ns = (long long)(hl->due.tv_sec - now.tv_sec) * 1000000000LL +
+	    (hl->due.tv_nsec - now.tv_nsec);
+	if (ns > 0) {
+		tv.tv_sec = (time_t)(ns / 1000000000LL);
+		tv.tv_usec = (suseconds_t)(ns % 1000000000LL / 1000);
+	}
+	evtimer_add(t->later_ev, &tv);
+}
+
+/* Relay the frames whose time came, in order. */
+static void
+h2_later_fire(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy_tcp	*t = arg;
+	struct h2_later		*hl;
+	struct timespec		 now;
+
+	h2_now(&now);
+	while ((hl = TAILQ_FIRST(&t->later)) != NULL &&
+	    (hl->due.tv_sec < now.tv_sec || (hl->due.tv_sec == now.tv_sec &&
+	    hl->due.tv_nsec <= now.tv_nsec))) {
+		TAILQ_REMOVE(&t->later, hl, entry);
+		bufferevent_write_buffer(t->cl, hl->buf);
+		evbuffer_free(hl->buf);
+		free(hl);
+	}
+	h2_later_arm(t);
+}
+
+/* Hold n bytes of in (whole frames from etcd) back for -d MS. */
+static int
+h2_later_add(struct proxy_tcp *t, struct evbuffer *in, size_t n)
+{
+	struct h2_later	*hl;
+	long		 ms = t->px->delay_ms;
+
+	if (t->later_ev == NULL && (t->later_ev = evtimer_new(t->px->base,
+	    h2_later_fire, t)) == NULL)
+		return (-1);
+	if ((hl = calloc(1, sizeof *hl)) == NULL ||
+	    (hl->buf = evbuffer_new()) == NULL) {
+		free(hl);
+		return (-1);
+	}
+	h2_now(&hl->due);
+	hl->due.tv_sec += ms / 1000;
+	hl->due.tv_nsec += (ms % 1000) * 1000000L;
+	if (hl->due.tv_nsec >= 1000000000L) {
+		hl->due.tv_sec++;
+		hl->due.tv_nsec -= 1000000000L;
+	}
+	evbuffer_remove_buffer(in, hl->buf, n);
+	TAILQ_INSERT_TAIL(&t->later, hl, entry);
+	if (TAILQ_FIRST(&t->later) == hl)
+		h2_later_arm(t);
+	return (0);
+}
+
 /*
  * The complete frames in from's input, to the other side; each seen by fn
  * first (frames from metad), or checked for the doomed answer's end.
@@ -265,8 +372,12 @@ h2_relay(struct proxy_tcp *t, struct bufferevent *from, int client)
 			    H2_TXN_PATH, (int)t->doomed);
 			return (-1);
 		}
-		evbuffer_remove_buffer(in, bufferevent_get_output(to),
-		    9 + len);
+		if (!client && t->delayed) {
+			if (h2_later_add(t, in, 9 + len) != 0)
+				return (-1);
+		} else
+			evbuffer_remove_buffer(in, bufferevent_get_output(to),
+			    9 + len);
 	}
 	return (0);
 }
@@ -368,6 +479,7 @@ tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	t->px = px;
+	TAILQ_INIT(&t->later);
 	TAILQ_INSERT_TAIL(&px->tcps, t, entry);
 	if ((t->cl = bufferevent_socket_new(px->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
