@@ -1,9 +1,11 @@
 /*
  * etcd's gRPC API over HTTP/2 (etcd_grpc.h): libnghttp2 frames the calls,
- * a bufferevent carries the bytes.  A gRPC message is a 5-byte prefix (a
- * compressed flag, never set here, and a big-endian length) and the
- * protobuf; the status comes in the trailers (grpc-status, grpc-message),
- * or in the headers alone when the call failed at once.
+ * a bufferevent carries the bytes (this file: the connections and what
+ * comes on them; etcd_grpc_call.c starts the calls and streams).  A gRPC
+ * message is a 5-byte prefix (a compressed flag, never set here, and a
+ * big-endian length) and the protobuf; the status comes in the trailers
+ * (grpc-status, grpc-message), or in the headers alone when the call
+ * failed at once.
  */
 #include <sys/socket.h>
 
@@ -22,45 +24,12 @@
 #include <nghttp2/nghttp2.h>
 
 #include "etcd_grpc.h"
+#include "etcd_grpc_int.h"
 #include "log.h"
 #include "util.h"
 
 /* The flow-control windows offered to etcd: a big answer flows at once. */
 #define ETCD_GRPC_WINDOW	(16 << 20)
-
-struct etcd_gstream {
-	struct etcd_grpc	*g;
-	struct etcd_gconn	*c;		/* NULL once answered */
-	TAILQ_ENTRY(etcd_gstream) entry;	/* c->streams or g->done */
-	int32_t			 id;
-	enum etcd_pb_rpc	 rpc;
-	struct buf		 out;		/* prefix + protobuf */
-	size_t			 off;		/* of out, sent */
-	struct buf		 in;		/* DATA received */
-	int			 http;		/* :status */
-	int			 code;		/* grpc-status, -1: none */
-	char			*msg;		/* grpc-message */
-	int			 status;	/* the answer's */
-	cJSON			*reply;
-	struct event		*timer;
-	struct timeval		 sent;
-	etcd_grpc_cb		 cb;
-	etcd_grpc_msg_cb	 mcb;		/* a stream's, else NULL */
-	unsigned		 idle_ms;	/* a stream's */
-	void			*arg;
-};
-
-struct etcd_gconn {
-	struct etcd_grpc	*g;
-	unsigned		 ep;
-	int			 lane;
-	char			 authority[128];
-	struct bufferevent	*bev;
-	nghttp2_session		*s;
-	TAILQ_HEAD(, etcd_gstream) streams;
-	struct timeval		 last_read;
-	int			 goaway;
-};
 
 static const int grpc_http[] = {
 	200, 408, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501,
@@ -75,7 +44,7 @@ etcd_grpc_http_status(int code)
 	return (grpc_http[code]);
 }
 
-static void
+void
 etcd_gstream_free(struct etcd_gstream *st)
 {
 	if (st->timer != NULL)
@@ -87,7 +56,7 @@ etcd_gstream_free(struct etcd_gstream *st)
 	free(st);
 }
 
-static void
+void
 etcd_grpc_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_grpc	*g = arg;
@@ -108,7 +77,7 @@ etcd_grpc_fire(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The answer of st is status: its cb runs from the loop. */
-static void
+void
 etcd_gstream_finish(struct etcd_gstream *st, int status)
 {
 	struct etcd_gconn	*c = st->c;
@@ -127,7 +96,7 @@ etcd_gstream_finish(struct etcd_gstream *st, int status)
 }
 
 /* The connection is lost: no call on it will be answered. */
-static void
+void
 etcd_gconn_fail(struct etcd_gconn *c)
 {
 	struct etcd_gstream	*st;
@@ -144,7 +113,7 @@ etcd_gconn_fail(struct etcd_gconn *c)
 }
 
 /* What nghttp2 has to send, into the bufferevent; -1 if c failed. */
-static int
+int
 etcd_gconn_flush(struct etcd_gconn *c)
 {
 	if (nghttp2_session_send(c->s) != 0 || c->goaway ||
@@ -167,7 +136,7 @@ etcd_gconn_send_cb(nghttp2_session *s, const uint8_t *data, size_t len,
 	return ((ssize_t)len);
 }
 
-static ssize_t
+ssize_t
 etcd_gstream_read_cb(nghttp2_session *s, int32_t id, uint8_t *p, size_t len,
     uint32_t *flags, nghttp2_data_source *src, void *arg)
 {
@@ -419,7 +388,7 @@ etcd_gconn_event_cb(struct bufferevent *bev, short what, void *arg)
 		etcd_gconn_fail(c);
 }
 
-static struct etcd_gconn *
+struct etcd_gconn *
 etcd_gconn_new(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
     unsigned short port)
 {
@@ -487,179 +456,4 @@ fail:
 		evutil_freeaddrinfo(ai);
 	etcd_gconn_fail(c);
 	return (NULL);
-}
-
-static void
-etcd_gstream_timeout_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct etcd_gstream	*st = arg;
-	struct etcd_gconn	*c = st->c;
-
-	if (c == NULL)
-		return;
-	if (c->last_read.tv_sec < st->sent.tv_sec ||
-	    (c->last_read.tv_sec == st->sent.tv_sec &&
-	    c->last_read.tv_usec <= st->sent.tv_usec)) {
-		/* Nothing came since: the connection is dead. */
-		log_warnx("etcd: no answer on the gRPC connection to %s; "
-		    "given up", c->authority);
-		etcd_gconn_fail(c);
-		return;
-	}
-	if (st->id > 0 && nghttp2_session_find_stream(c->s, st->id) != NULL)
-		nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id,
-		    NGHTTP2_CANCEL);
-	etcd_gstream_finish(st, 0);
-	etcd_gconn_flush(c);
-}
-
-/* A call, or (mcb) a stream; NULL (err set) if it cannot start. */
-static struct etcd_gstream *
-etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
-    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
-    unsigned timeout_ms, etcd_grpc_cb cb, etcd_grpc_msg_cb mcb, void *arg,
-    struct store_err *err)
-{
-	struct etcd_gconn	*c;
-	struct etcd_gstream	*st;
-	nghttp2_data_provider	 dp;
-	const char		*why = NULL, *path = etcd_pb_method(rpc);
-	struct timeval		 tv;
-	unsigned char		 pre[5] = { 0, 0, 0, 0, 0 };
-	uint32_t		 n;
-	nghttp2_nv		 nv[] = {
-#define NV(k, v)	{ (uint8_t *)(k), (uint8_t *)(v), sizeof (k) - 1, \
-		    strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME }
-		NV(":method", "POST"),
-		NV(":scheme", "http"),
-		NV(":path", path != NULL ? path : "/"),
-		NV(":authority", host),
-		NV("content-type", "application/grpc"),
-		NV("te", "trailers"),
-#undef NV
-	};
-
-	st = xcalloc(1, sizeof *st);
-	st->g = g;
-	st->rpc = rpc;
-	st->code = -1;
-	st->cb = cb;
-	st->mcb = mcb;
-	st->idle_ms = timeout_ms;
-	st->arg = arg;
-	buf_init(&st->out);
-	buf_init(&st->in);
-	buf_add(&st->out, pre, sizeof pre);
-	if (etcd_pb_encode(rpc, json, &st->out, &why) != 0) {
-		etcd_gstream_free(st);
-		store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
-		    path != NULL ? path : "?", why);
-		return (NULL);
-	}
-	n = (uint32_t)(st->out.len - 5);
-	st->out.data[1] = (char)(n >> 24);
-	st->out.data[2] = (char)(n >> 16);
-	st->out.data[3] = (char)(n >> 8);
-	st->out.data[4] = (char)n;
-	if ((c = g->conn[ep][lane]) == NULL &&
-	    (c = etcd_gconn_new(g, ep, lane, host, port)) == NULL) {
-		etcd_gstream_free(st);
-		store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s:%u: "
-		    "no connection", host, port);
-		return (NULL);
-	}
-	nv[3].value = (uint8_t *)c->authority;
-	nv[3].valuelen = strlen(c->authority);
-	memset(&dp, 0, sizeof dp);
-	dp.read_callback = etcd_gstream_read_cb;
-	if ((st->timer = evtimer_new(g->base, etcd_gstream_timeout_cb,
-	    st)) == NULL || (st->id = nghttp2_submit_request(c->s, NULL, nv,
-	    sizeof nv / sizeof nv[0], &dp, st)) < 0) {
-		etcd_gstream_free(st);
-		store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
-		    "the request could not be sent", path);
-		return (NULL);
-	}
-	st->c = c;
-	TAILQ_INSERT_TAIL(&c->streams, st, entry);
-	evutil_gettimeofday(&st->sent, NULL);
-	tv.tv_sec = timeout_ms / 1000;
-	tv.tv_usec = (timeout_ms % 1000) * 1000;
-	evtimer_add(st->timer, &tv);
-	etcd_gconn_flush(c);	/* on failure, st answers 0 */
-	return (st);
-}
-
-int
-etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
-    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
-    unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
-{
-	return (etcd_grpc_start(g, ep, lane, host, port, rpc, json,
-	    timeout_ms, cb, NULL, arg, err) != NULL ? 0 : -1);
-}
-
-struct etcd_gstream *
-etcd_grpc_stream(struct etcd_grpc *g, unsigned ep, const char *host,
-    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
-    unsigned idle_ms, etcd_grpc_msg_cb mcb, etcd_grpc_cb end, void *arg,
-    struct store_err *err)
-{
-	return (etcd_grpc_start(g, ep, ETCD_GRPC_LANE_STREAMS, host, port,
-	    rpc, json, idle_ms, end, mcb, arg, err));
-}
-
-void
-etcd_grpc_stream_drop(struct etcd_gstream *st)
-{
-	struct etcd_gconn	*c = st->c;
-
-	if (c == NULL)		/* ended: its end is due from the loop */
-		TAILQ_REMOVE(&st->g->done, st, entry);
-	else {
-		TAILQ_REMOVE(&c->streams, st, entry);
-		if (c->s != NULL && st->id > 0) {
-			nghttp2_session_set_stream_user_data(c->s, st->id,
-			    NULL);
-			if (nghttp2_session_find_stream(c->s, st->id) != NULL)
-				nghttp2_submit_rst_stream(c->s,
-				    NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
-			etcd_gconn_flush(c);
-		}
-	}
-	etcd_gstream_free(st);
-}
-
-int
-etcd_grpc_init(struct etcd_grpc *g, struct event_base *base,
-    size_t max_bytes)
-{
-	memset(g, 0, sizeof *g);
-	TAILQ_INIT(&g->done);
-	g->base = base;
-	g->max_bytes = max_bytes;
-	if (base != NULL && (g->fire = event_new(base, -1, 0, etcd_grpc_fire,
-	    g)) == NULL)
-		return (-1);
-	return (0);
-}
-
-void
-etcd_grpc_close(struct etcd_grpc *g)
-{
-	struct etcd_gstream	*st;
-	unsigned		 i;
-
-	for (i = 0; i < STORE_ENDPOINTS_MAX * ETCD_GRPC_LANES; i++) {
-		if (g->conn[i / ETCD_GRPC_LANES][i % ETCD_GRPC_LANES] != NULL)
-			etcd_gconn_fail(g->conn[i / ETCD_GRPC_LANES]
-			    [i % ETCD_GRPC_LANES]);
-	}
-	while ((st = TAILQ_FIRST(&g->done)) != NULL) {
-		TAILQ_REMOVE(&g->done, st, entry);
-		etcd_gstream_free(st);
-	}
-	if (g->fire != NULL)
-		event_free(g->fire);
-	memset(g, 0, sizeof *g);
 }

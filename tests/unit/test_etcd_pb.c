@@ -48,7 +48,11 @@ test_paths(void **state)
 	assert_int_equal(etcd_pb_rpc_of("/v3/kv/range"), ETCD_PB_RANGE);
 	assert_int_equal(etcd_pb_rpc_of("/v3/kv/put"), ETCD_PB_PUT);
 	assert_int_equal(etcd_pb_rpc_of("/v3/kv/deleterange"), ETCD_PB_DELETE);
+	/* The watch is a stream: no gateway path goes to it. */
 	assert_int_equal(etcd_pb_rpc_of("/v3/watch"), ETCD_PB_NONE);
+	assert_int_equal(etcd_pb_rpc_of(""), ETCD_PB_NONE);
+	assert_string_equal(etcd_pb_method(ETCD_PB_WATCH),
+	    "/etcdserverpb.Watch/Watch");
 	assert_int_equal(etcd_pb_rpc_of("/v3/lease/grant"), ETCD_PB_NONE);
 	assert_string_equal(etcd_pb_method(ETCD_PB_TXN),
 	    "/etcdserverpb.KV/Txn");
@@ -216,6 +220,34 @@ test_decode_answer(void **state)
 	cJSON_Delete(j);
 }
 
+/* The watch stream's request, and its answers as the gateway gives them. */
+static void
+test_watch(void **state)
+{
+	static const unsigned char create[] = { 0x0a, 0x0a, 0x0a, 0x01, 'a',
+	    0x12, 0x01, 'b', 0x18, 0x05, 0x20, 0x01 };
+	static const unsigned char evs[] = { 0x0a, 0x02, 0x18, 0x09,
+	    0x5a, 0x0a, 0x12, 0x08, 0x0a, 0x01, 'a', 0x18, 0x09, 0x2a, 0x01,
+	    'x', 0x5a, 0x09, 0x08, 0x01, 0x12, 0x05, 0x0a, 0x01, 'b', 0x18,
+	    0x09 };
+	cJSON	*j;
+
+	assert_encodes(ETCD_PB_WATCH, "{\"create_request\":{\"key\":\"YQ==\","
+	    "\"range_end\":\"Yg==\",\"start_revision\":\"5\","
+	    "\"progress_notify\":true}}", create, sizeof create);
+	/* A PUT event has no type (its zero); a DELETE's is named. */
+	j = decode_exact(ETCD_PB_WATCH, evs, sizeof evs);
+	assert_json(j, "{\"header\":{\"revision\":\"9\"},\"events\":[{"
+	    "\"kv\":{\"key\":\"YQ==\",\"mod_revision\":\"9\",\"value\":"
+	    "\"eA==\"}},{\"type\":\"DELETE\",\"kv\":{\"key\":\"Yg==\","
+	    "\"mod_revision\":\"9\"}}]}");
+	cJSON_Delete(j);
+	j = decode_exact(ETCD_PB_WATCH, "\x10\x01\x20\x01\x28\x07", 6);
+	assert_json(j, "{\"watch_id\":\"1\",\"canceled\":true,"
+	    "\"compact_revision\":\"7\"}");
+	cJSON_Delete(j);
+}
+
 static void
 test_decode_malformed(void **state)
 {
@@ -312,6 +344,7 @@ main(void)
 		cmocka_unit_test(test_encode_bad),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_decode_answer),
+		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_decode_malformed),
 		cmocka_unit_test(test_decode_fuzz),
 		cmocka_unit_test(test_varint),
