@@ -6,7 +6,9 @@
  *   history(rev, seq, type, key, value, version, create_rev)
  *				the events up to ckpt_rev, indexed by key
  *   log(the columns of history)	the events past ckpt_rev
- *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev',
+ *   meta(name, value)		'schema', 'rev' (set by a commit whose
+ *				newest event is not in the log: the rev is
+ *				SQ_REV_SQL), 'compact_rev', 'ckpt_rev',
  *				'nkeys' (the key count, kept by each commit)
  *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
  *
@@ -40,7 +42,7 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-#define SQ_SCHEMA_VERSION	3
+#define SQ_SCHEMA_VERSION	4
 #define SQ_BUSY_TIMEOUT_MS	5000
 #define SQ_CACHE_DEFAULT	(32 * 1024 * 1024)
 
@@ -116,7 +118,9 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
 	    "ORDER BY rev DESC, seq DESC LIMIT 1",
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "
-	    "ORDER BY rev, seq"
+	    "ORDER BY rev, seq",
+	/* A write's look at the key: one seek, not lease_key's too. */
+	"SELECT version, create_rev FROM kv WHERE key = ?1"
 };
 
 static const char store_sqlite_schema_sql[] =
@@ -324,6 +328,15 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
+/*
+ * Schema 3 to 4: a commit whose newest event is in the log (or checkpointed)
+ * no longer sets meta 'rev' (one page fewer per fsync): the rev is the
+ * newest of meta 'rev', 'ckpt_rev' and the log's.  3's meta is exact, so
+ * nothing moves; the number stops a schema 3 binary, which reads meta only.
+ */
+static const char store_sqlite_migrate4_sql[] =
+	"UPDATE meta SET value = 4 WHERE name = 'schema';";
+
 /* Schema 2 to 3: kv is complete, so the checkpoint is at rev. */
 static const char store_sqlite_migrate3_sql[] =
 	"BEGIN IMMEDIATE;"
@@ -343,8 +356,6 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 
 	if (store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'schema'", &schema, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'rev'", &s->rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0)
 		return (-1);
@@ -368,6 +379,17 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		}
 		schema = 3;
 	}
+	if (schema == 3) {
+		rc = sqlite3_exec(q->db, store_sqlite_migrate4_sql, NULL, NULL,
+		    NULL);
+		if (rc != SQLITE_OK)
+			return (store_sqlite_fail(q, rc, "migrating the schema "
+			    "to version 4", err));
+		schema = 4;
+	}
+	if (schema == SQ_SCHEMA_VERSION &&
+	    store_sqlite_scalar(q, SQ_REV_SQL, &s->rev, err) != 0)
+		return (-1);
 	if (schema != SQ_SCHEMA_VERSION)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
 		    "schema version %llu is not the supported one (%d)",

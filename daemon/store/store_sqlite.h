@@ -12,6 +12,12 @@
 
 #include "store.h"
 
+/* The store's rev: meta 'rev', or a newer event in the log or in kv. */
+#define SQ_REV_SQL \
+	"SELECT MAX((SELECT value FROM meta WHERE name = 'rev'), " \
+	"IFNULL((SELECT value FROM meta WHERE name = 'ckpt_rev'), 0), " \
+	"IFNULL((SELECT MAX(rev) FROM log), 0))"
+
 enum store_sqlite_stmt {
 	SQ_GET,
 	SQ_UPSERT,
@@ -41,6 +47,7 @@ enum store_sqlite_stmt {
 	SQ_LOG_CLEAR,
 	SQ_LOG_GET_AT,
 	SQ_LOG_KEY_HIST,
+	SQ_GET_VER,
 	SQ_NSTMT
 };
 
