@@ -553,6 +553,7 @@ store_etcd_close(struct store *st)
 	free(e->cache.v);
 	etcd_http_close(&e->http);
 	store_etcd_leases_free(e);
+	store_etcd_watch_end(e);
 	/* What etcd never answered ends so, now that it never will. */
 	store_etcd_commits_end(e);
 	while ((b = LIST_FIRST(&e->begins)) != NULL) {

@@ -32,10 +32,13 @@ struct etcd_wmsg {
 	uint64_t	 last_rev;	/* of its events, 0 if none */
 };
 
-/* Parse one watch response line; events under the user prefix go to out. */
+/*
+ * Parse one watch response line; events under the user prefix go to out,
+ * and the stream's (stream set) lease records to store_etcd_expire.c.
+ */
 static int
 etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
-    struct etcd_evs *out, struct etcd_wmsg *m)
+    struct etcd_evs *out, struct etcd_wmsg *m, int stream)
 {
 	const cJSON	*res, *evs, *it, *kv, *type;
 	struct etcd_ev	 ev;
@@ -63,8 +66,14 @@ etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
 			seq = 0;
 		}
 		if (etcd_ev_from_kv(e, kv, cJSON_IsString(type) &&
-		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0)
-			continue;	/* the sentinel */
+		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0) {
+			/* A slot, a lease's record, the sentinel */
+			if (stream)
+				(void)etcd_expiry_kv(e, kv,
+				    cJSON_IsString(type) && strcmp(
+				    type->valuestring, "DELETE") == 0);
+			continue;
+		}
 		ev.seq = seq++;
 		etcd_evs_push(out, &ev);
 	}
@@ -147,6 +156,8 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
 	    "metad read their events", st->rev + 1, compact_rev);
 	st->rev = st->compact_rev - 1;
+	/* Keepalives may be among them: leases are timed afresh. */
+	etcd_expiry_reload(e);
 	etcd_view_moved(e, 1);
 	/* Nothing below compact_rev is readable: the cache starts afresh. */
 	etcd_evs_clear(&e->cache, 0);
@@ -167,7 +178,7 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 
 	if (e->wcancelled)
 		return;		/* a stream etcd cancelled: being reopened */
-	if (etcd_wmsg_parse(e, line, len, &e->cache, &m) != 0) {
+	if (etcd_wmsg_parse(e, line, len, &e->cache, &m, 1) != 0) {
 		log_warnx("etcd watch: %.*s", (int)(len > 200 ? 200 : len),
 		    line);
 		return;
@@ -260,7 +271,7 @@ etcd_watch_schedule(struct store_etcd *e)
 int
 store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 {
-	if (etcd_view_open(e, err) != 0)
+	if (etcd_view_open(e, err) != 0 || etcd_expiry_open(e, err) != 0)
 		return (-1);
 	e->wtimer = evtimer_new(e->opts.base, etcd_watch_timer, e);
 	if (e->wtimer == NULL)
@@ -284,6 +295,13 @@ store_etcd_watch_stop(struct store_etcd *e)
 	e->wconn = NULL;
 	e->wreq = NULL;
 	etcd_view_close(e);
+}
+
+/* After etcd_http_close(): no lease call is out any more. */
+void
+store_etcd_watch_end(struct store_etcd *e)
+{
+	etcd_expiry_close(e);
 }
 
 /*
@@ -314,7 +332,7 @@ etcd_replay_line(void *arg, const char *line, size_t len)
 
 	if (rp->done)
 		return;
-	if (etcd_wmsg_parse(rp->e, line, len, &rp->evs, &m) != 0 ||
+	if (etcd_wmsg_parse(rp->e, line, len, &rp->evs, &m, 0) != 0 ||
 	    m.canceled) {
 		rp->failed = 1;
 		rp->compact_rev = m.compact_rev;

@@ -16,7 +16,8 @@ setup() {
 }
 
 teardown() {
-	stop_bg "${A:-}" "${B:-}"
+	[ -z "${TESTDIR:-}" ] || release timed
+	stop_bg "${A:-}" "${B:-}" "${WATCH:-}"
 	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
 	METACTL_SOCKET="$SOCK_B" leases_clear
 	stop_bg "${PID_B:-}"
@@ -141,4 +142,47 @@ gone_b() {
 	[ $((SECONDS - t0)) -le 5 ]
 	run on_b lease info "$SL"
 	assert_failure 1
+}
+
+# punctual TTL_MS: a lease granted through A, kept alive through B only for
+# over TTL_MS + 1 s (A sees B's keepalives), then B is killed after the last
+# one: A alone expires it, no earlier than TTL_MS after that keepalive and at
+# most 1 s after, although etcd's own TTL is whole seconds, at least 2 s
+# with its default flags, checked every 500 ms (metad(8)).
+punctual() {
+	local ttl=$1 l t0 t1 del tdel i
+	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"p/"}'
+	l=$(mctl lease grant "${ttl}ms")
+	mctl put --lease "$l" p/1 x
+	for i in 1 2 3 4 5 6; do
+		run on_b lease keepalive "$l"
+		assert_output "$ttl"
+		sleep "$(awk -v t="$ttl" 'BEGIN { print t / 2000 }')"
+	done
+	run mctl get p/1
+	assert_output x
+	t0=$EPOCHREALTIME
+	on_b lease keepalive "$l"
+	t1=$EPOCHREALTIME
+	kill -KILL "$PID_B"
+	wait "$PID_B" 2>/dev/null || true
+	PID_B=
+	wait_for -t 5 grep -q '"event":"delete","key":"p/1"' "$TESTDIR/w"
+	del=$(grep '"event":"delete","key":"p/1"' "$TESTDIR/w")
+	tdel=${del%% *}
+	echo "ttl $ttl: expired $(ms "$t0" "$tdel") ms after the last keepalive was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
+	[ "$(ms "$t0" "$tdel")" -ge "$ttl" ]
+	[ "$(ms "$t1" "$tdel")" -le $((ttl + 1000)) ]
+	run mctl lease info "$l"
+	assert_failure 1
+}
+
+# bats test_tags=no-valgrind
+@test "expiry on etcd is punctual with a TTL of 1000 ms, kept alive through the other daemon" {
+	punctual 1000
+}
+
+# bats test_tags=no-valgrind
+@test "expiry on etcd is punctual with a TTL of 1500 ms, kept alive through the other daemon" {
+	punctual 1500
 }

@@ -37,21 +37,6 @@ gone() {
 	[ "$status" -eq 1 ]
 }
 
-# timed_watch FILE REQUEST: a watch whose lines go to FILE, each after the
-# time it arrived ($EPOCHREALTIME); its pid in WATCH.
-timed_watch() {
-	raw_held timed "$2" | while IFS= read -r line; do
-		printf '%s %s\n' "$EPOCHREALTIME" "$line"
-	done >"$1" 3>&- &
-	WATCH=$!
-	wait_for grep -q '"ok":true' "$1"
-}
-
-# ms A B: (B - A) in whole milliseconds, for $EPOCHREALTIME values.
-ms() {
-	awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", (b - a) * 1000 }'
-}
-
 @test "lease_grant, put with lease, lease_info, lease_list, kv shows its lease" {
 	run req '{"op":"lease_grant","ttl_ms":60000}'
 	assert_output --regexp '^\{"ok":true,"lease":[0-9]+,"ttl_ms":60000\}$'
