@@ -254,6 +254,7 @@ struct etcd_known {
 	struct event		*timer;		/* stamped: due at deadline */
 	int			 busy;		/* a check or revoke out */
 	int			 gone;		/* forgotten while busy */
+	unsigned		 gen;		/* seen by a reload */
 	struct etcd_known	*hnext;
 };
 

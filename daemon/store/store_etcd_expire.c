@@ -47,6 +47,7 @@ struct etcd_expiry {
 	struct etcd_known	**hash;
 	size_t			 nbuckets;	/* a power of two */
 	size_t			 n;
+	unsigned		 gen;		/* of the last reload */
 };
 
 uint64_t
@@ -422,11 +423,20 @@ etcd_expiry_open(struct store_etcd *e, struct store_err *err)
 	return (0);
 }
 
+/*
+ * The records read again: those missed are learnt; and if they all came,
+ * a lease known from before the read and without a record is gone.
+ */
 static void
 etcd_expiry_reloaded(void *arg, const cJSON *reply,
     const struct store_err *err)
 {
 	struct store_etcd	*e = arg;
+	struct etcd_expiry	*x = e->expiry;
+	struct etcd_known	*k, *next;
+	const cJSON		*kv;
+	uint64_t		 rev, id;
+	size_t			 i;
 	int			 more;
 
 	if (reply == NULL) {
@@ -436,6 +446,24 @@ etcd_expiry_reloaded(void *arg, const cJSON *reply,
 		return;
 	}
 	etcd_expiry_records(e, reply, &more, NULL, NULL);
+	if (more)
+		return;
+	rev = etcd_u64(cJSON_GetObjectItemCaseSensitive(reply, "header"),
+	    "revision");
+	x->gen++;
+	cJSON_ArrayForEach(kv, cJSON_GetObjectItemCaseSensitive(reply,
+	    "kvs")) {
+		if ((id = etcd_expiry_kv(e, kv, 0)) != 0 &&
+		    (k = etcd_known_find(e, id)) != NULL)
+			k->gen = x->gen;
+	}
+	for (i = 0; i < x->nbuckets; i++) {
+		for (k = x->hash[i]; k != NULL; k = next) {
+			next = k->hnext;
+			if (k->gen != x->gen && k->seen_rev <= rev)
+				etcd_known_forget(e, k->id);
+		}
+	}
 }
 
 void

@@ -186,3 +186,27 @@ punctual() {
 @test "expiry on etcd is punctual with a TTL of 1500 ms, kept alive through the other daemon" {
 	punctual 1500
 }
+
+# A daemon that starts finds the short leases of its prefix and times each
+# from its start: one kept alive just before the daemon was restarted (and
+# no other daemon running) still ends within 1 s of its TTL.
+# bats test_tags=no-valgrind
+@test "a restarted daemon times the short leases it finds from its start" {
+	local l t0 t1 del tdel
+	stop_bg -KILL "$PID_B"
+	PID_B=
+	l=$(mctl lease grant 1000ms)
+	mctl put --lease "$l" p/1 x
+	t0=$EPOCHREALTIME
+	mctl lease keepalive "$l"
+	t1=$EPOCHREALTIME
+	metad_stop KILL
+	metad_start
+	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"p/"}'
+	wait_for -t 5 grep -q '"event":"delete","key":"p/1"' "$TESTDIR/w"
+	del=$(grep '"event":"delete","key":"p/1"' "$TESTDIR/w")
+	tdel=${del%% *}
+	echo "expired $(ms "$t0" "$tdel") ms after the last keepalive was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
+	[ "$(ms "$t0" "$tdel")" -ge 1000 ]
+	[ "$(ms "$t1" "$tdel")" -le 2000 ]
+}
