@@ -144,6 +144,9 @@ def load(c, leases):
             res = c.call([{"op": "lease_grant", "ttl_ms": TTL}
                           for _ in range(lo, hi)])
             ids += [r["lease"] for r in res]
+            if TTL < 10000:     # short: kept alive while loading too
+                c.call([{"op": "lease_keepalive", "lease": i}
+                        for i in ids])
             c.call([{"op": "put", "key": "bench/l/%08d" % i, "value": "x",
                      "lease": ids[i]} for i in range(lo, hi)])
         else:
