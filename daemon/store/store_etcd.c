@@ -510,6 +510,7 @@ store_etcd_open(struct store *st, const char *arg,
 	LIST_INIT(&e->begins);
 	LIST_INIT(&e->commits_out);
 	LIST_INIT(&e->lcalls);
+	LIST_INIT(&e->rwaits);
 	e->st = st;
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)

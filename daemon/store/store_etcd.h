@@ -131,6 +131,7 @@ struct store_etcd {
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 	struct etcd_view	*view;		/* store_etcd_view.c */
 	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */
+	LIST_HEAD(, etcd_lcall)	 rwaits;	/* revokes done, not seen */
 	struct etcd_expiry	*expiry;	/* store_etcd_expire.c */
 };
 
@@ -163,6 +164,8 @@ uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
 
 /* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
 void	store_etcd_leases_free(struct store_etcd *);
+/* The stream passed more revisions: revokes waiting for theirs answer. */
+void	etcd_lease_stream_moved(struct store_etcd *);
 /* etcd refused txn body for a lease it lacks: *err names the lease. */
 void	etcd_lease_err(const char *body, struct store_err *err);
 void	store_etcd_read_leases(struct store *, store_leases_done, void *);

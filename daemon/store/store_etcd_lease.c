@@ -57,6 +57,8 @@ void
 etcd_lcall_free(struct etcd_lcall *c)
 {
 	LIST_REMOVE(c, entry);
+	if (c->rrev != 0)
+		LIST_REMOVE(c, wentry);
 	free(c->ids);
 	free(c->v);
 	free(c->after);
@@ -402,19 +404,62 @@ store_etcd_lease_get(struct store *st, uint64_t id, store_lease_done done,
 	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_state_cb);
 }
 
+/*
+ * The keys a revoke deleted: the delete events of its revision (etcd
+ * deletes them all at one, with nothing else), once the stream has passed
+ * it; what timetolive listed just before the revoke (a put attaching a key
+ * may land in between) only if those events are gone (compacted).
+ */
+static uint64_t
+etcd_revoke_count(struct store_etcd *e, uint64_t rev, uint64_t listed)
+{
+	const struct etcd_evs	*ca = &e->cache;
+	uint64_t		 n = 0;
+	size_t			 i;
+
+	if (rev < e->cache_from)
+		return (listed);
+	for (i = ca->n; i > ca->head && ca->v[i - 1].rev >= rev; i--) {
+		if (ca->v[i - 1].rev == rev && ca->v[i - 1].deleted)
+			n++;
+	}
+	return (n);
+}
+
+/* The stream moved: revokes whose revision it passed are answered. */
+void
+etcd_lease_stream_moved(struct store_etcd *e)
+{
+	struct etcd_lcall	*c, *next;
+
+	for (c = LIST_FIRST(&e->rwaits); c != NULL; c = next) {
+		next = LIST_NEXT(c, wentry);
+		if (c->rrev > e->st->rev)
+			continue;
+		c->rdone(c->arg, 1, c->rrev, etcd_revoke_count(e, c->rrev,
+		    c->nkeys), NULL);
+		etcd_lcall_free(c);
+	}
+}
+
 static void
 etcd_revoke_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_lcall	*c = arg;
+	struct store_etcd	*e = E(c->st);
 
-	if (reply == NULL && err->code == STORE_ERR_NO_LEASE)
-		c->rdone(c->arg, 0, 0, 0, NULL);	/* expired meanwhile */
-	else if (reply == NULL)
-		c->rdone(c->arg, 0, 0, 0, err);
-	else
-		c->rdone(c->arg, 1, etcd_header_rev(E(c->st), reply),
-		    c->nkeys, NULL);
-	etcd_lcall_free(c);
+	if (reply == NULL) {
+		if (err->code == STORE_ERR_NO_LEASE)	/* expired meanwhile */
+			c->rdone(c->arg, 0, 0, 0, NULL);
+		else
+			c->rdone(c->arg, 0, 0, 0, err);
+		etcd_lcall_free(c);
+		return;
+	}
+	/* Answered once the stream delivered its deletes, counted. */
+	c->rrev = etcd_header_rev(e, reply);
+	LIST_INSERT_HEAD(&e->rwaits, c, wentry);
+	etcd_lease_stream_moved(e);
 }
 
 /* The keys first (to count them), then the revoke, sent once. */

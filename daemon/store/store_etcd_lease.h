@@ -39,6 +39,9 @@ struct etcd_lcall {
 	struct store_err	 lerr;		/* read_leases: failed */
 	int			 failed;
 	void			*subs;		/* read_leases: per call */
+	/* revoke: done at rrev, waiting in e->rwaits for the stream */
+	uint64_t		 rrev;
+	LIST_ENTRY(etcd_lcall)	 wentry;
 	/* read_lease_keys */
 	char			*after;
 	size_t			 after_len;

@@ -165,6 +165,7 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	e->before_cache = st->rev;
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
+	etcd_lease_stream_moved(e);
 }
 
 static void
@@ -194,6 +195,7 @@ etcd_stream_line(void *arg, const char *line, size_t len)
 		etcd_view_apply(e, &e->cache.v[i]);
 	st->rev = m.last_rev;
 	etcd_view_moved(e, 0);
+	etcd_lease_stream_moved(e);	/* before a trim: revokes count */
 	etcd_cache_trim(e);
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);

@@ -17,7 +17,7 @@ setup() {
 
 teardown() {
 	[ -z "${TESTDIR:-}" ] || release timed
-	stop_bg "${A:-}" "${B:-}" "${WATCH:-}"
+	stop_bg "${A:-}" "${B:-}" "${WATCH:-}" "${BG:-}"
 	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
 	METACTL_SOCKET="$SOCK_B" leases_clear
 	stop_bg "${PID_B:-}"
@@ -209,4 +209,36 @@ punctual() {
 	echo "expired $(ms "$t0" "$tdel") ms after the last keepalive was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
 	[ "$(ms "$t0" "$tdel")" -ge 1000 ]
 	[ "$(ms "$t1" "$tdel")" -le 2000 ]
+}
+
+# A revoke answers how many keys it deleted: the delete events at its rev,
+# however many puts attached keys to the lease just before it (another
+# daemon's, racing with it).
+@test "a revoke's deleted count is its delete events, with puts attaching keys meanwhile" {
+	local l out rev n i
+	l=$(mctl lease grant 60s)
+	raw_held rw '{"op":"watch","prefix":"r/"}' >"$TESTDIR/w" &
+	WATCH=$!
+	wait_for grep -q '"ok":true' "$TESTDIR/w"
+	for ((i = 1; i <= 300; i++)); do
+		printf '{"op":"put","key":"r/%03d","value":"v","lease":%s}\n' \
+		    "$i" "$l"
+	done | socat -t 10 - "UNIX-CONNECT:$SOCK_B" >"$TESTDIR/puts" 3>&- &
+	BG=$!
+	wait_for -t 10 grep -q '"ok":true' "$TESTDIR/puts"
+	out=$(req "{\"op\":\"lease_revoke\",\"lease\":$l}")
+	wait_bg "$BG" 20
+	BG=
+	rev=$(sed -n 's/.*"rev":\([0-9]*\).*/\1/p' <<<"$out")
+	n=$(sed -n 's/.*"deleted":\([0-9]*\).*/\1/p' <<<"$out")
+	wait_for has_lines $((n + 1)) "$TESTDIR/w"
+	release rw
+	wait "$WATCH" || true
+	WATCH=
+	echo "revoke at rev $rev deleted $n keys; $(grep -c '"ok":true' "$TESTDIR/puts") puts landed" >&3
+	[ "$n" -gt 0 ]
+	assert_equal "$(grep '"event":"delete"' "$TESTDIR/w" |
+	    grep -c "\"mod_rev\":$rev}")" "$n"
+	assert_equal "$(grep -c '"event":"delete"' "$TESTDIR/w")" "$n"
+	assert_equal "$(grep -c '"ok":true' "$TESTDIR/puts")" "$n"
 }
