@@ -25,7 +25,7 @@ SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-PKGS		 = libevent libcjson sqlite3
+PKGS		 = libevent libcjson sqlite3 libnghttp2
 
 ifeq ($(V),1)
 Q =
@@ -189,6 +189,10 @@ STORE_FX_OBJS	:= build/tests/unit/store_fx.o
 $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS)
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
+# The etcd codec's test links its object (and libnghttp2's flags, unused).
+build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd_pb.o \
+		   $(COMMON_OBJS)
+build/tests/test_etcd_pb: build/daemon/store/etcd_pb.o
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)
@@ -379,7 +383,8 @@ check check-etcd bats: $(LINCHECK)
 DROPPROXY	 = build/tests/dropproxy
 
 $(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_later.c \
-    tests/faults/dropproxy.h build/flags
+    tests/faults/dropproxy_h2.c common/enc.c tests/faults/dropproxy.h \
+    build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ \

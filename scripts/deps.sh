@@ -5,7 +5,8 @@
 # everything is already there.
 set -eu
 
-# Build: the compiler, the libraries (pkg-config), cmocka, clang (make fuzz),
+# Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
+# gRPC API), cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
 # sqlite3, curl, mandoc; ps (procps), ss (iproute2) and etcd for the etcd
 # pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
@@ -16,7 +17,7 @@ set -eu
 # redis-server and redis-tools (make bench-redis).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
-libreadline-dev libcmocka-dev clang valgrind cppcheck
+libnghttp2-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
 etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish
 wrk bc systemd man-db redis-server redis-tools"

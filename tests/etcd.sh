@@ -18,10 +18,8 @@ free_port() {
 	done
 }
 
-# Start etcd on loopback ports with a data directory under $1, allowing
-# txns of 256 operations (metad's txn puts one more key than a request
-# writes, its slot, and compares one more than the keys it read: a txn of
-# 128 puts is 129; metad(8) says so).
+# Start etcd on loopback ports with a data directory under $1, with etcd's
+# default limits (--max-txn-ops 128: metad's txns fit it, metad(8)).
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
 	local dir="$1" i c p fresh
@@ -39,7 +37,6 @@ etcd_start() {
 		    --listen-peer-urls "http://127.0.0.1:$p" \
 		    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
 		    --initial-cluster "default=http://127.0.0.1:$p" \
-		    --max-txn-ops 256 \
 		    >>"$dir/etcd.log" 2>&1 &
 		ETCD_PID=$!
 		ETCD_URL="http://127.0.0.1:$c"
@@ -70,8 +67,8 @@ etcd_stop() {
 }
 
 # A 3-member etcd cluster on loopback (tests/bats/etcd_cluster.bats): each
-# member's data directory under $1, its log in $1/etcdN.log, txns of 256
-# operations allowed as etcd_start does.  Sets, for member i in 0 1 2:
+# member's data directory under $1, its log in $1/etcdN.log, etcd's
+# default limits as etcd_start.  Sets, for member i in 0 1 2:
 # ETCD_CLUSTER_PIDS[i] (empty while it is down), ETCD_CLUSTER_URLS[i] (its
 # client URL); ETCD_CLUSTER_DIR is $1.  Returns once every member answers
 # /health (the cluster has a leader); three tries on new ports.
@@ -133,7 +130,6 @@ etcd_member_start() {
 	    --initial-cluster "$ETCD_CLUSTER_INITIAL" \
 	    --initial-cluster-token "metad-test-$$" \
 	    --initial-cluster-state new \
-	    --max-txn-ops 256 \
 	    >>"$ETCD_CLUSTER_DIR/etcd$i.log" 2>&1 &
 	ETCD_CLUSTER_PIDS[i]=$!
 }

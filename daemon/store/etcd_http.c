@@ -12,40 +12,6 @@
 #include "log.h"
 #include "util.h"
 
-static int
-etcd_http_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
-    struct store_err *err)
-{
-	const char	*hp, *colon;
-	char		*end;
-	unsigned long	 port;
-
-	if (len >= sizeof ep->url || len < 8 || strncmp(url, "http://", 7) != 0)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
-		    "\"%.*s\": expected http://HOST:PORT", (int)(len > 64 ?
-		    64 : len), url));
-	memcpy(ep->url, url, len);
-	ep->url[len] = '\0';
-	if (ep->url[len - 1] == '/')
-		ep->url[len - 1] = '\0';
-	hp = ep->url + 7;
-	colon = strrchr(hp, ':');
-	if (colon == NULL || (size_t)(colon - hp) >= sizeof ep->host ||
-	    colon == hp)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
-		    "\"%s\": expected http://HOST:PORT", ep->url));
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno != 0 || *end != '\0' || port == 0 || port > 65535)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
-		    "\"%s\": bad port", ep->url));
-	memcpy(ep->host, hp, colon - hp);
-	ep->host[colon - hp] = '\0';
-	ep->port = (unsigned short)port;
-	ep->healthy = 1;
-	return (0);
-}
-
 static void	etcd_http_probe_cb(evutil_socket_t, short, void *);
 static void	etcd_http_acalls_free(struct etcd_http *);
 
@@ -78,8 +44,9 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "event_base_new failed"));
 	h->main = main;
-	if (main != NULL && (h->probe_timer = evtimer_new(main,
-	    etcd_http_probe_cb, h)) == NULL)
+	if (main != NULL && ((h->probe_timer = evtimer_new(main,
+	    etcd_http_probe_cb, h)) == NULL || etcd_grpc_init(&h->grpc, main,
+	    ETCD_REPLY_MAX_BYTES) != 0))
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
 	return (0);
@@ -94,6 +61,7 @@ etcd_http_close(struct etcd_http *h)
 		if (h->conn[i] != NULL)
 			evhttp_connection_free(h->conn[i]);
 	}
+	etcd_grpc_close(&h->grpc);
 	etcd_http_acalls_free(h);
 	for (i = 0; i < h->nep; i++) {
 		unsigned j;
@@ -222,9 +190,8 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		code = STORE_ERR_COMPACTED;
 	else if (strstr(msg, "too many operations in txn") != NULL)
 		return (store_err_set(err, code, "etcd refused a txn of more "
-		    "operations than its --max-txn-ops (metad's txn puts one "
-		    "more key than the request writes, and compares one more "
-		    "than the keys it read; see metad(8))"));
+		    "operations than its --max-txn-ops (metad's fit 128, "
+		    "etcd's default; see metad(8))"));
 	else if (strstr(msg, "requested lease not found") != NULL)
 		return (store_err_set(err, STORE_ERR_NO_LEASE, "lease not "
 		    "found (unknown, expired or revoked); nothing written"));
@@ -365,6 +332,7 @@ struct etcd_acall {
 	int			 once;		/* never sent again */
 	int			 copy;		/* of a write: cconn */
 	unsigned		 busy;		/* answers "try later" */
+	enum etcd_pb_rpc	 rpc;		/* over gRPC, or NONE */
 	struct event		*pause;		/* before trying again */
 	etcd_http_cb		 cb;
 	void			*arg;
@@ -419,19 +387,15 @@ static void	etcd_acall_pause_cb(evutil_socket_t, short, void *);
 
 static const struct timeval etcd_busy_pause = { 0, ETCD_BUSY_PAUSE_MS * 1000 };
 
+/* The answer of a's call: status (0: none), body b, or reply if parsed. */
 static void
-etcd_acall_done(struct evhttp_request *req, void *arg)
+etcd_acall_answer(struct etcd_acall *a, int status, struct buf *b,
+    cJSON *reply)
 {
-	struct etcd_acall	*a = arg;
 	struct etcd_http	*h = a->h;
-	struct buf		 b;
-	int			 status;
 
-	etcd_acall_unbusy(a);
-	buf_init(&b);
-	if ((status = etcd_http_take(req, &b)) == 0) {
+	if (status == 0) {
 		h->ep[a->ep].healthy = 0;
-		buf_free(&b);
 		if (a->pinned) {
 			store_err_set(&a->err, STORE_ERR_UNAVAILABLE, "etcd "
 			    "%s: no answer", h->ep[a->ep].url);
@@ -453,8 +417,11 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 		etcd_http_unreachable(h, &a->err);
 	} else {
 		h->ep[a->ep].healthy = 1;
-		etcd_http_parse(&b, status, a->path, &a->reply, &a->err);
-		buf_free(&b);
+		if (status == 200 && reply != NULL)
+			a->reply = reply;
+		else
+			etcd_http_parse(b, status, a->path, &a->reply,
+			    &a->err);
 		if (a->reply == NULL && !a->once && !a->pinned &&
 		    a->err.code == STORE_ERR_UNAVAILABLE &&
 		    ++a->busy < ETCD_BUSY_TRIES) {
@@ -464,6 +431,24 @@ etcd_acall_done(struct evhttp_request *req, void *arg)
 		}
 	}
 	event_active(a->fire, 0, 0);
+}
+
+static void
+etcd_acall_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_acall	*a = arg;
+	struct buf		 b;
+
+	etcd_acall_unbusy(a);
+	buf_init(&b);
+	etcd_acall_answer(a, etcd_http_take(req, &b), &b, NULL);
+	buf_free(&b);
+}
+
+static void
+etcd_acall_grpc_done(void *arg, int status, struct buf *b, cJSON *reply)
+{
+	etcd_acall_answer(arg, status, b, reply);
 }
 
 static void
@@ -484,11 +469,17 @@ etcd_acall_send(struct etcd_acall *a)
 	struct etcd_endpoint		 *ep;
 	struct evhttp_connection	**cp;
 	struct timeval			  tv = { ETCD_HTTP_TIMEOUT_S, 0 };
+	struct store_err		  err;
 	unsigned			  i, best = 0;
 
 	if (!a->pinned)
 		a->ep = h->cur;
 	ep = &h->ep[a->ep];
+	if (a->rpc != ETCD_PB_NONE)
+		return (etcd_grpc_call(&h->grpc, a->ep, a->copy, ep->host,
+		    ep->port, a->rpc, a->body, a->copy ? ETCD_COPY_TIMEOUT_MS :
+		    ETCD_HTTP_TIMEOUT_S * 1000, etcd_acall_grpc_done, a,
+		    &err));
 	if (a->copy) {
 		cp = &h->cconn[a->ep];
 		tv.tv_sec = ETCD_COPY_TIMEOUT_MS / 1000;
@@ -548,6 +539,7 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	a->once = (how & ETCD_CALL_ONCE) != 0;
 	a->copy = (how & ETCD_CALL_COPY) != 0;
 	a->ep = ep;
+	a->rpc = etcd_pb_rpc_of(path);
 	a->path = xstrdup(path);
 	a->body = xstrdup(body);
 	a->cb = cb;

@@ -5,6 +5,9 @@
  * the daemon's loop (a pool of connections per endpoint), over one of
  * several endpoints: on a connection or I/O failure the next endpoint is
  * tried.  The watch stream (store_etcd_watch.c) uses the same endpoints.
+ * The KV calls answered on the loop (txn, range, put, deleterange) go
+ * over etcd's gRPC API instead (etcd_grpc.h), with the same JSON in and
+ * out, the same failover, timeouts and "no answer".
  *
  * When no endpoint answers, a call has blocked the daemon for up to
  * ETCD_HTTP_TIMEOUT_S per endpoint; so that a whole queue of requests does
@@ -23,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "etcd_grpc.h"
 #include "store.h"
 
 #define ETCD_HTTP_TIMEOUT_S	2
@@ -75,6 +79,8 @@ struct etcd_http {
 	unsigned		 abusy[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
 	struct evhttp_connection *cconn[STORE_ENDPOINTS_MAX];	/* copies */
 	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
+	/* The KV calls answered on main go over gRPC. */
+	struct etcd_grpc	 grpc;
 };
 
 /* The answer of an asynchronous call: reply (deleted after), or err. */
@@ -116,6 +122,9 @@ struct evhttp_request *etcd_http_request(struct evhttp_connection *,
 	    void (*)(struct evhttp_request *, void *), void *);
 
 char	*etcd_prefix_end64(const char *, size_t);
+/* "http://HOST:PORT" (len bytes of url) into ep. */
+int	 etcd_http_parse_url(struct etcd_endpoint *, const char *url,
+	    size_t len, struct store_err *);
 
 /* The gateway's encodings. */
 char	*etcd_b64(const void *, size_t);

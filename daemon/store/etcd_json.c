@@ -1,7 +1,9 @@
 /*
  * The JSON gateway's encodings (etcd_http.h): bytes as base64, int64s as
- * strings, and a prefix's range_end, apart from the HTTP transport.
+ * strings, and a prefix's range_end, apart from the HTTP transport; and
+ * the endpoints' URLs.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,4 +75,38 @@ etcd_prefix_end64(const char *p, size_t n)
 	s = etcd_b64(e, n);
 	free(e);
 	return (s);
+}
+
+int
+etcd_http_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
+    struct store_err *err)
+{
+	const char	*hp, *colon;
+	char		*end;
+	unsigned long	 port;
+
+	if (len >= sizeof ep->url || len < 8 || strncmp(url, "http://", 7) != 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%.*s\": expected http://HOST:PORT", (int)(len > 64 ?
+		    64 : len), url));
+	memcpy(ep->url, url, len);
+	ep->url[len] = '\0';
+	if (ep->url[len - 1] == '/')
+		ep->url[len - 1] = '\0';
+	hp = ep->url + 7;
+	colon = strrchr(hp, ':');
+	if (colon == NULL || (size_t)(colon - hp) >= sizeof ep->host ||
+	    colon == hp)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": expected http://HOST:PORT", ep->url));
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || port == 0 || port > 65535)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": bad port", ep->url));
+	memcpy(ep->host, hp, colon - hp);
+	ep->host[colon - hp] = '\0';
+	ep->port = (unsigned short)port;
+	ep->healthy = 1;
+	return (0);
 }

@@ -116,13 +116,38 @@ store_etcd_commits_end(struct store_etcd *e)
 	}
 }
 
+/* A put's answer it: if a blind key's, what the key held before. */
+static void
+etcd_commit_prev(struct etcd_commit *c, const cJSON *it)
+{
+	struct etcd_batch	*b = c->b;
+	const cJSON		*pkv;
+	struct etcd_ev		 ev;
+	size_t			 i;
+
+	pkv = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(it, "response_put"), "prev_kv");
+	if (pkv == NULL || etcd_ev_from_kv(E(c->st), pkv, 0, &ev) != 0)
+		return;
+	for (i = 0; i < b->nsnap; i++) {
+		if (b->snap[i].blind && !b->snap[i].found &&
+		    b->snap[i].key_len == ev.key_len &&
+		    memcmp(b->snap[i].key, ev.key, ev.key_len) == 0) {
+			b->snap[i].found = 1;
+			b->snap[i].ev = ev;
+			memset(&ev, 0, sizeof ev);
+			break;
+		}
+	}
+	etcd_ev_free(&ev);
+}
+
 /* The txn landed at rev: what blind keys held, then the compaction. */
 static void
 etcd_commit_landed(struct etcd_commit *c, uint64_t rev, const cJSON *reply)
 {
 	struct etcd_batch	*b = c->b;
-	const cJSON		*res, *pkv, *it;
-	struct etcd_ev		 ev;
+	const cJSON		*res, *it, *sub, *in;
 	size_t			 i;
 	int			 blind = 0;
 
@@ -148,25 +173,19 @@ etcd_commit_landed(struct etcd_commit *c, uint64_t rev, const cJSON *reply)
 		etcd_commit_send(c);
 		return;
 	}
-	/* A blind key's put answered with what it held (none: absent). */
+	/*
+	 * A blind key's put answered with what it held (none: absent); in
+	 * the nested txns of a big one (store_etcd_txn.c) too.
+	 */
 	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
 	cJSON_ArrayForEach(it, res) {
-		pkv = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(it, "response_put"),
-		    "prev_kv");
-		if (pkv == NULL || etcd_ev_from_kv(E(c->st), pkv, 0, &ev) != 0)
-			continue;
-		for (i = 0; i < b->nsnap; i++) {
-			if (b->snap[i].blind && !b->snap[i].found &&
-			    b->snap[i].key_len == ev.key_len &&
-			    memcmp(b->snap[i].key, ev.key, ev.key_len) == 0) {
-				b->snap[i].found = 1;
-				b->snap[i].ev = ev;
-				memset(&ev, 0, sizeof ev);
-				break;
-			}
-		}
-		etcd_ev_free(&ev);
+		sub = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(it, "response_txn"),
+		    "responses");
+		if (sub == NULL)
+			etcd_commit_prev(c, it);
+		cJSON_ArrayForEach(in, sub)
+			etcd_commit_prev(c, in);
 	}
 	if (c->compact_to == 0) {
 		etcd_commit_end(c, NULL);

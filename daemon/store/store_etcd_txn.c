@@ -24,22 +24,59 @@ etcd_slot_key64(struct store_etcd *e, int slot)
 	return (etcd_b64(k, (size_t)n));
 }
 
-/* Puts of blind keys carry prev_kv: what the key held before. */
+/*
+ * etcd's --max-txn-ops (128 by default) bounds the compares, and the ops
+ * of each branch, of a txn and of each txn nested in it, with what the
+ * outer levels use taken off (checkTxnRequest, etcd 3.4's
+ * server/etcdserver/api/v3rpc/key.go).  A txn whose writes and slot are
+ * more than that puts its writes in nested txns of ETCD_TXN_NEST_OPS each
+ * (2 for a txn of 128, under 128 - 3); one whose compares would be more
+ * compares the span of the keys it read in one (see below).
+ */
+#define ETCD_TXN_FLAT_MAX	128
+#define ETCD_TXN_NEST_OPS	64
+
+/* The writes the txn sends (a later write of a key wins). */
+static size_t
+etcd_txn_nops(struct store_etcd *e)
+{
+	const struct etcd_ev	*ev;
+	size_t			 i, n = 0;
+
+	for (i = e->overlay.head; i < e->overlay.n; i++) {
+		ev = &e->overlay.v[i];
+		n += etcd_overlay_find(e, ev->key, ev->key_len) == ev;
+	}
+	return (n);
+}
+
+/*
+ * The writes, each after a comma; per > 0: in nested txns of per each.
+ * Puts of blind keys carry prev_kv: what the key held before.
+ */
 static void
-etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, struct buf *out)
+etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, size_t per,
+    struct buf *out)
 {
 	const struct etcd_ev	*ev;
 	const struct etcd_snap	*sn;
 	char			*k64, *v64;
-	size_t			 i, j;
+	size_t			 i, j, n = 0;
 
 	for (i = e->overlay.head; i < e->overlay.n; i++) {
 		ev = &e->overlay.v[i];
 		if (etcd_overlay_find(e, ev->key, ev->key_len) != ev)
 			continue;	/* a later write of the key wins */
+		if (per > 0 && n % per == 0)
+			buf_addstr(out, n > 0 ? "]}},{\"request_txn\":{"
+			    "\"success\":[" : ",{\"request_txn\":{"
+			    "\"success\":[");
+		else
+			buf_addc(out, ',');
+		n++;
 		k64 = etcd_key64(e, ev->key, ev->key_len);
 		if (ev->deleted)
-			buf_printf(out, ",{\"request_delete_range\":{\"key\":"
+			buf_printf(out, "{\"request_delete_range\":{\"key\":"
 			    "\"%s\"}}", k64);
 		else {
 			for (j = 0, sn = NULL; j < b->nsnap; j++) {
@@ -50,7 +87,7 @@ etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, struct buf *out)
 					sn = &b->snap[j];
 			}
 			v64 = etcd_b64(ev->value, ev->value_len);
-			buf_printf(out, ",{\"request_put\":{\"key\":\"%s\","
+			buf_printf(out, "{\"request_put\":{\"key\":\"%s\","
 			    "\"value\":\"%s\"%s", k64, v64, sn != NULL ?
 			    ",\"prev_kv\":true" : "");
 			if (ev->lease != 0)
@@ -61,6 +98,8 @@ etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, struct buf *out)
 		}
 		free(k64);
 	}
+	if (per > 0 && n > 0)
+		buf_addstr(out, "]}}");
 }
 
 /*
@@ -70,7 +109,8 @@ etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, struct buf *out)
  * key in it written after the read (a key created since has a newer
  * mod_revision; a write to another key of the span is a false conflict,
  * run again).  A txn then compares 1 + its found keys + at most
- * ETCD_TXN_ABSENT_MAX.
+ * ETCD_TXN_ABSENT_MAX; past ETCD_TXN_FLAT_MAX, 2: its slot and one span
+ * over every key it read (a found key, too, is unwritten since the read).
  */
 #define ETCD_TXN_ABSENT_MAX	8
 
@@ -92,15 +132,21 @@ etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
 {
 	const struct etcd_snap	*lo = NULL, *hi = NULL, *sn;
 	char			*k64, *end, *k;
-	size_t			 i, nabsent = 0;
+	size_t			 i, nabsent = 0, nfound = 0;
+	int			 fold;
 
-	for (i = 0; i < b->nsnap; i++)
+	for (i = 0; i < b->nsnap; i++) {
 		nabsent += !b->snap[i].blind && !b->snap[i].found;
+		nfound += !b->snap[i].blind && b->snap[i].found;
+	}
+	/* With the slot's, past etcd's limit: all in the span's. */
+	fold = 1 + nfound + (nabsent > ETCD_TXN_ABSENT_MAX ? 1 : nabsent) >
+	    ETCD_TXN_FLAT_MAX;
 	for (i = 0; i < b->nsnap; i++) {
 		sn = &b->snap[i];
 		if (sn->blind)
 			continue;
-		if (!sn->found && nabsent > ETCD_TXN_ABSENT_MAX) {
+		if (fold || (!sn->found && nabsent > ETCD_TXN_ABSENT_MAX)) {
 			if (lo == NULL || etcd_snap_cmp(sn, lo) < 0)
 				lo = sn;
 			if (hi == NULL || etcd_snap_cmp(sn, hi) > 0)
@@ -139,6 +185,7 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 {
 	struct store_etcd	*e = E(c->st);
 	char			*s64, *v64;
+	size_t			 n;
 
 	s64 = etcd_slot_key64(e, c->slot);
 	buf_printf(out, "{\"compare\":[{\"target\":\"MOD\",\"key\":\"%s\","
@@ -149,7 +196,9 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 	buf_printf(out, "],\"success\":[{\"request_put\":{\"key\":\"%s\","
 	    "\"value\":\"%s\"}}", s64, v64);
 	free(v64);
-	etcd_txn_ops(e, c->b, out);
+	n = etcd_txn_nops(e);
+	etcd_txn_ops(e, c->b, 1 + n > ETCD_TXN_FLAT_MAX ? ETCD_TXN_NEST_OPS :
+	    0, out);
 	buf_printf(out, "],\"failure\":[{\"request_range\":{\"key\":\"%s\"}}"
 	    "]}", s64);
 	free(s64);

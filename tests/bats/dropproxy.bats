@@ -3,7 +3,8 @@
 # HTTP proxy in front of etcd that relays requests and answers, streams
 # included (late with -d), and loses the answer to the first write txn
 # after etcd has committed it.  Runs in the etcd pass (tests/run-etcd), talking to etcd's
-# JSON gateway with curl.
+# JSON gateway with curl, and to its gRPC API (HTTP/2, as metad's writes)
+# with etcdctl.
 
 # bats file_tags=store:etcd
 
@@ -180,6 +181,59 @@ txn_body() {
 	run -0 grep -o '"value":"[^"]*"' "$out"
 	assert_output "$(printf '"value":"%s"\n"value":"%s"' "$(b64 one)" "$(b64 two)")"
 	kill -0 "$CURL_PID"
+}
+
+# grpc_txn URL KEY VALUE: a txn through etcd's gRPC API (etcdctl), its
+# compare KEY absent, as metad's writes have compares.
+grpc_txn() {
+	printf 'create("%s") = "0"\n\nput %s %s\n\n\n' "$2" "$2" "$3" |
+	    ETCDCTL_API=3 etcdctl --endpoints "$1" --dial-timeout 2s \
+	    --command-timeout 5s txn
+}
+
+grpc_get() {
+	ETCDCTL_API=3 etcdctl --endpoints "$1" --command-timeout 5s get \
+	    --print-value-only "$2"
+}
+
+@test "dropproxy: gRPC: the txn naming -k KEY commits, its answer is lost with its connection; others are answered" {
+	proxy_stop
+	proxy_start -k "${PREFIX}lost"
+	run -0 grpc_txn "$PROXY" "${PREFIX}a" one
+	assert_output --partial SUCCESS
+	run -0 grpc_get "$PROXY" "${PREFIX}a"
+	assert_output one
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output ""
+	run grpc_txn "$PROXY" "${PREFIX}lost" v
+	assert_failure
+	run -0 value_of "$ETCD" "${PREFIX}lost"
+	assert_output v
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output --regexp '^dropproxy: dropped the reply to POST /etcdserverpb.KV/Txn \(gRPC stream [0-9]+: its connection closed\)$'
+	# -n 1: the next one naming it is answered.
+	run -0 grpc_txn "$PROXY" "${PREFIX}lost/2" w
+	assert_output --partial SUCCESS
+	run -0 grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 1
+}
+
+@test "dropproxy: gRPC: -n -1 loses the answer of every txn with a compare, not of a range or a txn without one" {
+	proxy_stop
+	proxy_start -n -1
+	run grpc_txn "$PROXY" "${PREFIX}a" one
+	assert_failure
+	run grpc_txn "$PROXY" "${PREFIX}b" two
+	assert_failure
+	run -0 value_of "$ETCD" "${PREFIX}b"
+	assert_output two
+	run -0 grpc_get "$PROXY" "${PREFIX}a"
+	assert_output one
+	# No compare: put alone.
+	run -0 sh -c "printf '\n\nput ${PREFIX}c three\n\n\n' | ETCDCTL_API=3 etcdctl --endpoints '$PROXY' --command-timeout 5s txn"
+	assert_output --partial SUCCESS
+	run -0 grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 2
 }
 
 @test "dropproxy: a bad argument is a usage error" {

@@ -506,3 +506,29 @@ etcd_rev() {
 	run req "$(rv '{"op":"watch","key":"k","from_rev":@1}')"
 	assert_output --partial '"code":"compacted"'
 }
+
+@test "etcd: a txn of 128 puts, and one comparing 128 existing keys, fit etcd's default --max-txn-ops" {
+	local i k ops= cmps=
+	# etcd here runs with its default limit, 128 (tests/etcd.sh).
+	for i in $(seq 1 128); do
+		ops="$ops{\"op\":\"put\",\"key\":\"big/$i\",\"value\":\"v$i\"},"
+	done
+	run -0 req "{\"op\":\"txn\",\"then\":[${ops%,}]}"
+	assert_output --partial '"ok":true,"succeeded":true'
+	# Each put created its key (the puts' prev_kv, from nested txns).
+	assert_equal "$(jq -c '[.results[] | .kv.version] | unique' <<<"$output")" '[1]'
+	for k in 1 64 65 128; do
+		run -0 mctl -s "$A" -o json get "big/$k"
+		assert_equal "$(jq -r '[.kv.value, .kv.version] | join(" ")' <<<"$output")" "v$k 1"
+	done
+	# 128 compares on existing keys: the txn reads 128 found keys.
+	for i in $(seq 1 128); do
+		cmps="$cmps{\"key\":\"big/$i\",\"version\":1},"
+	done
+	ops=${ops//\"value\":\"v/\"value\":\"w}
+	run -0 req "{\"op\":\"txn\",\"if\":[${cmps%,}],\"then\":[${ops%,}]}"
+	assert_output --partial '"ok":true,"succeeded":true'
+	assert_equal "$(jq -c '[.results[] | .kv.version] | unique' <<<"$output")" '[2]'
+	run -0 mctl -s "$A" -o json get big/128
+	assert_equal "$(jq -r '[.kv.value, .kv.version] | join(" ")' <<<"$output")" "w128 2"
+}

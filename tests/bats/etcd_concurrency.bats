@@ -114,10 +114,10 @@ cas_adder() {
 }
 
 @test "etcd concurrency: a reply lost while other writes are in flight is applied once, and the others too" {
-	local key64 i before
-	key64=$(printf '%sk/lost' "$ETCD_PREFIX" | base64 -w0)
-	# Only the txn writing key "lost" loses its reply.
-	proxy_spawn "$ETCD_URL" -n 1 -m "$key64"
+	local i before
+	# Only the txn writing key "lost" loses its reply (its gRPC
+	# connection closes: the replies in flight on it are lost too).
+	proxy_spawn "$ETCD_URL" -n 1 -k "${ETCD_PREFIX}k/lost"
 	metad_stop
 	metad_start --store "etcd:$PROXY_URL,$ETCD_URL"
 	A="$SOCK"

@@ -10,8 +10,10 @@
  * is relayed MS milliseconds (at most 10000) after it came, in order, and
  * its end after its last piece: the streams lag, other calls do not.
  *
- *   dropproxy -l PORT -u http://127.0.0.1:ETCDPORT [-n N] [-m MATCH]
- *       [-d MS] [-p PIDFILE]
+ *   dropproxy -l PORT -u http://127.0.0.1:ETCDPORT [-n N]
+ *       [-m MATCH | -k KEY] [-d MS] [-p PIDFILE]
+ * -k KEY: MATCH is KEY's base64 (and KEY's bytes in a gRPC call, whose
+ * answer dropproxy_h2.c drops by closing the connection).
  *
  * One line on stderr per dropped reply; PIDFILE is written once listening
  * (and removed on exit); SIGTERM or SIGINT stops it.  Exit: 0 stopped by a
@@ -27,6 +29,9 @@
  * its client has not read; they go with their request.
  */
 #include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -41,8 +46,10 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "dropproxy.h"
+#include "enc.h"
 
 static void proxy_usage(void) __attribute__((noreturn));
 static void proxy_req_free(struct proxy_req *);
@@ -51,7 +58,7 @@ static void
 proxy_usage(void)
 {
 	fprintf(stderr, "usage: dropproxy -l PORT -u http://%s:ETCDPORT "
-	    "[-n N] [-m MATCH] [-d MS] [-p PIDFILE]\n", PROXY_HOST);
+	    "[-n N] [-m MATCH | -k KEY] [-d MS] [-p PIDFILE]\n", PROXY_HOST);
 	exit(2);
 }
 
@@ -99,7 +106,7 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 
 	px->drops_left = 1;
 	px->match = PROXY_MATCH_DEFAULT;
-	while ((ch = getopt(argc, argv, "l:u:n:m:d:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "l:u:n:m:k:d:p:")) != -1) {
 		switch (ch) {
 		case 'l':
 			if (proxy_parse_long(optarg, 1, 65535, &v) == -1)
@@ -121,6 +128,13 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 			if (*optarg == '\0')
 				proxy_usage();
 			px->match = optarg;
+			break;
+		case 'k':
+			if (*optarg == '\0' || strlen(optarg) > 4096)
+				proxy_usage();
+			px->match_raw = optarg;
+			px->match = px->match_b64;
+			b64_encode(optarg, strlen(optarg), px->match_b64);
 			break;
 		case 'd':
 			if (proxy_parse_long(optarg, 0, PROXY_DELAY_MAX_MS,
@@ -493,9 +507,17 @@ proxy_write_pidfile(const char *path)
 	return (0);
 }
 
+/*
+ * The HTTP side on a port of its own, behind the front door
+ * (dropproxy_h2.c) on PORT, which relays it every HTTP/1.1 connection.
+ */
 static int
 proxy_listen(struct proxy *px)
 {
+	struct evhttp_bound_socket	*bs;
+	struct sockaddr_in		 sin;
+	socklen_t			 len = sizeof sin;
+
 	if ((px->http = evhttp_new(px->base)) == NULL)
 		return (-1);
 	evhttp_set_allowed_methods(px->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
@@ -503,12 +525,15 @@ proxy_listen(struct proxy *px)
 	evhttp_set_max_headers_size(px->http, PROXY_MAX_HEADERS);
 	evhttp_set_timeout(px->http, PROXY_IDLE_TIMEOUT_S);
 	evhttp_set_gencb(px->http, proxy_request, px);
-	if (evhttp_bind_socket_with_handle(px->http, PROXY_HOST,
-	    px->port) == NULL) {
+	if ((bs = evhttp_bind_socket_with_handle(px->http, PROXY_HOST,
+	    0)) == NULL || getsockname(evhttp_bound_socket_get_fd(bs),
+	    (struct sockaddr *)&sin, &len) != 0 ||
+	    proxy_tcp_listen(px) != 0) {
 		fprintf(stderr, "dropproxy: cannot listen on %s:%u\n",
 		    PROXY_HOST, px->port);
 		return (-1);
 	}
+	px->http_port = ntohs(sin.sin_port);
 	return (0);
 }
 
@@ -526,6 +551,10 @@ proxy_shutdown(struct proxy *px)
 			proxy_client_close(pr);
 		proxy_req_free(pr);
 	}
+	while (!TAILQ_EMPTY(&px->tcps))
+		proxy_tcp_free(TAILQ_FIRST(&px->tcps));
+	if (px->lst != NULL)
+		evconnlistener_free(px->lst);
 	if (px->http != NULL)
 		evhttp_free(px->http);
 	if (px->pidfile != NULL)
@@ -542,6 +571,7 @@ main(int argc, char **argv)
 	memset(&px, 0, sizeof px);
 	TAILQ_INIT(&px.reqs);
 	TAILQ_INIT(&px.dead);
+	TAILQ_INIT(&px.tcps);
 	proxy_parse_args(&px, argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	if ((px.base = event_base_new()) == NULL) {

@@ -28,6 +28,8 @@
 #define STR(x)			STR_(x)
 
 struct proxy;
+struct proxy_tcp;
+struct evconnlistener;
 
 /* A piece of a delayed answer, relayed once its time comes. */
 struct proxy_later {
@@ -61,6 +63,11 @@ struct proxy {
 	long				 drops_left;	/* -1: no end */
 	long				 delay_ms;	/* 0: none */
 	const char			*match;
+	const char			*match_raw;	/* -k KEY */
+	char				 match_b64[5472];	/* its base64 */
+	unsigned short			 http_port;	/* dropproxy.c's */
+	struct evconnlistener		*lst;		/* the front door */
+	TAILQ_HEAD(, proxy_tcp)		 tcps;
 	const char			*pidfile;
 	struct event			*reap;
 	TAILQ_HEAD(, proxy_req)		 reqs;
@@ -70,6 +77,10 @@ struct proxy {
 /* dropproxy.c */
 int	proxy_client_behind(struct proxy_req *);
 void	proxy_reply_end(struct proxy_req *, struct evhttp_request *, int);
+
+/* dropproxy_h2.c */
+int	proxy_tcp_listen(struct proxy *);
+void	proxy_tcp_free(struct proxy_tcp *);
 
 /* dropproxy_later.c */
 void	proxy_later_add(struct proxy_req *, struct evbuffer *);

@@ -1,0 +1,511 @@
+/*
+ * etcd's KV messages: gateway JSON <-> protobuf (etcd_pb.h), driven by a
+ * table of each message's fields.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enc.h"
+#include "etcd_pb.h"
+#include "util.h"
+
+enum pb_type { PB_BYTES, PB_INT, PB_UINT, PB_BOOL, PB_ENUM, PB_MSG };
+
+struct pb_msg;
+
+struct pb_field {
+	const char		*name;		/* the gateway's (OrigName) */
+	uint32_t		 no;
+	enum pb_type		 type;
+	int			 repeated;	/* of messages only */
+	const struct pb_msg	*msg;		/* PB_MSG */
+	const char *const	*names;		/* PB_ENUM, NULL-ended */
+};
+
+struct pb_msg {
+	const struct pb_field	*f;
+	size_t			 n;
+};
+
+#define NF(a)	(sizeof (a) / sizeof (a)[0])
+#define MSG(a)	{ a, NF(a) }
+
+static const char *const cmp_result[] = { "EQUAL", "GREATER", "LESS",
+    "NOT_EQUAL", NULL };
+static const char *const cmp_target[] = { "VERSION", "CREATE", "MOD",
+    "VALUE", "LEASE", NULL };
+static const char *const sort_order[] = { "NONE", "ASCEND", "DESCEND",
+    NULL };
+static const char *const sort_target[] = { "KEY", "VERSION", "CREATE",
+    "MOD", "VALUE", NULL };
+
+static const struct pb_field f_compare[] = {
+	{ "result", 1, PB_ENUM, 0, NULL, cmp_result },
+	{ "target", 2, PB_ENUM, 0, NULL, cmp_target },
+	{ "key", 3, PB_BYTES, 0, NULL, NULL },
+	{ "version", 4, PB_INT, 0, NULL, NULL },
+	{ "create_revision", 5, PB_INT, 0, NULL, NULL },
+	{ "mod_revision", 6, PB_INT, 0, NULL, NULL },
+	{ "value", 7, PB_BYTES, 0, NULL, NULL },
+	{ "lease", 8, PB_INT, 0, NULL, NULL },
+	{ "range_end", 64, PB_BYTES, 0, NULL, NULL },
+};
+static const struct pb_field f_range[] = {
+	{ "key", 1, PB_BYTES, 0, NULL, NULL },
+	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
+	{ "limit", 3, PB_INT, 0, NULL, NULL },
+	{ "revision", 4, PB_INT, 0, NULL, NULL },
+	{ "sort_order", 5, PB_ENUM, 0, NULL, sort_order },
+	{ "sort_target", 6, PB_ENUM, 0, NULL, sort_target },
+	{ "serializable", 7, PB_BOOL, 0, NULL, NULL },
+	{ "keys_only", 8, PB_BOOL, 0, NULL, NULL },
+	{ "count_only", 9, PB_BOOL, 0, NULL, NULL },
+	{ "min_mod_revision", 10, PB_INT, 0, NULL, NULL },
+	{ "max_mod_revision", 11, PB_INT, 0, NULL, NULL },
+	{ "min_create_revision", 12, PB_INT, 0, NULL, NULL },
+	{ "max_create_revision", 13, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_field f_put[] = {
+	{ "key", 1, PB_BYTES, 0, NULL, NULL },
+	{ "value", 2, PB_BYTES, 0, NULL, NULL },
+	{ "lease", 3, PB_INT, 0, NULL, NULL },
+	{ "prev_kv", 4, PB_BOOL, 0, NULL, NULL },
+	{ "ignore_value", 5, PB_BOOL, 0, NULL, NULL },
+	{ "ignore_lease", 6, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_field f_delete[] = {
+	{ "key", 1, PB_BYTES, 0, NULL, NULL },
+	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
+	{ "prev_kv", 3, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_msg m_compare = MSG(f_compare);
+static const struct pb_msg m_range = MSG(f_range);
+static const struct pb_msg m_put = MSG(f_put);
+static const struct pb_msg m_delete = MSG(f_delete);
+static const struct pb_msg m_txn, m_requestop;
+static const struct pb_field f_requestop[] = {
+	{ "request_range", 1, PB_MSG, 0, &m_range, NULL },
+	{ "request_put", 2, PB_MSG, 0, &m_put, NULL },
+	{ "request_delete_range", 3, PB_MSG, 0, &m_delete, NULL },
+	{ "request_txn", 4, PB_MSG, 0, &m_txn, NULL },
+};
+static const struct pb_field f_txn[] = {
+	{ "compare", 1, PB_MSG, 1, &m_compare, NULL },
+	{ "success", 2, PB_MSG, 1, &m_requestop, NULL },
+	{ "failure", 3, PB_MSG, 1, &m_requestop, NULL },
+};
+static const struct pb_msg m_requestop = MSG(f_requestop);
+static const struct pb_msg m_txn = MSG(f_txn);
+
+/* The answers. */
+static const struct pb_field f_header[] = {
+	{ "cluster_id", 1, PB_UINT, 0, NULL, NULL },
+	{ "member_id", 2, PB_UINT, 0, NULL, NULL },
+	{ "revision", 3, PB_INT, 0, NULL, NULL },
+	{ "raft_term", 4, PB_UINT, 0, NULL, NULL },
+};
+static const struct pb_field f_kv[] = {
+	{ "key", 1, PB_BYTES, 0, NULL, NULL },
+	{ "create_revision", 2, PB_INT, 0, NULL, NULL },
+	{ "mod_revision", 3, PB_INT, 0, NULL, NULL },
+	{ "version", 4, PB_INT, 0, NULL, NULL },
+	{ "value", 5, PB_BYTES, 0, NULL, NULL },
+	{ "lease", 6, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_msg m_header = MSG(f_header);
+static const struct pb_msg m_kv = MSG(f_kv);
+static const struct pb_field f_range_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "kvs", 2, PB_MSG, 1, &m_kv, NULL },
+	{ "more", 3, PB_BOOL, 0, NULL, NULL },
+	{ "count", 4, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_field f_put_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "prev_kv", 2, PB_MSG, 0, &m_kv, NULL },
+};
+static const struct pb_field f_delete_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "deleted", 2, PB_INT, 0, NULL, NULL },
+	{ "prev_kvs", 3, PB_MSG, 1, &m_kv, NULL },
+};
+static const struct pb_msg m_range_r = MSG(f_range_r);
+static const struct pb_msg m_put_r = MSG(f_put_r);
+static const struct pb_msg m_delete_r = MSG(f_delete_r);
+static const struct pb_msg m_txn_r, m_responseop;
+static const struct pb_field f_responseop[] = {
+	{ "response_range", 1, PB_MSG, 0, &m_range_r, NULL },
+	{ "response_put", 2, PB_MSG, 0, &m_put_r, NULL },
+	{ "response_delete_range", 3, PB_MSG, 0, &m_delete_r, NULL },
+	{ "response_txn", 4, PB_MSG, 0, &m_txn_r, NULL },
+};
+static const struct pb_field f_txn_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "succeeded", 2, PB_BOOL, 0, NULL, NULL },
+	{ "responses", 3, PB_MSG, 1, &m_responseop, NULL },
+};
+static const struct pb_msg m_responseop = MSG(f_responseop);
+static const struct pb_msg m_txn_r = MSG(f_txn_r);
+
+static const struct {
+	const char		*path, *method;
+	const struct pb_msg	*req, *resp;
+} rpcs[] = {
+	[ETCD_PB_RANGE] = { "/v3/kv/range", "/etcdserverpb.KV/Range",
+	    &m_range, &m_range_r },
+	[ETCD_PB_PUT] = { "/v3/kv/put", "/etcdserverpb.KV/Put", &m_put,
+	    &m_put_r },
+	[ETCD_PB_DELETE] = { "/v3/kv/deleterange",
+	    "/etcdserverpb.KV/DeleteRange", &m_delete, &m_delete_r },
+	[ETCD_PB_TXN] = { "/v3/kv/txn", "/etcdserverpb.KV/Txn", &m_txn,
+	    &m_txn_r },
+};
+
+enum etcd_pb_rpc
+etcd_pb_rpc_of(const char *path)
+{
+	unsigned	 i;
+
+	for (i = 0; i < NF(rpcs); i++) {
+		if (strcmp(path, rpcs[i].path) == 0)
+			return ((enum etcd_pb_rpc)i);
+	}
+	return (ETCD_PB_NONE);
+}
+
+const char *
+etcd_pb_method(enum etcd_pb_rpc rpc)
+{
+	return (rpc < ETCD_PB_NONE ? rpcs[rpc].method : NULL);
+}
+
+/* Encoding. */
+
+static void
+pb_put_varint(struct buf *b, uint64_t v)
+{
+	unsigned char	 t[10];
+	size_t		 n = 0;
+
+	do {
+		t[n] = v & 0x7f;
+		v >>= 7;
+		if (v != 0)
+			t[n] |= 0x80;
+		n++;
+	} while (v != 0);
+	buf_add(b, t, n);
+}
+
+static void
+pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
+{
+	pb_put_varint(b, (uint64_t)no << 3 | 2);
+	pb_put_varint(b, n);
+	buf_add(b, p, n);
+}
+
+static int	pb_encode_msg(const struct pb_msg *, const cJSON *, struct buf *,
+		    int, const char **);
+
+/* A JSON int64: a string of digits (the gateway's) or a number. */
+static int
+pb_json_int(const cJSON *it, uint64_t *v)
+{
+	char		*end;
+	long long	 ll;
+
+	if (cJSON_IsNumber(it)) {
+		if (it->valuedouble < -9.2e18 || it->valuedouble > 9.2e18)
+			return (-1);
+		*v = (uint64_t)(long long)it->valuedouble;
+		return (0);
+	}
+	if (!cJSON_IsString(it) || it->valuestring[0] == '\0')
+		return (-1);
+	errno = 0;
+	ll = strtoll(it->valuestring, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	*v = (uint64_t)ll;
+	return (0);
+}
+
+static int
+pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
+    int depth, const char **why)
+{
+	struct buf	 sub;
+	unsigned char	*raw;
+	uint64_t	 v = 0;
+	long		 r;
+	size_t		 n;
+	unsigned	 i;
+
+	switch (f->type) {
+	case PB_BYTES:
+		if (!cJSON_IsString(it))
+			return (*why = "a bytes field is not a string", -1);
+		n = strlen(it->valuestring);
+		raw = xmalloc(n / 4 * 3 + 3);
+		if ((r = b64_decode(it->valuestring, n, raw)) < 0) {
+			free(raw);
+			return (*why = "a bytes field is not base64", -1);
+		}
+		pb_put_bytes(b, f->no, raw, (size_t)r);
+		free(raw);
+		return (0);
+	case PB_INT:
+	case PB_UINT:
+		if (pb_json_int(it, &v) != 0)
+			return (*why = "an int64 field is not an integer", -1);
+		break;
+	case PB_BOOL:
+		if (!cJSON_IsBool(it))
+			return (*why = "a bool field is not true or false", -1);
+		v = cJSON_IsTrue(it);
+		break;
+	case PB_ENUM:
+		if (cJSON_IsString(it)) {
+			for (i = 0; f->names[i] != NULL; i++) {
+				if (strcmp(f->names[i], it->valuestring) == 0)
+					break;
+			}
+			if (f->names[i] == NULL)
+				return (*why = "an unknown enum name", -1);
+			v = i;
+		} else if (pb_json_int(it, &v) != 0)
+			return (*why = "an enum field is not a name", -1);
+		break;
+	case PB_MSG:
+		if (!cJSON_IsObject(it))
+			return (*why = "a message field is not an object", -1);
+		buf_init(&sub);
+		if (pb_encode_msg(f->msg, it, &sub, depth + 1, why) != 0) {
+			buf_free(&sub);
+			return (-1);
+		}
+		pb_put_bytes(b, f->no, sub.data, sub.len);
+		buf_free(&sub);
+		return (0);
+	}
+	pb_put_varint(b, (uint64_t)f->no << 3);
+	pb_put_varint(b, v);
+	return (0);
+}
+
+static int
+pb_encode_msg(const struct pb_msg *m, const cJSON *obj, struct buf *b,
+    int depth, const char **why)
+{
+	const cJSON		*it, *el;
+	const struct pb_field	*f;
+	size_t			 i;
+
+	if (depth > ETCD_PB_DEPTH_MAX)
+		return (*why = "too deeply nested", -1);
+	cJSON_ArrayForEach(it, obj) {
+		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
+			if (it->string != NULL &&
+			    strcmp(m->f[i].name, it->string) == 0)
+				f = &m->f[i];
+		}
+		if (f == NULL)
+			return (*why = "an unknown field", -1);
+		if (!f->repeated) {
+			if (pb_encode_field(f, it, b, depth, why) != 0)
+				return (-1);
+			continue;
+		}
+		if (!cJSON_IsArray(it))
+			return (*why = "a repeated field is not an array", -1);
+		cJSON_ArrayForEach(el, it) {
+			if (pb_encode_field(f, el, b, depth, why) != 0)
+				return (-1);
+		}
+	}
+	return (0);
+}
+
+int
+etcd_pb_encode(enum etcd_pb_rpc rpc, const char *json, struct buf *out,
+    const char **why)
+{
+	cJSON	*j;
+	int	 rc;
+
+	if (rpc >= ETCD_PB_NONE)
+		return (*why = "not a KV call", -1);
+	if ((j = cJSON_Parse(json)) == NULL || !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return (*why = "the request is not a JSON object", -1);
+	}
+	rc = pb_encode_msg(rpcs[rpc].req, j, out, 0, why);
+	cJSON_Delete(j);
+	return (rc);
+}
+
+/* Decoding. */
+
+int
+etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v)
+{
+	size_t	 i;
+
+	*v = 0;
+	for (i = 0; i < n && i < 10; i++) {
+		*v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if ((p[i] & 0x80) == 0) {
+			if (i == 9 && p[i] > 1)
+				return (-1);	/* over 64 bits */
+			return ((int)i + 1);
+		}
+	}
+	return (-1);	/* truncated, or longer than 10 bytes */
+}
+
+static cJSON	*pb_decode_msg(const struct pb_msg *, const uint8_t *, size_t,
+		    int);
+
+static int
+pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
+    const uint8_t *p, size_t n, int depth)
+{
+	cJSON	*sub, *arr;
+	char	*s, num[24];
+	int	 k;
+
+	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
+		return (-1);	/* the wrong wire type */
+	switch (f->type) {
+	case PB_BYTES:
+		s = xmalloc(b64_encoded_len(n) + 1);
+		b64_encode(p, n, s);
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+		if (n > 0)
+			cJSON_AddStringToObject(obj, f->name, s);
+		free(s);
+		return (0);
+	case PB_INT:
+	case PB_UINT:
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+		if (v != 0) {
+			if (f->type == PB_INT)
+				snprintf(num, sizeof num, "%lld", (long long)v);
+			else
+				snprintf(num, sizeof num, "%llu",
+				    (unsigned long long)v);
+			cJSON_AddStringToObject(obj, f->name, num);
+		}
+		return (0);
+	case PB_BOOL:
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+		if (v != 0)
+			cJSON_AddTrueToObject(obj, f->name);
+		return (0);
+	case PB_ENUM:
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+		for (k = 0; v != 0 && f->names[k] != NULL && (uint64_t)k < v;
+		    k++)
+			;
+		if (v != 0 && f->names[k] != NULL)
+			cJSON_AddStringToObject(obj, f->name, f->names[k]);
+		else if (v != 0)
+			cJSON_AddNumberToObject(obj, f->name, (double)v);
+		return (0);
+	case PB_MSG:
+		if ((sub = pb_decode_msg(f->msg, p, n, depth + 1)) == NULL)
+			return (-1);
+		if (!f->repeated) {
+			/* Proto3: a message given twice is merged; rare. */
+			cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+			cJSON_AddItemToObject(obj, f->name, sub);
+			return (0);
+		}
+		arr = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+		if (arr == NULL)
+			arr = cJSON_AddArrayToObject(obj, f->name);
+		cJSON_AddItemToArray(arr, sub);
+		return (0);
+	}
+	return (-1);
+}
+
+static cJSON *
+pb_decode_msg(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+{
+	const struct pb_field	*f;
+	const uint8_t		*end = p + n, *data = NULL;
+	uint64_t		 tag, v = 0;
+	size_t			 i, len = 0;
+	cJSON			*obj;
+	int			 k, wt;
+
+	if (depth > ETCD_PB_DEPTH_MAX)
+		return (NULL);
+	obj = cJSON_CreateObject();
+	while (p < end) {
+		if ((k = etcd_pb_varint(p, (size_t)(end - p), &tag)) < 0)
+			goto bad;
+		p += k;
+		wt = (int)(tag & 7);
+		if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+			goto bad;
+		switch (wt) {
+		case 0:
+			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
+				goto bad;
+			p += k;
+			break;
+		case 1:
+		case 5:
+			if ((size_t)(end - p) < (wt == 1 ? 8u : 4u))
+				goto bad;
+			p += wt == 1 ? 8 : 4;
+			break;
+		case 2:
+			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
+				goto bad;
+			p += k;
+			if (v > (uint64_t)(end - p))
+				goto bad;	/* past the end */
+			data = p;
+			len = (size_t)v;
+			p += len;
+			break;
+		default:
+			goto bad;	/* groups: not in etcd's messages */
+		}
+		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
+			if (m->f[i].no == (tag >> 3))
+				f = &m->f[i];
+		}
+		if (f == NULL)
+			continue;	/* unknown: skipped */
+		if ((wt == 1 || wt == 5) ||
+		    pb_decode_value(f, obj, wt, v, data, len, depth) != 0)
+			goto bad;
+	}
+	return (obj);
+bad:
+	cJSON_Delete(obj);
+	return (NULL);
+}
+
+cJSON *
+etcd_pb_decode(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	if (rpc >= ETCD_PB_NONE)
+		return (NULL);
+	return (pb_decode_msg(rpcs[rpc].resp, p, n, 0));
+}
+
+cJSON *
+etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	if (rpc >= ETCD_PB_NONE)
+		return (NULL);
+	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
+}

@@ -1,0 +1,321 @@
+/*
+ * Unit tests of daemon/store/etcd_pb.c: etcd's KV messages between the
+ * gateway's JSON and protobuf.  Known encodings, round trips, answers with
+ * unknown fields, malformed input (truncated varints, lengths past the end,
+ * wrong wire types, groups, too deep), and every truncation and many random
+ * mutations of a valid answer decoded from a buffer of exactly its size
+ * (so that ASan, in make check SANITIZER=address, sees any over-read).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "etcd_pb.h"
+#include "util.h"
+
+static cJSON *
+decode_exact(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	unsigned char	*copy = xmalloc(n > 0 ? n : 1);
+	cJSON		*j;
+
+	memcpy(copy, p, n);
+	j = etcd_pb_decode(rpc, copy, n);
+	free(copy);
+	return (j);
+}
+
+static void
+assert_json(const cJSON *j, const char *want)
+{
+	char	*s;
+
+	assert_non_null(j);
+	s = cJSON_PrintUnformatted(j);
+	assert_string_equal(s, want);
+	free(s);
+}
+
+static void
+test_paths(void **state)
+{
+	assert_int_equal(etcd_pb_rpc_of("/v3/kv/txn"), ETCD_PB_TXN);
+	assert_int_equal(etcd_pb_rpc_of("/v3/kv/range"), ETCD_PB_RANGE);
+	assert_int_equal(etcd_pb_rpc_of("/v3/kv/put"), ETCD_PB_PUT);
+	assert_int_equal(etcd_pb_rpc_of("/v3/kv/deleterange"), ETCD_PB_DELETE);
+	assert_int_equal(etcd_pb_rpc_of("/v3/watch"), ETCD_PB_NONE);
+	assert_int_equal(etcd_pb_rpc_of("/v3/lease/grant"), ETCD_PB_NONE);
+	assert_string_equal(etcd_pb_method(ETCD_PB_TXN),
+	    "/etcdserverpb.KV/Txn");
+	assert_null(etcd_pb_method(ETCD_PB_NONE));
+}
+
+static void
+assert_encodes(enum etcd_pb_rpc rpc, const char *json, const void *want,
+    size_t n)
+{
+	struct buf	 b;
+	const char	*why = NULL;
+
+	buf_init(&b);
+	assert_int_equal(etcd_pb_encode(rpc, json, &b, &why), 0);
+	assert_int_equal(b.len, n);
+	assert_memory_equal(b.data, want, n);
+	buf_free(&b);
+}
+
+static void
+test_encode_known(void **state)
+{
+	/* key "a" (YQ==), value "b" (Yg==), lease 5, prev_kv. */
+	static const unsigned char put[] = { 0x0a, 1, 'a', 0x12, 1, 'b', 0x18,
+	    5, 0x20, 1 };
+	/* A compare: MOD of "a" EQUAL 300 (varint ac 02). */
+	static const unsigned char txn[] = { 0x0a, 8, 0x10, 2, 0x1a, 1, 'a',
+	    0x30, 0xac, 0x02, 0x12, 5, 0x0a, 3, 0x0a, 1, 'a' };
+	/* range_end is field 64: tag 0x82 0x04. */
+	static const unsigned char cmp_end[] = { 0x0a, 6, 0x82, 0x04, 1, 0,
+	    0x08, 2 };
+	/* revision -1: ten bytes. */
+	static const unsigned char neg[] = { 0x20, 0xff, 0xff, 0xff, 0xff,
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+
+	assert_encodes(ETCD_PB_PUT, "{\"key\":\"YQ==\",\"value\":\"Yg==\","
+	    "\"lease\":\"5\",\"prev_kv\":true}", put, sizeof put);
+	assert_encodes(ETCD_PB_TXN, "{\"compare\":[{\"target\":\"MOD\","
+	    "\"key\":\"YQ==\",\"mod_revision\":\"300\"}],\"success\":"
+	    "[{\"request_range\":{\"key\":\"YQ==\"}}]}", txn, sizeof txn);
+	assert_encodes(ETCD_PB_TXN, "{\"compare\":[{\"range_end\":\"AA==\","
+	    "\"result\":\"LESS\"}]}", cmp_end, sizeof cmp_end);
+	assert_encodes(ETCD_PB_RANGE, "{\"revision\":-1}", neg, sizeof neg);
+	/* A zero given is sent: a oneof's zero is not its absence. */
+	assert_encodes(ETCD_PB_RANGE, "{\"revision\":\"0\"}",
+	    "\x20\x00", 2);
+	assert_encodes(ETCD_PB_TXN, "{}", "", 0);
+}
+
+static void
+test_encode_bad(void **state)
+{
+	static const char *const bad[] = {
+		"not json", "[]", "{\"nope\":1}", "{\"key\":\"***\"}",
+		"{\"key\":7}", "{\"limit\":\"x\"}", "{\"limit\":\"\"}",
+		"{\"keys_only\":1}", "{\"sort_order\":\"UP\"}",
+		"{\"limit\":\"99999999999999999999\"}",
+	};
+	struct buf	 b;
+	const char	*why;
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		buf_init(&b);
+		why = NULL;
+		assert_int_equal(etcd_pb_encode(ETCD_PB_RANGE, bad[i], &b,
+		    &why), -1);
+		assert_non_null(why);
+		buf_free(&b);
+	}
+	buf_init(&b);
+	assert_int_equal(etcd_pb_encode(ETCD_PB_TXN, "{\"compare\":{}}", &b,
+	    &why), -1);
+	assert_int_equal(etcd_pb_encode(ETCD_PB_TXN, "{\"success\":[7]}", &b,
+	    &why), -1);
+	assert_int_equal(etcd_pb_encode(ETCD_PB_NONE, "{}", &b, &why), -1);
+	buf_free(&b);
+}
+
+/* metad's shapes, and every field of each request: back as they went. */
+static void
+test_round_trip(void **state)
+{
+	static const struct {
+		enum etcd_pb_rpc	 rpc;
+		const char		*json;
+	} cases[] = {
+		{ ETCD_PB_TXN, "{\"compare\":[{\"result\":\"NOT_EQUAL\","
+		    "\"target\":\"LEASE\",\"key\":\"cw==\",\"lease\":\"9\"},"
+		    "{\"result\":\"LESS\",\"target\":\"MOD\",\"key\":\"YQ==\","
+		    "\"mod_revision\":\"12\",\"range_end\":\"Yg==\"},"
+		    "{\"result\":\"GREATER\",\"target\":\"VALUE\",\"key\":"
+		    "\"YQ==\",\"value\":\"dg==\"}],\"success\":[{"
+		    "\"request_put\":{\"key\":\"cw==\",\"value\":\"dG9rZW4=\"}},"
+		    "{\"request_txn\":{\"success\":[{\"request_put\":{\"key\":"
+		    "\"YQ==\",\"value\":\"eA==\",\"lease\":\"7\",\"prev_kv\":"
+		    "true}},{\"request_delete_range\":{\"key\":\"Yg==\","
+		    "\"range_end\":\"Yw==\",\"prev_kv\":true}}]}}],\"failure\":"
+		    "[{\"request_range\":{\"key\":\"cw==\"}}]}" },
+		{ ETCD_PB_RANGE, "{\"key\":\"YQ==\",\"range_end\":\"AA==\","
+		    "\"limit\":\"10\",\"revision\":\"4\",\"sort_order\":"
+		    "\"DESCEND\",\"sort_target\":\"MOD\",\"serializable\":true,"
+		    "\"keys_only\":true,\"count_only\":true,\"min_mod_revision\":"
+		    "\"1\",\"max_mod_revision\":\"2\",\"min_create_revision\":"
+		    "\"3\",\"max_create_revision\":\"4\"}" },
+		{ ETCD_PB_PUT, "{\"key\":\"YQ==\",\"value\":\"Yg==\",\"lease\":"
+		    "\"1\",\"prev_kv\":true,\"ignore_value\":true,"
+		    "\"ignore_lease\":true}" },
+		{ ETCD_PB_DELETE, "{\"key\":\"YQ==\",\"range_end\":\"Yg==\","
+		    "\"prev_kv\":true}" },
+	};
+	struct buf	 b;
+	const char	*why;
+	cJSON		*j;
+	size_t		 i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		buf_init(&b);
+		assert_int_equal(etcd_pb_encode(cases[i].rpc, cases[i].json,
+		    &b, &why), 0);
+		j = etcd_pb_decode_request(cases[i].rpc, b.data, b.len);
+		assert_json(j, cases[i].json);
+		cJSON_Delete(j);
+		buf_free(&b);
+	}
+}
+
+/*
+ * A TxnResponse: header (cluster_id over 2^63, revision 7), succeeded,
+ * a put's prev_kv, a nested txn's range; unknown fields of each wire type
+ * on the way.
+ */
+static const unsigned char txn_resp[] = {
+	0x0a, 15, 0x08, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	    0x80, 0x01, 0x18, 7, 0x20, 2,
+	0x10, 1,
+	0x1a, 11, 0x12, 9, 0x12, 7, 0x0a, 1, 'a', 0x20, 3, 0x2a, 0,
+	0xf8, 0x06, 0x05,				/* field 111: varint */
+	0x1a, 20, 0x22, 18, 0x1a, 16, 0x0a, 14, 0x12, 12, 0x0a, 1, 'b',
+	    0x39, 1, 2, 3, 4, 5, 6, 7, 8,		/* field 7: fixed64 */
+	0x25, 1, 2, 3, 4,				/* field 4: fixed32 */
+	0x5a, 2, 'z', 'z',				/* field 11: bytes */
+};
+
+static void
+test_decode_answer(void **state)
+{
+	cJSON	*j;
+
+	/* The fixed64 in the kv, field 7, is unknown there: skipped. */
+	j = decode_exact(ETCD_PB_TXN, txn_resp, sizeof txn_resp);
+	assert_json(j, "{\"header\":{\"cluster_id\":\"9223372036854775809\","
+	    "\"revision\":\"7\",\"raft_term\":\"2\"},\"succeeded\":true,"
+	    "\"responses\":[{\"response_put\":{\"prev_kv\":{\"key\":\"YQ==\","
+	    "\"version\":\"3\"}}},{\"response_txn\":{\"responses\":[{"
+	    "\"response_range\":{\"kvs\":[{\"key\":\"Yg==\"}]}}]}}]}");
+	cJSON_Delete(j);
+	/* Empty: every field at its zero, left out as the gateway does. */
+	j = decode_exact(ETCD_PB_RANGE, "", 0);
+	assert_json(j, "{}");
+	cJSON_Delete(j);
+	j = decode_exact(ETCD_PB_DELETE, "\x10\x02\x1a\x00", 4);
+	assert_json(j, "{\"deleted\":\"2\",\"prev_kvs\":[{}]}");
+	cJSON_Delete(j);
+}
+
+static void
+test_decode_malformed(void **state)
+{
+	static const struct {
+		const char	*p;
+		size_t		 n;
+	} bad[] = {
+		{ "\x08", 1 },			/* a varint missing */
+		{ "\x08\x80", 2 },		/* a varint truncated */
+		{ "\x80", 1 },			/* a tag truncated */
+		{ "\x0a\x05\x01", 3 },		/* a length past the end */
+		{ "\x0a\xff\xff\xff\xff\x0f", 6 },
+		{ "\x08\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", 12 },
+		{ "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11 },
+		{ "\x0b\x0c", 2 },		/* a group */
+		{ "\x0e", 1 },			/* wire type 6 */
+		{ "\x00\x01", 2 },		/* field 0 */
+		{ "\x12\x01\x00", 3 },		/* succeeded, bytes */
+		{ "\x0a\x00\x1a\x02\x08\x01", 6 }, /* a message as varint */
+		{ "\x19\x01\x02", 3 },		/* a fixed64 truncated */
+		{ "\x10\x01\x11\x01\x02\x03\x04\x05\x06\x07\x08", 11 },
+	};
+	unsigned char	 deep[2 * (ETCD_PB_DEPTH_MAX + 4)];	/* levels */
+	size_t		 i, n;
+	cJSON		*j;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_null(decode_exact(ETCD_PB_TXN, bad[i].p, bad[i].n));
+	/* Nested txns past ETCD_PB_DEPTH_MAX: responses -> response_txn. */
+	n = 0;
+	for (i = 0; i < sizeof deep; i += 2) {
+		deep[n++] = i % 4 == 0 ? 0x1a : 0x22;
+		deep[n++] = 0;
+	}
+	/* Each length: what follows it. */
+	for (i = n; i >= 2; i -= 2)
+		deep[i - 1] = (unsigned char)(n - i);
+	assert_null(decode_exact(ETCD_PB_TXN, deep, n));
+	/* A few levels are fine. */
+	j = decode_exact(ETCD_PB_TXN, deep + n - 8, 8);
+	assert_non_null(j);
+	cJSON_Delete(j);
+}
+
+/* Every prefix, and random mutations: an answer or NULL, no over-read. */
+static void
+test_decode_fuzz(void **state)
+{
+	unsigned char	 m[sizeof txn_resp];
+	unsigned	 seed = 1, k;
+	size_t		 i, n;
+	cJSON		*j;
+
+	for (n = 0; n <= sizeof txn_resp; n++) {
+		for (k = 0; k < ETCD_PB_NONE; k++)
+			cJSON_Delete(decode_exact(k, txn_resp, n));
+	}
+	for (i = 0; i < 20000; i++) {
+		memcpy(m, txn_resp, sizeof m);
+		for (k = 0; k < 1 + i % 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			m[(seed >> 8) % sizeof m] = (unsigned char)(seed >> 20);
+		}
+		seed = seed * 1103515245 + 12345;
+		n = (seed >> 8) % (sizeof m + 1);
+		j = decode_exact((enum etcd_pb_rpc)(i % ETCD_PB_NONE), m, n);
+		cJSON_Delete(j);
+	}
+}
+
+static void
+test_varint(void **state)
+{
+	uint64_t	 v;
+
+	assert_int_equal(etcd_pb_varint((const uint8_t *)"\x00", 1, &v), 1);
+	assert_true(v == 0);
+	assert_int_equal(etcd_pb_varint((const uint8_t *)"\xac\x02", 2, &v),
+	    2);
+	assert_true(v == 300);
+	assert_int_equal(etcd_pb_varint((const uint8_t *)
+	    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10, &v), 10);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(etcd_pb_varint((const uint8_t *)"\xac", 1, &v), -1);
+	assert_int_equal(etcd_pb_varint((const uint8_t *)"", 0, &v), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_encode_known),
+		cmocka_unit_test(test_encode_bad),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_decode_answer),
+		cmocka_unit_test(test_decode_malformed),
+		cmocka_unit_test(test_decode_fuzz),
+		cmocka_unit_test(test_varint),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
