@@ -8,7 +8,8 @@
 # Knobs: BENCH_RUNS (3), BENCH_DURATION (seconds a metad run, 3),
 # BENCH_OUT (build/bench/redis), BENCH_BEFORE (another metad binary, e.g.
 # main's, measured in the same rounds: a before/after column).  Writes the
-# table to $BENCH_OUT/summary.md.
+# table to $BENCH_OUT/summary.md; "per round" is the median of each round's
+# ratio to the Redis run next to it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,6 +94,13 @@ med() {	# med FILE: the median of its lines
 	sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+# rmed A B: the median of the rounds' A / B (a round's runs are adjacent in
+# time, so its ratio shares the load of that moment).
+rmed() {
+	paste "$1" "$2" | awk '{ print $1 / $2 }' >"$TMP/ratios"
+	med "$TMP/ratios"
+}
+
 for r in $(seq "$RUNS"); do
 	for c in 1 16 64; do
 		echo "== run $r, $c clients" >&2
@@ -131,19 +139,22 @@ done
 
 {
 	if [ -n "${BENCH_BEFORE:-}" ]; then
-		echo "| clients | metad puts/s | Redis puts/s | metad / Redis | before puts/s | before / Redis |"
-		echo "| --- | --- | --- | --- | --- | --- |"
+		echo "| clients | metad puts/s | Redis puts/s | metad / Redis | per round | before puts/s | before / Redis | per round |"
+		echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 	else
-		echo "| clients | metad puts/s | Redis puts/s | metad / Redis |"
-		echo "| --- | --- | --- | --- |"
+		echo "| clients | metad puts/s | Redis puts/s | metad / Redis | per round |"
+		echo "| --- | --- | --- | --- | --- |"
 	fi
 	for c in 1 16 64; do
 		m=$(med "$OUT/metad$c.txt"); rd=$(med "$OUT/redis$c.txt")
-		printf '| %s | %.0f | %.0f | %.2f |' "$c" "$m" "$rd" \
-		    "$(echo "$m / $rd" | bc -l)"
+		printf '| %s | %.0f | %.0f | %.2f | %.2f |' "$c" "$m" "$rd" \
+		    "$(echo "$m / $rd" | bc -l)" \
+		    "$(rmed "$OUT/metad$c.txt" "$OUT/redis$c.txt")"
 		if [ -n "${BENCH_BEFORE:-}" ]; then
 			b=$(med "$OUT/before$c.txt")
-			printf ' %.0f | %.2f |' "$b" "$(echo "$b / $rd" | bc -l)"
+			printf ' %.0f | %.2f | %.2f |' "$b" \
+			    "$(echo "$b / $rd" | bc -l)" \
+			    "$(rmed "$OUT/before$c.txt" "$OUT/redis$c.txt")"
 		fi
 		echo
 	done

@@ -6,7 +6,9 @@
  *   history(rev, seq, type, key, value, version, create_rev)
  *				the events up to ckpt_rev, indexed by key
  *   log(the columns of history)	the events past ckpt_rev
- *   meta(name, value)		'schema', 'rev', 'compact_rev', 'ckpt_rev',
+ *   meta(name, value)		'schema', 'rev' (set by a commit whose
+ *				newest event is not in the log: the rev is
+ *				SQ_REV_SQL), 'compact_rev', 'ckpt_rev',
  *				'nkeys' (the key count, kept by each commit)
  *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
  *
@@ -40,7 +42,6 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-#define SQ_SCHEMA_VERSION	3
 #define SQ_BUSY_TIMEOUT_MS	5000
 #define SQ_CACHE_DEFAULT	(32 * 1024 * 1024)
 
@@ -116,31 +117,10 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
 	    "ORDER BY rev DESC, seq DESC LIMIT 1",
 	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "
-	    "ORDER BY rev, seq"
+	    "ORDER BY rev, seq",
+	/* A write's look at the key: one seek, not lease_key's too. */
+	"SELECT version, create_rev FROM kv WHERE key = ?1"
 };
-
-static const char store_sqlite_schema_sql[] =
-	"BEGIN IMMEDIATE;"
-	"CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
-	"    value INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS kv (key BLOB PRIMARY KEY, "
-	"    value BLOB NOT NULL, version INTEGER NOT NULL, "
-	"    create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) "
-	"    WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS history (rev INTEGER NOT NULL, "
-	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
-	"    value BLOB, version INTEGER NOT NULL, "
-	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
-	"    WITHOUT ROWID;"
-	"CREATE INDEX IF NOT EXISTS history_key ON history (key, rev);"
-	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
-	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
-	"    value BLOB, version INTEGER NOT NULL, "
-	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
-	"    WITHOUT ROWID;"
-	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
-	"    ('rev', 0), ('compact_rev', 0);"
-	"COMMIT;";
 
 /*
  * SQLite answers SQLITE_FULL for ENOSPC only; a write refused for a quota
@@ -227,7 +207,7 @@ store_sqlite_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t len)
 	    SQLITE_STATIC));
 }
 
-static int
+int
 store_sqlite_scalar(struct store_sqlite *q, const char *sql, uint64_t *out,
     struct store_err *err)
 {
@@ -306,74 +286,6 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	return (0);
 }
 
-int
-store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
-{
-	int	 rc;
-
-	rc = sqlite3_exec(q->db, store_sqlite_schema_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(q->db, store_sqlite_lease_schema, NULL, NULL,
-		    NULL);
-	if (rc != SQLITE_OK) {
-		store_sqlite_fail(q, rc, "creating the schema", err);
-		if (!sqlite3_get_autocommit(q->db))
-			sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-		return (-1);
-	}
-	return (0);
-}
-
-/* Schema 2 to 3: kv is complete, so the checkpoint is at rev. */
-static const char store_sqlite_migrate3_sql[] =
-	"BEGIN IMMEDIATE;"
-	"INSERT OR REPLACE INTO meta (name, value) VALUES ('ckpt_rev', "
-	"    (SELECT value FROM meta WHERE name = 'rev'));"
-	"INSERT OR REPLACE INTO meta (name, value) VALUES ('nkeys', "
-	"    (SELECT COUNT(*) FROM kv));"
-	"UPDATE meta SET value = 3 WHERE name = 'schema';"
-	"COMMIT;";
-
-static int
-store_sqlite_load(struct store *s, struct store_sqlite *q,
-    struct store_err *err)
-{
-	uint64_t	 schema;
-	int		 rc;
-
-	if (store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'schema'", &schema, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'rev'", &s->rev, err) != 0 ||
-	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0)
-		return (-1);
-	if (schema == 1) {
-		if (store_sqlite_migrate(q, err) != 0 ||
-		    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
-		    "name = 'compact_rev'", &s->compact_rev, err) != 0)
-			return (-1);
-		schema = 2;
-	}
-	if (schema == 2) {
-		rc = sqlite3_exec(q->db, store_sqlite_migrate3_sql, NULL, NULL,
-		    NULL);
-		if (rc != SQLITE_OK) {
-			store_sqlite_fail(q, rc, "migrating the schema to "
-			    "version 3", err);
-			if (!sqlite3_get_autocommit(q->db))
-				sqlite3_exec(q->db, "ROLLBACK", NULL, NULL,
-				    NULL);
-			return (-1);
-		}
-		schema = 3;
-	}
-	if (schema != SQ_SCHEMA_VERSION)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
-		    "schema version %llu is not the supported one (%d)",
-		    (unsigned long long)schema, SQ_SCHEMA_VERSION));
-	return (0);
-}
 
 static int
 store_sqlite_prepare(struct store_sqlite *q, struct store_err *err)

@@ -1,7 +1,8 @@
 /*
  * The SQLite backend's state and helpers, shared by store_sqlite.c (open,
- * schema, reads) and store_sqlite_batch.c (batches: transactions, writes,
- * marks, commit, compaction).
+ * reads), store_sqlite_schema.c (tables, migrations) and
+ * store_sqlite_batch.c (batches: transactions, writes, marks, commit,
+ * compaction) and the others.
  */
 #ifndef METAD_STORE_SQLITE_H
 #define METAD_STORE_SQLITE_H
@@ -11,6 +12,12 @@
 #include <sqlite3.h>
 
 #include "store.h"
+
+/* The store's rev: meta 'rev', or a newer event in the log or in kv. */
+#define SQ_REV_SQL \
+	"SELECT MAX((SELECT value FROM meta WHERE name = 'rev'), " \
+	"IFNULL((SELECT value FROM meta WHERE name = 'ckpt_rev'), 0), " \
+	"IFNULL((SELECT MAX(rev) FROM log), 0))"
 
 enum store_sqlite_stmt {
 	SQ_GET,
@@ -41,6 +48,7 @@ enum store_sqlite_stmt {
 	SQ_LOG_CLEAR,
 	SQ_LOG_GET_AT,
 	SQ_LOG_KEY_HIST,
+	SQ_GET_VER,
 	SQ_NSTMT
 };
 
@@ -127,6 +135,10 @@ int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 int	store_sqlite_bind_blob(sqlite3_stmt *, int, const void *, size_t);
 /* Creates the tables a metad database has, if they are missing. */
 int	store_sqlite_schema(struct store_sqlite *, struct store_err *);
+int	store_sqlite_scalar(struct store_sqlite *, const char *, uint64_t *,
+	    struct store_err *);
+int	store_sqlite_load(struct store *, struct store_sqlite *,
+	    struct store_err *);
 /* A kv or history row (the same first five columns) into kv. */
 void	store_sqlite_row(sqlite3_stmt *, int, struct store_kv *);
 

@@ -72,7 +72,7 @@ static int
 store_sqlite_current(struct store_sqlite *q, const char *key, size_t key_len,
     struct store_kv *cur, struct store_err *err)
 {
-	sqlite3_stmt	*st = q->st[SQ_GET];
+	sqlite3_stmt	*st = q->st[SQ_GET_VER];
 	struct sq_ent	*e;
 	int		 rc;
 
@@ -86,8 +86,8 @@ store_sqlite_current(struct store_sqlite *q, const char *key, size_t key_len,
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		cur->version = (uint64_t)sqlite3_column_int64(st, 2);
-		cur->create_rev = (uint64_t)sqlite3_column_int64(st, 3);
+		cur->version = (uint64_t)sqlite3_column_int64(st, 0);
+		cur->create_rev = (uint64_t)sqlite3_column_int64(st, 1);
 	} else if (rc != SQLITE_DONE)
 		store_sqlite_fail(q, rc, "reading a key", err);
 	store_sqlite_done(st);
@@ -258,9 +258,15 @@ int
 store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
+	int			 logged;
 
+	/*
+	 * The batch's newest event, at rev, is in the log (or checkpointed:
+	 * ckpt_rev): meta 'rev' need not say it (SQ_REV_SQL), a page less.
+	 */
+	logged = q->pend.n > 0 && q->pend.v[q->pend.n - 1]->mod_rev == rev;
 	if (store_sqlite_alive(q, "commit", err) != 0 ||
-	    store_sqlite_set_meta(q, "rev", rev, err) != 0 ||
+	    (!logged && store_sqlite_set_meta(q, "rev", rev, err) != 0) ||
 	    (q->nkeys != q->nkeys_begin &&
 	    store_sqlite_set_meta(q, "nkeys", q->nkeys, err) != 0) ||
 	    store_sqlite_run(q, SQ_COMMIT, "commit", err) != 0) {
@@ -276,11 +282,16 @@ int
 store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
+	uint64_t		 ck;
 
 	if (store_sqlite_alive(q, "compact", err) != 0)
 		return (-1);
-	/* Events it drops may not be in kv yet: checkpoint them first. */
-	if (store_sqlite_ckpt_in_batch(s, err) != 0) {
+	/*
+	 * Events it drops may not be in kv yet: checkpoint them first, unless
+	 * every event below rev is there (the usual trim, far behind).
+	 */
+	ck = q->ckpt_in_batch ? q->ckpt_rev_batch : q->ckpt_rev;
+	if (rev > ck + 1 && store_sqlite_ckpt_in_batch(s, err) != 0) {
 		q->broken = 1;
 		return (-1);
 	}

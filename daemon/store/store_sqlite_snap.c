@@ -151,8 +151,7 @@ store_sqlite_snap_finish(struct store_snapshot *snap, struct store_err *err)
 	b->backup = NULL;
 	if (rc != SQLITE_OK)
 		return (store_sqlite_fail(&b->dst, rc, "backup", err));
-	rc = sqlite3_prepare_v2(b->dst.db, "SELECT value FROM meta WHERE "
-	    "name = 'rev'", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(b->dst.db, SQ_REV_SQL, -1, &st, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		snap->rev = (uint64_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

@@ -352,6 +352,81 @@ test_sliced_crash(void **state)
 	check_sliced(f);
 }
 
+/*
+ * A commit whose newest event is in the log leaves meta 'rev' alone (a
+ * page less per fsync): the rev comes back from the log.  One whose rev
+ * has no event (a delete of an absent key) sets it.
+ */
+static void
+write_no_event(struct fx *f)
+{
+	write_some(f);
+	fx_begin(f, "zz");
+	assert_int_equal(fx_del(f, 6, 0, S("zz")), 0);
+	fx_commit(f, 6);
+}
+
+static void
+test_rev_from_log(void **state)
+{
+	struct fx	*f = *state;
+
+	crash_after(f, write_some);
+	assert_int_equal(fx_rev(f), 5);
+	assert_true(db_scalar(f, "SELECT value FROM meta WHERE name = "
+	    "'rev'") < (long long)fx_abs(f, 5));
+	fx_put1(f, "e", "1");
+	assert_string_equal(fx_get(f, S("e")), "e@1/6/6=1");
+}
+
+static void
+test_rev_without_event(void **state)
+{
+	struct fx	*f = *state;
+
+	crash_after(f, write_no_event);
+	assert_int_equal(fx_rev(f), 6);
+	assert_int_equal(db_scalar(f, "SELECT value FROM meta WHERE name = "
+	    "'rev'"), (long long)fx_abs(f, 6));
+}
+
+/*
+ * A compaction below ckpt_rev drops only checkpointed events: no
+ * checkpoint in its batch, and the log past it is replayed as it was.
+ */
+static void
+write_compact_behind(struct fx *f)
+{
+	struct store_err	 err;
+
+	fx_put1(f, "y", "2");
+	assert_int_equal(fx_compact(f, 2, &err), 0);
+	/* Not checkpointed by it: y=2 is still in the log only. */
+	assert_int_equal(((struct store_sqlite *)f->s->impl)->ckpt_rev,
+	    fx_abs(f, 2));
+	fx_put1(f, "z", "1");
+}
+
+static void
+test_compact_behind_ckpt(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+
+	fx_put1(f, "x", "1");
+	fx_put1(f, "y", "1");
+	fx_reopen(f, NULL);		/* checkpointed at close */
+	crash_after(f, write_compact_behind);
+	assert_int_equal(fx_rev(f), 4);
+	assert_int_equal(fx_compact_rev(f), 2);
+	assert_int_equal(fx_nkeys(f), 3);
+	assert_string_equal(fx_list(f, &r, 3, 0),
+	    "x@1/1/1=1 y@2/2/3=2 z@1/4/4=1");
+	assert_string_equal(fx_history(f, 2), "2.0:y@1/2/2=1 3.0:y@2/2/3=2 "
+	    "4.0:z@1/4/4=1");
+	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM log"), 0);
+}
+
 #define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 
 int
@@ -366,6 +441,9 @@ main(void)
 		SQL(test_range_merged_lease),
 		SQL(test_sliced),
 		SQL(test_sliced_crash),
+		SQL(test_rev_from_log),
+		SQL(test_rev_without_event),
+		SQL(test_compact_behind_ckpt),
 	};
 
 	return (cmocka_run_group_tests_name("test_store_log", tests, NULL,
