@@ -27,6 +27,8 @@
 #define ETCD_CACHE_EVENTS_MAX	65536
 #define ETCD_CACHE_BYTES_MAX	(64u << 20)
 #define ETCD_RECONNECT_MS	250
+/* A revoke waits this long for the stream to count its deletes. */
+#define ETCD_REVOKE_WAIT_MS	5000
 /* Operations in one etcd txn (etcd's --max-txn-ops is 128 by default). */
 #define ETCD_TXN_OPS_MAX	100
 /* Batches out at once, each committing with a slot of its own. */

@@ -33,7 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "enc.h"
+#include "log.h"
 #include "store_etcd.h"
 #include "store_etcd_lease.h"
 
@@ -59,6 +62,8 @@ etcd_lcall_free(struct etcd_lcall *c)
 	LIST_REMOVE(c, entry);
 	if (c->rrev != 0)
 		LIST_REMOVE(c, wentry);
+	if (c->rtimer != NULL)
+		event_free(c->rtimer);
 	free(c->ids);
 	free(c->v);
 	free(c->after);
@@ -442,6 +447,25 @@ etcd_lease_stream_moved(struct store_etcd *e)
 	}
 }
 
+/*
+ * The revoke is done (etcd answered it) but the stream has not passed its
+ * revision in ETCD_REVOKE_WAIT_MS (etcd unreachable for the stream only):
+ * answered with the keys timetolive listed just before it.
+ */
+static void
+etcd_revoke_late(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_lcall	*c = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("etcd: lease %" PRIu64 " revoked at rev %" PRIu64 "; the "
+	    "watch stream is not there yet after %d ms: its keys counted "
+	    "from before the revoke", c->id, c->rrev, ETCD_REVOKE_WAIT_MS);
+	c->rdone(c->arg, 1, c->rrev, c->nkeys, NULL);
+	etcd_lcall_free(c);
+}
+
 static void
 etcd_revoke_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
@@ -459,6 +483,14 @@ etcd_revoke_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	/* Answered once the stream delivered its deletes, counted. */
 	c->rrev = etcd_header_rev(e, reply);
 	LIST_INSERT_HEAD(&e->rwaits, c, wentry);
+	if (c->rrev > e->st->rev) {
+		struct timeval	 tv = { ETCD_REVOKE_WAIT_MS / 1000,
+				    ETCD_REVOKE_WAIT_MS % 1000 * 1000 };
+
+		c->rtimer = evtimer_new(e->opts.base, etcd_revoke_late, c);
+		if (c->rtimer != NULL)
+			evtimer_add(c->rtimer, &tv);
+	}
 	etcd_lease_stream_moved(e);
 }
 

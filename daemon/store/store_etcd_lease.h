@@ -42,6 +42,7 @@ struct etcd_lcall {
 	/* revoke: done at rrev, waiting in e->rwaits for the stream */
 	uint64_t		 rrev;
 	LIST_ENTRY(etcd_lcall)	 wentry;
+	struct event		*rtimer;	/* the wait's bound */
 	/* read_lease_keys */
 	char			*after;
 	size_t			 after_len;
