@@ -359,7 +359,7 @@ lease_unsession(struct lease_table *lt, struct lease *l)
 	}
 }
 
-/* The internal revoke ended: try again later if the lease is still here. */
+/* The internal revoke ended: done, or tried again later. */
 static void
 lease_revoke_done(struct req *r)
 {
@@ -367,16 +367,47 @@ lease_revoke_done(struct req *r)
 	struct lease_req	*lr = r->state;
 	struct lease		*l;
 
-	if (!r->md->stopping && (l = lease_lookup(lt, lr->id)) != NULL &&
-	    l->revoking && l->heap_i == SIZE_MAX) {
-		log_warnx("lease %llu: revoke failed: %.*s",
-		    (unsigned long long)l->id, (int)r->resp.len,
-		    (const char *)r->resp.data);
-		l->deadline = lease_now_ms() + LEASE_RETRY_MS;
-		lease_heap_push(lt, l);
-		lease_arm(lt);
+	if ((l = lease_lookup(lt, lr->id)) != NULL && l->revoking &&
+	    l->heap_i == SIZE_MAX) {
+		if (ops_lease_answered_ok(r))
+			lease_remove(lt, l);
+		else {
+			log_warnx("lease %llu: revoke failed: %.*s",
+			    (unsigned long long)l->id, (int)r->resp.len,
+			    (const char *)r->resp.data);
+			lease_retry(lt, l);
+		}
 	}
+	lr->applied = 0;	/* done here, not by its state_free */
 	req_free(r);
+}
+
+void
+lease_unrevoke(struct lease_table *lt, struct lease *l)
+{
+	if (!l->revoking)
+		return;
+	if (l->session) {	/* its connection is gone */
+		lease_retry(lt, l);
+		return;
+	}
+	l->revoking = 0;
+	l->revoked = 0;
+	lt->nlive++;
+	if (l->heap_i == SIZE_MAX)	/* due when it was before */
+		lease_heap_push(lt, l);
+	lease_arm(lt);
+}
+
+void
+lease_retry(struct lease_table *lt, struct lease *l)
+{
+	l->revoked = 0;
+	if (lt->md->stopping || l->heap_i != SIZE_MAX)
+		return;
+	l->deadline = lease_now_ms() + LEASE_RETRY_MS;
+	lease_heap_push(lt, l);
+	lease_arm(lt);
 }
 
 /*
@@ -406,12 +437,22 @@ lease_revoked_remote(void *arg, int found, uint64_t rev, uint64_t n,
 		else if (!lt->md->stopping && l->heap_i == SIZE_MAX) {
 			log_warnx("lease %llu: revoke failed: %s",
 			    (unsigned long long)l->id, se->msg);
-			l->deadline = lease_now_ms() + LEASE_RETRY_MS;
-			lease_heap_push(lt, l);
-			lease_arm(lt);
+			lease_retry(lt, l);
 		}
 	}
 	free(rc);
+}
+
+void
+lease_revoking(struct lease_table *lt, struct lease *l)
+{
+	lease_heap_remove(lt, l);
+	lease_unsession(lt, l);
+	if (!l->revoking) {
+		l->revoking = 1;
+		lt->nlive--;
+	}
+	lease_arm(lt);
 }
 
 void
@@ -421,13 +462,7 @@ lease_expire(struct lease_table *lt, struct lease *l)
 	struct lease_rcall	*rc;
 	struct req		*r;
 
-	lease_heap_remove(lt, l);
-	lease_unsession(lt, l);
-	if (!l->revoking) {
-		l->revoking = 1;
-		lt->nlive--;
-	}
-	lease_arm(lt);
+	lease_revoking(lt, l);
 	if (lt->md->stopping)
 		return;		/* revoked at the next start if a session */
 	if (lt->remote) {
@@ -444,8 +479,9 @@ lease_expire(struct lease_table *lt, struct lease *l)
 	buf_init(&r->resp);
 	lr = xcalloc(1, sizeof *lr);
 	lr->id = l->id;
+	lr->req = r;
 	r->state = lr;
-	r->state_free = free;
+	r->state_free = ops_lease_state_free;
 	r->internal_done = lease_revoke_done;
 	commit_enqueue(lt->md->commit, r);
 }

@@ -23,6 +23,7 @@
 
 struct conn;
 struct metad;
+struct req;
 struct lease_table;
 
 struct lease {
@@ -30,6 +31,7 @@ struct lease {
 	uint64_t		 ttl_ms;
 	int			 session;
 	int			 revoking;	/* due, its revoke queued */
+	int			 revoked;	/* a revoke applied, not landed */
 	struct conn		*conn;		/* a live session's, or NULL */
 	uint64_t		 deadline;	/* monotonic ms */
 	size_t			 heap_i;	/* in the heap, or SIZE_MAX */
@@ -37,12 +39,19 @@ struct lease {
 	TAILQ_ENTRY(lease)	 sentry;	/* sessions with a conn */
 };
 
-/* The decoded arguments of lease ops (req->state). */
+/*
+ * The decoded arguments of lease ops (req->state).  A grant or revoke
+ * applied in a batch changes the table for good only once its answer is
+ * final (the request freed): a batch whose commit fails answers an error,
+ * and the table goes back (ops_lease_state_free()).
+ */
 struct lease_req {
 	uint64_t		 id;
 	uint64_t		 ttl_ms;
 	int			 session;
 	uint64_t		 deadline;	/* lease_info's */
+	struct req		*req;		/* grant, revoke: its request */
+	int			 applied;	/* grant, revoke: applied */
 };
 
 #define LEASE_TTL_MIN_MS	1000
@@ -76,6 +85,15 @@ struct lease	*lease_add_remote(struct lease_table *, uint64_t id,
 void		 lease_refresh(struct lease_table *, struct lease *);
 /* Mark it revoking and queue its revoke through the commit. */
 void		 lease_expire(struct lease_table *, struct lease *);
+/* Mark it revoking (out of the heap; unknown to puts), nothing queued. */
+void		 lease_revoking(struct lease_table *, struct lease *);
+/* Its revoke failed: revoke it again LEASE_RETRY_MS from now. */
+void		 lease_retry(struct lease_table *, struct lease *);
+/*
+ * A revoke asked for failed: it lives again, due when it was (a session
+ * lease, whose connection was let go, is revoked again instead).
+ */
+void		 lease_unrevoke(struct lease_table *, struct lease *);
 /* Its revoke was applied (or it was never recorded): forget it. */
 void		 lease_remove(struct lease_table *, struct lease *);
 /* c closes: revoke its session leases now. */

@@ -67,6 +67,10 @@ void	ops_lease_info(struct req *);
 void	ops_lease_list(struct req *);
 /* A request's "lease" field: 1 given, 0 absent, -1 bad (e). */
 int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
+/* The final answer of r is a success ("ok":true). */
+int	ops_lease_answered_ok(const struct req *);
+/* A lease op's state_free: undoes an applied grant or revoke that failed. */
+void	ops_lease_state_free(void *);
 /* 1 if the lease lives, else 0 with r answered not_found. */
 int	ops_lease_live(struct req *, uint64_t);
 /* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conn.h"
 #include "lease.h"
@@ -58,9 +59,49 @@ ops_lease_state(struct req *r)
 	struct lease_req	*lr;
 
 	lr = xcalloc(1, sizeof *lr);
+	lr->req = r;
 	r->state = lr;
-	r->state_free = free;
+	r->state_free = ops_lease_state_free;
 	return (lr);
+}
+
+int
+ops_lease_answered_ok(const struct req *r)
+{
+	static const char	 ok[] = "\"ok\":true";
+	size_t			 at = 1;	/* after "{" */
+
+	if (r->id_len > 0)	/* "id":ID, */
+		at += strlen("\"id\":") + r->id_len + 1;
+	return (r->resp.len >= at + sizeof ok - 1 &&
+	    memcmp(r->resp.data + at, ok, sizeof ok - 1) == 0);
+}
+
+/*
+ * The request of an applied grant or revoke is freed: its answer is final.
+ * An error (its batch's commit failed) undoes what apply did to the table:
+ * the grant's lease goes, the revoked lease lives on as it was (a session
+ * lease is revoked again LEASE_RETRY_MS later: its connection was let go).
+ * A revoke that landed removes it.
+ */
+void
+ops_lease_state_free(void *arg)
+{
+	struct lease_req	*lr = arg;
+	struct req		*r = lr->req;
+	struct lease		*l;
+
+	if (lr->applied && r != NULL && r->md->leases != NULL &&
+	    (l = lease_lookup(r->md->leases, lr->id)) != NULL) {
+		if (strcmp(r->op->name, "lease_grant") == 0) {
+			if (!ops_lease_answered_ok(r))
+				lease_remove(r->md->leases, l);
+		} else if (ops_lease_answered_ok(r))
+			lease_remove(r->md->leases, l);
+		else
+			lease_unrevoke(r->md->leases, l);
+	}
+	free(lr);
 }
 
 int
@@ -98,6 +139,8 @@ ops_lease_grant_apply(struct req *r, uint64_t rev, int *wrote,
 		return (-1);
 	}
 	*wrote = 0;	/* a record, no revision */
+	lr->id = l->id;
+	lr->applied = 1;
 	reply_begin(r, &w);
 	jw_name(&w, "lease");
 	jw_u64(&w, l->id);
@@ -135,7 +178,8 @@ ops_lease_revoke_apply(struct req *r, uint64_t rev, int *wrote,
 	uint64_t		 n = 0;
 	char			 msg[PROTO_MSG_MAX];
 
-	if ((l = lease_lookup(r->md->leases, lr->id)) == NULL) {
+	if ((l = lease_lookup(r->md->leases, lr->id)) == NULL ||
+	    (l->revoked && !lr->applied)) {
 		snprintf(msg, sizeof msg, "lease %llu not found (unknown, "
 		    "expired or revoked)", (unsigned long long)lr->id);
 		reply_error(r, PROTO_NOT_FOUND, msg);
@@ -143,7 +187,10 @@ ops_lease_revoke_apply(struct req *r, uint64_t rev, int *wrote,
 	}
 	if (store_lease_revoke(r->md->store, rev, lr->id, &n, se) != 0)
 		return (-1);
-	lease_remove(r->md->leases, l);
+	/* Gone from the table once the commit landed (state_free). */
+	lease_revoking(r->md->leases, l);
+	l->revoked = 1;
+	lr->applied = 1;
 	*wrote = n > 0;
 	reply_begin(r, &w);
 	jw_name(&w, "rev");

@@ -510,6 +510,7 @@ store_etcd_open(struct store *st, const char *arg,
 	LIST_INIT(&e->begins);
 	LIST_INIT(&e->commits_out);
 	LIST_INIT(&e->lcalls);
+	LIST_INIT(&e->rwaits);
 	e->st = st;
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)
@@ -553,6 +554,7 @@ store_etcd_close(struct store *st)
 	free(e->cache.v);
 	etcd_http_close(&e->http);
 	store_etcd_leases_free(e);
+	store_etcd_watch_end(e);
 	/* What etcd never answered ends so, now that it never will. */
 	store_etcd_commits_end(e);
 	while ((b = LIST_FIRST(&e->begins)) != NULL) {

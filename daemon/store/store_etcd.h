@@ -27,6 +27,8 @@
 #define ETCD_CACHE_EVENTS_MAX	65536
 #define ETCD_CACHE_BYTES_MAX	(64u << 20)
 #define ETCD_RECONNECT_MS	250
+/* A revoke waits this long for the stream to count its deletes. */
+#define ETCD_REVOKE_WAIT_MS	5000
 /* Operations in one etcd txn (etcd's --max-txn-ops is 128 by default). */
 #define ETCD_TXN_OPS_MAX	100
 /* Batches out at once, each committing with a slot of its own. */
@@ -90,6 +92,7 @@ struct etcd_slot {
 struct etcd_replay;
 struct etcd_commit;
 struct etcd_lcall;
+struct etcd_expiry;
 
 struct store_etcd {
 	struct store		*st;
@@ -129,6 +132,8 @@ struct store_etcd {
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 	struct etcd_view	*view;		/* store_etcd_view.c */
 	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */
+	LIST_HEAD(, etcd_lcall)	 rwaits;	/* revokes done, not seen */
+	struct etcd_expiry	*expiry;	/* store_etcd_expire.c */
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
@@ -160,6 +165,8 @@ uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
 
 /* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
 void	store_etcd_leases_free(struct store_etcd *);
+/* The stream passed more revisions: revokes waiting for theirs answer. */
+void	etcd_lease_stream_moved(struct store_etcd *);
 /* etcd refused txn body for a lease it lacks: *err names the lease. */
 void	etcd_lease_err(const char *body, struct store_err *err);
 void	store_etcd_read_leases(struct store *, store_leases_done, void *);
@@ -223,9 +230,61 @@ void	etcd_read_get_direct(struct store_etcd *, const char *, size_t,
 void	etcd_read_range_direct(struct store_etcd *, const struct store_range *,
 	    store_read_done, void *);
 
+/*
+ * Leases' ids: below 2^53 (JSON numbers), bit 52 set for a session's.
+ * Each has its record, PREFIX "l/" ID, attached to it, whose value is
+ * {"ttl_ms":N,"stamp":B} (store_etcd_lease.c).
+ */
+#define ETCD_LEASE_SESSION	(UINT64_C(1) << 52)
+#define ETCD_LEASE_ID_MAX	((UINT64_C(1) << 53) - 1)
+/*
+ * Punctual expiry (store_etcd_expire.c): etcd looks for expired leases
+ * every ETCD_LESSOR_CHECK_MS; a lease that etcd's TTL (whole seconds,
+ * at least its minimum) would leave more than ETCD_EXPIRY_LATE_MS late,
+ * within a margin, is stamped: timed by every daemon too.
+ */
+#define ETCD_LESSOR_CHECK_MS	500
+#define ETCD_EXPIRY_MARGIN_MS	200
+#define ETCD_EXPIRY_LATE_MS	1000
+
+/* A lease of the prefix, known from its record. */
+struct etcd_known {
+	struct store_etcd	*e;
+	uint64_t		 id;
+	uint64_t		 ttl_ms;	/* 0: an older metad's record */
+	int			 stamp;
+	uint64_t		 seen_rev;	/* the record's newest put seen */
+	uint64_t		 deadline;	/* stamped: monotonic ms */
+	struct event		*timer;		/* stamped: due at deadline */
+	int			 busy;		/* a check or revoke out */
+	int			 gone;		/* forgotten while busy */
+	unsigned		 gen;		/* seen by a reload */
+	struct etcd_known	*hnext;
+};
+
+uint64_t etcd_now_ms(void);
+/* 1 if a lease of ttl_ms that etcd granted for etcd_ttl_s is stamped. */
+int	 etcd_lease_stamped(uint64_t ttl_ms, uint64_t etcd_ttl_s);
+/* A record's value. */
+void	 etcd_lease_value(struct buf *, uint64_t ttl_ms, int stamp);
+/* Every record, read at st->rev (blocking: while opening). */
+int	 etcd_expiry_open(struct store_etcd *, struct store_err *);
+void	 etcd_expiry_close(struct store_etcd *);
+/* A kv of the stream outside PREFIX "k/": a record's id (learnt), or 0. */
+uint64_t etcd_expiry_kv(struct store_etcd *, const cJSON *, int deleted);
+/* A record put at rev seen: known, and if stamped due ttl_ms from now. */
+void	 etcd_expiry_learn(struct store_etcd *, uint64_t id, uint64_t ttl_ms,
+	    int stamp, uint64_t rev);
+/* Events were lost: every stamped lease due ttl_ms from now, records read. */
+void	 etcd_expiry_reload(struct store_etcd *);
+struct etcd_known *etcd_known_find(struct store_etcd *, uint64_t);
+/* A stamped lease's time left by this daemon's clock. */
+uint64_t etcd_known_remaining(const struct etcd_known *);
+
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);
 void	store_etcd_watch_stop(struct store_etcd *);
+void	store_etcd_watch_end(struct store_etcd *);
 void	store_etcd_replays_free(struct store_etcd *);
 void	store_etcd_read_history(struct store *, uint64_t, size_t,
 	    store_history_done, void *);

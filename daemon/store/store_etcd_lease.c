@@ -33,43 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "enc.h"
+#include "log.h"
 #include "store_etcd.h"
+#include "store_etcd_lease.h"
 
-#define E(st)	((struct store_etcd *)(st)->impl)
 
-#define ETCD_LEASE_SESSION	(UINT64_C(1) << 52)
-#define ETCD_LEASE_ID_MAX	((UINT64_C(1) << 53) - 1)
 /* Grants tried with fresh ids when etcd already has one. */
 #define ETCD_GRANT_TRIES	4
 
-/* One lease call out. */
-struct etcd_lcall {
-	LIST_ENTRY(etcd_lcall)	 entry;		/* e->lcalls */
-	struct store		*st;
-	uint64_t		 id, ttl_ms;
-	int			 session;
-	int			 tries;
-	store_lease_done	 done;
-	store_revoke_done	 rdone;
-	store_leases_done	 ldone;
-	store_read_done		 kdone;
-	void			*arg;
-	/* revoke: keys counted first */
-	uint64_t		 nkeys;
-	/* read_leases: ids to ask, records so far */
-	uint64_t		*ids;
-	size_t			 nids, next;
-	struct store_lease	*v;
-	size_t			 nv;
-	int			 marker;	/* found: its key too */
-	/* read_lease_keys */
-	char			*after;
-	size_t			 after_len;
-	uint64_t		 limit;
-};
-
-static struct etcd_lcall *
+struct etcd_lcall *
 etcd_lcall_new(struct store *st, uint64_t id, void *arg)
 {
 	struct etcd_lcall	*c = xcalloc(1, sizeof *c);
@@ -81,17 +56,22 @@ etcd_lcall_new(struct store *st, uint64_t id, void *arg)
 	return (c);
 }
 
-static void
+void
 etcd_lcall_free(struct etcd_lcall *c)
 {
 	LIST_REMOVE(c, entry);
+	if (c->rrev != 0)
+		LIST_REMOVE(c, wentry);
+	if (c->rtimer != NULL)
+		event_free(c->rtimer);
 	free(c->ids);
 	free(c->v);
 	free(c->after);
+	free(c->subs);
 	free(c);
 }
 
-static void
+void
 etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
     struct store_lease_state *ls)
 {
@@ -106,7 +86,7 @@ etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
 }
 
 /* POST body to path for c, cb its answer; fails c at once if it cannot. */
-static void
+void
 etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
     etcd_http_cb cb)
 {
@@ -133,7 +113,7 @@ etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
 }
 
 /* The base64 of PREFIX "l/" ID (e->prefix is PREFIX "k/"). */
-static char *
+char *
 etcd_lease_marker64(struct store_etcd *e, uint64_t id)
 {
 	char	 k[ETCD_PREFIX_MAX + 32];
@@ -145,7 +125,7 @@ etcd_lease_marker64(struct store_etcd *e, uint64_t id)
 }
 
 /* 1 if a timetolive answer's keys hold the lease's own key. */
-static int
+int
 etcd_lease_marked(struct store_etcd *e, uint64_t id, const cJSON *reply)
 {
 	const cJSON	*k;
@@ -175,7 +155,8 @@ etcd_lease_new_id(int session)
 	return (session ? id | ETCD_LEASE_SESSION : id);
 }
 
-static void	etcd_lease_mark(struct etcd_lcall *);
+static void	etcd_lease_mark(struct etcd_lcall *, etcd_http_cb);
+static void	etcd_mark_cb(void *, const cJSON *, const struct store_err *);
 
 static void
 etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
@@ -195,8 +176,9 @@ etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		return;
 	}
 	etcd_lease_state(c->id, reply, "TTL", &ls);
-	c->ttl_ms = ls.remaining_ms;	/* as granted */
-	etcd_lease_mark(c);
+	/* etcd's TTL may be too late: then metad times it too. */
+	c->stamp = etcd_lease_stamped(c->ttl_ms, ls.remaining_ms / 1000);
+	etcd_lease_mark(c, etcd_mark_cb);
 }
 
 /* The lease's own key is put: the grant is answered. */
@@ -209,6 +191,8 @@ etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	if (reply == NULL)	/* the lease expires unmarked, by its TTL */
 		c->done(c->arg, NULL, err);
 	else {
+		etcd_expiry_learn(E(c->st), c->id, c->ttl_ms, c->stamp,
+		    etcd_header_rev(E(c->st), reply));
 		memset(&ls, 0, sizeof ls);
 		ls.id = c->id;
 		ls.ttl_ms = ls.remaining_ms = c->ttl_ms;
@@ -220,20 +204,26 @@ etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
 }
 
 static void
-etcd_lease_mark(struct etcd_lcall *c)
+etcd_lease_mark(struct etcd_lcall *c, etcd_http_cb cb)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
 	struct buf		 b;
 	char			*m = etcd_lease_marker64(e, c->id);
 
+	char			*v64;
+
 	buf_init(&b);
-	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"\",\"lease\":\"%"
-	    PRIu64 "\"}", m, c->id);
+	etcd_lease_value(&b, c->ttl_ms, c->stamp);
+	v64 = etcd_b64(b.data, b.len);
+	b.len = 0;
+	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%"
+	    PRIu64 "\"}", m, v64, c->id);
 	free(m);
+	free(v64);
 	if (etcd_http_call_once(&e->http, "/v3/kv/put", buf_cstr(&b),
-	    etcd_mark_cb, c, &err) != 0)
-		etcd_mark_cb(c, NULL, &err);
+	    cb, c, &err) != 0)
+		cb(c, NULL, &err);
 	buf_free(&b);
 }
 
@@ -250,36 +240,152 @@ store_etcd_lease_grant(struct store *st, uint64_t ttl_ms, int session,
 	etcd_lcall_send(c, "/v3/lease/grant", 1, etcd_grant_cb);
 }
 
-/* An answer that is a lease_state: keepalive's (in "result") or ttl's. */
+/* Answer a lease call not found (found 0), or its error. */
+static void
+etcd_state_err(struct etcd_lcall *c, const struct store_err *err)
+{
+	struct store_lease_state	 ls;
+
+	if (strstr(err->msg, "requested lease not found") != NULL ||
+	    err->code == STORE_ERR_NO_LEASE) {
+		memset(&ls, 0, sizeof ls);
+		ls.id = c->id;
+		c->done(c->arg, &ls, NULL);
+	} else
+		c->done(c->arg, NULL, err);
+	etcd_lcall_free(c);
+}
+
+/*
+ * ls as metad has it: a lease known from its record has the ttl_ms it was
+ * granted for (not etcd's whole seconds), and a stamped one the time left
+ * by this daemon's clock.
+ */
+void
+etcd_state_known(struct store_etcd *e, struct store_lease_state *ls)
+{
+	struct etcd_known	*k = etcd_known_find(e, ls->id);
+
+	if (k == NULL || k->ttl_ms == 0 || !ls->found)
+		return;
+	ls->ttl_ms = k->ttl_ms;
+	if (k->stamp && k->timer != NULL)
+		ls->remaining_ms = etcd_known_remaining(k);
+	if (ls->remaining_ms > ls->ttl_ms)
+		ls->remaining_ms = ls->ttl_ms;
+}
+
+/* lease_get's timetolive. */
 static void
 etcd_state_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_lcall		*c = arg;
 	struct store_lease_state	 ls;
-	const cJSON			*res;
 
 	if (reply == NULL) {
-		if (strstr(err->msg, "requested lease not found") != NULL ||
-		    err->code == STORE_ERR_NO_LEASE) {
-			memset(&ls, 0, sizeof ls);
-			ls.id = c->id;
-			c->done(c->arg, &ls, NULL);
-		} else
-			c->done(c->arg, NULL, err);
+		etcd_state_err(c, err);
+		return;
+	}
+	etcd_lease_state(c->id, reply, "TTL", &ls);
+	if (c->marker && !etcd_lease_marked(E(c->st), c->id, reply))
+		ls.found = 0;	/* another prefix's, or no metad's */
+	etcd_state_known(E(c->st), &ls);
+	c->done(c->arg, &ls, NULL);
+	etcd_lcall_free(c);
+}
+
+/*
+ * A keepalive: etcd's, then, for a stamped lease, its record put again
+ * (the stamp every daemon times it from: store_etcd_expire.c), answered
+ * once both landed.  A lease this daemon does not know yet (granted
+ * through another whose record put it has not seen) has its record read
+ * first.
+ */
+static void
+etcd_ka_answer(struct etcd_lcall *c)
+{
+	c->ls.remaining_ms = c->ls.ttl_ms;	/* the whole TTL again */
+	c->done(c->arg, &c->ls, NULL);
+	etcd_lcall_free(c);
+}
+
+static void
+etcd_ka_stamped(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_lcall	*c = arg;
+
+	if (reply == NULL) {	/* not stamped: not kept alive */
+		etcd_state_err(c, err);
+		return;
+	}
+	etcd_expiry_learn(E(c->st), c->id, c->ttl_ms, 1,
+	    etcd_header_rev(E(c->st), reply));
+	etcd_ka_answer(c);
+}
+
+static void
+etcd_ka_stamp(struct etcd_lcall *c)
+{
+	struct etcd_known	*k = etcd_known_find(E(c->st), c->id);
+
+	etcd_state_known(E(c->st), &c->ls);
+	if (k == NULL || !k->stamp) {
+		etcd_ka_answer(c);
+		return;
+	}
+	c->ttl_ms = k->ttl_ms;
+	c->stamp = 1;
+	etcd_lease_mark(c, etcd_ka_stamped);
+}
+
+static void
+etcd_ka_record(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_lcall	*c = arg;
+	const cJSON		*kv;
+
+	if (reply == NULL) {
+		c->done(c->arg, NULL, err);
 		etcd_lcall_free(c);
 		return;
 	}
-	res = cJSON_GetObjectItemCaseSensitive(reply, "result");
-	if (res != NULL) {		/* keepalive: TTL is the whole TTL */
-		etcd_lease_state(c->id, res, "TTL", &ls);
-		ls.remaining_ms = ls.ttl_ms;
-	} else {
-		etcd_lease_state(c->id, reply, "TTL", &ls);
-		if (c->marker && !etcd_lease_marked(E(c->st), c->id, reply))
-			ls.found = 0;	/* another prefix's, or no metad's */
+	cJSON_ArrayForEach(kv, cJSON_GetObjectItemCaseSensitive(reply, "kvs"))
+		(void)etcd_expiry_kv(E(c->st), kv, 0);
+	etcd_ka_stamp(c);
+}
+
+static void
+etcd_ka_cb(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_lcall	*c = arg;
+	struct store_etcd	*e = E(c->st);
+	struct store_err	 e2;
+	struct buf		 b;
+	char			*m;
+
+	if (reply == NULL) {
+		etcd_state_err(c, err);
+		return;
 	}
-	c->done(c->arg, &ls, NULL);
-	etcd_lcall_free(c);
+	etcd_lease_state(c->id, cJSON_GetObjectItemCaseSensitive(reply,
+	    "result"), "TTL", &c->ls);
+	if (!c->ls.found) {
+		c->done(c->arg, &c->ls, NULL);
+		etcd_lcall_free(c);
+		return;
+	}
+	if (etcd_known_find(e, c->id) != NULL) {
+		etcd_ka_stamp(c);
+		return;
+	}
+	m = etcd_lease_marker64(e, c->id);
+	buf_init(&b);
+	etcd_range_body(&b, m, NULL, 0, 0, 0);
+	free(m);
+	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	    etcd_ka_record, c, &e2) != 0)
+		etcd_ka_record(c, NULL, &e2);
+	buf_free(&b);
 }
 
 void
@@ -289,7 +395,7 @@ store_etcd_lease_keepalive(struct store *st, uint64_t id,
 	struct etcd_lcall	*c = etcd_lcall_new(st, id, arg);
 
 	c->done = done;
-	etcd_lcall_send(c, "/v3/lease/keepalive", 0, etcd_state_cb);
+	etcd_lcall_send(c, "/v3/lease/keepalive", 0, etcd_ka_cb);
 }
 
 void
@@ -303,123 +409,89 @@ store_etcd_lease_get(struct store *st, uint64_t id, store_lease_done done,
 	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_state_cb);
 }
 
-static int
-etcd_key_cmp(const void *a, const void *b)
+/*
+ * The keys a revoke deleted: the delete events of its revision (etcd
+ * deletes them all at one, with nothing else), once the stream has passed
+ * it; what timetolive listed just before the revoke (a put attaching a key
+ * may land in between) only if those events are gone (compacted).
+ */
+static uint64_t
+etcd_revoke_count(struct store_etcd *e, uint64_t rev, uint64_t listed)
 {
-	const struct store_kv	*x = a, *y = b;
-	size_t			 n = x->key_len < y->key_len ? x->key_len :
-				    y->key_len;
-	int			 c = memcmp(x->key, y->key, n);
+	const struct etcd_evs	*ca = &e->cache;
+	uint64_t		 n = 0;
+	size_t			 i;
 
-	if (c != 0)
-		return (c);
-	return (x->key_len < y->key_len ? -1 : x->key_len > y->key_len);
+	if (rev < e->cache_from)
+		return (listed);
+	for (i = ca->n; i > ca->head && ca->v[i - 1].rev >= rev; i--) {
+		if (ca->v[i - 1].rev == rev && ca->v[i - 1].deleted)
+			n++;
+	}
+	return (n);
+}
+
+/* The stream moved: revokes whose revision it passed are answered. */
+void
+etcd_lease_stream_moved(struct store_etcd *e)
+{
+	struct etcd_lcall	*c, *next;
+
+	for (c = LIST_FIRST(&e->rwaits); c != NULL; c = next) {
+		next = LIST_NEXT(c, wentry);
+		if (c->rrev > e->st->rev)
+			continue;
+		c->rdone(c->arg, 1, c->rrev, etcd_revoke_count(e, c->rrev,
+		    c->nkeys), NULL);
+		etcd_lcall_free(c);
+	}
 }
 
 /*
- * The keys of a timetolive answer under the prefix, sorted, as kvs whose
- * keys the caller frees; *n of them.
+ * The revoke is done (etcd answered it) but the stream has not passed its
+ * revision in ETCD_REVOKE_WAIT_MS (etcd unreachable for the stream only):
+ * answered with the keys timetolive listed just before it.
  */
-static struct store_kv *
-etcd_lease_keys(struct store_etcd *e, uint64_t lease, const cJSON *reply,
-    size_t *n)
-{
-	const cJSON	*keys, *k;
-	struct store_kv	*v;
-	unsigned char	*raw;
-	size_t		 len;
-	long		 r;
-
-	keys = cJSON_GetObjectItemCaseSensitive(reply, "keys");
-	*n = 0;
-	v = xcalloc((size_t)cJSON_GetArraySize(keys) + 1, sizeof *v);
-	cJSON_ArrayForEach(k, keys) {
-		if (!cJSON_IsString(k))
-			continue;
-		len = strlen(k->valuestring);
-		raw = xmalloc(len / 4 * 3 + 1);
-		r = b64_decode(k->valuestring, len, raw);
-		len = r < 0 ? 0 : (size_t)r;
-		if (len <= e->prefix_len ||
-		    memcmp(raw, e->prefix, e->prefix_len) != 0) {
-			free(raw);
-			continue;
-		}
-		v[*n].key = xmemdup(raw + e->prefix_len, len - e->prefix_len);
-		v[*n].key_len = len - e->prefix_len;
-		v[*n].lease = lease;
-		(*n)++;
-		free(raw);
-	}
-	qsort(v, *n, sizeof *v, etcd_key_cmp);
-	return (v);
-}
-
 static void
-etcd_lease_keys_free(struct store_kv *v, size_t n)
-{
-	size_t	 i;
-
-	for (i = 0; i < n; i++)
-		free((char *)v[i].key);
-	free(v);
-}
-
-static void
-etcd_keys_cb(void *arg, const cJSON *reply, const struct store_err *err)
+etcd_revoke_late(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_lcall	*c = arg;
-	struct store_kv		*v;
-	struct store_kv		 a;
-	size_t			 n = 0, i = 0;
 
-	if (reply == NULL) {
-		c->kdone(c->arg, -1, NULL, 0, err);
-		etcd_lcall_free(c);
-		return;
-	}
-	v = etcd_lease_keys(E(c->st), c->id, reply, &n);
-	if (c->after != NULL) {
-		a.key = c->after;
-		a.key_len = c->after_len;
-		while (i < n && etcd_key_cmp(&v[i], &a) <= 0)
-			i++;
-	}
-	c->kdone(c->arg, (long)(n - i > c->limit ? c->limit : n - i), v + i,
-	    n - i > c->limit, NULL);
-	etcd_lease_keys_free(v, n);
+	(void)fd;
+	(void)what;
+	log_warnx("etcd: lease %" PRIu64 " revoked at rev %" PRIu64 "; the "
+	    "watch stream is not there yet after %d ms: its keys counted "
+	    "from before the revoke", c->id, c->rrev, ETCD_REVOKE_WAIT_MS);
+	c->rdone(c->arg, 1, c->rrev, c->nkeys, NULL);
 	etcd_lcall_free(c);
-}
-
-void
-store_etcd_read_lease_keys(struct store *st, uint64_t lease,
-    const char *after, size_t after_len, uint64_t limit,
-    store_read_done done, void *arg)
-{
-	struct etcd_lcall	*c = etcd_lcall_new(st, lease, arg);
-
-	c->kdone = done;
-	c->limit = limit;
-	if (after != NULL) {
-		c->after = xmemdup(after, after_len);
-		c->after_len = after_len;
-	}
-	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_keys_cb);
 }
 
 static void
 etcd_revoke_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_lcall	*c = arg;
+	struct store_etcd	*e = E(c->st);
 
-	if (reply == NULL && err->code == STORE_ERR_NO_LEASE)
-		c->rdone(c->arg, 0, 0, 0, NULL);	/* expired meanwhile */
-	else if (reply == NULL)
-		c->rdone(c->arg, 0, 0, 0, err);
-	else
-		c->rdone(c->arg, 1, etcd_header_rev(E(c->st), reply),
-		    c->nkeys, NULL);
-	etcd_lcall_free(c);
+	if (reply == NULL) {
+		if (err->code == STORE_ERR_NO_LEASE)	/* expired meanwhile */
+			c->rdone(c->arg, 0, 0, 0, NULL);
+		else
+			c->rdone(c->arg, 0, 0, 0, err);
+		etcd_lcall_free(c);
+		return;
+	}
+	/* Answered once the stream delivered its deletes, counted. */
+	c->rrev = etcd_header_rev(e, reply);
+	LIST_INSERT_HEAD(&e->rwaits, c, wentry);
+	if (c->rrev > e->st->rev) {
+		struct timeval	 tv = { ETCD_REVOKE_WAIT_MS / 1000,
+				    ETCD_REVOKE_WAIT_MS % 1000 * 1000 };
+
+		c->rtimer = evtimer_new(e->opts.base, etcd_revoke_late, c);
+		if (c->rtimer != NULL)
+			evtimer_add(c->rtimer, &tv);
+	}
+	etcd_lease_stream_moved(e);
 }
 
 /* The keys first (to count them), then the revoke, sent once. */
@@ -457,115 +529,6 @@ store_etcd_lease_revoke_now(struct store *st, uint64_t id,
 
 	c->rdone = done;
 	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_revoke_keys_cb);
-}
-
-/* read_leases: each id's timetolive in turn, then the records. */
-static void
-etcd_leases_next(struct etcd_lcall *c);
-
-static void
-etcd_leases_ttl_cb(void *arg, const cJSON *reply,
-    const struct store_err *err)
-{
-	struct etcd_lcall		*c = arg;
-	struct store_lease_state	 ls;
-
-	if (reply == NULL) {
-		c->ldone(c->arg, -1, NULL, err);
-		etcd_lcall_free(c);
-		return;
-	}
-	etcd_lease_state(c->id, reply, "TTL", &ls);
-	if (ls.found) {		/* else it expired meanwhile */
-		c->v[c->nv].id = ls.id;
-		c->v[c->nv].ttl_ms = ls.ttl_ms;
-		c->v[c->nv].session = ls.session;
-		c->v[c->nv].remaining_ms = ls.remaining_ms;
-		c->nv++;
-	}
-	etcd_leases_next(c);
-}
-
-static void
-etcd_leases_next(struct etcd_lcall *c)
-{
-	if (c->next == c->nids) {
-		c->ldone(c->arg, (long)c->nv, c->v, NULL);
-		etcd_lcall_free(c);
-		return;
-	}
-	c->id = c->ids[c->next++];
-	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_leases_ttl_cb);
-}
-
-static int
-etcd_u64_cmp(const void *a, const void *b)
-{
-	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
-/* The markers' keys: PREFIX "l/" ID each. */
-static void
-etcd_leases_cb(void *arg, const cJSON *reply, const struct store_err *err)
-{
-	struct etcd_lcall	*c = arg;
-	struct store_etcd	*e = E(c->st);
-	const cJSON		*kvs, *kv;
-	unsigned char		*k;
-	size_t			 klen, pl = e->prefix_len - 2 + 2;
-	uint64_t		 id;
-	char			 num[24];
-
-	if (reply == NULL) {
-		c->ldone(c->arg, -1, NULL, err);
-		etcd_lcall_free(c);
-		return;
-	}
-	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
-	c->ids = xcalloc((size_t)cJSON_GetArraySize(kvs) + 1, sizeof *c->ids);
-	c->v = xcalloc((size_t)cJSON_GetArraySize(kvs) + 1, sizeof *c->v);
-	cJSON_ArrayForEach(kv, kvs) {
-		k = etcd_unb64(kv, "key", &klen);
-		if (klen > pl && klen - pl < sizeof num) {
-			memcpy(num, k + pl, klen - pl);
-			num[klen - pl] = '\0';
-			if (parse_u64(num, &id) == 0 && id != 0 &&
-			    id <= ETCD_LEASE_ID_MAX)
-				c->ids[c->nids++] = id;
-		}
-		free(k);
-	}
-	qsort(c->ids, c->nids, sizeof *c->ids, etcd_u64_cmp);
-	etcd_leases_next(c);
-}
-
-void
-store_etcd_read_leases(struct store *st, store_leases_done done, void *arg)
-{
-	struct etcd_lcall	*c = etcd_lcall_new(st, 0, arg);
-	struct store_etcd	*e = E(st);
-	struct store_err	 err;
-	struct buf		 b;
-	char			 k[ETCD_PREFIX_MAX + 4];
-	char			*k64, *end64;
-	int			 n;
-
-	c->ldone = done;
-	n = snprintf(k, sizeof k, "%.*sl/", (int)e->prefix_len - 2,
-	    e->prefix);
-	k64 = etcd_b64(k, (size_t)n);
-	end64 = etcd_prefix_end64(k, (size_t)n);
-	buf_init(&b);
-	buf_printf(&b, "{\"key\":\"%s\",\"range_end\":\"%s\","
-	    "\"keys_only\":true}", k64, end64);
-	free(k64);
-	free(end64);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
-	    etcd_leases_cb, c, &err) != 0)
-		etcd_leases_cb(c, NULL, &err);
-	buf_free(&b);
 }
 
 /* The key just put into the batch carries lease in its txn. */

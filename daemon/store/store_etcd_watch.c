@@ -35,11 +35,11 @@ struct etcd_wmsg {
 /*
  * One watch response (the gateway's "result": etcd_pb.c decodes the
  * stream's messages into the same); events under the user prefix go to
- * out.
+ * out, and the stream's (stream set) lease records to store_etcd_expire.c.
  */
 static int
 etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
-    struct etcd_wmsg *m)
+    struct etcd_wmsg *m, int stream)
 {
 	const cJSON	*evs, *it, *kv, *type;
 	struct etcd_ev	 ev;
@@ -62,8 +62,14 @@ etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
 			seq = 0;
 		}
 		if (etcd_ev_from_kv(e, kv, cJSON_IsString(type) &&
-		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0)
-			continue;	/* the sentinel */
+		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0) {
+			/* A slot, a lease's record, the sentinel */
+			if (stream)
+				(void)etcd_expiry_kv(e, kv,
+				    cJSON_IsString(type) && strcmp(
+				    type->valuestring, "DELETE") == 0);
+			continue;
+		}
 		ev.seq = seq++;
 		etcd_evs_push(out, &ev);
 	}
@@ -84,7 +90,7 @@ etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
 	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
 		return (-1);
 	rc = etcd_wmsg_of(e, cJSON_GetObjectItemCaseSensitive(root, "result"),
-	    out, m);
+	    out, m, 0);
 	cJSON_Delete(root);
 	return (rc);
 }
@@ -162,6 +168,8 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
 	    "metad read their events", st->rev + 1, compact_rev);
 	st->rev = st->compact_rev - 1;
+	/* Keepalives may be among them: leases are timed afresh. */
+	etcd_expiry_reload(e);
 	etcd_view_moved(e, 1);
 	/* Nothing below compact_rev is readable: the cache starts afresh. */
 	etcd_evs_clear(&e->cache, 0);
@@ -169,6 +177,7 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	e->before_cache = st->rev;
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
+	etcd_lease_stream_moved(e);
 }
 
 /* A message of the stream, decoded (etcd_grpc.h). */
@@ -186,7 +195,7 @@ etcd_stream_msg(void *arg, cJSON *res)
 		cJSON_Delete(res);
 		return;		/* a stream etcd cancelled: being reopened */
 	}
-	if (etcd_wmsg_of(e, res, &e->cache, &m) != 0) {
+	if (etcd_wmsg_of(e, res, &e->cache, &m, 1) != 0) {
 		s = cJSON_PrintUnformatted(res);
 		log_warnx("etcd watch: %.200s", s != NULL ? s : "?");
 		free(s);
@@ -205,6 +214,7 @@ etcd_stream_msg(void *arg, cJSON *res)
 		etcd_view_apply(e, &e->cache.v[i]);
 	st->rev = m.last_rev;
 	etcd_view_moved(e, 0);
+	etcd_lease_stream_moved(e);	/* before a trim: revokes count */
 	etcd_cache_trim(e);
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
@@ -274,7 +284,7 @@ etcd_watch_schedule(struct store_etcd *e)
 int
 store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 {
-	if (etcd_view_open(e, err) != 0)
+	if (etcd_view_open(e, err) != 0 || etcd_expiry_open(e, err) != 0)
 		return (-1);
 	e->wtimer = evtimer_new(e->opts.base, etcd_watch_timer, e);
 	if (e->wtimer == NULL)
@@ -299,10 +309,18 @@ store_etcd_watch_stop(struct store_etcd *e)
 	etcd_view_close(e);
 }
 
+/* After etcd_http_close(): no lease call is out any more. */
+void
+store_etcd_watch_end(struct store_etcd *e)
+{
+	etcd_expiry_close(e);
+}
+
 /*
  * History older than the cache: a watch from the asked revision on the
- * daemon's loop (on the gateway, through evhttp's chunked reads), read until it reaches until (the last metad revision
- * below the cache) or has max events, whole revisions.
+ * daemon's loop (on the gateway, through evhttp's chunked reads), read
+ * until it reaches until (the last metad revision below the cache) or has
+ * max events, whole revisions.
  */
 struct etcd_replay {
 	struct store_etcd	*e;

@@ -16,7 +16,9 @@ setup() {
 }
 
 teardown() {
-	stop_bg "${A:-}" "${B:-}"
+	[ -z "${TESTDIR:-}" ] || release timed
+	stop_bg "${A:-}" "${B:-}" "${WATCH:-}" "${BG:-}" "${C_PID:-}" \
+	    "${PROXY_PID:-}"
 	[ -z "${COPROC_PID:-}" ] || stop_bg -KILL "$COPROC_PID"
 	METACTL_SOCKET="$SOCK_B" leases_clear
 	stop_bg "${PID_B:-}"
@@ -141,4 +143,131 @@ gone_b() {
 	[ $((SECONDS - t0)) -le 5 ]
 	run on_b lease info "$SL"
 	assert_failure 1
+}
+
+# punctual TTL_MS: a lease granted through A, kept alive through B only for
+# over TTL_MS + 1 s (A sees B's keepalives), then B is killed after the last
+# one: A alone expires it, no earlier than TTL_MS after that keepalive and at
+# most 1 s after, although etcd's own TTL is whole seconds, at least 2 s
+# with its default flags, checked every 500 ms (metad(8)).
+punctual() {
+	local ttl=$1 l t0 t1 del tdel i
+	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"p/"}'
+	l=$(mctl lease grant "${ttl}ms")
+	mctl put --lease "$l" p/1 x
+	for i in 1 2 3 4 5 6; do
+		run on_b lease keepalive "$l"
+		assert_output "$ttl"
+		sleep "$(awk -v t="$ttl" 'BEGIN { print t / 2000 }')"
+	done
+	run mctl get p/1
+	assert_output x
+	t0=$EPOCHREALTIME
+	on_b lease keepalive "$l"
+	t1=$EPOCHREALTIME
+	kill -KILL "$PID_B"
+	wait "$PID_B" 2>/dev/null || true
+	PID_B=
+	wait_for -t 5 grep -q '"event":"delete","key":"p/1"' "$TESTDIR/w"
+	del=$(grep '"event":"delete","key":"p/1"' "$TESTDIR/w")
+	tdel=${del%% *}
+	echo "ttl $ttl: expired $(ms "$t0" "$tdel") ms after the last keepalive was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
+	[ "$(ms "$t0" "$tdel")" -ge "$ttl" ]
+	[ "$(ms "$t1" "$tdel")" -le $((ttl + 1000)) ]
+	run mctl lease info "$l"
+	assert_failure 1
+}
+
+# bats test_tags=no-valgrind
+@test "expiry on etcd is punctual with a TTL of 1000 ms, kept alive through the other daemon" {
+	punctual 1000
+}
+
+# bats test_tags=no-valgrind
+@test "expiry on etcd is punctual with a TTL of 1500 ms, kept alive through the other daemon" {
+	punctual 1500
+}
+
+# A daemon that starts finds the short leases of its prefix and times each
+# from its start: one kept alive just before the daemon was restarted (and
+# no other daemon running) still ends within 1 s of its TTL.
+# bats test_tags=no-valgrind
+@test "a restarted daemon times the short leases it finds from its start" {
+	local l t0 t1 del tdel
+	stop_bg -KILL "$PID_B"
+	PID_B=
+	l=$(mctl lease grant 1000ms)
+	mctl put --lease "$l" p/1 x
+	t0=$EPOCHREALTIME
+	mctl lease keepalive "$l"
+	t1=$EPOCHREALTIME
+	metad_stop KILL
+	metad_start
+	timed_watch "$TESTDIR/w" '{"op":"watch","prefix":"p/"}'
+	wait_for -t 5 grep -q '"event":"delete","key":"p/1"' "$TESTDIR/w"
+	del=$(grep '"event":"delete","key":"p/1"' "$TESTDIR/w")
+	tdel=${del%% *}
+	echo "expired $(ms "$t0" "$tdel") ms after the last keepalive was sent, $(ms "$t1" "$tdel") ms after its answer" >&3
+	[ "$(ms "$t0" "$tdel")" -ge 1000 ]
+	[ "$(ms "$t1" "$tdel")" -le 2000 ]
+}
+
+# A revoke answers how many keys it deleted: the delete events at its rev,
+# however many puts attached keys to the lease just before it (another
+# daemon's, racing with it).
+@test "a revoke's deleted count is its delete events, with puts attaching keys meanwhile" {
+	local l out rev n i
+	l=$(mctl lease grant 60s)
+	raw_held rw '{"op":"watch","prefix":"r/"}' >"$TESTDIR/w" &
+	WATCH=$!
+	wait_for grep -q '"ok":true' "$TESTDIR/w"
+	for ((i = 1; i <= 300; i++)); do
+		printf '{"op":"put","key":"r/%03d","value":"v","lease":%s}\n' \
+		    "$i" "$l"
+	done | socat -t 10 - "UNIX-CONNECT:$SOCK_B" >"$TESTDIR/puts" 3>&- &
+	BG=$!
+	wait_for -t 10 grep -q '"ok":true' "$TESTDIR/puts"
+	out=$(req "{\"op\":\"lease_revoke\",\"lease\":$l}")
+	wait_bg "$BG" 20
+	BG=
+	rev=$(sed -n 's/.*"rev":\([0-9]*\).*/\1/p' <<<"$out")
+	n=$(sed -n 's/.*"deleted":\([0-9]*\).*/\1/p' <<<"$out")
+	wait_for has_lines $((n + 1)) "$TESTDIR/w"
+	release rw
+	wait "$WATCH" || true
+	WATCH=
+	echo "revoke at rev $rev deleted $n keys; $(grep -c '"ok":true' "$TESTDIR/puts") puts landed" >&3
+	[ "$n" -gt 0 ]
+	assert_equal "$(grep '"event":"delete"' "$TESTDIR/w" |
+	    grep -c "\"mod_rev\":$rev}")" "$n"
+	assert_equal "$(grep -c '"event":"delete"' "$TESTDIR/w")" "$n"
+	assert_equal "$(grep -c '"ok":true' "$TESTDIR/puts")" "$n"
+}
+
+# The store's wait for the stream to count a revoke's deletes is bounded
+# (5 s, then the keys listed before it); the answer still waits for the
+# stream (up to 30 s), as every write's does, so that this daemon's next
+# serializable read sees the deletes.
+@test "a revoke through a daemon whose watch stream lags 8 s: counted after 5 s, answered when the stream passes it" {
+	local l out t0 el
+	proxy_spawn "$ETCD_URL" -d 8000
+	C_SOCK="$TESTDIR/c.sock"
+	metad_spawn C_PID "$C_SOCK" "$TESTDIR/c.log" --store "etcd:$PROXY_URL"
+	l=$(mctl lease grant 60s)
+	mctl put --lease "$l" lag/1 v
+	mctl put --lease "$l" lag/2 v
+	t0=$(date +%s%N)
+	out=$(printf '{"op":"lease_revoke","lease":%s}\n' "$l" |
+	    socat -t 20 - "UNIX-CONNECT:$C_SOCK")
+	el=$((($(date +%s%N) - t0) / 1000000))
+	echo "answered in $el ms: $out" >&3
+	[[ $out == *'"ok":true'* && $out == *'"deleted":2'* ]]
+	[ "$el" -ge 7500 ] && [ "$el" -lt 12000 ]
+	grep -q 'the watch stream is not there yet after 5000 ms' "$TESTDIR/c.log"
+	out=$(printf '{"op":"get","key":"lag/1","consistency":"serializable"}\n' |
+	    socat -t 5 - "UNIX-CONNECT:$C_SOCK")
+	[[ $out == *'"ok":true'* ]]
+	[ "$(jq -r '.kv.value // "none"' <<<"$out")" = none ]
+	gone lag/1
+	gone lag/2
 }

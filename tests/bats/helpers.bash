@@ -288,6 +288,21 @@ raw_held() {
 	} | socat -t 10 - "UNIX-CONNECT:$SOCK"
 }
 
+# timed_watch FILE REQUEST: a watch whose lines go to FILE, each after the
+# time it arrived ($EPOCHREALTIME); its pid in WATCH.
+timed_watch() {
+	raw_held timed "$2" | while IFS= read -r line; do
+		printf '%s %s\n' "$EPOCHREALTIME" "$line"
+	done >"$1" 3>&- &
+	WATCH=$!
+	wait_for grep -q '"ok":true' "$1"
+}
+
+# ms A B: (B - A) in whole milliseconds, for $EPOCHREALTIME values.
+ms() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", (b - a) * 1000 }'
+}
+
 # watch_lines N REQUEST: send REQUEST (a watch) on a connection of its own,
 # close it once N lines came back (at most 10 s), and print them; fails
 # (quietly: "run" would count a message as a line) when fewer came.

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "store_fx.h"
+#include "store_etcd.h"
 
 static struct fx	 fx_mem = { .kind = "memory" };
 static struct fx	 fx_sql = { .kind = "sqlite" };
@@ -379,9 +380,9 @@ test_lease_etcd(void **state)
 	assert_true(a.id > 0 && a.id < (UINT64_C(1) << 52));
 	assert_int_equal(a.ttl_ms, 5000);
 	assert_false(a.session);
-	s = rgrant(f, 1500, 1);		/* whole seconds: 2 s */
+	s = rgrant(f, 1500, 1);		/* 2 s on etcd; timed by metad */
 	assert_true(s.id >= (UINT64_C(1) << 52) && s.id < (UINT64_C(1) << 53));
-	assert_int_equal(s.ttl_ms, 2000);
+	assert_int_equal(s.ttl_ms, 1500);
 	assert_true(s.session);
 
 	x = rcall(f, 1, a.id);
@@ -390,9 +391,9 @@ test_lease_etcd(void **state)
 	x = rcall(f, 0, s.id);
 	assert_true(x.found);
 	assert_true(x.session);
-	assert_true(x.remaining_ms <= 2000);
+	assert_true(x.remaining_ms <= 1500);
 	assert_string_equal(rkeys(f, a.id), "");
-	snprintf(want, sizeof want, "%" PRIu64 ":5000:0 %" PRIu64 ":2000:1",
+	snprintf(want, sizeof want, "%" PRIu64 ":5000:0 %" PRIu64 ":1500:1",
 	    a.id, s.id);
 	assert_string_equal(rleases(f), want);
 
@@ -409,6 +410,24 @@ test_lease_etcd(void **state)
 	assert_string_equal(rleases(f), "");
 }
 
+/*
+ * Which etcd leases metad times itself: those etcd's TTL (whole seconds,
+ * at least its minimum; checked every 500 ms) would end more than 1 s
+ * late, with a margin.
+ */
+static void
+test_lease_stamped(void **state)
+{
+	(void)state;
+	assert_true(etcd_lease_stamped(1000, 2));	/* etcd's minimum */
+	assert_true(etcd_lease_stamped(1500, 2));
+	assert_false(etcd_lease_stamped(2000, 2));
+	assert_true(etcd_lease_stamped(2500, 3));	/* rounded up */
+	assert_false(etcd_lease_stamped(2700, 3));
+	assert_false(etcd_lease_stamped(60000, 60));
+	assert_true(etcd_lease_stamped(60000, 62));	/* a larger minimum */
+}
+
 #define MEM(t)	{ #t "/memory", t, fx_setup, fx_teardown, &fx_mem }
 #define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 #define ETCD(t)	{ #t "/etcd", t, fx_setup, fx_teardown, &fx_etcd }
@@ -423,6 +442,7 @@ main(void)
 		LOCAL(test_lease_undo),
 		SQL(test_lease_reopen),
 		ETCD(test_lease_etcd),
+		cmocka_unit_test(test_lease_stamped),
 	};
 	struct CMUnitTest	 run[sizeof tests / sizeof tests[0]];
 	size_t			 i, n = 0;
