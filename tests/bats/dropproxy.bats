@@ -187,12 +187,13 @@ txn_body() {
 # compare KEY absent, as metad's writes have compares.
 grpc_txn() {
 	printf 'create("%s") = "0"\n\nput %s %s\n\n\n' "$2" "$2" "$3" |
-	    ETCDCTL_API=3 etcdctl --endpoints "$1" --dial-timeout 2s \
-	    --command-timeout 5s txn
+	    timeout -k 1 20 env ETCDCTL_API=3 etcdctl --endpoints "$1" \
+	    --dial-timeout 2s --command-timeout 5s txn
 }
 
 grpc_get() {
-	ETCDCTL_API=3 etcdctl --endpoints "$1" --command-timeout 5s get \
+	timeout -k 1 20 env ETCDCTL_API=3 etcdctl --endpoints "$1" \
+	    --command-timeout 5s get \
 	    --print-value-only "$2"
 }
 
@@ -230,7 +231,7 @@ grpc_get() {
 	run -0 grpc_get "$PROXY" "${PREFIX}a"
 	assert_output one
 	# No compare: put alone.
-	run -0 sh -c "printf '\n\nput ${PREFIX}c three\n\n\n' | ETCDCTL_API=3 etcdctl --endpoints '$PROXY' --command-timeout 5s txn"
+	run -0 sh -c "printf '\n\nput ${PREFIX}c three\n\n\n' | timeout -k 1 20 env ETCDCTL_API=3 etcdctl --endpoints '$PROXY' --command-timeout 5s txn"
 	assert_output --partial SUCCESS
 	run -0 grep -c dropped "$TESTDIR/proxy.log"
 	assert_output 2

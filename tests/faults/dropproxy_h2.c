@@ -107,34 +107,37 @@ h2_call(struct proxy_tcp *t, int32_t id)
 	return (&t->calls[t->ncalls++]);
 }
 
+/* A varint at *p (n bytes left) into *v, *p and *n past it; -1: cut. */
+static int
+h2_varint(const uint8_t **p, size_t *n, uint64_t *v)
+{
+	size_t	 i;
+
+	for (*v = 0, i = 0; i < *n && i < 10; i++) {
+		*v |= (uint64_t)((*p)[i] & 0x7f) << (7 * i);
+		if (((*p)[i] & 0x80) == 0)
+			break;
+	}
+	if (i >= *n || i >= 10)
+		return (-1);
+	*p += i + 1;
+	*n -= i + 1;
+	return (0);
+}
+
 /* A protobuf message's top level has field no (length-delimited). */
 static int
 h2_has_field(const uint8_t *p, size_t n, unsigned no)
 {
 	uint64_t	 tag, v;
-	size_t		 i;
 
 	while (n > 0) {
-		for (tag = 0, i = 0; i < n && i < 10; i++) {
-			tag |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if ((p[i] & 0x80) == 0)
-				break;
-		}
-		if (i >= n || i >= 10)
+		if (h2_varint(&p, &n, &tag) != 0)
 			return (0);
-		p += i + 1;
-		n -= i + 1;
 		if ((tag & 7) != 2 && (tag & 7) != 0)
 			return (0);
-		for (v = 0, i = 0; i < n && i < 10; i++) {
-			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if ((p[i] & 0x80) == 0)
-				break;
-		}
-		if (i >= n || i >= 10)
+		if (h2_varint(&p, &n, &v) != 0)
 			return (0);
-		p += i + 1;
-		n -= i + 1;
 		if ((tag >> 3) == no && (tag & 7) == 2)
 			return (1);
 		if ((tag & 7) == 2) {
