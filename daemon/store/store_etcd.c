@@ -515,7 +515,6 @@ store_etcd_open(struct store *st, const char *arg,
 	e->opts = *opts;
 	if (getrandom(&e->id, sizeof e->id, 0) != sizeof e->id)
 		e->id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
-	buf_init(&e->wbuf);
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
@@ -562,7 +561,6 @@ store_etcd_close(struct store *st)
 		    "before etcd answered");
 		etcd_begin_end(b, &err);
 	}
-	buf_free(&e->wbuf);
 	free(e->kbeg64);
 	free(e->kend64);
 	free(e->sent64);

@@ -126,7 +126,6 @@ struct store_etcd {
 	uint64_t		 before_cache;	/* last metad rev below it */
 	struct etcd_gstream	*wst;		/* the stream (etcd_grpc.h) */
 	struct event		*wtimer;
-	struct buf		 wbuf;
 	unsigned		 wep;
 	int			 wcancelled;	/* by etcd: reopen it */
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */

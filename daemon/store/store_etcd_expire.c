@@ -364,7 +364,7 @@ etcd_expiry_records(struct store_etcd *e, const cJSON *reply, int *more,
 	}
 	*more = lkv != NULL && cJSON_IsTrue(
 	    cJSON_GetObjectItemCaseSensitive(reply, "more"));
-	if (last != NULL)
+	if (last != NULL && last_len != NULL)
 		*last = *more ? etcd_unb64(lkv, "key", last_len) : NULL;
 }
 
