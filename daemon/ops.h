@@ -64,6 +64,8 @@ int	ops_lease_revoke_apply(struct req *, uint64_t, int *,
 	    struct store_err *);
 void	ops_lease_keepalive(struct req *);
 void	ops_lease_info(struct req *);
+void	ops_lease_info_answer(struct req *, uint64_t, long,
+	    const struct store_kv *, int, const struct store_err *);
 void	ops_lease_list(struct req *);
 /* A request's "lease" field: 1 given, 0 absent, -1 bad (e). */
 int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);

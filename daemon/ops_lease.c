@@ -224,14 +224,16 @@ ops_lease_keepalive(struct req *r)
 	req_done(r);
 }
 
-static void
-ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
-    const struct store_err *se)
+/*
+ * lease_info's answer, once the lease's keys are read (n < 0: failed):
+ * the local and the remote lease ops share it.
+ */
+void
+ops_lease_info_answer(struct req *r, uint64_t remaining_ms, long n,
+    const struct store_kv *kvs, int more, const struct store_err *se)
 {
-	struct req		*r = arg;
 	struct lease_req	*lr = r->state;
 	struct jw		 w;
-	uint64_t		 now = lease_now_ms(), left;
 	long			 i;
 
 	if (n < 0) {
@@ -239,14 +241,13 @@ ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 		req_done(r);
 		return;
 	}
-	left = lr->deadline > now ? lr->deadline - now : 0;
 	reply_begin(r, &w);
 	jw_name(&w, "lease");
 	jw_u64(&w, lr->id);
 	jw_name(&w, "ttl_ms");
 	jw_u64(&w, lr->ttl_ms);
 	jw_name(&w, "remaining_ms");
-	jw_u64(&w, left);
+	jw_u64(&w, remaining_ms);
 	jw_name(&w, "session");
 	jw_bool(&w, lr->session);
 	jw_name(&w, "keys");
@@ -258,6 +259,18 @@ ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 	jw_bool(&w, more);
 	reply_end(r, &w);
 	req_done(r);
+}
+
+static void
+ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
+	uint64_t		 now = lease_now_ms();
+
+	ops_lease_info_answer(r, lr->deadline > now ? lr->deadline - now : 0,
+	    n, kvs, more, se);
 }
 
 void

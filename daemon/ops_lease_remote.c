@@ -186,32 +186,9 @@ ops_rlease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 {
 	struct req		*r = arg;
 	struct lease_req	*lr = r->state;
-	struct jw		 w;
-	long			 i;
 
-	if (n < 0) {
-		reply_store_error(r, se);
-		req_done(r);
-		return;
-	}
-	reply_begin(r, &w);
-	jw_name(&w, "lease");
-	jw_u64(&w, lr->id);
-	jw_name(&w, "ttl_ms");
-	jw_u64(&w, lr->ttl_ms);
-	jw_name(&w, "remaining_ms");
-	jw_u64(&w, lr->deadline);	/* remaining, as the backend said */
-	jw_name(&w, "session");
-	jw_bool(&w, lr->session);
-	jw_name(&w, "keys");
-	jw_arr_open(&w);
-	for (i = 0; i < n; i++)
-		jw_str(&w, kvs[i].key, kvs[i].key_len);
-	jw_arr_close(&w);
-	jw_name(&w, "more");
-	jw_bool(&w, more);
-	reply_end(r, &w);
-	req_done(r);
+	/* remaining, as the backend said */
+	ops_lease_info_answer(r, lr->deadline, n, kvs, more, se);
 }
 
 static void
