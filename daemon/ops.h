@@ -22,6 +22,10 @@ int		 ops_handle(struct conn *, const char *, size_t);
 const struct op	*ops_find(const char *);
 /* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
 int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);
+int		 ops_fields_check_obj(const char *const *, const cJSON *,
+		    const char *, struct proto_err *);
+int		 ops_fields_check_txn(const char *, const cJSON *,
+		    struct proto_err *);
 
 /* Reads (ops_read.c). */
 void	ops_hello(struct req *);

@@ -175,6 +175,8 @@ txn_parse_cmp(const cJSON *o, size_t max, struct txn_cmp *c,
 	if (!cJSON_IsObject(o))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "a compare must be an "
 		    "object such as {\"key\":K,\"version\":N}"));
+	if (ops_fields_check_txn("compare", o, e) != 0)
+		return (-1);
 	if (proto_get_key(o, "key", 1, &c->key, &c->key_len, e) != 1)
 		return (-1);
 	if (txn_parse_target(o, "version", TXN_VERSION, c, &n, e) != 0 ||
@@ -228,6 +230,9 @@ txn_parse_op(const cJSON *o, size_t max, struct txn_op *op,
 		return (proto_fail(e, PROTO_BAD_REQUEST, "an op must be an "
 		    "object such as {\"op\":\"put\",\"key\":K,\"value\":V}"));
 	if (txn_parse_kind(o, op, e) != 0)
+		return (-1);
+	if (ops_fields_check_txn(op->type == TXN_PUT ? "put" :
+	    op->type == TXN_DELETE ? "delete" : "get", o, e) != 0)
 		return (-1);
 	if (proto_get_key(o, "key", 1, &op->key, &op->key_len, e) != 1)
 		return (-1);
