@@ -30,7 +30,7 @@ static const struct op ops_table[] = {
 	    ops_put_apply, ops_write_keys },
 	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
 	    ops_delete_apply, ops_write_keys },
-	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply,
+	{ "txn",	OP_WRITE | OP_RO_READS, NULL,	ops_txn_prepare, ops_txn_apply,
 	    ops_txn_keys },
 	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
 	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
@@ -139,11 +139,17 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 	if (ops_fields_check(r->op->name, r->json, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
+	    !(r->op->flags & OP_RO_READS) &&
 	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only", r->op->name));
 	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
 		return (-1);
+	if ((r->op->flags & OP_RO_READS) &&
+	    r->conn->access != CONN_ACCESS_RW && ops_txn_writes(r))
+		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
+		    "this connection is read-only (a txn of gets only may "
+		    "run)", r->op->name));
 	return (0);
 }
 

@@ -312,6 +312,21 @@ txn_parse_cmps(struct req *r, struct txn *t, const cJSON *list,
 	return (0);
 }
 
+/* 1 if a branch of the prepared txn holds a put or a delete. */
+int
+ops_txn_writes(const struct req *r)
+{
+	const struct txn	*t = r->state;
+	size_t			 i;
+
+	for (i = 0; i < t->then.n + t->els.n; i++) {
+		if ((i < t->then.n ? t->then.ops[i] :
+		    t->els.ops[i - t->then.n]).type != TXN_GET)
+			return (1);
+	}
+	return (0);
+}
+
 int
 ops_txn_prepare(struct req *r, struct proto_err *e)
 {

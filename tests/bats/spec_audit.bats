@@ -6,7 +6,19 @@
 load helpers
 
 setup() {
-	metad_start
+	testdir
+	chmod 0755 "$TESTDIR"
+}
+
+# For the tests that run clients as another user (as access.bats).
+need_other_uid() {
+	[ "$(id -u)" -eq 0 ] || skip "root: needs root to run clients as another uid"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+}
+
+nobody_req() {
+	printf '%s\n' "$1" | setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    socat -t 2 - "UNIX-CONNECT:$SOCK"
 }
 
 teardown() {
@@ -16,6 +28,7 @@ teardown() {
 # SPEC 4: a request naming a field its op does not know answers bad_request
 # naming the field, a txn's compares and ops included.
 @test "a txn compare or op naming an unknown field answers bad_request naming it" {
+	metad_start
 	run req '{"op":"txn","then":[{"op":"put","key":"k","value":"v","bogus":1}]}'
 	assert_output '{"ok":false,"error":{"code":"bad_request","message":"then[0]: unknown field \"bogus\" for a txn put"}}'
 	run req '{"op":"txn","else":[{"op":"delete","key":"k","value":"v"}]}'
@@ -30,4 +43,21 @@ teardown() {
 	# the known fields still work
 	run req '{"op":"txn","if":[{"key":"k","version":0,"result":"="}],"then":[{"op":"put","key":"k","value":"v"},{"op":"get","key":"k"}],"else":[{"op":"delete","key":"k"}]}'
 	assert_output --partial '"succeeded":true'
+}
+
+# SPEC 6 (ro access): a txn that only reads is a read, as in etcd, where a
+# read-only role may run a txn of ranges; one with a put or a delete in
+# either branch is refused whatever its compares decide.
+@test "a read-only connection may run a txn of gets only, not one that may write" {
+	need_other_uid
+	metad_start --socket-mode 0666 --read-only-uid nobody
+	req '{"op":"put","key":"k","value":"v"}'
+	run nobody_req '{"op":"txn","if":[{"key":"k","version":1}],"then":[{"op":"get","key":"k"}],"else":[{"op":"get","key":"x"}]}'
+	assert_output "$(rv '{"ok":true,"succeeded":true,"results":[{"op":"get","kv":{"key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1}}],"rev":@1}')"
+	run nobody_req '{"op":"txn","if":[{"key":"k","version":9}],"then":[{"op":"get","key":"k"}],"else":[{"op":"delete","key":"k"}]}'
+	assert_output '{"ok":false,"error":{"code":"read_only","message":"op \"txn\" writes, and this connection is read-only (a txn of gets only may run)"}}'
+	run nobody_req '{"op":"put","key":"k","value":"w"}'
+	assert_output --partial '"code":"read_only"'
+	run req '{"op":"get","key":"k"}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
 }
