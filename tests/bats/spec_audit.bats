@@ -80,3 +80,37 @@ LINES
 	assert_line --index 3 --regexp '^\{"id":-1.5E\+3,"ok":false,"error":\{"code":"bad_request","message":"unknown field \\"x\\" for op \\"ping\\""\}\}$'
 	assert_line --index 4 --regexp '^\{"id":"9007199254740993","ok":true,"rev":[0-9]+\}$'
 }
+
+# SPEC 2 and 3: a value is any bytes, and a request may send it as
+# "value" (a JSON string, whose \u0000 is a NUL) or "value_b64".  A key
+# holds no NUL byte: bad_request.  A value holding NUL comes back as
+# value_b64 (metad-protocol(7)).
+@test "a \\u0000 in a value is stored as a NUL byte; in a key it is bad_request" {
+	metad_start
+	run raw <<'LINES'
+{"op":"put","key":"v","value":"a\u0000b"}
+{"op":"get","key":"v"}
+{"op":"txn","if":[{"key":"v","value":"a\u0000b"}],"then":[{"op":"put","key":"w","value":"\u0000"}]}
+{"op":"get","key":"w"}
+{"op":"put","key":"x","value":"a\\u0000b"}
+{"op":"get","key":"x"}
+{"op":"put","key":"k\u0000","value":"v"}
+{"op":"list","prefix":"\u0000"}
+LINES
+	assert_line --index 0 "$(rv '{"ok":true,"kv":{"key":"v","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	assert_line --index 1 "$(rv '{"ok":true,"kv":{"key":"v","value_b64":"YQBi","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
+	assert_line --index 2 --partial '"succeeded":true'
+	assert_line --index 3 "$(rv '{"ok":true,"kv":{"key":"w","value_b64":"AA==","version":1,"create_rev":@2,"mod_rev":@2},"rev":@2}')"
+	assert_line --index 5 "$(rv '{"ok":true,"kv":{"key":"x","value":"a\\u0000b","version":1,"create_rev":@3,"mod_rev":@3},"rev":@3}')"
+	assert_line --index 6 '{"ok":false,"error":{"code":"bad_request","message":"field \"key\" may not hold a NUL (\\u0000); only a value may"}}'
+	assert_line --index 7 --partial '"code":"bad_request"'
+	[ "$(mctl get --raw v | od -An -c | tr -d ' \n')" = 'a\0b' ]
+}
+
+# The bytes C0 80 (an overlong NUL, invalid UTF-8) are refused wherever
+# they are, raw.
+@test "a request holding the raw bytes C0 80 is bad_request" {
+	metad_start
+	run req "$(printf '{"op":"put","key":"k","value":"\300\200"}')"
+	assert_output '{"ok":false,"error":{"code":"bad_request","message":"request is not valid UTF-8 (it holds the bytes C0 80)"}}'
+}
