@@ -131,3 +131,22 @@ LINES
 	run mctl put small v
 	assert_success
 }
+
+# SPEC 4, as for the txn's compares and ops: the "fence" object of a put,
+# delete or txn naming a field it does not know is bad_request naming it.
+@test "a fence naming an unknown field answers bad_request naming it, nothing written" {
+	metad_start
+	run raw <<'LINES'
+{"op":"epoch_bump","key":"ep"}
+{"op":"put","key":"k","value":"v","fence":{"key":"ep","epoch":1,"epcoh":2}}
+{"op":"delete","key":"k","fence":{"key":"ep","epoch":1,"x":null}}
+{"op":"txn","fence":{"key":"ep","epoch":1,"extra":true},"then":[{"op":"put","key":"k","value":"v"}]}
+{"op":"get","key":"k"}
+{"op":"put","key":"k","value":"v","fence":{"key":"ep","epoch":1}}
+LINES
+	assert_line --index 1 '{"ok":false,"error":{"code":"bad_request","message":"unknown field \"epcoh\" for \"fence\""}}'
+	assert_line --index 2 '{"ok":false,"error":{"code":"bad_request","message":"unknown field \"x\" for \"fence\""}}'
+	assert_line --index 3 '{"ok":false,"error":{"code":"bad_request","message":"unknown field \"extra\" for \"fence\""}}'
+	assert_line --index 4 "$(rv '{"ok":true,"kv":null,"rev":@1}')"
+	assert_line --index 5 "$(rv '{"ok":true,"kv":{"key":"k","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
+}
