@@ -26,6 +26,9 @@ int		 ops_fields_check_obj(const char *const *, const cJSON *,
 		    const char *, struct proto_err *);
 int		 ops_fields_check_txn(const char *, const cJSON *,
 		    struct proto_err *);
+int		 ops_fail_at(struct proto_err *, const char *, size_t);
+int		 ops_field_list(const cJSON *, const char *, const cJSON **,
+		    size_t *, struct proto_err *);
 
 /* Reads (ops_read.c). */
 void	ops_hello(struct req *);

@@ -3,7 +3,9 @@
  * answers bad_request naming it, so that a client using a newer protocol
  * feature against an older daemon is never misled (metad-protocol(7)).
  * "op" and "id" go with every op.  A txn checks the fields of its compares
- * and ops with ops_fields_check_obj (ops_txn.c).
+ * and ops (ops_fields_check_txn), a fence those of its object
+ * (ops_fields_check_obj); with the helpers for a txn's lists and their
+ * messages ("then[3]: ...").
  */
 #include <stdio.h>
 #include <string.h>
@@ -127,4 +129,41 @@ ops_fields_check_txn(const char *kind, const cJSON *o, struct proto_err *e)
 	snprintf(what, sizeof what, "a txn %s", kind);
 	return (ops_fields_check_obj(strcmp(kind, "put") == 0 ? put : other, o,
 	    what, e));
+}
+
+/* Prefix e's message with the place it applies to: "then[3]: ...". */
+int
+ops_fail_at(struct proto_err *e, const char *list, size_t i)
+{
+	struct buf	 b;
+
+	buf_init(&b);
+	buf_printf(&b, "%s[%zu]: %s", list, i, e->msg);
+	if (b.len >= sizeof e->msg)
+		b.len = sizeof e->msg - 1;
+	memcpy(e->msg, b.data, b.len);
+	e->msg[b.len] = '\0';
+	buf_free(&b);
+	return (-1);
+}
+
+/* A field that is a list (a txn's "if", "then", "else"), absent (or null)
+ * when empty. */
+int
+ops_field_list(const cJSON *json, const char *name, const cJSON **out,
+    size_t *n, struct proto_err *e)
+{
+	const cJSON	*f;
+
+	*out = NULL;
+	*n = 0;
+	f = cJSON_GetObjectItemCaseSensitive(json, name);
+	if (f == NULL || cJSON_IsNull(f))
+		return (0);
+	if (!cJSON_IsArray(f))
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"%s\" must be "
+		    "a list", name));
+	*out = f;
+	*n = (size_t)cJSON_GetArraySize(f);
+	return (0);
 }

@@ -95,42 +95,6 @@ txn_free(void *arg)
 	free(t);
 }
 
-/* Prefix e's message with the place it applies to: "then[3]: ...". */
-static int
-txn_fail_at(struct proto_err *e, const char *list, size_t i)
-{
-	struct buf	 b;
-
-	buf_init(&b);
-	buf_printf(&b, "%s[%zu]: %s", list, i, e->msg);
-	if (b.len >= sizeof e->msg)
-		b.len = sizeof e->msg - 1;
-	memcpy(e->msg, b.data, b.len);
-	e->msg[b.len] = '\0';
-	buf_free(&b);
-	return (-1);
-}
-
-/* "if", "then" or "else": a list, absent (or null) when empty. */
-static int
-txn_list(const cJSON *json, const char *name, const cJSON **out,
-    size_t *n, struct proto_err *e)
-{
-	const cJSON	*f;
-
-	*out = NULL;
-	*n = 0;
-	f = cJSON_GetObjectItemCaseSensitive(json, name);
-	if (f == NULL || cJSON_IsNull(f))
-		return (0);
-	if (!cJSON_IsArray(f))
-		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"%s\" must be "
-		    "a list", name));
-	*out = f;
-	*n = (size_t)cJSON_GetArraySize(f);
-	return (0);
-}
-
 static int
 txn_parse_result(const cJSON *o, struct txn_cmp *c, struct proto_err *e)
 {
@@ -284,7 +248,7 @@ txn_parse_branch(struct req *r, const char *name, const cJSON *list,
 	cJSON_ArrayForEach(o, list) {
 		if (txn_parse_op(o, r->md->cfg.max_value_bytes, &b->ops[i],
 		    e) != 0 || txn_check_dup(b, name, i, e) != 0)
-			return (txn_fail_at(e, name, i));
+			return (ops_fail_at(e, name, i));
 		i++;
 	}
 	return (0);
@@ -306,7 +270,7 @@ txn_parse_cmps(struct req *r, struct txn *t, const cJSON *list,
 	cJSON_ArrayForEach(o, list) {
 		if (txn_parse_cmp(o, r->md->cfg.max_value_bytes, &t->cmps[i],
 		    e) != 0)
-			return (txn_fail_at(e, "if", i));
+			return (ops_fail_at(e, "if", i));
 		i++;
 	}
 	return (0);
@@ -337,9 +301,9 @@ ops_txn_prepare(struct req *r, struct proto_err *e)
 	t = xcalloc(1, sizeof *t);
 	r->state = t;
 	r->state_free = txn_free;
-	if (txn_list(r->json, "if", &cif, &nif, e) != 0 ||
-	    txn_list(r->json, "then", &cthen, &nthen, e) != 0 ||
-	    txn_list(r->json, "else", &celse, &nelse, e) != 0)
+	if (ops_field_list(r->json, "if", &cif, &nif, e) != 0 ||
+	    ops_field_list(r->json, "then", &cthen, &nthen, e) != 0 ||
+	    ops_field_list(r->json, "else", &celse, &nelse, e) != 0)
 		return (-1);
 	if (nif > TXN_MAX_COMPARES)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "txn has %zu compares, "
