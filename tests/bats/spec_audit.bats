@@ -150,3 +150,35 @@ LINES
 	assert_line --index 4 "$(rv '{"ok":true,"kv":null,"rev":@1}')"
 	assert_line --index 5 "$(rv '{"ok":true,"kv":{"key":"k","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
 }
+
+# SPEC 4 and metad-protocol(7): a line ends with LF, a CR before it is
+# ignored; so a request of exactly --max-request-bytes fits with CRLF too,
+# and one byte more is request_too_large either way.
+@test "a request of exactly --max-request-bytes fits whether it ends in LF or CRLF" {
+	metad_start --max-request-bytes 1024
+	local v line long
+	v=$(head -c 991 /dev/zero | tr '\0' x)
+	line="{\"op\":\"put\",\"key\":\"k\",\"value\":\"$v\"}"
+	long="{\"op\":\"put\",\"key\":\"k\",\"value\":\"x$v\"}"
+	[ "${#line}" -eq 1024 ] && [ "${#long}" -eq 1025 ]
+	run raw < <(printf '%s\n%s\r\n%s\r\n{"op":"ping"}\n' "$line" "$line" "$long")
+	assert_line --index 0 --partial '"ok":true,"kv":{"key":"k","version":1'
+	assert_line --index 1 --partial '"ok":true,"kv":{"key":"k","version":2'
+	assert_line --index 2 --partial '"code":"request_too_large"'
+	assert_line --index 3 "$(rv '{"ok":true,"rev":@2}')"
+}
+
+# SPEC 4: one response per request, in request order, request_too_large
+# included: it waits for the answers owed to the writes before it, whether
+# the line's end was seen or not (an unterminated line past the limit).
+@test "request_too_large is answered in request order, after earlier pipelined writes" {
+	metad_start --max-request-bytes 1024
+	local v
+	v=$(head -c 2000 /dev/zero | tr '\0' x)
+	run raw < <(printf '{"id":1,"op":"put","key":"k","value":"a"}\n{"id":2,"op":"put","key":"k","value":"%s"}\n{"id":3,"op":"put","key":"k","value":"b"}\n{"id":4,"op":"put","key":"k","value":"%s%s' "$v" "$v" "$v")
+	assert_line --index 0 --partial '{"id":1,"ok":true'
+	assert_line --index 1 --partial '{"ok":false,"error":{"code":"request_too_large"'
+	assert_line --index 2 --partial '{"id":3,"ok":true'
+	assert_line --index 3 --partial '{"ok":false,"error":{"code":"request_too_large"'
+	assert_equal "${#lines[@]}" 4
+}
