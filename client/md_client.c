@@ -224,6 +224,7 @@ int
 md_response_error(struct md_client *h, const cJSON *resp)
 {
 	const cJSON	*err, *code, *msg, *cur;
+	struct buf	 b;
 	enum md_err	 e = MD_E_OTHER;
 	unsigned	 i;
 
@@ -238,7 +239,9 @@ md_response_error(struct md_client *h, const cJSON *resp)
 			e = (enum md_err)i;
 	md_seterr(h, e, "%s", cJSON_IsString(msg) ? msg->valuestring :
 	    code->valuestring);
-	h->errjson = cJSON_PrintUnformatted(err);
+	buf_init(&b);
+	proto_print(&b, err, NULL);	/* a \u0000 as \u0000 again */
+	h->errjson = buf_cstr(&b);
 	cur = cJSON_GetObjectItemCaseSensitive(err, "current");
 	if (cJSON_IsObject(cur)) {
 		/* fenced: the current epoch; failed_precondition: a kv. */

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc.h"
 #include "md_int.h"
 #include "proto.h"
 
@@ -43,48 +42,39 @@ md_req_open(struct md_client *h, struct jw *w, struct buf *b, const char *op)
 	jw_cstr(w, op);
 }
 
-/* A kv object (or a put event) as one allocation; -1 if malformed. */
+/*
+ * A kv object (or a put event) as one allocation; -1 if malformed.  The
+ * value's bytes are proto_kv_value's: a \u0000 in "value" is a NUL byte,
+ * counted in value_len.
+ */
 int
 md_kv_parse(const cJSON *j, struct md_kv **out)
 {
-	const cJSON	*key, *val, *b64;
-	struct md_kv	*kv;
-	size_t		 klen, vlen = 0;
-	long		 n;
-	char		*p;
+	const cJSON		*key;
+	struct proto_bytes	 v;
+	struct md_kv		*kv;
+	size_t			 klen;
+	char			*p;
+	int			 has;
 
 	*out = NULL;
 	key = cJSON_GetObjectItemCaseSensitive(j, "key");
-	val = cJSON_GetObjectItemCaseSensitive(j, "value");
-	b64 = cJSON_GetObjectItemCaseSensitive(j, "value_b64");
-	if (!cJSON_IsString(key))
+	if (!cJSON_IsString(key) || (has = proto_kv_value(j, &v)) < 0)
 		return (-1);
 	klen = strlen(key->valuestring);
-	if (cJSON_IsString(val))
-		vlen = strlen(val->valuestring);
-	else if (cJSON_IsString(b64))
-		vlen = strlen(b64->valuestring) / 4 * 3;
-	kv = xcalloc(1, sizeof *kv + klen + 1 + vlen + 1);
+	kv = xcalloc(1, sizeof *kv + klen + 1 + v.len + 1);
 	p = (char *)(kv + 1);
 	kv->key = p;
 	kv->key_len = klen;
 	memcpy(p, key->valuestring, klen);
 	p += klen + 1;
-	if (cJSON_IsString(val)) {
+	if (has) {
 		kv->value = p;
-		kv->value_len = vlen;
-		memcpy(p, val->valuestring, vlen);
-	} else if (cJSON_IsString(b64)) {
-		n = b64_decode(b64->valuestring, strlen(b64->valuestring),
-		    (unsigned char *)p);
-		if (n < 0) {
-			free(kv);
-			return (-1);
-		}
-		kv->value = p;
-		kv->value_len = (size_t)n;
-		p[n] = '\0';
+		kv->value_len = v.len;
+		if (v.len > 0)
+			memcpy(p, v.data, v.len);
 	}
+	proto_bytes_free(&v);
 	kv->version = md_u64(j, "version");
 	kv->create_rev = md_u64(j, "create_rev");
 	kv->mod_rev = md_u64(j, "mod_rev");
@@ -320,7 +310,7 @@ md_put(struct md_client *h, const char *key, const void *value, size_t len,
 	md_req_open(h, &w, &b, "put");
 	jw_name(&w, "key");
 	jw_cstr(&w, key);
-	jw_value(&w, value, len);
+	jw_value_req(&w, value, len);
 	if (md_write_fields(h, &w, o) != 0) {
 		buf_free(&b);
 		return (-1);
@@ -386,7 +376,6 @@ md_txn(struct md_client *h, const char *body, int *succeeded, uint64_t *rev,
 	struct proto_err	 e;
 	struct buf		 b;
 	cJSON			*req, *resp;
-	char			*text;
 	int			 rc;
 
 	md_clearerr(h);
@@ -399,12 +388,9 @@ md_txn(struct md_client *h, const char *body, int *succeeded, uint64_t *rev,
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "op");
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "id");
 	cJSON_AddStringToObject(req, "op", "txn");
-	if ((text = cJSON_PrintUnformatted(req)) == NULL)
-		abort();
-	cJSON_Delete(req);
 	buf_init(&b);
-	buf_addstr(&b, text);
-	free(text);
+	proto_print(&b, req, NULL);
+	cJSON_Delete(req);
 	rc = md_call_ok(h, &b, &resp);
 	buf_free(&b);
 	if (rc != 0)
@@ -414,9 +400,11 @@ md_txn(struct md_client *h, const char *body, int *succeeded, uint64_t *rev,
 		    "succeeded"));
 	if (rev != NULL)
 		*rev = md_u64(resp, "rev");
-	if (resp_json != NULL && (*resp_json = cJSON_PrintUnformatted(resp)) ==
-	    NULL)
-		abort();
+	if (resp_json != NULL) {
+		buf_init(&b);
+		proto_print(&b, resp, NULL);
+		*resp_json = buf_cstr(&b);	/* the caller frees it */
+	}
 	cJSON_Delete(resp);
 	return (0);
 }

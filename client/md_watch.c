@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "enc.h"
 #include "md_int.h"
 #include "proto.h"
 
@@ -25,7 +24,7 @@ struct md_watch {
 	size_t			 q_len;
 	size_t			 q_cap;
 	cJSON			*cur;		/* the event handed out */
-	unsigned char		*cur_val;
+	struct proto_bytes	 cur_val;	/* its value's bytes */
 
 	unsigned		 resumed;
 	enum md_err		 end;		/* why it ended, or MD_OK */
@@ -185,8 +184,7 @@ md_watch_ready(void *arg)
 static int
 md_watch_fill(struct md_watch *w, struct md_event *ev)
 {
-	const cJSON	*j = w->cur, *val, *b64, *key;
-	long		 n;
+	const cJSON	*j = w->cur, *key;
 
 	memset(ev, 0, sizeof *ev);
 	key = cJSON_GetObjectItemCaseSensitive(j, "key");
@@ -197,21 +195,15 @@ md_watch_fill(struct md_watch *w, struct md_event *ev)
 	    "event")->valuestring, "put") == 0 ? MD_EV_PUT : MD_EV_DELETE;
 	ev->key = key->valuestring;
 	ev->key_len = strlen(key->valuestring);
-	val = cJSON_GetObjectItemCaseSensitive(j, "value");
-	b64 = cJSON_GetObjectItemCaseSensitive(j, "value_b64");
-	if (cJSON_IsString(val)) {
-		ev->value = val->valuestring;
-		ev->value_len = strlen(val->valuestring);
-	} else if (cJSON_IsString(b64)) {
-		w->cur_val = xmalloc(strlen(b64->valuestring) / 4 * 3 + 1);
-		n = b64_decode(b64->valuestring, strlen(b64->valuestring),
-		    w->cur_val);
-		if (n < 0)
-			return (md_fail(w->h, MD_E_PROTOCOL, "metad sent "
-			    "invalid base64"));
-		w->cur_val[n] = '\0';
-		ev->value = (const char *)w->cur_val;
-		ev->value_len = (size_t)n;
+	/* A \u0000 in "value" is a NUL byte: value_len counts it. */
+	switch (proto_kv_value(j, &w->cur_val)) {
+	case -1:
+		return (md_fail(w->h, MD_E_PROTOCOL, "metad sent an invalid "
+		    "value"));
+	case 1:
+		ev->value = (const char *)w->cur_val.data;
+		ev->value_len = w->cur_val.len;
+		break;
 	}
 	ev->version = md_u64(j, "version");
 	ev->create_rev = md_u64(j, "create_rev");
@@ -229,9 +221,8 @@ md_watch_next(struct md_watch *w, int64_t timeout_ms, struct md_event *ev)
 
 	md_clearerr(w->h);
 	cJSON_Delete(w->cur);
-	free(w->cur_val);
+	proto_bytes_free(&w->cur_val);
 	w->cur = NULL;
-	w->cur_val = NULL;
 	if (timeout_ms >= 0)
 		deadline = md_now_ms() + timeout_ms;
 	if (!md_watch_ready(w)) {
@@ -286,7 +277,7 @@ md_watch_close(struct md_watch *w)
 		cJSON_Delete(w->q[w->q_head++]);
 	free(w->q);
 	cJSON_Delete(w->cur);
-	free(w->cur_val);
+	proto_bytes_free(&w->cur_val);
 	free(w->key);
 	free(w->end_msg);
 	free(w);

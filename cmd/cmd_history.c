@@ -69,32 +69,32 @@ cmd_history_request(void *arg, struct buf *b, uint64_t n)
 	jw_obj_close(&w);
 }
 
-/* One line of text as it is; anything else as b64:BASE64. */
+/*
+ * One line of text as it is; anything else (a control character, a NUL
+ * byte: proto_kv_value's bytes) as b64:BASE64.
+ */
 static char *
 cmd_history_value(const cJSON *ev)
 {
-	const cJSON	*v;
-	const char	*p;
-	char		*out;
+	struct proto_bytes	 v;
+	size_t			 i;
+	char			*out;
 
-	v = cJSON_GetObjectItemCaseSensitive(ev, "value");
-	if (cJSON_IsString(v)) {
-		for (p = v->valuestring; *p != '\0'; p++) {
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				break;
-		}
-		if (*p == '\0')
-			return (xstrdup(v->valuestring));
+	if (proto_kv_value(ev, &v) != 1)
+		return (xstrdup(""));
+	for (i = 0; i < v.len; i++) {
+		if (v.data[i] < 0x20 || v.data[i] == 0x7f)
+			break;
 	}
-	out = NULL;
-	if (cJSON_IsString(v)) {
-		out = xmalloc(4 + b64_encoded_len(strlen(v->valuestring)) + 1);
+	if (i == v.len && utf8_valid(v.data, v.len))
+		out = xstrdup((const char *)v.data);
+	else {
+		out = xmalloc(4 + b64_encoded_len(v.len) + 1);
 		memcpy(out, "b64:", 4);
-		b64_encode(v->valuestring, strlen(v->valuestring), out + 4);
-	} else if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(ev,
-	    "value_b64")))
-		xasprintf(&out, "b64:%s", v->valuestring);
-	return (out != NULL ? out : xstrdup(""));
+		b64_encode(v.data, v.len, out + 4);
+	}
+	proto_bytes_free(&v);
+	return (out);
 }
 
 static enum cmd_status

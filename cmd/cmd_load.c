@@ -274,7 +274,7 @@ cmd_load_parse(struct load *l, const char *line, size_t len,
 	jw_cstr(&w, "put");
 	jw_name(&w, "key");
 	jw_str(&w, key, key_len);
-	jw_value(&w, v.data, v.len);
+	jw_value_req(&w, v.data, v.len);
 	jw_obj_close(&w);
 	p->len = l->one.len;
 	proto_bytes_free(&v);

@@ -303,11 +303,13 @@ static enum cmd_status
 lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
     char **cause)
 {
-	const cJSON	*kv, *v;
-	cJSON		*resp, *doc;
-	struct buf	 b;
-	struct jw	 w;
-	enum cmd_status	 s;
+	const cJSON		*kv;
+	cJSON			*resp, *doc;
+	struct proto_bytes	 v;
+	struct proto_err	 e;
+	struct buf		 b;
+	struct jw		 w;
+	enum cmd_status		 s;
 
 	*epoch = *mod_rev = 0;
 	buf_init(&b);
@@ -321,8 +323,11 @@ lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
 	kv = cJSON_GetObjectItemCaseSensitive(resp, "kv");
 	if (cJSON_IsObject(kv)) {
 		*mod_rev = lock_u64(kv, "mod_rev");
-		v = cJSON_GetObjectItemCaseSensitive(kv, "value");
-		doc = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
+		/* Its bytes, read as metad reads an epoch document. */
+		doc = NULL;
+		if (proto_kv_value(kv, &v) == 1)
+			doc = proto_parse((const char *)v.data, v.len, &e);
+		proto_bytes_free(&v);
 		if (doc == NULL || proto_number_u64(
 		    cJSON_GetObjectItemCaseSensitive(doc, "epoch"),
 		    epoch) != 0) {

@@ -2,7 +2,8 @@
  * put KEY VALUE | put KEY - | put KEY --file F, and cas KEY VERSION VALUE
  * (put --if-version VERSION).  "-" reads the value from stdin, every byte
  * of it (to store a lone dash: printf - | metactl put KEY -).  Bytes that
- * are UTF-8 without NUL go as "value", any others as "value_b64".  Text
+ * are UTF-8 go as "value" (a NUL as \u0000), any others, or any whose
+ * escapes would be longer, as "value_b64" (jw_value_req).  Text
  * output: the key's new version alone on a line, for v=$(metactl put k v).
  */
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "enc.h"
 #include "metactl.h"
 #include "proto.h"
 
@@ -127,39 +127,6 @@ cmd_put_print(struct cmd_ctx *ctx, const cJSON *resp, char **cause)
 	return (CMD_OK);
 }
 
-/*
- * The value as "value" or "value_b64" (jw_value()), except that bytes
- * JSON escaping would blow up (a control character takes 6 bytes) go as
- * base64 when that is shorter: a value within metad's value limit must not
- * make the request line exceed its request limit (4/3 of it).
- */
-static void
-cmd_put_write_value(struct jw *w, const struct buf *v)
-{
-	size_t	 i, escaped = 2, enc;
-	char	*b64;
-
-	for (i = 0; i < v->len; i++) {
-		if (v->data[i] == '"' || v->data[i] == '\\')
-			escaped += 2;
-		else if ((unsigned char)v->data[i] >= 0x20)
-			escaped++;
-		else
-			escaped += strchr("\n\r\t", v->data[i]) != NULL ? 2 : 6;
-	}
-	enc = b64_encoded_len(v->len);
-	if (escaped <= enc + 2 || memchr(v->data, '\0', v->len) != NULL ||
-	    !utf8_valid(v->data, v->len)) {
-		jw_value(w, v->data, v->len);
-		return;
-	}
-	b64 = xmalloc(enc + 1);
-	b64_encode(v->data, v->len, b64);
-	jw_name(w, "value_b64");
-	jw_str(w, b64, enc);
-	free(b64);
-}
-
 static enum cmd_status
 cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
     const struct cmd_cond *cond, uint64_t lease, char **cause)
@@ -173,7 +140,7 @@ cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
 	cmd_request_open(ctx, &w, &b, "put");
 	jw_name(&w, "key");
 	jw_cstr(&w, key);
-	cmd_put_write_value(&w, v);
+	jw_value_req(&w, v->data, v->len);
 	cmd_cond_write(cond, &w);
 	if (lease != 0) {
 		jw_name(&w, "lease");

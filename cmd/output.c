@@ -1,5 +1,4 @@
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,63 +20,10 @@ output_mode_parse(const char *s, enum output_mode *out)
 	return (0);
 }
 
-static void
-output_json_number(struct buf *b, const cJSON *n)
-{
-	uint64_t	 u;
-	double		 d = n->valuedouble;
-
-	if (proto_number_u64(n, &u) == 0)
-		buf_printf(b, "%" PRIu64, u);
-	else if (d < 0 && d >= -(double)JSON_INT_MAX && floor(d) == d)
-		buf_printf(b, "%" PRId64, (int64_t)d);
-	else
-		buf_printf(b, "%.17g", d);
-}
-
-static void
-output_json_members(struct buf *b, const cJSON *obj, const char *skip)
-{
-	const cJSON	*c;
-	int		 first = 1;
-
-	buf_addc(b, '{');
-	for (c = obj->child; c != NULL; c = c->next) {
-		if (skip != NULL && strcmp(c->string, skip) == 0)
-			continue;
-		if (!first)
-			buf_addc(b, ',');
-		first = 0;
-		json_escape(b, c->string, strlen(c->string));
-		buf_addc(b, ':');
-		output_json_append(b, c);
-	}
-	buf_addc(b, '}');
-}
-
 void
 output_json_append(struct buf *b, const cJSON *j)
 {
-	const cJSON	*c;
-
-	if (cJSON_IsObject(j))
-		output_json_members(b, j, NULL);
-	else if (cJSON_IsArray(j)) {
-		buf_addc(b, '[');
-		for (c = j->child; c != NULL; c = c->next) {
-			if (c != j->child)
-				buf_addc(b, ',');
-			output_json_append(b, c);
-		}
-		buf_addc(b, ']');
-	} else if (cJSON_IsString(j))
-		json_escape(b, j->valuestring, strlen(j->valuestring));
-	else if (cJSON_IsNumber(j))
-		output_json_number(b, j);
-	else if (cJSON_IsBool(j))
-		buf_addstr(b, cJSON_IsTrue(j) ? "true" : "false");
-	else
-		buf_addstr(b, "null");
+	proto_print(b, j, NULL);
 }
 
 void
@@ -92,7 +38,7 @@ output_json_without(const cJSON *obj, const char *skip)
 	struct buf	 b;
 
 	buf_init(&b);
-	output_json_members(&b, obj, skip);
+	proto_print(&b, obj, skip);
 	buf_addc(&b, '\n');
 	fwrite(b.data, 1, b.len, stdout);
 	buf_free(&b);
@@ -127,20 +73,19 @@ output_token(struct buf *b, const char *s, size_t len)
 int
 output_token_value(struct buf *b, const cJSON *obj)
 {
-	const cJSON	*v;
+	struct proto_bytes	 v;
+	const cJSON		*b64;
 
-	v = cJSON_GetObjectItemCaseSensitive(obj, "value");
-	if (cJSON_IsString(v)) {
-		output_token(b, v->valuestring, strlen(v->valuestring));
-		return (0);
-	}
-	v = cJSON_GetObjectItemCaseSensitive(obj, "value_b64");
-	if (cJSON_IsString(v)) {
+	if (proto_kv_value(obj, &v) != 1)
+		return (-1);
+	b64 = cJSON_GetObjectItemCaseSensitive(obj, "value_b64");
+	if (cJSON_IsString(b64)) {
 		buf_addstr(b, OUTPUT_B64_PREFIX);
-		buf_addstr(b, v->valuestring);
-		return (0);
-	}
-	return (-1);
+		buf_addstr(b, b64->valuestring);
+	} else
+		output_token(b, (const char *)v.data, v.len);
+	proto_bytes_free(&v);
+	return (0);
 }
 
 static void

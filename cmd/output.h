@@ -38,16 +38,20 @@ void	 output_json_without(const cJSON *, const char *skip);
  * - bare when it is non-empty, has no byte <= ' ' (space, tab, newline and
  *   other control characters) or DEL, and does not start with '"', '(' or
  *   "b64:";
- * - otherwise a JSON string literal ("a b", "", "line\n");
- * - a value that is not text (the daemon sent "value_b64": not UTF-8, or
- *   holding NUL) as b64:BASE64.
+ * - otherwise a JSON string literal ("a b", "", "line\n", "a\u0000b": a
+ *   NUL byte too is a control character);
+ * - a value that is not UTF-8 (the daemon sent "value_b64") as
+ *   b64:BASE64.
  * A token never starts with '(', so "(not found)" is never a value.
  */
 #define OUTPUT_B64_PREFIX	"b64:"
 #define OUTPUT_B64_PREFIX_LEN	4
 
 void	 output_token(struct buf *, const char *, size_t);
-/* obj's "value" or "value_b64" as a token; -1 if it has neither. */
+/*
+ * obj's "value" or "value_b64" as a token (proto_kv_value: its bytes, NUL
+ * ones included); -1 if it has neither or an invalid one.
+ */
 int	 output_token_value(struct buf *, const cJSON *obj);
 
 /*

@@ -16,7 +16,8 @@
  * missing trailing sections are empty; lines starting with '#' are
  * comments.  KEY and VALUE are tokens as metactl prints them (output.h):
  * a bare word (no space, not starting with '"' or '('), a JSON string
- * literal ("two words", "", "a\nb"), or, for a value, b64:BASE64 bytes.
+ * literal ("two words", "", "a\nb", "a\u0000b": a NUL byte in a value),
+ * or, for a value, b64:BASE64 bytes.
  * Key and value are quoted in etcdctl's examples (put k "v"), which works
  * here too.
  *
@@ -70,32 +71,45 @@ txn_text_space(struct txn_text *t)
 		t->p++;
 }
 
-/* A JSON string literal at t->p. */
+/*
+ * A JSON string literal at t->p, read as metad reads a "value"
+ * (proto_parse, proto_get_value): a \u0000 in it is a NUL byte, kept in
+ * tok->s as proto_parse's C0 80, which the request writes as \u0000 again
+ * (proto_print); a key refuses it (txn_text_key).
+ */
 static int
 txn_text_quoted(struct txn_text *t, struct txn_token *tok)
 {
-	const char	*q = t->p + 1;
-	cJSON		*j;
+	const char		*q = t->p + 1;
+	const cJSON		*str;
+	struct proto_bytes	 v;
+	struct proto_err	 e;
+	struct buf		 b;
+	cJSON			*j;
+	int			 ok;
 
-	while (q < t->end && *q != '"') {
-		if (*q == '\\' && t->end - q >= 6 && strncmp(q, "\\u0000",
-		    6) == 0)
-			return (txn_text_fail(t, "a string may not hold "
-			    "\\u0000; give such bytes as b64:BASE64"));
+	while (q < t->end && *q != '"')
 		q += *q == '\\' ? 2 : 1;
-	}
 	if (q >= t->end)
 		return (txn_text_fail(t, "a string has no closing '\"'"));
-	j = cJSON_ParseWithLength(t->p, (size_t)(q + 1 - t->p));
-	if (!cJSON_IsString(j) || !utf8_valid(j->valuestring,
-	    strlen(j->valuestring))) {
-		cJSON_Delete(j);
+	buf_init(&b);
+	buf_addstr(&b, "{\"value\":");
+	buf_add(&b, t->p, (size_t)(q + 1 - t->p));
+	buf_addc(&b, '}');
+	j = proto_parse(b.data, b.len, &e);
+	buf_free(&b);
+	str = cJSON_GetObjectItemCaseSensitive(j, "value");
+	ok = cJSON_IsString(str) && proto_get_value(j, 1, SIZE_MAX, &v,
+	    &e) == 1;
+	if (ok) {
+		proto_bytes_free(&v);
+		tok->s = xstrdup(str->valuestring);
+		tok->len = strlen(tok->s);
+	}
+	cJSON_Delete(j);
+	if (!ok)
 		return (txn_text_fail(t, "invalid string (JSON escapes and "
 		    "UTF-8 only)"));
-	}
-	tok->s = xstrdup(j->valuestring);
-	tok->len = strlen(tok->s);
-	cJSON_Delete(j);
 	t->p = q + 1;
 	return (0);
 }
@@ -157,6 +171,11 @@ txn_text_key(struct txn_text *t, struct txn_token *tok, char stop)
 		tok->s = NULL;
 		return (txn_text_fail(t, "expected a key (a non-empty word or "
 		    "string of at most 4096 bytes, not b64:)"));
+	}
+	if (memmem(tok->s, tok->len, "\xc0\x80", 2) != NULL) {
+		free(tok->s);
+		tok->s = NULL;
+		return (txn_text_fail(t, "a key may not hold \\u0000"));
 	}
 	return (0);
 }

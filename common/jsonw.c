@@ -187,18 +187,11 @@ jw_raw(struct jw *w, const char *s, size_t n)
 	buf_add(w->b, s, n);
 }
 
-void
-jw_value(struct jw *w, const void *p, size_t n)
+static void
+jw_value_b64(struct jw *w, const void *p, size_t n)
 {
 	size_t	 enc;
 
-	if (n == 0)
-		p = "";		/* an empty value may come as NULL */
-	if (memchr(p, '\0', n) == NULL && utf8_valid(p, n)) {
-		jw_name(w, "value");
-		jw_str(w, p, n);
-		return;
-	}
 	jw_name(w, "value_b64");
 	jw_sep(w);
 	enc = b64_encoded_len(n);
@@ -207,4 +200,36 @@ jw_value(struct jw *w, const void *p, size_t n)
 	b64_encode(p, n, w->b->data + w->b->len);
 	w->b->len += enc;
 	buf_addc(w->b, '"');
+}
+
+void
+jw_value(struct jw *w, const void *p, size_t n)
+{
+	if (n == 0)
+		p = "";		/* an empty value may come as NULL */
+	if (utf8_valid(p, n)) {
+		jw_name(w, "value");
+		jw_str(w, p, n);
+		return;
+	}
+	jw_value_b64(w, p, n);
+}
+
+void
+jw_value_req(struct jw *w, const void *p, size_t n)
+{
+	const unsigned char	*s = p;
+	size_t			 i, escaped = 2;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\' || s[i] == '\n' ||
+		    s[i] == '\r' || s[i] == '\t')
+			escaped += 2;
+		else
+			escaped += s[i] >= 0x20 ? 1 : 6;
+	}
+	if (escaped > b64_encoded_len(n) + 2)
+		jw_value_b64(w, p, n);
+	else
+		jw_value(w, p, n);
 }

@@ -34,10 +34,18 @@ void	jw_bool(struct jw *, int);
 void	jw_null(struct jw *);
 void	jw_raw(struct jw *, const char *, size_t);	/* a JSON value */
 /*
- * A value's bytes, named "value" when they are UTF-8 without NUL, else
- * "value_b64" (base64).
+ * A value's bytes, named "value" when they are valid UTF-8 (a NUL byte
+ * included, as \u0000, and every control character escaped), else
+ * "value_b64" (base64): SPEC 3, the form of every answer.
  */
 void	jw_value(struct jw *, const void *, size_t);
+/*
+ * The same for a request, which may use either form: "value_b64" too when
+ * it is shorter than the escaped text (a control character takes 6 bytes),
+ * so that a value within the daemon's value limit never makes a request
+ * longer than its request limit (4/3 of it).
+ */
+void	jw_value_req(struct jw *, const void *, size_t);
 
 /* Append a JSON string literal for s (escaped) to b. */
 void	json_escape(struct buf *, const char *, size_t);

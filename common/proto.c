@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -5,6 +6,7 @@
 #include <string.h>
 
 #include "enc.h"
+#include "jsonw.h"
 #include "metad_limits.h"
 #include "proto.h"
 #include "util.h"
@@ -64,9 +66,12 @@ proto_fail(struct proto_err *e, enum proto_code code, const char *fmt, ...)
  * A \u0000 escape cannot reach us through cJSON, whose strings end at
  * their first NUL: each one in a string is turned into the two bytes
  * C0 80 (Java's "modified UTF-8" NUL) before parsing, which no valid
- * UTF-8 holds, so that a value (proto_get_value) turns them back into NUL
- * bytes and every other string refuses them (proto_get_str); a line that
- * holds C0 80 itself is refused (invalid UTF-8 wherever it is).
+ * UTF-8 holds, so that a value (proto_get_value, proto_kv_value) turns
+ * them back into NUL bytes and every other string refuses them
+ * (proto_get_str); a line that holds C0 80 itself is refused (invalid
+ * UTF-8 wherever it is).  Requests (metad) and answers (metactl,
+ * libmetad-client) are parsed the same way, and json_escape() writes C0 80
+ * back as \u0000 (proto_print).
  * The copy, or NULL if the line holds no \u0000 escape.
  */
 static char *
@@ -328,6 +333,7 @@ proto_value_nul(const char *s, size_t n, size_t max, struct proto_bytes *out,
 		return (proto_fail(e, PROTO_VALUE_TOO_LARGE, "value is %zu "
 		    "bytes, the limit is %zu (--max-value-bytes)", o, max));
 	}
+	out->owned[o] = '\0';
 	out->data = out->owned;
 	out->len = o;
 	return (1);
@@ -390,6 +396,7 @@ proto_get_value(const cJSON *obj, int required, size_t max,
 		    "value is %ld bytes, the limit is %zu "
 		    "(--max-value-bytes)", dec, max));
 	}
+	out->owned[dec] = '\0';
 	out->data = out->owned;
 	out->len = (size_t)dec;
 	return (1);
@@ -400,4 +407,58 @@ proto_bytes_free(struct proto_bytes *b)
 {
 	free(b->owned);
 	memset(b, 0, sizeof *b);
+}
+
+int
+proto_kv_value(const cJSON *obj, struct proto_bytes *out)
+{
+	struct proto_err	 e;
+
+	return (proto_get_value(obj, 0, SIZE_MAX, out, &e));
+}
+
+static void
+proto_print_number(struct buf *b, const cJSON *n)
+{
+	uint64_t	 u;
+	double		 d = n->valuedouble;
+
+	if (proto_number_u64(n, &u) == 0)
+		buf_printf(b, "%" PRIu64, u);
+	else if (d < 0 && d >= -(double)JSON_INT_MAX && floor(d) == d)
+		buf_printf(b, "%" PRId64, (int64_t)d);
+	else
+		buf_printf(b, "%.17g", d);
+}
+
+void
+proto_print(struct buf *b, const cJSON *j, const char *skip)
+{
+	const cJSON	*c;
+	int		 first = 1;
+
+	if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+		buf_addc(b, cJSON_IsObject(j) ? '{' : '[');
+		for (c = j->child; c != NULL; c = c->next) {
+			if (cJSON_IsObject(j) && skip != NULL &&
+			    strcmp(c->string, skip) == 0)
+				continue;
+			if (!first)
+				buf_addc(b, ',');
+			first = 0;
+			if (cJSON_IsObject(j)) {
+				json_escape(b, c->string, strlen(c->string));
+				buf_addc(b, ':');
+			}
+			proto_print(b, c, NULL);
+		}
+		buf_addc(b, cJSON_IsObject(j) ? '}' : ']');
+	} else if (cJSON_IsString(j))
+		json_escape(b, j->valuestring, strlen(j->valuestring));
+	else if (cJSON_IsNumber(j))
+		proto_print_number(b, j);
+	else if (cJSON_IsBool(j))
+		buf_addstr(b, cJSON_IsTrue(j) ? "true" : "false");
+	else
+		buf_addstr(b, "null");
 }

@@ -15,6 +15,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util.h"
+
 /* Stable error codes (SPEC 4); the order is the table in proto.c. */
 enum proto_code {
 	PROTO_OK = 0,
@@ -50,9 +52,11 @@ int	proto_fail(struct proto_err *, enum proto_code, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 
 /*
- * Decode one request line (len bytes, need not be NUL-terminated).  Refuses
- * anything but a single JSON object, and strings holding a \u0000 escape
- * (cJSON strings are C strings: send such bytes as value_b64).
+ * Decode one request or answer line (len bytes, need not be
+ * NUL-terminated).  Refuses anything but a single JSON object.  A \u0000
+ * escape in a string becomes the bytes C0 80 (cJSON strings are C
+ * strings): proto_get_value and proto_kv_value turn them back into NUL,
+ * proto_get_str refuses them, proto_print writes them as \u0000.
  */
 cJSON	*proto_parse(const char *, size_t, struct proto_err *);
 
@@ -84,11 +88,28 @@ struct proto_bytes {
 
 /*
  * "value" (a string) or "value_b64" (base64), not both; at most max bytes
- * after decoding (value_too_large otherwise).
+ * after decoding (value_too_large otherwise).  out->data is followed by a
+ * NUL byte (not counted in out->len), and may hold NUL bytes itself.
  */
 int	proto_get_value(const cJSON *, int required, size_t max,
 	    struct proto_bytes *, struct proto_err *);
 void	proto_bytes_free(struct proto_bytes *);
+
+/*
+ * The value of a kv object or a put event in an answer, however large:
+ * "value" (its \u0000 escapes NUL bytes again, see proto_parse) or
+ * "value_b64".  1, 0 when it has neither, -1 when one is invalid; out->len
+ * counts NUL bytes, so read it, never strlen(out->data).
+ */
+int	proto_kv_value(const cJSON *, struct proto_bytes *);
+
+/*
+ * j as JSON text appended to b, the inverse of proto_parse: integers
+ * exact (never through a double), members in order, an object's member
+ * named skip (NULL: none) left out, the C0 80 of a \u0000 written as
+ * \u0000 again.  Use it, not cJSON's printer, for a tree proto_parse made.
+ */
+void	proto_print(struct buf *, const cJSON *, const char *skip);
 
 /* A number field as an exact integer 0 <= n <= JSON_INT_MAX. */
 int	proto_number_u64(const cJSON *, uint64_t *);

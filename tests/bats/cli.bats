@@ -139,11 +139,12 @@ assert_json_line() {
 	# A value with newlines given as an argument.
 	mctl put nl "$(printf 'x\ny')" >/dev/null
 	mctl get --raw nl | cmp - <(printf 'x\ny')
-	# The daemon sends bytes that are not UTF-8 (or hold NUL) as base64.
+	# The daemon sends bytes that are not UTF-8 as base64; NUL bytes are
+	# UTF-8, sent as \u0000 (SPEC 3).
 	run -0 mctl -o json get k3
 	assert_output --partial '"value_b64":"//5vaw=="'
 	run -0 mctl -o json get k0
-	assert_output --partial '"value_b64":"YQBiAA=="'
+	assert_output --partial '"value":"a\u0000b\u0000"'
 	run -0 mctl -o json get k6
 	assert_output --partial '"value":"hé € 😀"'
 }

@@ -74,14 +74,14 @@ PUT c v1 rev @4 3')"
 @test "watch text output quotes odd keys and values, binary as b64:" {
 	mctl put "sp ace" ""
 	printf 'a\nb' | mctl put nl - >/dev/null
-	printf '\000\001' | mctl put bin - >/dev/null
+	printf '\000\377' | mctl put bin - >/dev/null
 	mctl put q '"x'
 	mctl put p '(not found)'
 	run "$METACTL" watch --prefix "" --from-rev "$(rv @1)" --count 5
 	assert_success
 	assert_line --index 0 "$(rv 'PUT "sp ace" v1 rev @1 ""')"
 	assert_line --index 1 "$(rv 'PUT nl v1 rev @2 "a\nb"')"
-	assert_line --index 2 "$(rv 'PUT bin v1 rev @3 b64:AAE=')"
+	assert_line --index 2 "$(rv 'PUT bin v1 rev @3 b64:AP8=')"
 	assert_line --index 3 "$(rv 'PUT q v1 rev @4 "\"x"')"
 	assert_line --index 4 "$(rv 'PUT p v1 rev @5 "(not found)"')"
 }

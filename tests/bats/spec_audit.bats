@@ -4,6 +4,7 @@
 # protocol and with metactl.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	testdir
@@ -83,8 +84,8 @@ LINES
 
 # SPEC 2 and 3: a value is any bytes, and a request may send it as
 # "value" (a JSON string, whose \u0000 is a NUL) or "value_b64".  A key
-# holds no NUL byte: bad_request.  A value holding NUL comes back as
-# value_b64 (metad-protocol(7)).
+# holds no NUL byte: bad_request.  A value holding NUL is valid UTF-8 and
+# comes back as "value" with \u0000 (metad-protocol(7)).
 @test "a \\u0000 in a value is stored as a NUL byte; in a key it is bad_request" {
 	metad_start
 	run raw <<'LINES'
@@ -98,9 +99,9 @@ LINES
 {"op":"list","prefix":"\u0000"}
 LINES
 	assert_line --index 0 "$(rv '{"ok":true,"kv":{"key":"v","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
-	assert_line --index 1 "$(rv '{"ok":true,"kv":{"key":"v","value_b64":"YQBi","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
+	assert_line --index 1 "$(rv '{"ok":true,"kv":{"key":"v","value":"a\u0000b","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
 	assert_line --index 2 --partial '"succeeded":true'
-	assert_line --index 3 "$(rv '{"ok":true,"kv":{"key":"w","value_b64":"AA==","version":1,"create_rev":@2,"mod_rev":@2},"rev":@2}')"
+	assert_line --index 3 "$(rv '{"ok":true,"kv":{"key":"w","value":"\u0000","version":1,"create_rev":@2,"mod_rev":@2},"rev":@2}')"
 	assert_line --index 5 "$(rv '{"ok":true,"kv":{"key":"x","value":"a\\u0000b","version":1,"create_rev":@3,"mod_rev":@3},"rev":@3}')"
 	assert_line --index 6 '{"ok":false,"error":{"code":"bad_request","message":"field \"key\" may not hold a NUL (\\u0000); only a value may"}}'
 	assert_line --index 7 --partial '"code":"bad_request"'
@@ -181,4 +182,108 @@ LINES
 	assert_line --index 2 --partial '{"id":3,"ok":true'
 	assert_line --index 3 --partial '{"ok":false,"error":{"code":"request_too_large"'
 	assert_equal "${#lines[@]}" 4
+}
+
+# SPEC 3: "A value that is valid UTF-8 is sent as "value"; any other as
+# "value_b64"."  Bytes holding NUL are valid UTF-8 (U+0000): every answer
+# and event carrying a value sends them as "value", the NUL as \u0000 and
+# every other control character escaped as JSON requires; bytes that are
+# not UTF-8 (\xff) still as value_b64.
+@test "a value holding NUL is answered as \"value\" with \\u0000 in get, list, history, txn, wait and watch" {
+	metad_start
+	run raw <<'LINES'
+{"op":"put","key":"v","value_b64":"YQBi"}
+{"op":"put","key":"x","value_b64":"/w=="}
+{"op":"put","key":"c","value_b64":"AAEfCiJc"}
+{"op":"get","key":"v"}
+{"op":"list","prefix":""}
+{"op":"history","key":"v"}
+{"op":"txn","then":[{"op":"get","key":"v"}]}
+{"op":"wait","key":"v"}
+{"op":"get","key":"c"}
+{"op":"watch","key":"v","from_rev":1}
+LINES
+	local kv_v kv_x kv_c
+	kv_v=$(rv '{"key":"v","value":"a\u0000b","version":1,"create_rev":@1,"mod_rev":@1}')
+	kv_x=$(rv '{"key":"x","value_b64":"/w==","version":1,"create_rev":@2,"mod_rev":@2}')
+	kv_c=$(rv '{"key":"c","value":"\u0000\u0001\u001f\n\"\\","version":1,"create_rev":@3,"mod_rev":@3}')
+	assert_line --index 3 "$(rv '{"ok":true,"kv":'"$kv_v"',"rev":@3}')"
+	assert_line --index 4 "$(rv '{"ok":true,"kvs":['"$kv_c,$kv_v,$kv_x"'],"more":false,"rev":@3}')"
+	assert_line --index 5 "$(rv '{"ok":true,"events":[{"event":"put",'"${kv_v#\{}"'],"more":false,"rev":@3}')"
+	assert_line --index 6 "$(rv '{"ok":true,"succeeded":true,"results":[{"op":"get","kv":'"$kv_v"'}],"rev":@3}')"
+	assert_line --index 7 "$(rv '{"ok":true,"kv":'"$kv_v"',"rev":@3}')"
+	assert_line --index 8 "$(rv '{"ok":true,"kv":'"$kv_c"',"rev":@3}')"
+	assert_line --index 10 "$(rv '{"watch":1,"event":"put",'"${kv_v#\{}")"
+	# a live event too
+	local pid
+	raw_held live '{"op":"watch","key":"v"}' >"$TESTDIR/live" &
+	pid=$!
+	wait_for grep -q '"ok":true' "$TESTDIR/live"
+	req '{"op":"put","key":"v","value_b64":"AGIA"}' >/dev/null
+	wait_for has_lines 2 "$TESTDIR/live"
+	release live
+	wait "$pid"
+	run sed -n '2s/"watch":[0-9]*,//p' "$TESTDIR/live"
+	assert_output "$(rv '{"event":"put","key":"v","value":"\u0000b\u0000","version":2,"create_rev":@1,"mod_rev":@4}')"
+}
+
+# The same values through metactl: text output is the value's bytes (as
+# etcdctl get prints values), the NUL included; -o json is the daemon's
+# "value" with \u0000; watch and txn print it as a JSON string token, which
+# txn reads back; history as b64: (not one line of text).
+@test "metactl: a value holding NUL is its bytes in text, \"value\" with \\u0000 in -o json" {
+	metad_start
+	printf 'a\0b' | mctl put v - >/dev/null
+	printf '\377' | mctl put x - >/dev/null
+	[ "$(mctl get --raw v | od -An -tx1 | tr -d ' \n')" = 610062 ]
+	[ "$(mctl get v | od -An -tx1 | tr -d ' \n')" = 6100620a ]
+	[ "$(mctl wait v | od -An -tx1 | tr -d ' \n')" = 6100620a ]
+	run -0 mctl -o json get v
+	assert_output "$(rv '{"ok":true,"kv":{"key":"v","value":"a\u0000b","version":1,"create_rev":@1,"mod_rev":@1},"rev":@2}')"
+	run -0 mctl -o json get x
+	assert_output "$(rv '{"ok":true,"kv":{"key":"x","value_b64":"/w==","version":1,"create_rev":@2,"mod_rev":@2},"rev":@2}')"
+	run -0 mctl watch v --from-rev "$(rv @1)" --count 1
+	assert_output "$(rv 'PUT v v1 rev @1 "a\u0000b"')"
+	run -0 mctl -o json watch v --from-rev "$(rv @1)" --count 1
+	assert_output "$(rv '{"event":"put","key":"v","value":"a\u0000b","version":1,"create_rev":@1,"mod_rev":@1}')"
+	run -0 mctl history v
+	assert_output "$(rv '@1  put  1  b64:YQBi')"
+	run -0 mctl -o json history v
+	assert_output --partial '"value":"a\u0000b"'
+	run -0 mctl txn <<<$'\nget v\nget x'
+	assert_output $'SUCCEEDED\nget v "a\\u0000b"\nget x b64:/w=='
+	run -0 mctl -o json txn <<<$'value("v") = "a\\u0000b"\n\nput w "\\u0000"\nget w'
+	assert_output --partial '{"op":"get","kv":{"key":"w","value":"\u0000",'
+	[ "$(mctl get --raw w | od -An -tx1 | tr -d ' \n')" = 00 ]
+	run mctl txn <<<$'\nput "k\\u0000" v'
+	assert_failure 2
+	assert_output --partial 'a key may not hold \u0000'
+}
+
+# A dump holds such a value as "value" with \u0000, and load writes its
+# bytes back exactly, a value of NULs 6 times its size escaped included
+# (load and put send it as value_b64 then, within the request limit).
+@test "dump and load round-trip values holding NUL and control characters exactly" {
+	metad_start
+	local k
+	printf 'a\0b' | mctl put v - >/dev/null
+	printf '\0\001\037\n"\\\177' | mctl put c - >/dev/null
+	printf '\377\0' | mctl put x - >/dev/null
+	head -c 200000 /dev/zero | mctl put z - >/dev/null
+	mctl dump >"$TESTDIR/dump"
+	grep -qF '{"key":"v","value":"a\u0000b",' "$TESTDIR/dump"
+	grep -qF '{"key":"c","value":"\u0000\u0001\u001f\n\"\\'$'\177''",' "$TESTDIR/dump"
+	grep -qF '{"key":"x","value_b64":"/wA=",' "$TESTDIR/dump"
+	for k in v c x z; do
+		mctl get --raw "$k" >"$TESTDIR/$k.before"
+		mctl del "$k" >/dev/null
+	done
+	run -0 mctl load "$TESTDIR/dump"
+	assert_output 4
+	for k in v c x z; do
+		mctl get --raw "$k" | cmp - "$TESTDIR/$k.before"
+	done
+	head -c 200000 /dev/zero | cmp - "$TESTDIR/z.before"
+	mctl dump | tail -n +2 | jq -c '{key, value, value_b64}' >"$TESTDIR/again"
+	tail -n +2 "$TESTDIR/dump" | jq -c '{key, value, value_b64}' | cmp - "$TESTDIR/again"
 }

@@ -388,6 +388,62 @@ test_raw(void **state)
 	md_free(h);
 }
 
+/*
+ * SPEC 3: a value holding NUL bytes is valid UTF-8, answered as "value"
+ * with \u0000 escapes; the library hands out its bytes with their length,
+ * in get, list and a txn's answer, and sends such values itself.
+ */
+static void
+test_nul_values(void **state)
+{
+	struct md_client	*h = fx_connect();
+	struct md_list_opts	 lo;
+	struct md_list		 l;
+	struct md_kv		*kv;
+	static char		 zeros[300000];
+	char			 body[1024], *resp;
+	const char		*k = fx_key(0, "nul"), *line;
+	size_t			 len;
+	int			 ok;
+
+	assert_md_ok(h, md_put(h, k, "a\0b", 3, NULL, NULL));
+	assert_md_ok(h, md_get(h, k, NULL, &kv, NULL));
+	assert_int_equal(kv->value_len, 3);
+	assert_memory_equal(kv->value, "a\0b", 4);	/* NUL-terminated */
+	md_kv_free(kv);
+	/* On the wire: "value", \u0000. */
+	snprintf(body, sizeof body, "{\"op\":\"get\",\"key\":\"%s\"}", k);
+	assert_md_ok(h, md_request(h, body, strlen(body), &line, &len));
+	assert_non_null(strstr(line, "\"value\":\"a\\u0000b\""));
+
+	memset(&lo, 0, sizeof lo);
+	lo.prefix = k;
+	assert_md_ok(h, md_list(h, &lo, &l));
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.kvs[0].value_len, 3);
+	assert_memory_equal(l.kvs[0].value, "a\0b", 4);
+	md_list_free(&l);
+
+	/* A txn body with \u0000 goes out as such; its answer keeps it. */
+	snprintf(body, sizeof body, "{\"if\":[{\"key\":\"%s\",\"value\":"
+	    "\"a\\u0000b\"}],\"then\":[{\"op\":\"get\",\"key\":\"%s\"}]}",
+	    k, k);
+	assert_md_ok(h, md_txn(h, body, &ok, NULL, &resp));
+	assert_true(ok);
+	assert_non_null(strstr(resp, "\"value\":\"a\\u0000b\""));
+	assert_null(memchr(resp, 0xc0, strlen(resp)));
+	free(resp);
+
+	/* All NUL, under the daemon's value limit (1 MiB) but 6 times
+	 * that escaped: sent as value_b64, answered as "value". */
+	assert_md_ok(h, md_put(h, k, zeros, sizeof zeros, NULL, NULL));
+	assert_md_ok(h, md_get(h, k, NULL, &kv, NULL));
+	assert_int_equal(kv->value_len, sizeof zeros);
+	assert_memory_equal(kv->value, zeros, sizeof zeros);
+	md_kv_free(kv);
+	md_free(h);
+}
+
 static void
 test_compact(void **state)
 {
@@ -424,6 +480,7 @@ main(void)
 		cmocka_unit_test(test_epoch_fence),
 		cmocka_unit_test(test_list_paging),
 		cmocka_unit_test(test_txn),
+		cmocka_unit_test(test_nul_values),
 		cmocka_unit_test(test_leases),
 		cmocka_unit_test(test_raw),
 		cmocka_unit_test(test_compact),

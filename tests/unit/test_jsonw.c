@@ -299,9 +299,12 @@ test_jw_value(void **state)
 		    "\xbf\xbf\"}"),
 		VC("l\n\"q\"\x7f", "{\"value\":\"l\\n\\\"q\\\"\x7f\"}"),
 		VC("\x01\x1f", "{\"value\":\"\\u0001\\u001f\"}"),
-		VC("a\0b", "{\"value_b64\":\"YQBi\"}"),
-		VC("\0", "{\"value_b64\":\"AA==\"}"),
-		VC("abc\0", "{\"value_b64\":\"YWJjAA==\"}"),
+		/* NUL is valid UTF-8 (U+0000): "value", escaped (SPEC 3). */
+		VC("a\0b", "{\"value\":\"a\\u0000b\"}"),
+		VC("\0", "{\"value\":\"\\u0000\"}"),
+		VC("abc\0", "{\"value\":\"abc\\u0000\"}"),
+		VC("\0\xc3\xa9\0", "{\"value\":\"\\u0000\xc3\xa9\\u0000\"}"),
+		VC("\0\xff", "{\"value_b64\":\"AP8=\"}"),
 		VC("\xff", "{\"value_b64\":\"/w==\"}"),
 		VC("\xc0\x80", "{\"value_b64\":\"wIA=\"}"),
 		VC("\xed\xa0\x80", "{\"value_b64\":\"7aCA\"}"),
@@ -354,7 +357,7 @@ test_jw_value_in_kv(void **state)
 	jw_obj_open(&w);
 	jw_name(&w, "key");
 	jw_cstr(&w, "k");
-	jw_value(&w, "\0\1", 2);
+	jw_value(&w, "\0\xff", 2);
 	jw_name(&w, "version");
 	jw_u64(&w, 1);
 	jw_obj_close(&w);
@@ -364,7 +367,7 @@ test_jw_value_in_kv(void **state)
 	jw_u64(&w, 2);
 	jw_obj_close(&w);
 	jw_arr_close(&w);
-	JW_CHECK(&b, "[{\"key\":\"k\",\"value_b64\":\"AAE=\",\"version\":1},"
+	JW_CHECK(&b, "[{\"key\":\"k\",\"value_b64\":\"AP8=\",\"version\":1},"
 	    "{\"value\":\"v\",\"mod_rev\":2}]");
 	buf_free(&b);
 }
@@ -441,7 +444,7 @@ test_jw_value_round_trip(void **state)
 		j = proto_parse(b.data, b.len, &e);
 		if (j == NULL)
 			fail_msg("%s: %s", buf_cstr(&b), e.msg);
-		is_text = memchr(in, '\0', n) == NULL && utf8_valid(in, n);
+		is_text = utf8_valid(in, n);
 		assert_int_equal(has(j, "value"), is_text);
 		assert_int_equal(has(j, "value_b64"), !is_text);
 		text_seen += is_text;
@@ -459,6 +462,83 @@ test_jw_value_round_trip(void **state)
 	/* Both encodings were exercised. */
 	assert_true(text_seen > 500);
 	assert_true(b64_seen > 500);
+}
+
+/*
+ * A request's value: "value" unless base64 is shorter than the escapes
+ * (6 bytes a control character), so that it fits the request limit.
+ */
+static void
+test_jw_value_req(void **state)
+{
+	static const struct value_case	 cases[] = {
+		VC("hello, world of text\0",
+		    "{\"value\":\"hello, world of text\\u0000\"}"),
+		VC("a\0b", "{\"value_b64\":\"YQBi\"}"),
+		VC("", "{\"value\":\"\"}"),
+		VC("\0\0\0", "{\"value_b64\":\"AAAA\"}"),
+		VC("ab\ncd\n", "{\"value\":\"ab\\ncd\\n\"}"),
+		VC("\x01\x01\x01", "{\"value_b64\":\"AQEB\"}"),
+		VC("\xff", "{\"value_b64\":\"/w==\"}"),
+	};
+	struct proto_err	 e;
+	struct proto_bytes	 v;
+	struct buf		 b;
+	struct jw		 w;
+	cJSON			*j;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		buf_init(&b);
+		jw_init(&w, &b);
+		jw_obj_open(&w);
+		jw_value_req(&w, cases[i].in, cases[i].n);
+		jw_obj_close(&w);
+		assert_string_equal(buf_cstr(&b), cases[i].want);
+		/* proto_kv_value reads the bytes back, length and all. */
+		j = proto_parse(b.data, b.len, &e);
+		assert_non_null(j);
+		assert_int_equal(proto_kv_value(j, &v), 1);
+		assert_int_equal(v.len, cases[i].n);
+		assert_memory_equal(v.data, cases[i].in, cases[i].n + 1);
+		proto_bytes_free(&v);
+		cJSON_Delete(j);
+		buf_free(&b);
+	}
+}
+
+/* proto_print writes back what proto_parse read, \u0000 included. */
+static void
+test_proto_print(void **state)
+{
+	static const char	*lines[] = {
+		"{\"a\":\"x\\u0000y\",\"n\":[9007199254740991,-3,1.5,true,"
+		    "null],\"o\":{\"k\\u0001\":\"\\u0000\"}}",
+		"{\"value\":\"\\u0000\\u001f\\n\\\"\\\\\xc3\xa9\"}",
+	};
+	struct proto_err	 e;
+	struct buf		 b;
+	cJSON			*j;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		j = proto_parse(lines[i], strlen(lines[i]), &e);
+		assert_non_null(j);
+		buf_init(&b);
+		proto_print(&b, j, NULL);
+		assert_string_equal(buf_cstr(&b), lines[i]);
+		buf_free(&b);
+		cJSON_Delete(j);
+	}
+	j = proto_parse(lines[0], strlen(lines[0]), &e);
+	buf_init(&b);
+	proto_print(&b, j, "n");
+	assert_string_equal(buf_cstr(&b),
+	    "{\"a\":\"x\\u0000y\",\"o\":{\"k\\u0001\":\"\\u0000\"}}");
+	buf_free(&b);
+	cJSON_Delete(j);
 }
 
 /* struct buf */
@@ -518,6 +598,8 @@ main(void)
 		cmocka_unit_test(test_jw_value),
 		cmocka_unit_test(test_jw_value_null_empty),
 		cmocka_unit_test(test_jw_value_in_kv),
+		cmocka_unit_test(test_jw_value_req),
+		cmocka_unit_test(test_proto_print),
 		cmocka_unit_test(test_jw_value_round_trip),
 		cmocka_unit_test(test_buf),
 	};
