@@ -201,7 +201,6 @@ LINES
 {"op":"txn","then":[{"op":"get","key":"v"}]}
 {"op":"wait","key":"v"}
 {"op":"get","key":"c"}
-{"op":"watch","key":"v","from_rev":1}
 LINES
 	local kv_v kv_x kv_c
 	kv_v=$(rv '{"key":"v","value":"a\u0000b","version":1,"create_rev":@1,"mod_rev":@1}')
@@ -213,7 +212,11 @@ LINES
 	assert_line --index 6 "$(rv '{"ok":true,"succeeded":true,"results":[{"op":"get","kv":'"$kv_v"'}],"rev":@3}')"
 	assert_line --index 7 "$(rv '{"ok":true,"kv":'"$kv_v"',"rev":@3}')"
 	assert_line --index 8 "$(rv '{"ok":true,"kv":'"$kv_c"',"rev":@3}')"
-	assert_line --index 10 "$(rv '{"watch":1,"event":"put",'"${kv_v#\{}")"
+	assert_equal "${#lines[@]}" 9
+	# a watch from history (watch_lines waits for its lines)
+	watch_lines 2 "$(rv '{"op":"watch","key":"v","from_rev":@1}')" >"$TESTDIR/hist"
+	run sed -n '2s/"watch":[0-9]*,//p' "$TESTDIR/hist"
+	assert_output "$(rv '{"event":"put",'"${kv_v#\{}")"
 	# a live event too
 	local pid
 	raw_held live '{"op":"watch","key":"v"}' >"$TESTDIR/live" &
