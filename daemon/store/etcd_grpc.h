@@ -4,7 +4,8 @@
  * URLs), with libnghttp2 on a libevent bufferevent, one connection per
  * endpoint with many calls (streams) on it at once (and one more for the
  * copies of writes whose answer was lost).  The gateway's JSON
- * goes in and comes out (etcd_pb.c converts), so that a call answers as
+ * goes in and a call's answer comes out so (etcd_pb.c converts; a
+ * stream's messages come in protobuf, read in place), so that a call answers as
  * the gateway would: an HTTP-like status (200, or the status the gateway
  * gives the gRPC error, with the gateway's error body), or 0 for no answer
  * (the connection failed or closed, or the call timed out: it may have been
@@ -36,8 +37,11 @@ struct etcd_gstream;
  */
 typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
 		    cJSON *reply);
-/* A message of a stream (decoded: the gateway's JSON), the cb's to keep. */
-typedef void (*etcd_grpc_msg_cb)(void *arg, cJSON *msg);
+/*
+ * A message of a stream, in protobuf (p[0..n), the cb reads it in place):
+ * 0, or -1 if it is malformed (the stream is reset, and ends).
+ */
+typedef int (*etcd_grpc_msg_cb)(void *arg, const uint8_t *p, size_t n);
 
 /* The connections of an endpoint: calls, copies, streams. */
 #define ETCD_GRPC_LANES		3

@@ -405,9 +405,61 @@ etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v)
 	return (-1);	/* truncated, or longer than 10 bytes */
 }
 
-static cJSON	*pb_decode_msg(const struct pb_msg *, const uint8_t *, size_t,
-		    int);
+/*
+ * The next field of p[0..end): its number, wire type, varint v (wt 0) or
+ * data[0..len) (wt 2); 1, 0 at the end, -1 if malformed (wire types 1 and
+ * 5 are skipped, groups are not in etcd's messages).
+ */
+static int
+pb_next(const uint8_t **pp, const uint8_t *end, uint32_t *no, int *wt,
+    uint64_t *v, const uint8_t **data, size_t *len)
+{
+	const uint8_t	*p = *pp;
+	uint64_t	 tag;
+	int		 k;
 
+	if (p >= end)
+		return (0);
+	if ((k = etcd_pb_varint(p, (size_t)(end - p), &tag)) < 0)
+		return (-1);
+	p += k;
+	*wt = (int)(tag & 7);
+	if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+		return (-1);
+	*no = (uint32_t)(tag >> 3);
+	switch (*wt) {
+	case 0:
+		if ((k = etcd_pb_varint(p, (size_t)(end - p), v)) < 0)
+			return (-1);
+		p += k;
+		break;
+	case 1:
+	case 5:
+		if ((size_t)(end - p) < (*wt == 1 ? 8u : 4u))
+			return (-1);
+		p += *wt == 1 ? 8 : 4;
+		break;
+	case 2:
+		if ((k = etcd_pb_varint(p, (size_t)(end - p), v)) < 0)
+			return (-1);
+		p += k;
+		if (*v > (uint64_t)(end - p))
+			return (-1);	/* past the end */
+		*data = p;
+		*len = (size_t)*v;
+		p += *len;
+		break;
+	default:
+		return (-1);
+	}
+	*pp = p;
+	return (1);
+}
+
+static int	pb_walk(const struct pb_msg *, const uint8_t *, size_t, int,
+		    cJSON *);
+
+/* A field's value into obj; with obj NULL, only checked. */
 static int
 pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
     const uint8_t *p, size_t n, int depth)
@@ -418,6 +470,9 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 
 	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
 		return (-1);	/* the wrong wire type */
+	if (obj == NULL)
+		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
+		    NULL) : 0);
 	switch (f->type) {
 	case PB_BYTES:
 		s = xmalloc(b64_encoded_len(n) + 1);
@@ -455,8 +510,11 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 			cJSON_AddNumberToObject(obj, f->name, (double)v);
 		return (0);
 	case PB_MSG:
-		if ((sub = pb_decode_msg(f->msg, p, n, depth + 1)) == NULL)
+		sub = cJSON_CreateObject();
+		if (pb_walk(f->msg, p, n, depth + 1, sub) != 0) {
+			cJSON_Delete(sub);
 			return (-1);
+		}
 		if (!f->repeated) {
 			/* Proto3: a message given twice is merged; rare. */
 			cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
@@ -472,65 +530,44 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 	return (-1);
 }
 
-static cJSON *
-pb_decode_msg(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+/* The message m in p[0..n) into obj (NULL: only checked); -1: malformed. */
+static int
+pb_walk(const struct pb_msg *m, const uint8_t *p, size_t n, int depth,
+    cJSON *obj)
 {
 	const struct pb_field	*f;
 	const uint8_t		*end = p + n, *data = NULL;
-	uint64_t		 tag, v = 0;
+	uint64_t		 v = 0;
+	uint32_t		 no;
 	size_t			 i, len = 0;
-	cJSON			*obj;
-	int			 k, wt;
+	int			 rc, wt;
 
 	if (depth > ETCD_PB_DEPTH_MAX)
-		return (NULL);
-	obj = cJSON_CreateObject();
-	while (p < end) {
-		if ((k = etcd_pb_varint(p, (size_t)(end - p), &tag)) < 0)
-			goto bad;
-		p += k;
-		wt = (int)(tag & 7);
-		if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-			goto bad;
-		switch (wt) {
-		case 0:
-			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
-				goto bad;
-			p += k;
-			break;
-		case 1:
-		case 5:
-			if ((size_t)(end - p) < (wt == 1 ? 8u : 4u))
-				goto bad;
-			p += wt == 1 ? 8 : 4;
-			break;
-		case 2:
-			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
-				goto bad;
-			p += k;
-			if (v > (uint64_t)(end - p))
-				goto bad;	/* past the end */
-			data = p;
-			len = (size_t)v;
-			p += len;
-			break;
-		default:
-			goto bad;	/* groups: not in etcd's messages */
-		}
+		return (-1);
+	while ((rc = pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
 		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
-			if (m->f[i].no == (tag >> 3))
+			if (m->f[i].no == no)
 				f = &m->f[i];
 		}
 		if (f == NULL)
 			continue;	/* unknown: skipped */
 		if ((wt == 1 || wt == 5) ||
 		    pb_decode_value(f, obj, wt, v, data, len, depth) != 0)
-			goto bad;
+			return (-1);
+	}
+	return (rc);
+}
+
+static cJSON *
+pb_decode_msg(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+{
+	cJSON	*obj = cJSON_CreateObject();
+
+	if (pb_walk(m, p, n, depth, obj) != 0) {
+		cJSON_Delete(obj);
+		return (NULL);
 	}
 	return (obj);
-bad:
-	cJSON_Delete(obj);
-	return (NULL);
 }
 
 cJSON *
@@ -547,4 +584,114 @@ etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
 	if (rpc >= ETCD_PB_NONE)
 		return (NULL);
 	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
+}
+
+/* An int64 as the gateway's JSON reads it (etcd_u64): none below 0. */
+static uint64_t
+pb_u64(uint64_t v)
+{
+	return ((int64_t)v < 0 ? 0 : v);
+}
+
+int
+etcd_pb_kv_read(const uint8_t *p, size_t n, struct etcd_pb_kv *kv)
+{
+	const uint8_t	*end = p + n, *data = NULL;
+	uint64_t	 v = 0;
+	uint32_t	 no;
+	size_t		 len = 0;
+	int		 rc, wt;
+
+	memset(kv, 0, sizeof *kv);
+	while ((rc = pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
+		if (no < 1 || no > 6)
+			continue;
+		if ((wt == 2) != (no == 1 || no == 5))
+			return (-1);
+		switch (no) {
+		case 1:
+			kv->key = data;
+			kv->key_len = len;
+			break;
+		case 2:
+			kv->create_rev = pb_u64(v);
+			break;
+		case 3:
+			kv->mod_rev = pb_u64(v);
+			break;
+		case 4:
+			kv->version = pb_u64(v);
+			break;
+		case 5:
+			kv->value = data;
+			kv->value_len = len;
+			break;
+		case 6:
+			kv->lease = pb_u64(v);
+			break;
+		}
+	}
+	return (rc);
+}
+
+int
+etcd_pb_watch_read(const uint8_t *p, size_t n, struct etcd_pb_watch *w)
+{
+	const uint8_t	*q = p, *end = p + n, *data = NULL;
+	uint64_t	 v = 0;
+	uint32_t	 no;
+	size_t		 len = 0;
+	int		 rc, wt;
+
+	memset(w, 0, sizeof *w);
+	if (pb_walk(&m_watch_r, p, n, 0, NULL) != 0)
+		return (-1);
+	while ((rc = pb_next(&q, end, &no, &wt, &v, &data, &len)) == 1) {
+		if (no == 1)
+			w->header = 1;
+		else if (no == 3)
+			w->created = v != 0;
+		else if (no == 4)
+			w->canceled = v != 0;
+		else if (no == 5)
+			w->compact_rev = pb_u64(v);
+	}
+	w->p = p;
+	w->end = end;
+	return (rc);
+}
+
+int
+etcd_pb_watch_next(struct etcd_pb_watch *w, int *deleted,
+    struct etcd_pb_kv *kv)
+{
+	const uint8_t	*data = NULL, *ed, *evend, *kvp = NULL;
+	uint64_t	 v = 0, type;
+	uint32_t	 no;
+	size_t		 len = 0, kvlen = 0;
+	int		 wt;
+
+	/* Checked by etcd_pb_watch_read: no error here. */
+	while (pb_next(&w->p, w->end, &no, &wt, &v, &data, &len) == 1) {
+		if (no != 11)
+			continue;
+		ed = data;
+		evend = data + len;
+		type = 0;
+		while (pb_next(&ed, evend, &no, &wt, &v, &data, &len) == 1) {
+			if (no == 1)
+				type = v;
+			else if (no == 2) {
+				kvp = data;
+				kvlen = len;
+			}
+		}
+		*deleted = type == 1;
+		if (kvp == NULL)
+			memset(kv, 0, sizeof *kv);
+		else if (etcd_pb_kv_read(kvp, kvlen, kv) != 0)
+			return (-1);
+		return (1);
+	}
+	return (0);
 }

@@ -48,6 +48,37 @@ cJSON		*etcd_pb_decode(enum etcd_pb_rpc, const void *p, size_t n);
 cJSON		*etcd_pb_decode_request(enum etcd_pb_rpc, const void *p,
 		    size_t n);
 
+/*
+ * A KeyValue (kv.proto) read in place: key and value point into the
+ * message; an int64 below 0 reads 0, as the gateway's string does
+ * (etcd_u64).  etcd_pb_kv_read: 0, or -1 if malformed.
+ */
+struct etcd_pb_kv {
+	const uint8_t	*key, *value;
+	size_t		 key_len, value_len;
+	uint64_t	 create_rev, mod_rev, version, lease;
+};
+
+int		 etcd_pb_kv_read(const uint8_t *, size_t, struct etcd_pb_kv *);
+
+/*
+ * A WatchResponse (the stream's messages) read in place, without the
+ * gateway's JSON: etcd_pb_watch_read checks all of it as etcd_pb_decode
+ * would (-1 if malformed) and fills in what it says; then each
+ * etcd_pb_watch_next gives its next event (1), 0 after the last.  p must
+ * stay as it is meanwhile.
+ */
+struct etcd_pb_watch {
+	int		 header, created, canceled;
+	uint64_t	 compact_rev;
+	const uint8_t	*p, *end;	/* what is left to read */
+};
+
+int		 etcd_pb_watch_read(const uint8_t *, size_t,
+		    struct etcd_pb_watch *);
+int		 etcd_pb_watch_next(struct etcd_pb_watch *, int *deleted,
+		    struct etcd_pb_kv *);
+
 /* Protobuf's base-128 varint: bytes read from p[0..n), or -1. */
 int		 etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v);
 
