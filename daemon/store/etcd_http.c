@@ -333,6 +333,7 @@ struct etcd_acall {
 	int			 copy;		/* of a write: cconn */
 	unsigned		 busy;		/* answers "try later" */
 	enum etcd_pb_rpc	 rpc;		/* over gRPC, or NONE */
+	struct buf		 pb;		/* then the request */
 	struct event		*pause;		/* before trying again */
 	etcd_http_cb		 cb;
 	void			*arg;
@@ -362,6 +363,7 @@ etcd_acall_free(struct etcd_acall *a)
 	cJSON_Delete(a->reply);
 	free(a->path);
 	free(a->body);
+	buf_free(&a->pb);
 	free(a);
 }
 
@@ -477,7 +479,8 @@ etcd_acall_send(struct etcd_acall *a)
 	ep = &h->ep[a->ep];
 	if (a->rpc != ETCD_PB_NONE)
 		return (etcd_grpc_call(&h->grpc, a->ep, a->copy, ep->host,
-		    ep->port, a->rpc, a->body, a->copy ? ETCD_COPY_TIMEOUT_MS :
+		    ep->port, a->rpc, a->pb.data, a->pb.len, a->copy ?
+		    ETCD_COPY_TIMEOUT_MS :
 		    ETCD_HTTP_TIMEOUT_S * 1000, etcd_acall_grpc_done, a,
 		    &err));
 	if (a->copy) {
@@ -514,18 +517,19 @@ etcd_acall_send(struct etcd_acall *a)
 	return (0);
 }
 
-/* How a call goes: to one endpoint only, sent once, a write's copy. */
-#define ETCD_CALL_PINNED	0x1
-#define ETCD_CALL_ONCE		0x2
-#define ETCD_CALL_COPY		0x4
-
+/*
+ * A call: its body the gateway's JSON, or (ETCD_CALL_PB) a KV request
+ * already in protobuf (pb); a KV call's JSON is encoded here, once.
+ */
 static int
 etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
-    const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
+    const char *body, const struct buf *pb, etcd_http_cb cb, void *arg,
+    struct store_err *err)
 {
 	int	 pinned = (how & ETCD_CALL_PINNED) != 0;
 
 	struct etcd_acall	*a;
+	const char		*why;
 
 	if (h->main == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "no event loop "
@@ -541,10 +545,19 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	a->ep = ep;
 	a->rpc = etcd_pb_rpc_of(path);
 	a->path = xstrdup(path);
-	a->body = xstrdup(body);
+	a->body = a->rpc == ETCD_PB_NONE ? xstrdup(body) : NULL;
 	a->cb = cb;
 	a->arg = arg;
+	buf_init(&a->pb);
 	LIST_INSERT_HEAD(&h->acalls, a, entry);
+	if (pb != NULL && a->rpc != ETCD_PB_NONE)
+		buf_add(&a->pb, pb->data, pb->len);
+	else if (a->rpc != ETCD_PB_NONE && etcd_pb_encode(a->rpc, body,
+	    &a->pb, &why) != 0) {
+		etcd_acall_free(a);
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
+		    path, why));
+	}
 	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
 	    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb, a)) == NULL ||
 	    etcd_acall_send(a) != 0) {
@@ -556,18 +569,28 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 }
 
 int
+etcd_http_call_pb(struct etcd_http *h, int how, const char *path,
+    const struct buf *pb, etcd_http_cb cb, void *arg, struct store_err *err)
+{
+	if (etcd_pb_rpc_of(path) == ETCD_PB_NONE)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: not "
+		    "a gRPC call", path));
+	return (etcd_http_acall(h, how, 0, path, NULL, pb, cb, arg, err));
+}
+
+int
 etcd_http_call_async(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, 0, 0, path, body, cb, arg, err));
+	return (etcd_http_acall(h, 0, 0, path, body, NULL, cb, arg, err));
 }
 
 int
 etcd_http_call_once(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, ETCD_CALL_ONCE, 0, path, body, cb, arg,
-	    err));
+	return (etcd_http_acall(h, ETCD_CALL_ONCE, 0, path, body, NULL, cb,
+	    arg, err));
 }
 
 int
@@ -575,13 +598,13 @@ etcd_http_call_copy(struct etcd_http *h, const char *path, const char *body,
     etcd_http_cb cb, void *arg, struct store_err *err)
 {
 	return (etcd_http_acall(h, ETCD_CALL_ONCE | ETCD_CALL_COPY, 0, path,
-	    body, cb, arg, err));
+	    body, NULL, cb, arg, err));
 }
 
 int
 etcd_http_call_at(struct etcd_http *h, unsigned ep, const char *path,
     const char *body, etcd_http_cb cb, void *arg, struct store_err *err)
 {
-	return (etcd_http_acall(h, ETCD_CALL_PINNED, ep, path, body, cb, arg,
-	    err));
+	return (etcd_http_acall(h, ETCD_CALL_PINNED, ep, path, body, NULL, cb,
+	    arg, err));
 }

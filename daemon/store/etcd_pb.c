@@ -241,9 +241,54 @@ pb_put_varint(struct buf *b, uint64_t v)
 static void
 pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
 {
+	etcd_pb_put_len(b, no, n);
+	buf_add(b, p, n);
+}
+
+void
+etcd_pb_put_int(struct buf *b, uint32_t no, uint64_t v)
+{
+	pb_put_varint(b, (uint64_t)no << 3);
+	pb_put_varint(b, v);
+}
+
+void
+etcd_pb_put_len(struct buf *b, uint32_t no, size_t n)
+{
 	pb_put_varint(b, (uint64_t)no << 3 | 2);
 	pb_put_varint(b, n);
-	buf_add(b, p, n);
+}
+
+void
+etcd_pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
+{
+	pb_put_bytes(b, no, p, n);
+}
+
+size_t
+etcd_pb_begin(struct buf *b, uint32_t no)
+{
+	pb_put_varint(b, (uint64_t)no << 3 | 2);
+	return (b->len);
+}
+
+void
+etcd_pb_end(struct buf *b, size_t off)
+{
+	unsigned char	 t[10];
+	size_t		 n = b->len - off, v = n, k = 0;
+
+	do {
+		t[k] = v & 0x7f;
+		v >>= 7;
+		if (v != 0)
+			t[k] |= 0x80;
+		k++;
+	} while (v != 0);
+	buf_reserve(b, b->len + k);
+	memmove(b->data + off + k, b->data + off, n);
+	memcpy(b->data + off, t, k);
+	b->len += k;
 }
 
 static int	pb_encode_msg(const struct pb_msg *, const cJSON *, struct buf *,

@@ -42,6 +42,38 @@ const char	*etcd_pb_method(enum etcd_pb_rpc);
  */
 int		 etcd_pb_encode(enum etcd_pb_rpc, const char *json,
 		    struct buf *out, const char **why);
+/*
+ * Writing a request in protobuf directly: a varint field (written even
+ * when 0, as etcd_pb_encode does for a field the JSON gives), a bytes
+ * field, or its tag and length (the caller adds its n bytes); a message
+ * field is begun (the offset etcd_pb_end takes) and ended (its length goes
+ * in front of it).  The field numbers: below, from rpc.proto.
+ */
+void		 etcd_pb_put_int(struct buf *, uint32_t no, uint64_t);
+void		 etcd_pb_put_bytes(struct buf *, uint32_t no, const void *,
+		    size_t);
+void		 etcd_pb_put_len(struct buf *, uint32_t no, size_t);
+size_t		 etcd_pb_begin(struct buf *, uint32_t no);
+void		 etcd_pb_end(struct buf *, size_t);
+
+enum {
+	/* TxnRequest */
+	ETCD_PB_TXN_COMPARE = 1, ETCD_PB_TXN_SUCCESS = 2,
+	ETCD_PB_TXN_FAILURE = 3,
+	/* Compare; its result and target */
+	ETCD_PB_CMP_RESULT = 1, ETCD_PB_CMP_TARGET = 2, ETCD_PB_CMP_KEY = 3,
+	ETCD_PB_CMP_MOD = 6, ETCD_PB_CMP_RANGE_END = 64,
+	ETCD_PB_CMP_EQUAL = 0, ETCD_PB_CMP_LESS = 2, ETCD_PB_CMP_TARGET_MOD = 2,
+	/* RequestOp */
+	ETCD_PB_OP_RANGE = 1, ETCD_PB_OP_PUT = 2, ETCD_PB_OP_DELETE = 3,
+	ETCD_PB_OP_TXN = 4,
+	/* RangeRequest, PutRequest, DeleteRangeRequest */
+	ETCD_PB_RANGE_KEY = 1, ETCD_PB_RANGE_REV = 4,
+	ETCD_PB_PUT_KEY = 1, ETCD_PB_PUT_VALUE = 2, ETCD_PB_PUT_LEASE = 3,
+	ETCD_PB_PUT_PREV_KV = 4,
+	ETCD_PB_DELETE_KEY = 1
+};
+
 /* The answer in p[0..n) as the gateway's JSON, or NULL if malformed. */
 cJSON		*etcd_pb_decode(enum etcd_pb_rpc, const void *p, size_t n);
 /* The same for a request (the unit tests' round trips). */

@@ -176,8 +176,11 @@ uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
 void	store_etcd_leases_free(struct store_etcd *);
 /* The stream passed more revisions: revokes waiting for theirs answer. */
 void	etcd_lease_stream_moved(struct store_etcd *);
-/* etcd refused txn body for a lease it lacks: *err names the lease. */
-void	etcd_lease_err(const char *body, struct store_err *err);
+/*
+ * etcd refused a txn for a lease it lacks: *err names the lease (id, the
+ * first the txn names; other, another, or 0).
+ */
+void	etcd_lease_err_ids(uint64_t id, uint64_t other, struct store_err *);
 void	store_etcd_read_leases(struct store *, store_leases_done, void *);
 void	store_etcd_read_lease_keys(struct store *, uint64_t, const char *,
 	    size_t, uint64_t, store_read_done, void *);

@@ -67,7 +67,7 @@ etcd_commit_free(struct etcd_commit *c)
 	if (c->pause != NULL)
 		event_free(c->pause);
 	etcd_batch_free(c->b);
-	free(c->body);
+	buf_free(&c->body);
 	free(c);
 }
 
@@ -364,7 +364,8 @@ etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		else if (c->step == STEP_BLIND)
 			etcd_commit_blind_lost(c);
 		else if (err->code == STORE_ERR_NO_LEASE) {
-			etcd_lease_err(c->body, &nl);	/* name it */
+			/* name it */
+			etcd_lease_err_ids(c->lease, c->lease_other, &nl);
 			etcd_commit_end(c, &nl);
 		} else
 			etcd_commit_end(c, err);
@@ -397,8 +398,8 @@ etcd_commit_send(struct etcd_commit *c)
 	buf_init(&b);
 	switch (c->step) {
 	case STEP_TXN:
-		rc = etcd_http_call_once(&e->http, "/v3/kv/txn", c->body,
-		    etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE, "/v3/kv/txn",
+		    &c->body, etcd_commit_cb, c, &err);
 		if (rc != 0) {
 			buf_free(&b);
 			etcd_commit_end(c, &err);	/* never sent */
@@ -407,13 +408,13 @@ etcd_commit_send(struct etcd_commit *c)
 		break;
 	case STEP_RESOLVE:
 		etcd_resolve_body(c, &b);
-		rc = etcd_http_call_copy(&e->http, "/v3/kv/txn", buf_cstr(&b),
-		    etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE |
+		    ETCD_CALL_COPY, "/v3/kv/txn", &b, etcd_commit_cb, c, &err);
 		break;
 	case STEP_BLIND:
 		etcd_blind_body(c, &b);
-		rc = etcd_http_call_async(&e->http, "/v3/kv/txn",
-		    buf_cstr(&b), etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, 0, "/v3/kv/txn", &b,
+		    etcd_commit_cb, c, &err);
 		break;
 	default:
 		/* etcd keeps no event of the revision it compacts at. */
@@ -440,7 +441,6 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	struct store_etcd	*e = E(st);
 	struct etcd_commit	*c;
 	struct store_err	 err;
-	struct buf		 b;
 
 	if (e->compact_to == 1)
 		e->compact_to = 0;	/* nothing below rev 1 to drop */
@@ -450,6 +450,7 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->arg = arg;
 	c->b = e->cur;
 	c->slot = -1;
+	buf_init(&c->body);
 	e->cur = NULL;
 	c->compact_to = e->compact_to;
 	c->compact_begin = e->compact_begin;
@@ -475,10 +476,7 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->known = e->slots[c->slot].known;
 	snprintf(c->token, sizeof c->token, "metad %016" PRIx64 " %" PRIu64,
 	    e->id, ++e->commits);
-	buf_init(&b);
-	etcd_txn_body(c, &b);
-	c->body = xstrdup(buf_cstr(&b));
-	buf_free(&b);
+	etcd_txn_body(c, &c->body);
 	etcd_evs_clear(&e->overlay, 0);
 	etcd_commit_send(c);
 }
