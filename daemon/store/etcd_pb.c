@@ -504,13 +504,54 @@ pb_next(const uint8_t **pp, const uint8_t *end, uint32_t *no, int *wt,
 static int	pb_walk(const struct pb_msg *, const uint8_t *, size_t, int,
 		    cJSON *);
 
-/* A field's value into obj; with obj NULL, only checked. */
+/*
+ * A new string item that takes s (malloc'd: cJSON frees its strings with
+ * free(), the hooks being its defaults), under the field's constant name.
+ */
+static void
+pb_add_string(cJSON *obj, const char *name, char *s)
+{
+	cJSON	*it = cJSON_CreateNull();
+
+	it->type = cJSON_String;
+	it->valuestring = s;
+	cJSON_AddItemToObjectCS(obj, name, it);
+}
+
+/* v in decimal, as a string item (an int64's sign if signed). */
+static void
+pb_add_int(cJSON *obj, const char *name, uint64_t v, int is_signed)
+{
+	char	 t[24], *s;
+	size_t	 n = 0, i;
+	int	 neg = is_signed && (int64_t)v < 0;
+
+	if (neg)
+		v = (uint64_t)0 - v;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	s = xmalloc(n + neg + 1);
+	if (neg)
+		s[0] = '-';
+	for (i = 0; i < n; i++)
+		s[neg + i] = t[n - 1 - i];
+	s[n + neg] = '\0';
+	pb_add_string(obj, name, s);
+}
+
+/*
+ * A field's value into obj; with obj NULL, only checked.  seen: the fields
+ * of obj given before (a bit per index in the table): only those can be
+ * there already, to be replaced (proto3: the last one wins).
+ */
 static int
 pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
-    const uint8_t *p, size_t n, int depth)
+    const uint8_t *p, size_t n, int depth, int seen)
 {
 	cJSON	*sub, *arr;
-	char	*s, num[24];
+	char	*s;
 	int	 k;
 
 	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
@@ -518,41 +559,35 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 	if (obj == NULL)
 		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
 		    NULL) : 0);
+	if (seen && !(f->type == PB_MSG && f->repeated))
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 	switch (f->type) {
 	case PB_BYTES:
-		s = xmalloc(b64_encoded_len(n) + 1);
-		b64_encode(p, n, s);
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-		if (n > 0)
-			cJSON_AddStringToObject(obj, f->name, s);
-		free(s);
+		if (n > 0) {
+			s = xmalloc(b64_encoded_len(n) + 1);
+			b64_encode(p, n, s);
+			pb_add_string(obj, f->name, s);
+		}
 		return (0);
 	case PB_INT:
 	case PB_UINT:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-		if (v != 0) {
-			if (f->type == PB_INT)
-				snprintf(num, sizeof num, "%lld", (long long)v);
-			else
-				snprintf(num, sizeof num, "%llu",
-				    (unsigned long long)v);
-			cJSON_AddStringToObject(obj, f->name, num);
-		}
+		if (v != 0)
+			pb_add_int(obj, f->name, v, f->type == PB_INT);
 		return (0);
 	case PB_BOOL:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 		if (v != 0)
-			cJSON_AddTrueToObject(obj, f->name);
+			cJSON_AddItemToObjectCS(obj, f->name, cJSON_CreateTrue());
 		return (0);
 	case PB_ENUM:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 		for (k = 0; v != 0 && f->names[k] != NULL && (uint64_t)k < v;
 		    k++)
 			;
 		if (v != 0 && f->names[k] != NULL)
-			cJSON_AddStringToObject(obj, f->name, f->names[k]);
+			cJSON_AddItemToObjectCS(obj, f->name,
+			    cJSON_CreateString(f->names[k]));
 		else if (v != 0)
-			cJSON_AddNumberToObject(obj, f->name, (double)v);
+			cJSON_AddItemToObjectCS(obj, f->name,
+			    cJSON_CreateNumber((double)v));
 		return (0);
 	case PB_MSG:
 		sub = cJSON_CreateObject();
@@ -562,13 +597,15 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 		}
 		if (!f->repeated) {
 			/* Proto3: a message given twice is merged; rare. */
-			cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-			cJSON_AddItemToObject(obj, f->name, sub);
+			cJSON_AddItemToObjectCS(obj, f->name, sub);
 			return (0);
 		}
-		arr = cJSON_GetObjectItemCaseSensitive(obj, f->name);
-		if (arr == NULL)
-			arr = cJSON_AddArrayToObject(obj, f->name);
+		arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, f->name) :
+		    NULL;
+		if (arr == NULL) {
+			arr = cJSON_CreateArray();
+			cJSON_AddItemToObjectCS(obj, f->name, arr);
+		}
 		cJSON_AddItemToArray(arr, sub);
 		return (0);
 	}
@@ -582,7 +619,7 @@ pb_walk(const struct pb_msg *m, const uint8_t *p, size_t n, int depth,
 {
 	const struct pb_field	*f;
 	const uint8_t		*end = p + n, *data = NULL;
-	uint64_t		 v = 0;
+	uint64_t		 v = 0, seen = 0;
 	uint32_t		 no;
 	size_t			 i, len = 0;
 	int			 rc, wt;
@@ -596,9 +633,12 @@ pb_walk(const struct pb_msg *m, const uint8_t *p, size_t n, int depth,
 		}
 		if (f == NULL)
 			continue;	/* unknown: skipped */
+		i--;	/* f's index: < 64 (the tables are short) */
 		if ((wt == 1 || wt == 5) ||
-		    pb_decode_value(f, obj, wt, v, data, len, depth) != 0)
+		    pb_decode_value(f, obj, wt, v, data, len, depth,
+		    (seen >> i & 1) != 0) != 0)
 			return (-1);
+		seen |= (uint64_t)1 << i;
 	}
 	return (rc);
 }
