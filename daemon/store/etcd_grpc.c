@@ -318,13 +318,18 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 		n = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
 		    (uint32_t)p[3] << 8 | p[4];
 	if (st->in.len < 5 || p[0] != 0 || n != st->in.len - 5 ||
-	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL) {
+	    (st->raw ? etcd_pb_check(st->rpc, p + 5, n) != 0 :
+	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL)) {
 		log_warnx("etcd: a malformed gRPC answer (%zu bytes) to %s",
 		    st->in.len, etcd_pb_method(st->rpc));
 		etcd_gstream_finish(st, 0);
 		return (0);
 	}
-	buf_reset(&st->in);
+	if (st->raw) {	/* the answer itself, for the cb */
+		memmove(st->in.data, st->in.data + 5, n);
+		st->in.len = n;
+	} else
+		buf_reset(&st->in);
 	etcd_gstream_finish(st, 200);
 	return (0);
 }

@@ -33,7 +33,8 @@ struct etcd_gstream;
 
 /*
  * status 0 (no answer), -1 (an answer over max bytes), 200 (reply, the
- * cb's to keep, or NULL) or the gateway's error status and body.
+ * cb's to keep; for a raw call, NULL and the answer in protobuf in body,
+ * checked) or the gateway's error status and body.
  */
 typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
 		    cJSON *reply);
@@ -68,13 +69,15 @@ void	 etcd_grpc_close(struct etcd_grpc *);
  * (pb[0..n): etcd_pb_encode of the gateway's JSON, or written directly), on
  * the endpoint's connection for lane (0, or 1: the copies of writes whose
  * answer was lost, whose short timeout gives up only their own
- * connection); cb runs later, once.  -1 (err set, cb never runs) if no
+ * connection); cb runs later, once, with the answer as the gateway's
+ * JSON, or (raw) in protobuf.  -1 (err set, cb never runs) if no
  * connection could be made.
  */
 int	 etcd_grpc_call(struct etcd_grpc *, unsigned ep, int lane,
 	    const char *host,
 	    unsigned short port, enum etcd_pb_rpc, const void *pb, size_t n,
-	    unsigned timeout_ms, etcd_grpc_cb, void *arg, struct store_err *);
+	    int raw, unsigned timeout_ms, etcd_grpc_cb, void *arg,
+	    struct store_err *);
 /*
  * A streaming call (Watch) with its one request (the gateway's JSON), on
  * the endpoint's streams connection: each message that comes goes to mcb (from inside

@@ -117,10 +117,16 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 int
 etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
     unsigned short port, enum etcd_pb_rpc rpc, const void *pb, size_t pblen,
-    unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
+    int raw, unsigned timeout_ms, etcd_grpc_cb cb, void *arg,
+    struct store_err *err)
 {
-	return (etcd_grpc_start(g, ep, lane, host, port, rpc, pb, pblen,
-	    timeout_ms, cb, NULL, arg, err) != NULL ? 0 : -1);
+	struct etcd_gstream	*st;
+
+	st = etcd_grpc_start(g, ep, lane, host, port, rpc, pb, pblen,
+	    timeout_ms, cb, NULL, arg, err);
+	if (st != NULL)
+		st->raw = raw;
+	return (st != NULL ? 0 : -1);
 }
 
 struct etcd_gstream *

@@ -222,75 +222,6 @@ etcd_pb_method(enum etcd_pb_rpc rpc)
 
 /* Encoding. */
 
-static void
-pb_put_varint(struct buf *b, uint64_t v)
-{
-	unsigned char	 t[10];
-	size_t		 n = 0;
-
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v != 0)
-			t[n] |= 0x80;
-		n++;
-	} while (v != 0);
-	buf_add(b, t, n);
-}
-
-static void
-pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
-{
-	etcd_pb_put_len(b, no, n);
-	buf_add(b, p, n);
-}
-
-void
-etcd_pb_put_int(struct buf *b, uint32_t no, uint64_t v)
-{
-	pb_put_varint(b, (uint64_t)no << 3);
-	pb_put_varint(b, v);
-}
-
-void
-etcd_pb_put_len(struct buf *b, uint32_t no, size_t n)
-{
-	pb_put_varint(b, (uint64_t)no << 3 | 2);
-	pb_put_varint(b, n);
-}
-
-void
-etcd_pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
-{
-	pb_put_bytes(b, no, p, n);
-}
-
-size_t
-etcd_pb_begin(struct buf *b, uint32_t no)
-{
-	pb_put_varint(b, (uint64_t)no << 3 | 2);
-	return (b->len);
-}
-
-void
-etcd_pb_end(struct buf *b, size_t off)
-{
-	unsigned char	 t[10];
-	size_t		 n = b->len - off, v = n, k = 0;
-
-	do {
-		t[k] = v & 0x7f;
-		v >>= 7;
-		if (v != 0)
-			t[k] |= 0x80;
-		k++;
-	} while (v != 0);
-	buf_reserve(b, b->len + k);
-	memmove(b->data + off + k, b->data + off, n);
-	memcpy(b->data + off, t, k);
-	b->len += k;
-}
-
 static int	pb_encode_msg(const struct pb_msg *, const cJSON *, struct buf *,
 		    int, const char **);
 
@@ -338,7 +269,7 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 			free(raw);
 			return (*why = "a bytes field is not base64", -1);
 		}
-		pb_put_bytes(b, f->no, raw, (size_t)r);
+		etcd_pb_put_bytes(b, f->no, raw, (size_t)r);
 		free(raw);
 		return (0);
 	case PB_INT:
@@ -371,12 +302,11 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 			buf_free(&sub);
 			return (-1);
 		}
-		pb_put_bytes(b, f->no, sub.data, sub.len);
+		etcd_pb_put_bytes(b, f->no, sub.data, sub.len);
 		buf_free(&sub);
 		return (0);
 	}
-	pb_put_varint(b, (uint64_t)f->no << 3);
-	pb_put_varint(b, v);
+	etcd_pb_put_int(b, f->no, v);
 	return (0);
 }
 
@@ -432,74 +362,6 @@ etcd_pb_encode(enum etcd_pb_rpc rpc, const char *json, struct buf *out,
 }
 
 /* Decoding. */
-
-int
-etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v)
-{
-	size_t	 i;
-
-	*v = 0;
-	for (i = 0; i < n && i < 10; i++) {
-		*v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if ((p[i] & 0x80) == 0) {
-			if (i == 9 && p[i] > 1)
-				return (-1);	/* over 64 bits */
-			return ((int)i + 1);
-		}
-	}
-	return (-1);	/* truncated, or longer than 10 bytes */
-}
-
-/*
- * The next field of p[0..end): its number, wire type, varint v (wt 0) or
- * data[0..len) (wt 2); 1, 0 at the end, -1 if malformed (wire types 1 and
- * 5 are skipped, groups are not in etcd's messages).
- */
-static int
-pb_next(const uint8_t **pp, const uint8_t *end, uint32_t *no, int *wt,
-    uint64_t *v, const uint8_t **data, size_t *len)
-{
-	const uint8_t	*p = *pp;
-	uint64_t	 tag;
-	int		 k;
-
-	if (p >= end)
-		return (0);
-	if ((k = etcd_pb_varint(p, (size_t)(end - p), &tag)) < 0)
-		return (-1);
-	p += k;
-	*wt = (int)(tag & 7);
-	if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-		return (-1);
-	*no = (uint32_t)(tag >> 3);
-	switch (*wt) {
-	case 0:
-		if ((k = etcd_pb_varint(p, (size_t)(end - p), v)) < 0)
-			return (-1);
-		p += k;
-		break;
-	case 1:
-	case 5:
-		if ((size_t)(end - p) < (*wt == 1 ? 8u : 4u))
-			return (-1);
-		p += *wt == 1 ? 8 : 4;
-		break;
-	case 2:
-		if ((k = etcd_pb_varint(p, (size_t)(end - p), v)) < 0)
-			return (-1);
-		p += k;
-		if (*v > (uint64_t)(end - p))
-			return (-1);	/* past the end */
-		*data = p;
-		*len = (size_t)*v;
-		p += *len;
-		break;
-	default:
-		return (-1);
-	}
-	*pp = p;
-	return (1);
-}
 
 static int	pb_walk(const struct pb_msg *, const uint8_t *, size_t, int,
 		    cJSON *);
@@ -626,7 +488,7 @@ pb_walk(const struct pb_msg *m, const uint8_t *p, size_t n, int depth,
 
 	if (depth > ETCD_PB_DEPTH_MAX)
 		return (-1);
-	while ((rc = pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
+	while ((rc = etcd_pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
 		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
 			if (m->f[i].no == no)
 				f = &m->f[i];
@@ -671,112 +533,10 @@ etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
 	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
 }
 
-/* An int64 as the gateway's JSON reads it (etcd_u64): none below 0. */
-static uint64_t
-pb_u64(uint64_t v)
-{
-	return ((int64_t)v < 0 ? 0 : v);
-}
-
 int
-etcd_pb_kv_read(const uint8_t *p, size_t n, struct etcd_pb_kv *kv)
+etcd_pb_check(enum etcd_pb_rpc rpc, const void *p, size_t n)
 {
-	const uint8_t	*end = p + n, *data = NULL;
-	uint64_t	 v = 0;
-	uint32_t	 no;
-	size_t		 len = 0;
-	int		 rc, wt;
-
-	memset(kv, 0, sizeof *kv);
-	while ((rc = pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
-		if (no < 1 || no > 6)
-			continue;
-		if ((wt == 2) != (no == 1 || no == 5))
-			return (-1);
-		switch (no) {
-		case 1:
-			kv->key = data;
-			kv->key_len = len;
-			break;
-		case 2:
-			kv->create_rev = pb_u64(v);
-			break;
-		case 3:
-			kv->mod_rev = pb_u64(v);
-			break;
-		case 4:
-			kv->version = pb_u64(v);
-			break;
-		case 5:
-			kv->value = data;
-			kv->value_len = len;
-			break;
-		case 6:
-			kv->lease = pb_u64(v);
-			break;
-		}
-	}
-	return (rc);
-}
-
-int
-etcd_pb_watch_read(const uint8_t *p, size_t n, struct etcd_pb_watch *w)
-{
-	const uint8_t	*q = p, *end = p + n, *data = NULL;
-	uint64_t	 v = 0;
-	uint32_t	 no;
-	size_t		 len = 0;
-	int		 rc, wt;
-
-	memset(w, 0, sizeof *w);
-	if (pb_walk(&m_watch_r, p, n, 0, NULL) != 0)
+	if (rpc >= ETCD_PB_NONE)
 		return (-1);
-	while ((rc = pb_next(&q, end, &no, &wt, &v, &data, &len)) == 1) {
-		if (no == 1)
-			w->header = 1;
-		else if (no == 3)
-			w->created = v != 0;
-		else if (no == 4)
-			w->canceled = v != 0;
-		else if (no == 5)
-			w->compact_rev = pb_u64(v);
-	}
-	w->p = p;
-	w->end = end;
-	return (rc);
-}
-
-int
-etcd_pb_watch_next(struct etcd_pb_watch *w, int *deleted,
-    struct etcd_pb_kv *kv)
-{
-	const uint8_t	*data = NULL, *ed, *evend, *kvp = NULL;
-	uint64_t	 v = 0, type;
-	uint32_t	 no;
-	size_t		 len = 0, kvlen = 0;
-	int		 wt;
-
-	/* Checked by etcd_pb_watch_read: no error here. */
-	while (pb_next(&w->p, w->end, &no, &wt, &v, &data, &len) == 1) {
-		if (no != 11)
-			continue;
-		ed = data;
-		evend = data + len;
-		type = 0;
-		while (pb_next(&ed, evend, &no, &wt, &v, &data, &len) == 1) {
-			if (no == 1)
-				type = v;
-			else if (no == 2) {
-				kvp = data;
-				kvlen = len;
-			}
-		}
-		*deleted = type == 1;
-		if (kvp == NULL)
-			memset(kv, 0, sizeof *kv);
-		else if (etcd_pb_kv_read(kvp, kvlen, kv) != 0)
-			return (-1);
-		return (1);
-	}
-	return (0);
+	return (pb_walk(rpcs[rpc].resp, p, n, 0, NULL));
 }

@@ -111,7 +111,41 @@ int		 etcd_pb_watch_read(const uint8_t *, size_t,
 int		 etcd_pb_watch_next(struct etcd_pb_watch *, int *deleted,
 		    struct etcd_pb_kv *);
 
+/* 0 if p[0..n) is a well-formed answer to rpc (as etcd_pb_decode checks). */
+int		 etcd_pb_check(enum etcd_pb_rpc, const void *p, size_t n);
+
+/*
+ * A TxnResponse read in place: etcd_pb_txn_read checks it whole (-1 if
+ * malformed) and says whether it succeeded and its header's revision;
+ * each etcd_pb_txn_next gives its next response (1, 0 after the last):
+ * which it is (op: ETCD_PB_OP_RANGE, _PUT, _DELETE, _TXN, or 0) and that
+ * response, in place (a nested txn's: etcd_pb_txn_read it).  The kv of
+ * a range's or a put's response (etcd_pb_op_kv): a range's first kv, a
+ * put's prev_kv; 1, or 0 if it has none.
+ */
+struct etcd_pb_txn {
+	int		 succeeded;
+	uint64_t	 rev;
+	const uint8_t	*p, *end;	/* the responses not yet read */
+};
+
+int		 etcd_pb_txn_read(const uint8_t *, size_t,
+		    struct etcd_pb_txn *);
+int		 etcd_pb_txn_next(struct etcd_pb_txn *, int *op,
+		    const uint8_t **, size_t *);
+int		 etcd_pb_op_kv(int op, const uint8_t *, size_t,
+		    struct etcd_pb_kv *);
+
 /* Protobuf's base-128 varint: bytes read from p[0..n), or -1. */
 int		 etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v);
+/*
+ * The next field of *p..end (*p moves past it): its number, wire type,
+ * varint v (wire type 0) or data[0..len) (2); 1, 0 at the end, -1 if
+ * malformed (wire types 1 and 5 are skipped, groups are not in etcd's
+ * messages).
+ */
+int		 etcd_pb_next(const uint8_t **p, const uint8_t *end,
+		    uint32_t *no, int *wt, uint64_t *v, const uint8_t **data,
+		    size_t *len);
 
 #endif

@@ -171,6 +171,7 @@ char	*etcd_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
 /* The header revision of a reply (and the newest seen, st->seen_rev). */
 uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
+uint64_t etcd_rev_seen(struct store_etcd *, uint64_t rev);
 
 /* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
 void	store_etcd_leases_free(struct store_etcd *);

@@ -47,7 +47,7 @@ void	 etcd_blind_body(struct etcd_commit *, struct buf *);
  * Whether the slot a failed txn read holds pre followed by token; *mod
  * its mod_revision (0: absent).
  */
-int	 etcd_slot_is(const cJSON *, const char *token, const char *pre,
-	    uint64_t *mod);
+int	 etcd_slot_is(const struct etcd_pb_txn *, const char *token,
+	    const char *pre, uint64_t *mod);
 
 #endif

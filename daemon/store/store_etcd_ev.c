@@ -143,10 +143,14 @@ etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 uint64_t
 etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 {
-	uint64_t	 rev;
+	return (etcd_rev_seen(e, etcd_u64(cJSON_GetObjectItemCaseSensitive(
+	    reply, "header"), "revision")));
+}
 
-	rev = etcd_u64(cJSON_GetObjectItemCaseSensitive(reply, "header"),
-	    "revision");
+/* etcd was at rev when it answered: st->seen_rev. */
+uint64_t
+etcd_rev_seen(struct store_etcd *e, uint64_t rev)
+{
 	if (rev > e->st->seen_rev)
 		e->st->seen_rev = rev;
 	return (rev);

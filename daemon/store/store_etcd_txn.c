@@ -263,26 +263,23 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 
 /* What the slot holds (a failed txn's range): whose token, and when. */
 int
-etcd_slot_is(const cJSON *reply, const char *token, const char *pre,
-    uint64_t *mod)
+etcd_slot_is(const struct etcd_pb_txn *reply, const char *token,
+    const char *pre, uint64_t *mod)
 {
-	const cJSON	*kv;
-	unsigned char	*v;
-	size_t		 vlen, plen = strlen(pre), tlen = strlen(token);
-	int		 mine;
+	struct etcd_pb_txn	 t = *reply;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	size_t			 n, plen = strlen(pre), tlen = strlen(token);
+	int			 op;
 
-	kv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(
-	    cJSON_GetObjectItemCaseSensitive(reply, "responses"), 0),
-	    "response_range"), "kvs"), 0);
-	*mod = kv != NULL ? etcd_u64(kv, "mod_revision") : 0;
-	if (kv == NULL)
+	*mod = 0;
+	if (etcd_pb_txn_next(&t, &op, &r, &n) != 1 ||
+	    op != ETCD_PB_OP_RANGE || etcd_pb_op_kv(op, r, n, &kv) != 1)
 		return (0);
-	v = etcd_unb64(kv, "value", &vlen);
-	mine = vlen == plen + tlen && memcmp(v, pre, plen) == 0 &&
-	    memcmp(v + plen, token, tlen) == 0;
-	free(v);
-	return (mine);
+	*mod = kv.mod_rev;
+	return (kv.value_len == plen + tlen &&
+	    memcmp(kv.value, pre, plen) == 0 &&
+	    memcmp(kv.value + plen, token, tlen) == 0);
 }
 
 /*

@@ -338,6 +338,79 @@ test_watch_read_fuzz(void **state)
 	}
 }
 
+/* A TxnResponse read in place: its responses, a nested txn's, their kvs. */
+static void
+test_txn_read(void **state)
+{
+	unsigned char		*c = xmalloc(sizeof txn_resp);
+	struct etcd_pb_txn	 t, in;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	size_t			 n;
+	int			 op;
+
+	memcpy(c, txn_resp, sizeof txn_resp);
+	assert_int_equal(etcd_pb_txn_read(c, sizeof txn_resp, &t), 0);
+	assert_true(t.succeeded && t.rev == 7);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_PUT);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 1);
+	assert_true(kv.key_len == 1 && kv.key[0] == 'a' && kv.version == 3 &&
+	    kv.value_len == 0);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_TXN);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 0);
+	assert_int_equal(etcd_pb_txn_read(r, n, &in), 0);
+	assert_true(!in.succeeded && in.rev == 0);
+	assert_int_equal(etcd_pb_txn_next(&in, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_RANGE);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 1);
+	assert_true(kv.key_len == 1 && kv.key[0] == 'b');
+	assert_int_equal(etcd_pb_txn_next(&in, &op, &r, &n), 0);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 0);
+	free(c);
+	/* A succeeded flag as bytes: malformed, as etcd_pb_decode says. */
+	assert_int_equal(etcd_pb_txn_read((const uint8_t *)"\x12\x01\x00", 3,
+	    &t), -1);
+}
+
+/* Mutations: read in place iff etcd_pb_decode decodes, no over-read. */
+static void
+test_txn_read_fuzz(void **state)
+{
+	unsigned char		 m[sizeof txn_resp], *c;
+	struct etcd_pb_txn	 t, in;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	unsigned		 seed = 11, k;
+	size_t			 i, n, rn;
+	cJSON			*j;
+	int			 op;
+
+	for (i = 0; i < 20000; i++) {
+		memcpy(m, txn_resp, sizeof m);
+		for (k = 0; k < 1 + i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			m[(seed >> 8) % sizeof m] = (unsigned char)(seed >> 20);
+		}
+		seed = seed * 1103515245 + 12345;
+		n = i % 2 == 0 ? sizeof m : (seed >> 8) % (sizeof m + 1);
+		j = decode_exact(ETCD_PB_TXN, m, n);
+		c = xmalloc(n > 0 ? n : 1);
+		memcpy(c, m, n);
+		assert_int_equal(etcd_pb_txn_read(c, n, &t) == 0, j != NULL);
+		while (j != NULL && etcd_pb_txn_next(&t, &op, &r, &rn) == 1) {
+			if (etcd_pb_op_kv(op, r, rn, &kv) == 1)
+				assert_true(kv.key_len <= n);
+			if (op == ETCD_PB_OP_TXN)
+				assert_int_equal(etcd_pb_txn_read(r, rn, &in),
+				    0);
+		}
+		free(c);
+		cJSON_Delete(j);
+	}
+}
+
 static void
 test_decode_malformed(void **state)
 {
@@ -437,6 +510,8 @@ main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_watch_read),
 		cmocka_unit_test(test_watch_read_fuzz),
+		cmocka_unit_test(test_txn_read),
+		cmocka_unit_test(test_txn_read_fuzz),
 		cmocka_unit_test(test_decode_malformed),
 		cmocka_unit_test(test_decode_fuzz),
 		cmocka_unit_test(test_varint),
