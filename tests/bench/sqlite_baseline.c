@@ -5,8 +5,14 @@
  * cache, and per put the same statements metad runs: one UPSERT ...
  * RETURNING, a history row; per batch, set meta.rev and COMMIT.
  *
+ * --log: the floor of metad's log-structured commit (issue 18) instead:
+ * per put only the append of its event to the log table (no kv, no
+ * history, no key lookup), per batch COMMIT.  Both modes also print the
+ * process's CPU (user + system) per write.
+ *
  * usage: sqlite_baseline --db PATH [--batch N] [--keys K] [--value-size B]
- *            [--duration SECONDS] [--sync full|normal|off] [-o text|json]
+ *            [--duration SECONDS] [--sync full|normal|off] [--log]
+ *            [-o text|json]
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -14,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sys/resource.h>
 
 #include <sqlite3.h>
 
@@ -35,10 +43,15 @@ static const char base_schema[] =
 	"    value BLOB, version INTEGER NOT NULL, "
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
+	"    value BLOB, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
+	"    WITHOUT ROWID;"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);";
 
-enum { B_UPSERT, B_HIST, B_META, B_BEGIN, B_COMMIT, B_NSTMT };
+enum { B_UPSERT, B_HIST, B_META, B_BEGIN, B_COMMIT, B_LOG, B_NSTMT };
 
 static const char *base_sql[B_NSTMT] = {
 	"INSERT INTO kv (key, value, version, create_rev, mod_rev) "
@@ -49,7 +62,9 @@ static const char *base_sql[B_NSTMT] = {
 	    "VALUES (?1, 0, 0, ?2, ?3, ?4, ?5)",
 	"UPDATE meta SET value = ?1 WHERE name = 'rev'",
 	"BEGIN IMMEDIATE",
-	"COMMIT"
+	"COMMIT",
+	"INSERT INTO log (rev, seq, type, key, value, version, create_rev) "
+	    "VALUES (?1, 0, 0, ?2, ?3, 1, ?1)"
 };
 
 struct base {
@@ -60,6 +75,7 @@ struct base {
 	size_t		 value_size;
 	double		 duration;
 	int		 json;
+	int		 log;		/* --log: appends only */
 	sqlite3		*db;
 	sqlite3_stmt	*st[B_NSTMT];
 	char		*value;
@@ -113,7 +129,20 @@ base_open(struct base *bs)
 	}
 }
 
-/* One put at rev: the statements metad's store_sqlite_put() runs. */
+static double
+base_cpu(void)
+{
+	struct rusage	 ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
+}
+
+/*
+ * One put at rev: the statements metad's store_sqlite_put() ran before
+ * issue 18, or with --log only the append its commit path does now.
+ */
 static void
 base_put(struct base *bs, uint64_t rev)
 {
@@ -125,6 +154,15 @@ base_put(struct base *bs, uint64_t rev)
 	bs->rng = bs->rng * 6364136223846793005ULL + 1442695040888963407ULL;
 	n = snprintf(key, sizeof key, "bench/k/%08lu",
 	    (unsigned long)((bs->rng >> 33) % bs->keys));
+	if (bs->log) {
+		h = bs->st[B_LOG];
+		sqlite3_bind_int64(h, 1, (int64_t)rev);
+		sqlite3_bind_blob(h, 2, key, n, SQLITE_STATIC);
+		sqlite3_bind_blob(h, 3, bs->value, (int)bs->value_size,
+		    SQLITE_STATIC);
+		base_step(bs, B_LOG);
+		return;
+	}
 	sqlite3_bind_blob(up, 1, key, n, SQLITE_STATIC);
 	sqlite3_bind_blob(up, 2, bs->value, (int)bs->value_size,
 	    SQLITE_STATIC);
@@ -146,10 +184,11 @@ base_put(struct base *bs, uint64_t rev)
 static void
 base_run(struct base *bs)
 {
-	double		 start, end, t, commit_max = 0;
+	double		 start, end, t, cpu, commit_max = 0;
 	uint64_t	 writes = 0, batches = 0;
 	unsigned	 i;
 
+	cpu = base_cpu();
 	start = base_now();
 	end = start + bs->duration;
 	do {
@@ -157,8 +196,11 @@ base_run(struct base *bs)
 		base_step(bs, B_BEGIN);
 		for (i = 0; i < bs->batch; i++)
 			base_put(bs, ++bs->rev);
-		sqlite3_bind_int64(bs->st[B_META], 1, (int64_t)bs->rev);
-		base_step(bs, B_META);
+		if (!bs->log) {
+			sqlite3_bind_int64(bs->st[B_META], 1,
+			    (int64_t)bs->rev);
+			base_step(bs, B_META);
+		}
 		base_step(bs, B_COMMIT);
 		writes += bs->batch;
 		batches++;
@@ -167,19 +209,22 @@ base_run(struct base *bs)
 			commit_max = t;
 	} while (base_now() < end);
 	t = base_now() - start;
+	cpu = (base_cpu() - cpu) * 1e6 / (double)writes;
 	if (bs->json)
-		printf("{\"workload\":\"sqlite_put\",\"batch\":%u,\"keys\":%lu,"
+		printf("{\"workload\":\"%s\",\"batch\":%u,\"keys\":%lu,"
 		    "\"value_size\":%zu,\"sync\":\"%s\",\"elapsed_s\":%.3f,"
 		    "\"writes\":%llu,\"batches\":%llu,\"writes_per_s\":%.3f,"
-		    "\"batch_max_us\":%.1f}\n", bs->batch, bs->keys,
+		    "\"batch_max_us\":%.1f,\"cpu_us_per_write\":%.2f}\n",
+		    bs->log ? "sqlite_log" : "sqlite_put", bs->batch, bs->keys,
 		    bs->value_size, bs->sync, t, (unsigned long long)writes,
 		    (unsigned long long)batches, (double)writes / t,
-		    commit_max * 1e6);
+		    commit_max * 1e6, cpu);
 	else
 		printf("sqlite_baseline: %llu writes in %llu batches of %u, "
-		    "%.3f s: %.0f writes/s (slowest batch %.0f us)\n",
+		    "%.3f s: %.0f writes/s (slowest batch %.0f us), "
+		    "%.2f us CPU a write\n",
 		    (unsigned long long)writes, (unsigned long long)batches,
-		    bs->batch, t, (double)writes / t, commit_max * 1e6);
+		    bs->batch, t, (double)writes / t, commit_max * 1e6, cpu);
 }
 
 static void
@@ -188,7 +233,7 @@ base_usage(void)
 	fprintf(stderr, "usage: sqlite_baseline --db PATH [--batch N] "
 	    "[--keys K] [--value-size B]\n"
 	    "           [--duration SECONDS] [--sync full|normal|off] "
-	    "[-o text|json]\n");
+	    "[--log] [-o text|json]\n");
 	exit(2);
 }
 
@@ -202,6 +247,7 @@ base_args(struct base *bs, int argc, char **argv)
 		{ "value-size", required_argument, NULL, 'v' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "sync", required_argument, NULL, 'S' },
+		{ "log", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int				 ch;
@@ -214,6 +260,7 @@ base_args(struct base *bs, int argc, char **argv)
 		case 'v': bs->value_size = strtoul(optarg, NULL, 10); break;
 		case 'd': bs->duration = strtod(optarg, NULL); break;
 		case 'S': bs->sync = optarg; break;
+		case 'l': bs->log = 1; break;
 		case 'o': bs->json = strcmp(optarg, "json") == 0; break;
 		default: base_usage();
 		}
