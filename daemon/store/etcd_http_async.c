@@ -253,7 +253,8 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	a->ep = ep;
 	a->rpc = etcd_pb_rpc_of(path);
 	a->path = xstrdup(path);
-	a->body = a->rpc == ETCD_PB_NONE ? xstrdup(body) : NULL;
+	a->body = body != NULL && a->rpc == ETCD_PB_NONE ? xstrdup(body) :
+	    NULL;
 	a->cb = cb;
 	a->pbcb = pbcb;
 	a->arg = arg;
