@@ -101,6 +101,9 @@ view_hadd(struct etcd_view *v, struct view_node *n)
 				hb[m->hash & (size - 1)] = m;
 			}
 		}
+		/* The buckets count in the view's bytes too. */
+		v->bytes += (size - (v->hb != NULL ? v->hmask + 1 : 0)) *
+		    sizeof *hb;
 		free(v->hb);
 		v->hb = hb;
 		v->hmask = size - 1;
