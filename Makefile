@@ -253,9 +253,9 @@ INST_BINS	 = bin/metad bin/metactl
 INST_MAN1	 = man/metactl.1
 INST_MAN7	 = man/metad-protocol.7
 INST_MAN8	 = man/metad.8
-INST_BASHCOMP	 = completions/metactl.bash
-INST_ZSHCOMP	 = completions/_metactl
-INST_FISHCOMP	 = completions/metactl.fish
+INST_BASHCOMP	 = completions/metactl.bash completions/metad.bash
+INST_ZSHCOMP	 = completions/_metactl completions/_metad
+INST_FISHCOMP	 = completions/metactl.fish completions/metad.fish
 INST_MAN3	 = man/metad_client.3
 INST_HEADER	 = include/metad/client.h
 INST_LIBS	 = $(CLIENT_SO) $(CLIENT_A)
@@ -270,8 +270,11 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man7,$(INST_MAN7)) \
 		   $(call inst_in,$(MANDIR)/man8,$(INST_MAN8)) \
 		   $(DESTDIR)$(BASHCOMPDIR)/metactl \
+		   $(DESTDIR)$(BASHCOMPDIR)/metad \
 		   $(DESTDIR)$(ZSHCOMPDIR)/_metactl \
+		   $(DESTDIR)$(ZSHCOMPDIR)/_metad \
 		   $(DESTDIR)$(FISHCOMPDIR)/metactl.fish \
+		   $(DESTDIR)$(FISHCOMPDIR)/metad.fish \
 		   $(call inst_in,$(MANDIR)/man3,$(INST_MAN3)) \
 		   $(DESTDIR)$(INCLUDEDIR)/metad/client.h \
 		   $(call inst_in,$(LIBDIR),$(INST_LIBS) $(INST_LIBLINKS)) \
@@ -296,10 +299,11 @@ install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 0644 $(INST_MAN8) $(DESTDIR)$(MANDIR)/man8
-	install -m 0644 $(INST_BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/metactl
-	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_metactl
-	install -m 0644 $(INST_FISHCOMP) \
-	    $(DESTDIR)$(FISHCOMPDIR)/metactl.fish
+	install -m 0644 completions/metactl.bash \
+	    $(DESTDIR)$(BASHCOMPDIR)/metactl
+	install -m 0644 completions/metad.bash $(DESTDIR)$(BASHCOMPDIR)/metad
+	install -m 0644 $(INST_ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0644 $(INST_FISHCOMP) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0644 $(INST_MAN3) $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 $(INST_HEADER) $(DESTDIR)$(INCLUDEDIR)/metad
 	install -m 0755 $(CLIENT_SO) $(DESTDIR)$(LIBDIR)

@@ -102,11 +102,18 @@ json_escape(struct buf *b, const char *s, size_t n)
 	buf_addc(b, '"');
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0xc0)
 			continue;
 		buf_add(b, s + run, i - run);
 		run = i + 1;
 		switch (c) {
+		case 0xc0:	/* C0 80, a \u0000 as proto_parse reads it */
+			if (i + 1 < n && (unsigned char)s[i + 1] == 0x80) {
+				buf_add(b, "\\u0000", 6);
+				run = ++i + 1;
+			} else
+				buf_addc(b, (char)c);
+			break;
 		case '"':
 			buf_add(b, "\\\"", 2);
 			break;

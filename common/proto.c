@@ -60,29 +60,49 @@ proto_fail(struct proto_err *e, enum proto_code code, const char *fmt, ...)
 	return (-1);
 }
 
-/* 1 if a JSON string in the text holds a \u0000 escape. */
-static int
-proto_has_nul_escape(const char *s, size_t n)
+/*
+ * A \u0000 escape cannot reach us through cJSON, whose strings end at
+ * their first NUL: each one in a string is turned into the two bytes
+ * C0 80 (Java's "modified UTF-8" NUL) before parsing, which no valid
+ * UTF-8 holds, so that a value (proto_get_value) turns them back into NUL
+ * bytes and every other string refuses them (proto_get_str); a line that
+ * holds C0 80 itself is refused (invalid UTF-8 wherever it is).
+ * The copy, or NULL if the line holds no \u0000 escape.
+ */
+static char *
+proto_nul_escapes(const char *s, size_t n, size_t *outlen)
 {
-	size_t	 i;
+	char	*out = NULL;
+	size_t	 i, o = 0;
 	int	 in_str = 0;
 
 	for (i = 0; i < n; i++) {
-		if (!in_str) {
-			if (s[i] == '"')
-				in_str = 1;
+		if (in_str && s[i] == '\\' && i + 5 < n && s[i + 1] == 'u' &&
+		    memcmp(s + i + 2, "0000", 4) == 0) {
+			if (out == NULL) {
+				out = xmalloc(n);
+				memcpy(out, s, i);
+				o = i;
+			}
+			out[o++] = (char)0xc0;
+			out[o++] = (char)0x80;
+			i += 5;
 			continue;
 		}
-		if (s[i] == '"')
+		if (!in_str && s[i] == '"')
+			in_str = 1;
+		else if (in_str && s[i] == '"')
 			in_str = 0;
-		else if (s[i] == '\\' && i + 1 < n) {
-			if (s[i + 1] == 'u' && i + 5 < n &&
-			    memcmp(s + i + 2, "0000", 4) == 0)
-				return (1);
+		else if (in_str && s[i] == '\\' && i + 1 < n) {
+			if (out != NULL)
+				out[o++] = s[i];
 			i++;
 		}
+		if (out != NULL)
+			out[o++] = s[i];
 	}
-	return (0);
+	*outlen = o;
+	return (out);
 }
 
 cJSON *
@@ -90,10 +110,33 @@ proto_parse(const char *line, size_t len, struct proto_err *e)
 {
 	cJSON		*j;
 	const char	*end = NULL;
+	char		*copy;
+	size_t		 clen;
 
 	if (memchr(line, '\0', len) != NULL) {
 		proto_fail(e, PROTO_BAD_REQUEST, "request holds a NUL byte");
 		return (NULL);
+	}
+	if (memmem(line, len, "\xc0\x80", 2) != NULL) {
+		proto_fail(e, PROTO_BAD_REQUEST, "request is not valid UTF-8 "
+		    "(it holds the bytes C0 80)");
+		return (NULL);
+	}
+	if ((copy = proto_nul_escapes(line, len, &clen)) != NULL) {
+		j = cJSON_ParseWithLengthOpts(copy, clen, &end, 0);
+		if (j != NULL && end != NULL) {
+			while (end < copy + clen && (*end == ' ' ||
+			    *end == '\t' || *end == '\r' || *end == '\n'))
+				end++;
+			if (end == copy + clen && cJSON_IsObject(j)) {
+				free(copy);
+				return (j);
+			}
+		}
+		/* Not valid: the errors below, as for the line itself. */
+		cJSON_Delete(j);
+		free(copy);
+		end = NULL;
 	}
 	j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
 	if (j == NULL) {
@@ -114,13 +157,6 @@ proto_parse(const char *line, size_t len, struct proto_err *e)
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
 		proto_fail(e, PROTO_BAD_REQUEST, "request is not a JSON object");
-		return (NULL);
-	}
-	if (proto_has_nul_escape(line, len)) {
-		cJSON_Delete(j);
-		proto_fail(e, PROTO_BAD_REQUEST,
-		    "strings may not contain \\u0000; send such values as "
-		    "value_b64");
 		return (NULL);
 	}
 	return (j);
@@ -203,6 +239,10 @@ proto_get_str(const cJSON *obj, const char *name, int required,
 		    "field \"%s\" must be a string", name));
 	*out = f->valuestring;
 	*len = strlen(f->valuestring);
+	if (memmem(*out, *len, "\xc0\x80", 2) != NULL)	/* proto_parse */
+		return (proto_fail(e, PROTO_BAD_REQUEST,
+		    "field \"%s\" may not hold a NUL (\\u0000); only a "
+		    "value may", name));
 	if (!utf8_valid(*out, *len))
 		return (proto_fail(e, PROTO_BAD_REQUEST,
 		    "field \"%s\" is not valid UTF-8", name));
@@ -262,6 +302,37 @@ proto_get_prefix(const cJSON *obj, const char *name, const char **out,
 	return (1);
 }
 
+/* A "value" with \u0000 escapes (C0 80 here, proto_parse): NUL bytes. */
+static int
+proto_value_nul(const char *s, size_t n, size_t max, struct proto_bytes *out,
+    struct proto_err *e)
+{
+	size_t	 i, o = 0;
+
+	out->owned = xmalloc(n + 1);
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)s[i] == 0xc0 && i + 1 < n &&
+		    (unsigned char)s[i + 1] == 0x80) {
+			out->owned[o++] = '\0';
+			i++;
+		} else
+			out->owned[o++] = (unsigned char)s[i];
+	}
+	if (!utf8_valid((const char *)out->owned, o)) {
+		proto_bytes_free(out);
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"value\" is "
+		    "not valid UTF-8 (use value_b64 for bytes)"));
+	}
+	if (o > max) {
+		proto_bytes_free(out);
+		return (proto_fail(e, PROTO_VALUE_TOO_LARGE, "value is %zu "
+		    "bytes, the limit is %zu (--max-value-bytes)", o, max));
+	}
+	out->data = out->owned;
+	out->len = o;
+	return (1);
+}
+
 int
 proto_get_value(const cJSON *obj, int required, size_t max,
     struct proto_bytes *out, struct proto_err *e)
@@ -284,6 +355,9 @@ proto_get_value(const cJSON *obj, int required, size_t max,
 			    "field \"value\" must be a string (use value_b64 "
 			    "for bytes)"));
 		n = strlen(v->valuestring);
+		if (memmem(v->valuestring, n, "\xc0\x80", 2) != NULL)
+			return (proto_value_nul(v->valuestring, n, max, out,
+			    e));
 		if (!utf8_valid(v->valuestring, n))
 			return (proto_fail(e, PROTO_BAD_REQUEST,
 			    "field \"value\" is not valid UTF-8 (use "

@@ -156,6 +156,20 @@ conn_too_large(struct conn *c, size_t len)
 	buf_free(&b);
 }
 
+/*
+ * 1 if answers to earlier requests are still owed: a request_too_large
+ * answer waits for them (answers go in request order) and the line stays
+ * until conn_req_done() takes the next one.
+ */
+static int
+conn_owes(struct conn *c)
+{
+	if (c->nreqs == 0)
+		return (0);
+	c->blocked = 1;
+	return (1);
+}
+
 /* Handle the next whole line; 0 when there is none or we must wait. */
 static int
 conn_next(struct conn *c)
@@ -167,8 +181,12 @@ conn_next(struct conn *c)
 	if (c->blocked || (c->skipping && !conn_skip(c)))
 		return (0);
 	eol = evbuffer_search_eol(c->in, NULL, &eol_len, EVBUFFER_EOL_LF);
+	/* A CR before the LF is not the request's: one byte over the limit
+	 * may be it. */
 	if (eol.pos < 0) {
-		if (evbuffer_get_length(c->in) > max) {
+		if (evbuffer_get_length(c->in) > max + 1) {
+			if (conn_owes(c))
+				return (0);
 			c->skipping = 1;
 			conn_too_large(c, evbuffer_get_length(c->in));
 			evbuffer_drain(c->in, evbuffer_get_length(c->in));
@@ -176,12 +194,15 @@ conn_next(struct conn *c)
 		return (0);
 	}
 	len = (size_t)eol.pos;
-	if (len > max) {
+	line = len > max + 1 ? NULL :
+	    (const char *)evbuffer_pullup(c->in, (ssize_t)(len + eol_len));
+	if (len > max && (line == NULL || line[len - 1] != '\r')) {
+		if (conn_owes(c))
+			return (0);
 		conn_too_large(c, len);
 		evbuffer_drain(c->in, len + eol_len);
 		return (1);
 	}
-	line = (const char *)evbuffer_pullup(c->in, (ssize_t)(len + eol_len));
 	if (ops_handle(c, line, len) != 0)
 		return (0);	/* must wait for an answer owed: line stays */
 	evbuffer_drain(c->in, len + eol_len);

@@ -14,6 +14,7 @@
 int
 fence_parse(const cJSON *obj, struct fence *f, struct proto_err *e)
 {
+	static const char *const fields[] = { "key", "epoch", NULL };
 	const cJSON	*fo;
 	size_t		 len;
 
@@ -24,6 +25,8 @@ fence_parse(const cJSON *obj, struct fence *f, struct proto_err *e)
 	if (!cJSON_IsObject(fo))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"fence\" must "
 		    "be an object {\"key\":K,\"epoch\":N}"));
+	if (ops_fields_check_obj(fields, fo, "\"fence\"", e) != 0)
+		return (-1);
 	if (proto_get_key(fo, "key", 1, &f->key, &f->key_len, e) != 1 ||
 	    proto_get_u64(fo, "epoch", 1, &f->epoch, e) != 1) {
 		len = strlen(e->msg);

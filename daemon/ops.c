@@ -30,7 +30,7 @@ static const struct op ops_table[] = {
 	    ops_put_apply, ops_write_keys },
 	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
 	    ops_delete_apply, ops_write_keys },
-	{ "txn",	OP_WRITE,	NULL,	ops_txn_prepare, ops_txn_apply,
+	{ "txn",	OP_WRITE | OP_RO_READS, NULL,	ops_txn_prepare, ops_txn_apply,
 	    ops_txn_keys },
 	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
 	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
@@ -57,12 +57,121 @@ ops_find(const char *name)
 	return (NULL);
 }
 
+/* i past the JSON string that starts at s[i] (a '"'), in valid JSON. */
+static size_t
+ops_skip_str(const char *s, size_t len, size_t i)
+{
+	for (i++; i < len && s[i] != '"'; i++) {
+		if (s[i] == '\\')
+			i++;
+	}
+	return (i + 1);
+}
+
+static size_t
+ops_skip_ws(const char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
+	    s[i] == '\n'))
+		i++;
+	return (i);
+}
+
+static size_t
+ops_skip_digits(const char *s, size_t len, size_t i)
+{
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return (i);
+}
+
+/* The length of the JSON number (RFC 8259's grammar) at s[i], or 0. */
+static size_t
+ops_number_len(const char *s, size_t len, size_t i)
+{
+	size_t	 k = i + (i < len && s[i] == '-'), d;
+
+	if (k < len && s[k] == '0')
+		k++;
+	else if ((d = ops_skip_digits(s, len, k)) > k)
+		k = d;
+	else
+		return (0);
+	if (k < len && s[k] == '.') {
+		if ((d = ops_skip_digits(s, len, k + 1)) == k + 1)
+			return (0);
+		k = d;
+	}
+	if (k < len && (s[k] == 'e' || s[k] == 'E')) {
+		k++;
+		if (k < len && (s[k] == '+' || s[k] == '-'))
+			k++;
+		if ((d = ops_skip_digits(s, len, k)) == k)
+			return (0);
+		k = d;
+	}
+	k = ops_skip_ws(s, len, k) ;
+	return (k < len && (s[k] == ',' || s[k] == '}') ? k - i : 0);
+}
+
+/*
+ * The text of the number that the first top-level member "id" holds in
+ * the line (valid JSON: cJSON parsed it), to echo it as sent: an id
+ * beyond 2^53, or 0.1, comes back unchanged.  0 if there is none such.
+ */
+static size_t
+ops_id_text(const char *s, size_t len, const char **tok)
+{
+	size_t	 i, k, depth;
+	int	 is_id;
+
+	i = ops_skip_ws(s, len, 0);
+	if (i >= len || s[i] != '{')
+		return (0);
+	for (i++;;) {
+		i = ops_skip_ws(s, len, i);
+		if (i >= len || s[i] != '"')
+			return (0);
+		k = i;
+		i = ops_skip_str(s, len, i);
+		is_id = i - k == 4 && memcmp(s + k, "\"id\"", 4) == 0;
+		i = ops_skip_ws(s, len, i);
+		if (i >= len || s[i] != ':')
+			return (0);
+		i = ops_skip_ws(s, len, i + 1);
+		if (is_id) {
+			*tok = s + i;
+			k = ops_number_len(s, len, i);
+			/* trailing blanks are not the number's */
+			while (k > 0 && (s[i + k - 1] == ' ' ||
+			    s[i + k - 1] == '\t' || s[i + k - 1] == '\r' ||
+			    s[i + k - 1] == '\n'))
+				k--;
+			return (k);
+		}
+		for (depth = 0; i < len; i++) {
+			if (s[i] == '"')
+				i = ops_skip_str(s, len, i) - 1;
+			else if (s[i] == '{' || s[i] == '[')
+				depth++;
+			else if ((s[i] == '}' || s[i] == ']') && depth-- == 0)
+				return (0);
+			else if (s[i] == ',' && depth == 0)
+				break;
+		}
+		i++;
+	}
+}
+
 /* Keep the request's "id" (a JSON scalar) as JSON text to echo. */
 static int
-ops_take_id(struct req *r, struct proto_err *e)
+ops_take_id(struct req *r, const char *line, size_t len,
+    struct proto_err *e)
 {
 	const cJSON	*f;
 	struct buf	 b;
+	const char	*tok;
+	size_t		 n;
 	double		 d;
 
 	f = cJSON_GetObjectItemCaseSensitive(r->json, "id");
@@ -88,7 +197,9 @@ ops_take_id(struct req *r, struct proto_err *e)
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "is a number out of range"));
 		}
-		if (floor(d) == d && fabs(d) < 9.2e18)
+		if ((n = ops_id_text(line, len, &tok)) > 0 && n <= 64)
+			buf_add(&b, tok, n);
+		else if (floor(d) == d && fabs(d) < 9.2e18)
 			buf_printf(&b, "%lld", (long long)d);
 		else
 			buf_printf(&b, "%.17g", d);
@@ -115,7 +226,7 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 
 	if ((r->json = proto_parse(line, len, e)) == NULL)
 		return (-1);
-	if (ops_take_id(r, e) != 0)
+	if (ops_take_id(r, line, len, e) != 0)
 		return (-1);
 	if (proto_get_str(r->json, "op", 1, &name, &name_len, e) != 1)
 		return (-1);
@@ -139,11 +250,17 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 	if (ops_fields_check(r->op->name, r->json, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
+	    !(r->op->flags & OP_RO_READS) &&
 	    r->conn->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only", r->op->name));
 	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
 		return (-1);
+	if ((r->op->flags & OP_RO_READS) &&
+	    r->conn->access != CONN_ACCESS_RW && ops_txn_writes(r))
+		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
+		    "this connection is read-only (a txn of gets only may "
+		    "run)", r->op->name));
 	return (0);
 }
 

@@ -22,6 +22,13 @@ int		 ops_handle(struct conn *, const char *, size_t);
 const struct op	*ops_find(const char *);
 /* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
 int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);
+int		 ops_fields_check_obj(const char *const *, const cJSON *,
+		    const char *, struct proto_err *);
+int		 ops_fields_check_txn(const char *, const cJSON *,
+		    struct proto_err *);
+int		 ops_fail_at(struct proto_err *, const char *, size_t);
+int		 ops_field_list(const cJSON *, const char *, const cJSON **,
+		    size_t *, struct proto_err *);
 
 /* Reads (ops_read.c). */
 void	ops_hello(struct req *);
@@ -43,6 +50,7 @@ int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
 
 /* Transactions (ops_txn.c). */
 int	ops_txn_prepare(struct req *, struct proto_err *);
+int	ops_txn_writes(const struct req *);
 int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
 void	ops_txn_keys(struct req *, struct store_keys *);
 

@@ -95,42 +95,6 @@ txn_free(void *arg)
 	free(t);
 }
 
-/* Prefix e's message with the place it applies to: "then[3]: ...". */
-static int
-txn_fail_at(struct proto_err *e, const char *list, size_t i)
-{
-	struct buf	 b;
-
-	buf_init(&b);
-	buf_printf(&b, "%s[%zu]: %s", list, i, e->msg);
-	if (b.len >= sizeof e->msg)
-		b.len = sizeof e->msg - 1;
-	memcpy(e->msg, b.data, b.len);
-	e->msg[b.len] = '\0';
-	buf_free(&b);
-	return (-1);
-}
-
-/* "if", "then" or "else": a list, absent (or null) when empty. */
-static int
-txn_list(const cJSON *json, const char *name, const cJSON **out,
-    size_t *n, struct proto_err *e)
-{
-	const cJSON	*f;
-
-	*out = NULL;
-	*n = 0;
-	f = cJSON_GetObjectItemCaseSensitive(json, name);
-	if (f == NULL || cJSON_IsNull(f))
-		return (0);
-	if (!cJSON_IsArray(f))
-		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"%s\" must be "
-		    "a list", name));
-	*out = f;
-	*n = (size_t)cJSON_GetArraySize(f);
-	return (0);
-}
-
 static int
 txn_parse_result(const cJSON *o, struct txn_cmp *c, struct proto_err *e)
 {
@@ -175,6 +139,8 @@ txn_parse_cmp(const cJSON *o, size_t max, struct txn_cmp *c,
 	if (!cJSON_IsObject(o))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "a compare must be an "
 		    "object such as {\"key\":K,\"version\":N}"));
+	if (ops_fields_check_txn("compare", o, e) != 0)
+		return (-1);
 	if (proto_get_key(o, "key", 1, &c->key, &c->key_len, e) != 1)
 		return (-1);
 	if (txn_parse_target(o, "version", TXN_VERSION, c, &n, e) != 0 ||
@@ -229,6 +195,9 @@ txn_parse_op(const cJSON *o, size_t max, struct txn_op *op,
 		    "object such as {\"op\":\"put\",\"key\":K,\"value\":V}"));
 	if (txn_parse_kind(o, op, e) != 0)
 		return (-1);
+	if (ops_fields_check_txn(op->type == TXN_PUT ? "put" :
+	    op->type == TXN_DELETE ? "delete" : "get", o, e) != 0)
+		return (-1);
 	if (proto_get_key(o, "key", 1, &op->key, &op->key_len, e) != 1)
 		return (-1);
 	if (op->type == TXN_PUT &&
@@ -279,7 +248,7 @@ txn_parse_branch(struct req *r, const char *name, const cJSON *list,
 	cJSON_ArrayForEach(o, list) {
 		if (txn_parse_op(o, r->md->cfg.max_value_bytes, &b->ops[i],
 		    e) != 0 || txn_check_dup(b, name, i, e) != 0)
-			return (txn_fail_at(e, name, i));
+			return (ops_fail_at(e, name, i));
 		i++;
 	}
 	return (0);
@@ -301,8 +270,23 @@ txn_parse_cmps(struct req *r, struct txn *t, const cJSON *list,
 	cJSON_ArrayForEach(o, list) {
 		if (txn_parse_cmp(o, r->md->cfg.max_value_bytes, &t->cmps[i],
 		    e) != 0)
-			return (txn_fail_at(e, "if", i));
+			return (ops_fail_at(e, "if", i));
 		i++;
+	}
+	return (0);
+}
+
+/* 1 if a branch of the prepared txn holds a put or a delete. */
+int
+ops_txn_writes(const struct req *r)
+{
+	const struct txn	*t = r->state;
+	size_t			 i;
+
+	for (i = 0; i < t->then.n + t->els.n; i++) {
+		if ((i < t->then.n ? t->then.ops[i] :
+		    t->els.ops[i - t->then.n]).type != TXN_GET)
+			return (1);
 	}
 	return (0);
 }
@@ -317,9 +301,9 @@ ops_txn_prepare(struct req *r, struct proto_err *e)
 	t = xcalloc(1, sizeof *t);
 	r->state = t;
 	r->state_free = txn_free;
-	if (txn_list(r->json, "if", &cif, &nif, e) != 0 ||
-	    txn_list(r->json, "then", &cthen, &nthen, e) != 0 ||
-	    txn_list(r->json, "else", &celse, &nelse, e) != 0)
+	if (ops_field_list(r->json, "if", &cif, &nif, e) != 0 ||
+	    ops_field_list(r->json, "then", &cthen, &nthen, e) != 0 ||
+	    ops_field_list(r->json, "else", &celse, &nelse, e) != 0)
 		return (-1);
 	if (nif > TXN_MAX_COMPARES)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "txn has %zu compares, "

@@ -99,6 +99,8 @@ reply_store_code(const struct store_err *e)
 		return (PROTO_BAD_REQUEST);
 	case STORE_ERR_NO_LEASE:
 		return (PROTO_NOT_FOUND);
+	case STORE_ERR_TOO_LARGE:
+		return (PROTO_VALUE_TOO_LARGE);
 	default:
 		return (PROTO_INTERNAL);
 	}

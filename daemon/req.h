@@ -91,6 +91,9 @@ TAILQ_HEAD(req_queue, req);
 #define OP_ONE_WRITE	0x4
 /* A lease op: unknown_op on a backend without leases (store_has_leases). */
 #define OP_LEASE	0x8
+/* A write op a read-only connection may send when it writes nothing
+ * (ops_txn_writes: a txn of gets only). */
+#define OP_RO_READS	0x10
 
 struct op {
 	const char	*name;

@@ -192,6 +192,11 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 		return (store_err_set(err, code, "etcd refused a txn of more "
 		    "operations than its --max-txn-ops (metad's fit 128, "
 		    "etcd's default; see metad(8))"));
+	else if (strstr(msg, "request is too large") != NULL ||
+	    strstr(msg, "larger than max") != NULL)
+		return (store_err_set(err, STORE_ERR_TOO_LARGE, "etcd refused "
+		    "the write as too large for its --max-request-bytes (1.5 "
+		    "MiB by default; see metad(8)); nothing written"));
 	else if (strstr(msg, "requested lease not found") != NULL)
 		return (store_err_set(err, STORE_ERR_NO_LEASE, "lease not "
 		    "found (unknown, expired or revoked); nothing written"));

@@ -102,6 +102,7 @@ enum store_errcode {
 	STORE_ERR_UNKNOWN,	/* a commit's outcome could not be learned */
 	STORE_ERR_FUTURE,	/* a read at a rev above the current one */
 	STORE_ERR_NO_LEASE,	/* a put named a lease the backend lacks */
+	STORE_ERR_TOO_LARGE,	/* the backend refused a write's size */
 	STORE_ERR_INTERNAL	/* anything else */
 };
 

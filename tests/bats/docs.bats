@@ -118,6 +118,37 @@ need_bash_completion() {
 	done
 }
 
+@test "every long option of metad is in the bash, zsh and fish completions of metad" {
+	local o name
+	for o in $("$METAD" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		name=${o#--}
+		grep -Eq -- "(^|[ '])$o( |\$|')" "$COMP/metad.bash" ||
+		    fail "metad.bash does not complete $o"
+		grep -Eq -- "'(\([^)]*\))?$o[=[]" "$COMP/_metad" ||
+		    fail "_metad does not complete $o"
+		grep -Eq -- "-l $name( |\$)" "$COMP/metad.fish" ||
+		    fail "metad.fish does not complete $o"
+	done
+}
+
+@test "metad completions: bash values, zsh and fish parse and complete" {
+	run bash --norc --noprofile -c '. "$1"; COMP_WORDS=(metad --sync ""); COMP_CWORD=2; _metad; printf "%s\n" "${COMPREPLY[@]}"' bash "$COMP/metad.bash"
+	assert_output "$(printf 'full\nnormal\noff')"
+	run bash --norc --noprofile -c '. "$1"; COMP_WORDS=(metad --read-o); COMP_CWORD=1; _metad; printf "%s\n" "${COMPREPLY[@]}"' bash "$COMP/metad.bash"
+	assert_output "$(printf -- '--read-only-uid\n--read-only-gid')"
+	if command -v zsh >/dev/null; then
+		run head -1 "$COMP/_metad"
+		assert_output '#compdef metad'
+		run zsh -n "$COMP/_metad"
+		assert_success
+	fi
+	if command -v fish >/dev/null; then
+		run fish --no-config -c 'source $argv[1]; complete -C "metad --log-level "' "$COMP/metad.fish"
+		assert_line --regexp '^debug	'
+		assert_line --regexp '^error	'
+	fi
+}
+
 @test "metad-protocol(7) documents every op and every error code" {
 	local op code
 	for op in $(sed -n '/ops_table\[\]/,/^};/p' "$ROOT/daemon/ops.c" |

@@ -36,12 +36,15 @@ usr/lib/systemd/system/metad.socket
 usr/lib/systemd/user/metad.service
 usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
+usr/share/bash-completion/completions/metad
 usr/share/fish/vendor_completions.d/metactl.fish
+usr/share/fish/vendor_completions.d/metad.fish
 usr/share/man/man1/metactl.1
 usr/share/man/man3/metad_client.3
 usr/share/man/man7/metad-protocol.7
 usr/share/man/man8/metad.8
-usr/share/zsh/site-functions/_metactl"
+usr/share/zsh/site-functions/_metactl
+usr/share/zsh/site-functions/_metad"
 
 # make in the tree $1, installing under $DEST with PREFIX=/usr.
 inst_make() {
@@ -76,9 +79,12 @@ copy_tree() {
 	[ "$(stat -c %a "$DEST/usr/bin/metactl")" = 755 ]
 	[ "$(stat -c %a "$DEST/usr/share/man/man8/metad.8")" = 644 ]
 	[ "$(stat -c %a "$DEST/usr/share/zsh/site-functions/_metactl")" = 644 ]
+	[ "$(stat -c %a "$DEST/usr/share/zsh/site-functions/_metad")" = 644 ]
 	cmp "$ROOT/bin/metad" "$DEST/usr/bin/metad"
 	cmp "$ROOT/completions/_metactl" \
 	    "$DEST/usr/share/zsh/site-functions/_metactl"
+	cmp "$ROOT/completions/metad.bash" \
+	    "$DEST/usr/share/bash-completion/completions/metad"
 	cmp "$ROOT/build/lib/libmetad-client.so.0.1.0" \
 	    "$DEST/usr/lib/libmetad-client.so.0.1.0"
 	[ "$(readlink "$DEST/usr/lib/libmetad-client.so.0")" = \

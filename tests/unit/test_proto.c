@@ -228,26 +228,52 @@ test_parse_nul_byte(void **state)
 static void
 test_parse_nul_escape(void **state)
 {
+	/* A \u0000 in a string that is no value: refused when read. */
 	static const char	*bad[] = {
 		"{\"a\":\"\\u0000\"}",
 		"{\"a\":\"x\\u0000y\"}",
-		"{\"\\u0000\":1}",
-		"{\"a\":[\"ok\",\"\\u0000\"]}",
 		/* An escaped backslash, then a real \u0000. */
 		"{\"a\":\"\\\\\\u0000\"}",
 		/* An escaped quote does not end the string. */
 		"{\"a\":\"\\\"\\u0000\"}",
 	};
 	struct proto_err	 e;
-	size_t			 i;
+	cJSON			*j;
+	const char		*s;
+	size_t			 i, len;
 
 	(void)state;
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		if (parse_n(bad[i], strlen(bad[i]), &e) != NULL)
-			fail_msg("accepted %s", bad[i]);
+		if ((j = parse_n(bad[i], strlen(bad[i]), &e)) == NULL)
+			fail_msg("refused %s: %s", bad[i], e.msg);
+		assert_int_equal(proto_get_str(j, "a", 1, &s, &len, &e), -1);
 		assert_err(&e, PROTO_BAD_REQUEST, "\\u0000");
-		assert_non_null(strstr(e.msg, "value_b64"));
+		cJSON_Delete(j);
 	}
+	/* The bytes C0 80 that stand for it inside are refused as such. */
+	assert_null(parse_n("{\"a\":\"\xc0\x80\"}", 10, &e));
+	assert_err(&e, PROTO_BAD_REQUEST, "C0 80");
+}
+
+/* A \u0000 in a value is a NUL byte of the value (SPEC 2: any bytes). */
+static void
+test_parse_nul_escape_value(void **state)
+{
+	struct proto_bytes	 v;
+	struct proto_err	 e;
+	cJSON			*j;
+
+	(void)state;
+	j = OBJ("{\"value\":\"x\\u0000y\\u0000\\\\u0000\"}");
+	assert_int_equal(proto_get_value(j, 1, 100, &v, &e), 1);
+	assert_int_equal(v.len, 10);
+	assert_memory_equal(v.data, "x\0y\0\\u0000", 10);
+	proto_bytes_free(&v);
+	cJSON_Delete(j);
+	j = OBJ("{\"value\":\"\\u0000\\u0000\\u0000\"}");
+	assert_int_equal(proto_get_value(j, 1, 2, &v, &e), -1);
+	assert_err(&e, PROTO_VALUE_TOO_LARGE, "3 bytes");
+	cJSON_Delete(j);
 }
 
 static void
@@ -548,7 +574,7 @@ static void
 test_get_key_invalid_utf8(void **state)
 {
 	static const char	*bad[] = {
-		"\xc0\x80",		/* overlong NUL */
+		"\xc0\xaf",		/* overlong '/' (C0 80: test_parse_nul_escape) */
 		"\xc1\xbf",		/* overlong */
 		"\xe0\x80\xaf",		/* overlong '/' */
 		"\xf0\x80\x80\xaf",	/* overlong '/' */
@@ -866,7 +892,7 @@ test_get_value_choice(void **state)
 	assert_int_equal(proto_get_value(j, 1, 100, &v, &e), -1);
 	assert_err(&e, PROTO_BAD_REQUEST, "\"value_b64\" must be");
 	cJSON_Delete(j);
-	j = OBJ("{\"value\":\"\xc0\x80\"}");
+	j = OBJ("{\"value\":\"\xc0\xaf\"}");
 	assert_int_equal(proto_get_value(j, 1, 100, &v, &e), -1);
 	assert_err(&e, PROTO_BAD_REQUEST, "UTF-8");
 	cJSON_Delete(j);
@@ -935,6 +961,7 @@ main(void)
 		cmocka_unit_test(test_parse_trailing),
 		cmocka_unit_test(test_parse_nul_byte),
 		cmocka_unit_test(test_parse_nul_escape),
+		cmocka_unit_test(test_parse_nul_escape_value),
 		cmocka_unit_test(test_parse_escaped_backslash_u0000),
 		cmocka_unit_test(test_get_u64_values),
 		cmocka_unit_test(test_get_u64_required),

@@ -1,0 +1,60 @@
+# bash completion for metad(8), the daemon of the metad store.
+#
+# Installed as .../bash-completion/completions/metad; also works when
+# sourced by hand.  Completes every option and the values that have a
+# fixed set (--store's kinds, --sync, --log-level) or are paths.  Keep the
+# list in sync with daemon/config.c (tests/bats/docs.bats checks it).
+
+_metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
+--max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
+--socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
+--pidfile --log-level --foreground --daemonize --help --version'
+
+_metad()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+	# --option=value
+	if [[ $cur == --*=* ]]; then
+		prev=${cur%%=*}
+		cur=${cur#*=}
+	elif [[ $cur == = && $prev == --* ]]; then
+		cur=
+	elif [[ $prev == = && $COMP_CWORD -ge 2 ]]; then
+		prev=${COMP_WORDS[COMP_CWORD-2]}
+	fi
+	COMPREPLY=()
+	case $prev in
+	--socket|--pidfile)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--store)
+		case $cur in
+		sqlite:*)
+			compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -f -P sqlite: -- "${cur#sqlite:}")) ;;
+		*)
+			compopt -o nospace 2>/dev/null
+			COMPREPLY=($(compgen -W 'sqlite: memory etcd:http://' \
+			    -- "$cur")) ;;
+		esac
+		return ;;
+	--sync)
+		COMPREPLY=($(compgen -W 'full normal off' -- "$cur"))
+		return ;;
+	--log-level)
+		COMPREPLY=($(compgen -W 'error warn info debug' -- "$cur"))
+		return ;;
+	--allow-uid|--read-only-uid)
+		COMPREPLY=($(compgen -u -- "$cur"))
+		return ;;
+	--allow-gid|--read-only-gid)
+		COMPREPLY=($(compgen -g -- "$cur"))
+		return ;;
+	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
+	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode)
+		return ;;
+	esac
+	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))
+}
+complete -F _metad metad

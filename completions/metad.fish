@@ -1,0 +1,28 @@
+# fish completion for metad(8), the daemon of the metad store.
+#
+# Install as .../fish/vendor_completions.d/metad.fish.  Completes every
+# option and the values that have a fixed set or are paths.  Keep the list
+# in sync with daemon/config.c (tests/bats/docs.bats checks it).
+
+complete -c metad -f
+complete -c metad -l socket -r -F -d 'the Unix socket to serve on'
+complete -c metad -l store -x -a 'sqlite: memory etcd:http://' -d 'the store'
+complete -c metad -l etcd-prefix -x -d 'the prefix of the keys in etcd'
+complete -c metad -l view-max-bytes -x -d "the etcd view's memory limit"
+complete -c metad -l sync -x -a 'full normal off' -d 'how sqlite syncs'
+complete -c metad -l history -x -d 'revisions of write events kept'
+complete -c metad -l max-value-bytes -x -d 'the largest value'
+complete -c metad -l max-request-bytes -x -d 'the longest request line'
+complete -c metad -l max-pending-bytes -x -d 'unsent output per connection'
+complete -c metad -l max-connections -x -d 'connections served at once'
+complete -c metad -l socket-mode -x -d "the socket's mode"
+complete -c metad -l allow-uid -x -a '(__fish_complete_users)' -d 'users with read-write access'
+complete -c metad -l allow-gid -x -a '(__fish_complete_groups)' -d 'groups with read-write access'
+complete -c metad -l read-only-uid -x -a '(__fish_complete_users)' -d 'users with read-only access'
+complete -c metad -l read-only-gid -x -a '(__fish_complete_groups)' -d 'groups with read-only access'
+complete -c metad -l pidfile -r -F -d 'write the pid to this file'
+complete -c metad -l log-level -x -a 'error warn info debug' -d 'the least severe messages logged'
+complete -c metad -l foreground -d 'stay in the foreground (the default)'
+complete -c metad -l daemonize -d 'detach once serving'
+complete -c metad -l help -d 'print the usage'
+complete -c metad -l version -d 'print the version'
