@@ -191,8 +191,9 @@ $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 # The etcd codec's test links its object (and libnghttp2's flags, unused).
 build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd_pb.o \
-		   $(COMMON_OBJS)
-build/tests/test_etcd_pb: build/daemon/store/etcd_pb.o
+		   build/daemon/store/etcd_pb_wire.o $(COMMON_OBJS)
+build/tests/test_etcd_pb: build/daemon/store/etcd_pb.o \
+		   build/daemon/store/etcd_pb_wire.o
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)

@@ -196,9 +196,8 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *data, size_t len)
 {
 	const uint8_t	*p;
 	struct timeval	 tv;
-	uint32_t	 n;
+	uint32_t	 n = 0;
 	size_t		 off = 0;
-	cJSON		*msg = NULL;
 
 	buf_add(&st->in, data, len);
 	evutil_gettimeofday(&st->sent, NULL);
@@ -209,23 +208,23 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *data, size_t len)
 	while (st->in.len - off >= 5) {
 		n = (uint32_t)p[off + 1] << 24 | (uint32_t)p[off + 2] << 16 |
 		    (uint32_t)p[off + 3] << 8 | p[off + 4];
-		if (p[off] != 0 || n > st->g->max_bytes ||
-		    (st->in.len - off - 5 >= n && (msg = etcd_pb_decode(st->rpc,
-		    p + off + 5, n)) == NULL)) {
-			log_warnx("etcd: a malformed gRPC message (%u bytes) "
-			    "on %s", n, etcd_pb_method(st->rpc));
-			nghttp2_submit_rst_stream(st->c->s, NGHTTP2_FLAG_NONE,
-			    st->id, NGHTTP2_CANCEL);
-			etcd_gstream_finish(st, 0);
-			return (0);
-		}
+		if (p[off] != 0 || n > st->g->max_bytes)
+			goto bad;
 		if (st->in.len - off - 5 < n)
 			break;
+		if (st->mcb(st->arg, p + off + 5, n) != 0)
+			goto bad;
 		off += 5 + n;
-		st->mcb(st->arg, msg);
 	}
 	memmove(st->in.data, st->in.data + off, st->in.len - off);
 	st->in.len -= off;
+	return (0);
+bad:
+	log_warnx("etcd: a malformed gRPC message (%u bytes) on %s", n,
+	    etcd_pb_method(st->rpc));
+	nghttp2_submit_rst_stream(st->c->s, NGHTTP2_FLAG_NONE, st->id,
+	    NGHTTP2_CANCEL);
+	etcd_gstream_finish(st, 0);
 	return (0);
 }
 
@@ -319,13 +318,18 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 		n = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
 		    (uint32_t)p[3] << 8 | p[4];
 	if (st->in.len < 5 || p[0] != 0 || n != st->in.len - 5 ||
-	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL) {
+	    (st->raw ? etcd_pb_check(st->rpc, p + 5, n) != 0 :
+	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL)) {
 		log_warnx("etcd: a malformed gRPC answer (%zu bytes) to %s",
 		    st->in.len, etcd_pb_method(st->rpc));
 		etcd_gstream_finish(st, 0);
 		return (0);
 	}
-	buf_reset(&st->in);
+	if (st->raw) {	/* the answer itself, for the cb */
+		memmove(st->in.data, st->in.data + 5, n);
+		st->in.len = n;
+	} else
+		buf_reset(&st->in);
 	etcd_gstream_finish(st, 200);
 	return (0);
 }

@@ -39,17 +39,20 @@ etcd_gstream_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	etcd_gconn_flush(c);
 }
 
-/* A call, or (mcb) a stream; NULL (err set) if it cannot start. */
+/*
+ * A call, or (mcb) a stream, with its request pb[0..n); NULL (err set) if
+ * it cannot start.
+ */
 static struct etcd_gstream *
 etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
-    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
+    unsigned short port, enum etcd_pb_rpc rpc, const void *pb, size_t pblen,
     unsigned timeout_ms, etcd_grpc_cb cb, etcd_grpc_msg_cb mcb, void *arg,
     struct store_err *err)
 {
 	struct etcd_gconn	*c;
 	struct etcd_gstream	*st;
 	nghttp2_data_provider	 dp;
-	const char		*why = NULL, *path = etcd_pb_method(rpc);
+	const char		*path = etcd_pb_method(rpc);
 	struct timeval		 tv;
 	unsigned char		 pre[5] = { 0, 0, 0, 0, 0 };
 	uint32_t		 n;
@@ -76,13 +79,8 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	buf_init(&st->out);
 	buf_init(&st->in);
 	buf_add(&st->out, pre, sizeof pre);
-	if (etcd_pb_encode(rpc, json, &st->out, &why) != 0) {
-		etcd_gstream_free(st);
-		store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
-		    path != NULL ? path : "?", why);
-		return (NULL);
-	}
-	n = (uint32_t)(st->out.len - 5);
+	buf_add(&st->out, pb, pblen);
+	n = (uint32_t)pblen;
 	st->out.data[1] = (char)(n >> 24);
 	st->out.data[2] = (char)(n >> 16);
 	st->out.data[3] = (char)(n >> 8);
@@ -118,11 +116,17 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 
 int
 etcd_grpc_call(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
-    unsigned short port, enum etcd_pb_rpc rpc, const char *json,
-    unsigned timeout_ms, etcd_grpc_cb cb, void *arg, struct store_err *err)
+    unsigned short port, enum etcd_pb_rpc rpc, const void *pb, size_t pblen,
+    int raw, unsigned timeout_ms, etcd_grpc_cb cb, void *arg,
+    struct store_err *err)
 {
-	return (etcd_grpc_start(g, ep, lane, host, port, rpc, json,
-	    timeout_ms, cb, NULL, arg, err) != NULL ? 0 : -1);
+	struct etcd_gstream	*st;
+
+	st = etcd_grpc_start(g, ep, lane, host, port, rpc, pb, pblen,
+	    timeout_ms, cb, NULL, arg, err);
+	if (st != NULL)
+		st->raw = raw;
+	return (st != NULL ? 0 : -1);
 }
 
 struct etcd_gstream *
@@ -131,8 +135,21 @@ etcd_grpc_stream(struct etcd_grpc *g, unsigned ep, const char *host,
     unsigned idle_ms, etcd_grpc_msg_cb mcb, etcd_grpc_cb end, void *arg,
     struct store_err *err)
 {
-	return (etcd_grpc_start(g, ep, ETCD_GRPC_LANE_STREAMS, host, port,
-	    rpc, json, idle_ms, end, mcb, arg, err));
+	struct etcd_gstream	*st;
+	struct buf		 pb;
+	const char		*why;
+
+	buf_init(&pb);
+	if (etcd_pb_encode(rpc, json, &pb, &why) != 0) {
+		buf_free(&pb);
+		store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
+		    etcd_pb_method(rpc), why);
+		return (NULL);
+	}
+	st = etcd_grpc_start(g, ep, ETCD_GRPC_LANE_STREAMS, host, port, rpc,
+	    pb.data, pb.len, idle_ms, end, mcb, arg, err);
+	buf_free(&pb);
+	return (st);
 }
 
 void

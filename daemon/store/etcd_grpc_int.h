@@ -29,6 +29,7 @@ struct etcd_gstream {
 	char			*msg;		/* grpc-message */
 	int			 status;	/* the answer's */
 	cJSON			*reply;
+	int			 raw;		/* answer in protobuf (in) */
 	struct event		*timer;
 	struct timeval		 sent;
 	etcd_grpc_cb		 cb;

@@ -116,6 +116,19 @@ int	 etcd_http_call_copy(struct etcd_http *, const char *path,
  */
 int	 etcd_http_call_at(struct etcd_http *, unsigned ep, const char *path,
 	    const char *body, etcd_http_cb cb, void *arg, struct store_err *);
+/*
+ * One of those (how: ETCD_CALL_ONCE, | ETCD_CALL_COPY for a copy, or 0
+ * for async) with a KV call's request already in protobuf (etcd_pb.h),
+ * and its answer in protobuf (checked well-formed), or NULL and err.
+ */
+typedef void (*etcd_http_pb_cb)(void *arg, const struct buf *answer,
+		    const struct store_err *err);
+#define ETCD_CALL_PINNED	0x1
+#define ETCD_CALL_ONCE		0x2
+#define ETCD_CALL_COPY		0x4
+int	 etcd_http_call_pb(struct etcd_http *, int how, const char *path,
+	    const struct buf *pb, etcd_http_pb_cb cb, void *arg,
+	    struct store_err *);
 /* Build a request for path with a JSON body on conn. */
 struct evhttp_request *etcd_http_request(struct evhttp_connection *,
 	    const struct etcd_endpoint *, const char *path, const char *body,

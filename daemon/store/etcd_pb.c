@@ -222,30 +222,6 @@ etcd_pb_method(enum etcd_pb_rpc rpc)
 
 /* Encoding. */
 
-static void
-pb_put_varint(struct buf *b, uint64_t v)
-{
-	unsigned char	 t[10];
-	size_t		 n = 0;
-
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v != 0)
-			t[n] |= 0x80;
-		n++;
-	} while (v != 0);
-	buf_add(b, t, n);
-}
-
-static void
-pb_put_bytes(struct buf *b, uint32_t no, const void *p, size_t n)
-{
-	pb_put_varint(b, (uint64_t)no << 3 | 2);
-	pb_put_varint(b, n);
-	buf_add(b, p, n);
-}
-
 static int	pb_encode_msg(const struct pb_msg *, const cJSON *, struct buf *,
 		    int, const char **);
 
@@ -293,7 +269,7 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 			free(raw);
 			return (*why = "a bytes field is not base64", -1);
 		}
-		pb_put_bytes(b, f->no, raw, (size_t)r);
+		etcd_pb_put_bytes(b, f->no, raw, (size_t)r);
 		free(raw);
 		return (0);
 	case PB_INT:
@@ -326,12 +302,11 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 			buf_free(&sub);
 			return (-1);
 		}
-		pb_put_bytes(b, f->no, sub.data, sub.len);
+		etcd_pb_put_bytes(b, f->no, sub.data, sub.len);
 		buf_free(&sub);
 		return (0);
 	}
-	pb_put_varint(b, (uint64_t)f->no << 3);
-	pb_put_varint(b, v);
+	etcd_pb_put_int(b, f->no, v);
 	return (0);
 }
 
@@ -388,149 +363,158 @@ etcd_pb_encode(enum etcd_pb_rpc rpc, const char *json, struct buf *out,
 
 /* Decoding. */
 
-int
-etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v)
-{
-	size_t	 i;
+static int	pb_walk(const struct pb_msg *, const uint8_t *, size_t, int,
+		    cJSON *);
 
-	*v = 0;
-	for (i = 0; i < n && i < 10; i++) {
-		*v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if ((p[i] & 0x80) == 0) {
-			if (i == 9 && p[i] > 1)
-				return (-1);	/* over 64 bits */
-			return ((int)i + 1);
-		}
-	}
-	return (-1);	/* truncated, or longer than 10 bytes */
+/*
+ * A new string item that takes s (malloc'd: cJSON frees its strings with
+ * free(), the hooks being its defaults), under the field's constant name.
+ */
+static void
+pb_add_string(cJSON *obj, const char *name, char *s)
+{
+	cJSON	*it = cJSON_CreateNull();
+
+	it->type = cJSON_String;
+	it->valuestring = s;
+	cJSON_AddItemToObjectCS(obj, name, it);
 }
 
-static cJSON	*pb_decode_msg(const struct pb_msg *, const uint8_t *, size_t,
-		    int);
+/* v in decimal, as a string item (an int64's sign if signed). */
+static void
+pb_add_int(cJSON *obj, const char *name, uint64_t v, int is_signed)
+{
+	char	 t[24], *s;
+	size_t	 n = 0, i;
+	int	 neg = is_signed && (int64_t)v < 0;
 
+	if (neg)
+		v = (uint64_t)0 - v;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	s = xmalloc(n + neg + 1);
+	if (neg)
+		s[0] = '-';
+	for (i = 0; i < n; i++)
+		s[neg + i] = t[n - 1 - i];
+	s[n + neg] = '\0';
+	pb_add_string(obj, name, s);
+}
+
+/*
+ * A field's value into obj; with obj NULL, only checked.  seen: the fields
+ * of obj given before (a bit per index in the table): only those can be
+ * there already, to be replaced (proto3: the last one wins).
+ */
 static int
 pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
-    const uint8_t *p, size_t n, int depth)
+    const uint8_t *p, size_t n, int depth, int seen)
 {
 	cJSON	*sub, *arr;
-	char	*s, num[24];
+	char	*s;
 	int	 k;
 
 	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
 		return (-1);	/* the wrong wire type */
+	if (obj == NULL)
+		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
+		    NULL) : 0);
+	if (seen && !(f->type == PB_MSG && f->repeated))
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 	switch (f->type) {
 	case PB_BYTES:
-		s = xmalloc(b64_encoded_len(n) + 1);
-		b64_encode(p, n, s);
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-		if (n > 0)
-			cJSON_AddStringToObject(obj, f->name, s);
-		free(s);
+		if (n > 0) {
+			s = xmalloc(b64_encoded_len(n) + 1);
+			b64_encode(p, n, s);
+			pb_add_string(obj, f->name, s);
+		}
 		return (0);
 	case PB_INT:
 	case PB_UINT:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-		if (v != 0) {
-			if (f->type == PB_INT)
-				snprintf(num, sizeof num, "%lld", (long long)v);
-			else
-				snprintf(num, sizeof num, "%llu",
-				    (unsigned long long)v);
-			cJSON_AddStringToObject(obj, f->name, num);
-		}
+		if (v != 0)
+			pb_add_int(obj, f->name, v, f->type == PB_INT);
 		return (0);
 	case PB_BOOL:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 		if (v != 0)
-			cJSON_AddTrueToObject(obj, f->name);
+			cJSON_AddItemToObjectCS(obj, f->name, cJSON_CreateTrue());
 		return (0);
 	case PB_ENUM:
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 		for (k = 0; v != 0 && f->names[k] != NULL && (uint64_t)k < v;
 		    k++)
 			;
 		if (v != 0 && f->names[k] != NULL)
-			cJSON_AddStringToObject(obj, f->name, f->names[k]);
+			cJSON_AddItemToObjectCS(obj, f->name,
+			    cJSON_CreateString(f->names[k]));
 		else if (v != 0)
-			cJSON_AddNumberToObject(obj, f->name, (double)v);
+			cJSON_AddItemToObjectCS(obj, f->name,
+			    cJSON_CreateNumber((double)v));
 		return (0);
 	case PB_MSG:
-		if ((sub = pb_decode_msg(f->msg, p, n, depth + 1)) == NULL)
+		sub = cJSON_CreateObject();
+		if (pb_walk(f->msg, p, n, depth + 1, sub) != 0) {
+			cJSON_Delete(sub);
 			return (-1);
+		}
 		if (!f->repeated) {
 			/* Proto3: a message given twice is merged; rare. */
-			cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-			cJSON_AddItemToObject(obj, f->name, sub);
+			cJSON_AddItemToObjectCS(obj, f->name, sub);
 			return (0);
 		}
-		arr = cJSON_GetObjectItemCaseSensitive(obj, f->name);
-		if (arr == NULL)
-			arr = cJSON_AddArrayToObject(obj, f->name);
+		arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, f->name) :
+		    NULL;
+		if (arr == NULL) {
+			arr = cJSON_CreateArray();
+			cJSON_AddItemToObjectCS(obj, f->name, arr);
+		}
 		cJSON_AddItemToArray(arr, sub);
 		return (0);
 	}
 	return (-1);
 }
 
-static cJSON *
-pb_decode_msg(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+/* The message m in p[0..n) into obj (NULL: only checked); -1: malformed. */
+static int
+pb_walk(const struct pb_msg *m, const uint8_t *p, size_t n, int depth,
+    cJSON *obj)
 {
 	const struct pb_field	*f;
 	const uint8_t		*end = p + n, *data = NULL;
-	uint64_t		 tag, v = 0;
+	uint64_t		 v = 0, seen = 0;
+	uint32_t		 no;
 	size_t			 i, len = 0;
-	cJSON			*obj;
-	int			 k, wt;
+	int			 rc, wt;
 
 	if (depth > ETCD_PB_DEPTH_MAX)
-		return (NULL);
-	obj = cJSON_CreateObject();
-	while (p < end) {
-		if ((k = etcd_pb_varint(p, (size_t)(end - p), &tag)) < 0)
-			goto bad;
-		p += k;
-		wt = (int)(tag & 7);
-		if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-			goto bad;
-		switch (wt) {
-		case 0:
-			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
-				goto bad;
-			p += k;
-			break;
-		case 1:
-		case 5:
-			if ((size_t)(end - p) < (wt == 1 ? 8u : 4u))
-				goto bad;
-			p += wt == 1 ? 8 : 4;
-			break;
-		case 2:
-			if ((k = etcd_pb_varint(p, (size_t)(end - p), &v)) < 0)
-				goto bad;
-			p += k;
-			if (v > (uint64_t)(end - p))
-				goto bad;	/* past the end */
-			data = p;
-			len = (size_t)v;
-			p += len;
-			break;
-		default:
-			goto bad;	/* groups: not in etcd's messages */
-		}
+		return (-1);
+	while ((rc = etcd_pb_next(&p, end, &no, &wt, &v, &data, &len)) == 1) {
 		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
-			if (m->f[i].no == (tag >> 3))
+			if (m->f[i].no == no)
 				f = &m->f[i];
 		}
 		if (f == NULL)
 			continue;	/* unknown: skipped */
+		i--;	/* f's index: < 64 (the tables are short) */
 		if ((wt == 1 || wt == 5) ||
-		    pb_decode_value(f, obj, wt, v, data, len, depth) != 0)
-			goto bad;
+		    pb_decode_value(f, obj, wt, v, data, len, depth,
+		    (seen >> i & 1) != 0) != 0)
+			return (-1);
+		seen |= (uint64_t)1 << i;
+	}
+	return (rc);
+}
+
+static cJSON *
+pb_decode_msg(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+{
+	cJSON	*obj = cJSON_CreateObject();
+
+	if (pb_walk(m, p, n, depth, obj) != 0) {
+		cJSON_Delete(obj);
+		return (NULL);
 	}
 	return (obj);
-bad:
-	cJSON_Delete(obj);
-	return (NULL);
 }
 
 cJSON *
@@ -547,4 +531,12 @@ etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
 	if (rpc >= ETCD_PB_NONE)
 		return (NULL);
 	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
+}
+
+int
+etcd_pb_check(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	if (rpc >= ETCD_PB_NONE)
+		return (-1);
+	return (pb_walk(rpcs[rpc].resp, p, n, 0, NULL));
 }

@@ -138,9 +138,19 @@ struct store_etcd {
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
 void	etcd_evs_clear(struct etcd_evs *, size_t keep_from);
 void	etcd_ev_free(struct etcd_ev *);
-/* Fill ev from a gateway kv object; -1 if it is not under the prefix. */
+/* Fill ev from a kv; -1 if it is not under the prefix. */
+int	etcd_ev_of(struct store_etcd *, const struct etcd_pb_kv *, int deleted,
+	    struct etcd_ev *);
+/* The same from a gateway kv object. */
 int	etcd_ev_from_kv(struct store_etcd *, const cJSON *, int deleted,
 	    struct etcd_ev *);
+/* A gateway kv object read as etcd_pb_kv (k, v: its bytes, decoded). */
+struct etcd_jkv {
+	struct etcd_pb_kv	 kv;
+	unsigned char		*k, *v;
+};
+void	etcd_jkv_of(struct etcd_jkv *, const cJSON *);
+void	etcd_jkv_free(struct etcd_jkv *);
 
 /* Helpers of store_etcd.c, for its reads, commit and event stream. */
 const struct etcd_ev *etcd_overlay_find(struct store_etcd *, const char *,
@@ -161,13 +171,17 @@ char	*etcd_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_kv_of(const struct etcd_ev *, struct store_kv *, int);
 /* The header revision of a reply (and the newest seen, st->seen_rev). */
 uint64_t etcd_header_rev(struct store_etcd *, const cJSON *);
+uint64_t etcd_rev_seen(struct store_etcd *, uint64_t rev);
 
 /* Leases: etcd's (store_etcd_lease.c); at close, calls out end unanswered. */
 void	store_etcd_leases_free(struct store_etcd *);
 /* The stream passed more revisions: revokes waiting for theirs answer. */
 void	etcd_lease_stream_moved(struct store_etcd *);
-/* etcd refused txn body for a lease it lacks: *err names the lease. */
-void	etcd_lease_err(const char *body, struct store_err *err);
+/*
+ * etcd refused a txn for a lease it lacks: *err names the lease (id, the
+ * first the txn names; other, another, or 0).
+ */
+void	etcd_lease_err_ids(uint64_t id, uint64_t other, struct store_err *);
 void	store_etcd_read_leases(struct store *, store_leases_done, void *);
 void	store_etcd_read_lease_keys(struct store *, uint64_t, const char *,
 	    size_t, uint64_t, store_read_done, void *);
@@ -270,6 +284,9 @@ void	 etcd_lease_value(struct buf *, uint64_t ttl_ms, int stamp);
 int	 etcd_expiry_open(struct store_etcd *, struct store_err *);
 void	 etcd_expiry_close(struct store_etcd *);
 /* A kv of the stream outside PREFIX "k/": a record's id (learnt), or 0. */
+uint64_t etcd_expiry_of(struct store_etcd *, const struct etcd_pb_kv *,
+	    int deleted);
+/* The same from a gateway kv object. */
 uint64_t etcd_expiry_kv(struct store_etcd *, const cJSON *, int deleted);
 /* A record put at rev seen: known, and if stamped due ttl_ms from now. */
 void	 etcd_expiry_learn(struct store_etcd *, uint64_t id, uint64_t ttl_ms,

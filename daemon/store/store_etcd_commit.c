@@ -67,7 +67,7 @@ etcd_commit_free(struct etcd_commit *c)
 	if (c->pause != NULL)
 		event_free(c->pause);
 	etcd_batch_free(c->b);
-	free(c->body);
+	buf_free(&c->body);
 	free(c);
 }
 
@@ -116,18 +116,17 @@ store_etcd_commits_end(struct store_etcd *e)
 	}
 }
 
-/* A put's answer it: if a blind key's, what the key held before. */
+/* A response (op, r[0..n)): if a blind key's put, what the key held. */
 static void
-etcd_commit_prev(struct etcd_commit *c, const cJSON *it)
+etcd_commit_prev(struct etcd_commit *c, int op, const uint8_t *r, size_t n)
 {
 	struct etcd_batch	*b = c->b;
-	const cJSON		*pkv;
+	struct etcd_pb_kv	 kv;
 	struct etcd_ev		 ev;
 	size_t			 i;
 
-	pkv = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(it, "response_put"), "prev_kv");
-	if (pkv == NULL || etcd_ev_from_kv(E(c->st), pkv, 0, &ev) != 0)
+	if (op != ETCD_PB_OP_PUT || etcd_pb_op_kv(op, r, n, &kv) != 1 ||
+	    etcd_ev_of(E(c->st), &kv, 0, &ev) != 0)
 		return;
 	for (i = 0; i < b->nsnap; i++) {
 		if (b->snap[i].blind && !b->snap[i].found &&
@@ -144,12 +143,14 @@ etcd_commit_prev(struct etcd_commit *c, const cJSON *it)
 
 /* The txn landed at rev: what blind keys held, then the compaction. */
 static void
-etcd_commit_landed(struct etcd_commit *c, uint64_t rev, const cJSON *reply)
+etcd_commit_landed(struct etcd_commit *c, uint64_t rev,
+    const struct etcd_pb_txn *reply)
 {
 	struct etcd_batch	*b = c->b;
-	const cJSON		*res, *it, *sub, *in;
-	size_t			 i;
-	int			 blind = 0;
+	struct etcd_pb_txn	 t, in;
+	const uint8_t		*r;
+	size_t			 i, n;
+	int			 blind = 0, op;
 
 	c->landed = rev;
 	c->st->commit_rev = rev;
@@ -177,15 +178,17 @@ etcd_commit_landed(struct etcd_commit *c, uint64_t rev, const cJSON *reply)
 	 * A blind key's put answered with what it held (none: absent); in
 	 * the nested txns of a big one (store_etcd_txn.c) too.
 	 */
-	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
-	cJSON_ArrayForEach(it, res) {
-		sub = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(it, "response_txn"),
-		    "responses");
-		if (sub == NULL)
-			etcd_commit_prev(c, it);
-		cJSON_ArrayForEach(in, sub)
-			etcd_commit_prev(c, in);
+	if (reply != NULL)
+		t = *reply;
+	while (reply != NULL && etcd_pb_txn_next(&t, &op, &r, &n) == 1) {
+		if (op != ETCD_PB_OP_TXN) {
+			etcd_commit_prev(c, op, r, n);
+			continue;
+		}
+		if (etcd_pb_txn_read(r, n, &in) != 0)
+			continue;	/* cannot be: checked whole */
+		while (etcd_pb_txn_next(&in, &op, &r, &n) == 1)
+			etcd_commit_prev(c, op, r, n);
 	}
 	if (c->compact_to == 0) {
 		etcd_commit_end(c, NULL);
@@ -267,15 +270,14 @@ etcd_commit_lost(struct etcd_commit *c, const struct store_err *err)
 }
 
 static void
-etcd_commit_txn_cb(struct etcd_commit *c, const cJSON *reply)
+etcd_commit_txn_cb(struct etcd_commit *c, const struct etcd_pb_txn *reply)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
 	uint64_t		 mod;
 
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
-	    "succeeded"))) {
-		etcd_commit_landed(c, etcd_header_rev(e, reply), reply);
+	if (reply->succeeded) {
+		etcd_commit_landed(c, etcd_rev_seen(e, reply->rev), reply);
 		return;
 	}
 	if (etcd_slot_is(reply, c->token, "", &mod)) {
@@ -290,15 +292,15 @@ etcd_commit_txn_cb(struct etcd_commit *c, const cJSON *reply)
 
 /* The resolve's answer: fenced (did not land), or landed at mod. */
 static void
-etcd_commit_resolve_cb(struct etcd_commit *c, const cJSON *reply)
+etcd_commit_resolve_cb(struct etcd_commit *c,
+    const struct etcd_pb_txn *reply)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
 	uint64_t		 mod;
 
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply,
-	    "succeeded")))
-		mod = etcd_header_rev(e, reply);
+	if (reply->succeeded)
+		mod = etcd_rev_seen(e, reply->rev);
 	else if (etcd_slot_is(reply, c->token, "", &mod)) {
 		log_info("etcd: a write whose answer was lost had landed at "
 		    "rev %" PRIu64, mod);
@@ -318,22 +320,23 @@ etcd_commit_resolve_cb(struct etcd_commit *c, const cJSON *reply)
 
 /* The blind keys at the revision the txn landed at. */
 static void
-etcd_commit_blind_cb(struct etcd_commit *c, const cJSON *reply)
+etcd_commit_blind_cb(struct etcd_commit *c, const struct etcd_pb_txn *reply)
 {
 	struct etcd_batch	*b = c->b;
-	const cJSON		*res, *kv;
-	size_t			 i, n = 0;
+	struct etcd_pb_txn	 t = *reply;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	size_t			 i, n;
+	int			 op, got;
 
-	res = cJSON_GetObjectItemCaseSensitive(reply, "responses");
 	for (i = 0; i < b->nsnap; i++) {
 		if (!b->snap[i].blind)
 			continue;
-		kv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res,
-		    (int)n++), "response_range"), "kvs"), 0);
+		got = etcd_pb_txn_next(&t, &op, &r, &n) == 1 &&
+		    op == ETCD_PB_OP_RANGE && etcd_pb_op_kv(op, r, n, &kv) == 1;
 		/* Ours, at version v: it held v - 1 (if any) before. */
-		b->snap[i].found = kv != NULL && etcd_u64(kv, "version") > 1 &&
-		    etcd_ev_from_kv(E(c->st), kv, 0, &b->snap[i].ev) == 0;
+		b->snap[i].found = got && kv.version > 1 &&
+		    etcd_ev_of(E(c->st), &kv, 0, &b->snap[i].ev) == 0;
 		if (b->snap[i].found) {
 			b->snap[i].ev.version--;
 			b->snap[i].ev.mod_rev = b->snap[i].ev.rev = 0;
@@ -348,13 +351,19 @@ etcd_commit_blind_cb(struct etcd_commit *c, const cJSON *reply)
 	etcd_commit_send(c);
 }
 
+/*
+ * The answer of a step (NULL: err): a TxnResponse, in protobuf (the
+ * compaction's: empty).
+ */
 static void
-etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
+etcd_commit_cb(void *arg, const struct buf *answer,
+    const struct store_err *err)
 {
 	struct etcd_commit	*c = arg;
+	struct etcd_pb_txn	 t;
 	struct store_err	 nl;
 
-	if (reply == NULL) {
+	if (answer == NULL) {
 		if (c->step == STEP_COMPACT &&
 		    err->code == STORE_ERR_COMPACTED)
 			etcd_commit_end(c, NULL);	/* done already */
@@ -364,26 +373,44 @@ etcd_commit_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		else if (c->step == STEP_BLIND)
 			etcd_commit_blind_lost(c);
 		else if (err->code == STORE_ERR_NO_LEASE) {
-			etcd_lease_err(c->body, &nl);	/* name it */
+			/* name it */
+			etcd_lease_err_ids(c->lease, c->lease_other, &nl);
 			etcd_commit_end(c, &nl);
 		} else
 			etcd_commit_end(c, err);
 		return;
 	}
+	if (c->step == STEP_COMPACT) {
+		etcd_commit_end(c, NULL);
+		return;
+	}
+	/* Checked whole (etcd_grpc.c): it reads. */
+	(void)etcd_pb_txn_read((const uint8_t *)(answer->data != NULL ?
+	    answer->data : ""), answer->len, &t);
 	switch (c->step) {
 	case STEP_TXN:
-		etcd_commit_txn_cb(c, reply);
+		etcd_commit_txn_cb(c, &t);
 		break;
 	case STEP_RESOLVE:
-		etcd_commit_resolve_cb(c, reply);
+		etcd_commit_resolve_cb(c, &t);
 		break;
 	case STEP_BLIND:
-		etcd_commit_blind_cb(c, reply);
+		etcd_commit_blind_cb(c, &t);
 		break;
 	case STEP_COMPACT:
-		etcd_commit_end(c, NULL);
 		break;
 	}
+}
+
+/* The compaction's answer (the gateway's): none of it is read. */
+static void
+etcd_commit_compact_cb(void *arg, const cJSON *reply,
+    const struct store_err *err)
+{
+	struct buf	 none;
+
+	buf_init(&none);
+	etcd_commit_cb(arg, reply != NULL ? &none : NULL, err);
 }
 
 static void
@@ -397,8 +424,8 @@ etcd_commit_send(struct etcd_commit *c)
 	buf_init(&b);
 	switch (c->step) {
 	case STEP_TXN:
-		rc = etcd_http_call_once(&e->http, "/v3/kv/txn", c->body,
-		    etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE, "/v3/kv/txn",
+		    &c->body, etcd_commit_cb, c, &err);
 		if (rc != 0) {
 			buf_free(&b);
 			etcd_commit_end(c, &err);	/* never sent */
@@ -407,20 +434,20 @@ etcd_commit_send(struct etcd_commit *c)
 		break;
 	case STEP_RESOLVE:
 		etcd_resolve_body(c, &b);
-		rc = etcd_http_call_copy(&e->http, "/v3/kv/txn", buf_cstr(&b),
-		    etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE |
+		    ETCD_CALL_COPY, "/v3/kv/txn", &b, etcd_commit_cb, c, &err);
 		break;
 	case STEP_BLIND:
 		etcd_blind_body(c, &b);
-		rc = etcd_http_call_async(&e->http, "/v3/kv/txn",
-		    buf_cstr(&b), etcd_commit_cb, c, &err);
+		rc = etcd_http_call_pb(&e->http, 0, "/v3/kv/txn", &b,
+		    etcd_commit_cb, c, &err);
 		break;
 	default:
 		/* etcd keeps no event of the revision it compacts at. */
 		buf_printf(&b, "{\"revision\":\"%" PRIu64 "\"}",
 		    c->compact_to - 1);
 		rc = etcd_http_call_once(&e->http, "/v3/kv/compaction",
-		    buf_cstr(&b), etcd_commit_cb, c, &err);
+		    buf_cstr(&b), etcd_commit_compact_cb, c, &err);
 		break;
 	}
 	buf_free(&b);
@@ -440,7 +467,6 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	struct store_etcd	*e = E(st);
 	struct etcd_commit	*c;
 	struct store_err	 err;
-	struct buf		 b;
 
 	if (e->compact_to == 1)
 		e->compact_to = 0;	/* nothing below rev 1 to drop */
@@ -450,6 +476,7 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->arg = arg;
 	c->b = e->cur;
 	c->slot = -1;
+	buf_init(&c->body);
 	e->cur = NULL;
 	c->compact_to = e->compact_to;
 	c->compact_begin = e->compact_begin;
@@ -475,10 +502,7 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->known = e->slots[c->slot].known;
 	snprintf(c->token, sizeof c->token, "metad %016" PRIx64 " %" PRIu64,
 	    e->id, ++e->commits);
-	buf_init(&b);
-	etcd_txn_body(c, &b);
-	c->body = xstrdup(buf_cstr(&b));
-	buf_free(&b);
+	etcd_txn_body(c, &c->body);
 	etcd_evs_clear(&e->overlay, 0);
 	etcd_commit_send(c);
 }

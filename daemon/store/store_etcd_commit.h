@@ -20,7 +20,8 @@ struct etcd_commit {
 	store_done		 done;
 	void			*arg;
 	struct etcd_batch	*b;		/* its snapshot */
-	char			*body;		/* the txn */
+	struct buf		 body;		/* the txn, in protobuf */
+	uint64_t		 lease, lease_other;	/* it names */
 	char			 token[64];
 	int			 slot;		/* -1: none */
 	uint64_t		 known;		/* the slot's, at send */
@@ -33,9 +34,12 @@ struct etcd_commit {
 	uint64_t		 landed;	/* the txn's revision */
 };
 
-/* The slot's key, base64. */
-char	*etcd_slot_key64(struct store_etcd *, int);
-/* The batch's txn; the resolve; the read of its blind keys at landed. */
+/* A slot's key, at most. */
+#define ETCD_SLOT_KEY_MAX	(ETCD_PREFIX_MAX + 24)
+/*
+ * The batch's txn; the resolve; the read of its blind keys at landed: in
+ * protobuf, TxnRequests.
+ */
 void	 etcd_txn_body(struct etcd_commit *, struct buf *);
 void	 etcd_resolve_body(struct etcd_commit *, struct buf *);
 void	 etcd_blind_body(struct etcd_commit *, struct buf *);
@@ -43,7 +47,7 @@ void	 etcd_blind_body(struct etcd_commit *, struct buf *);
  * Whether the slot a failed txn read holds pre followed by token; *mod
  * its mod_revision (0: absent).
  */
-int	 etcd_slot_is(const cJSON *, const char *token, const char *pre,
-	    uint64_t *mod);
+int	 etcd_slot_is(const struct etcd_pb_txn *, const char *token,
+	    const char *pre, uint64_t *mod);
 
 #endif

@@ -1,7 +1,9 @@
 /*
- * The etcd backend's kvs and events: what etcd's JSON gateway answers
- * (base64 keys and values, int64s as strings), turned into the backend's
- * own struct etcd_ev, and the bodies of the range requests it sends.
+ * The etcd backend's kvs and events: a kv as etcd's protobuf has it
+ * (struct etcd_pb_kv), or as its JSON gateway answers (base64 keys and
+ * values, int64s as strings: etcd_jkv_of reads it into the same), turned
+ * into the backend's own struct etcd_ev; and the bodies of the range
+ * requests it sends.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,32 +54,62 @@ etcd_evs_clear(struct etcd_evs *a, size_t keep_from)
 	}
 }
 
+void
+etcd_jkv_of(struct etcd_jkv *j, const cJSON *kv)
+{
+	memset(j, 0, sizeof *j);
+	j->k = etcd_unb64(kv, "key", &j->kv.key_len);
+	j->v = etcd_unb64(kv, "value", &j->kv.value_len);
+	j->kv.key = j->k;
+	j->kv.value = j->v;
+	j->kv.create_rev = etcd_u64(kv, "create_revision");
+	j->kv.mod_rev = etcd_u64(kv, "mod_revision");
+	j->kv.version = etcd_u64(kv, "version");
+	j->kv.lease = etcd_u64(kv, "lease");
+}
+
+void
+etcd_jkv_free(struct etcd_jkv *j)
+{
+	free(j->k);
+	free(j->v);
+	memset(j, 0, sizeof *j);
+}
+
+int
+etcd_ev_of(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
+    struct etcd_ev *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	if (kv->key_len <= e->prefix_len ||
+	    memcmp(kv->key, e->prefix, e->prefix_len) != 0)
+		return (-1);
+	ev->key_len = kv->key_len - e->prefix_len;
+	ev->key = xmemdup(kv->key + e->prefix_len, ev->key_len);
+	ev->deleted = deleted;
+	ev->mod_rev = kv->mod_rev;
+	ev->rev = ev->mod_rev;
+	if (!deleted) {
+		ev->value = (unsigned char *)xmemdup(kv->value, kv->value_len);
+		ev->value_len = kv->value_len;
+		ev->version = kv->version;
+		ev->create_rev = kv->create_rev;
+		ev->lease = kv->lease;
+	}
+	return (0);
+}
+
 int
 etcd_ev_from_kv(struct store_etcd *e, const cJSON *kv, int deleted,
     struct etcd_ev *ev)
 {
-	unsigned char	*k;
-	size_t		 klen;
+	struct etcd_jkv	 j;
+	int		 rc;
 
-	memset(ev, 0, sizeof *ev);
-	k = etcd_unb64(kv, "key", &klen);
-	if (klen <= e->prefix_len || memcmp(k, e->prefix, e->prefix_len) != 0) {
-		free(k);
-		return (-1);
-	}
-	ev->key_len = klen - e->prefix_len;
-	ev->key = xmemdup(k + e->prefix_len, ev->key_len);
-	free(k);
-	ev->deleted = deleted;
-	ev->mod_rev = etcd_u64(kv, "mod_revision");
-	ev->rev = ev->mod_rev;
-	if (!deleted) {
-		ev->value = etcd_unb64(kv, "value", &ev->value_len);
-		ev->version = etcd_u64(kv, "version");
-		ev->create_rev = etcd_u64(kv, "create_revision");
-		ev->lease = etcd_u64(kv, "lease");
-	}
-	return (0);
+	etcd_jkv_of(&j, kv);
+	rc = etcd_ev_of(e, &j.kv, deleted, ev);
+	etcd_jkv_free(&j);
+	return (rc);
 }
 
 char *
@@ -111,10 +143,14 @@ etcd_kv_of(const struct etcd_ev *ev, struct store_kv *kv, int with_value)
 uint64_t
 etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 {
-	uint64_t	 rev;
+	return (etcd_rev_seen(e, etcd_u64(cJSON_GetObjectItemCaseSensitive(
+	    reply, "header"), "revision")));
+}
 
-	rev = etcd_u64(cJSON_GetObjectItemCaseSensitive(reply, "header"),
-	    "revision");
+/* etcd was at rev when it answered: st->seen_rev. */
+uint64_t
+etcd_rev_seen(struct store_etcd *e, uint64_t rev)
+{
 	if (rev > e->st->seen_rev)
 		e->st->seen_rev = rev;
 	return (rev);

@@ -229,27 +229,33 @@ etcd_record_value(const unsigned char *v, size_t len, uint64_t *ttl_ms,
 }
 
 uint64_t
-etcd_expiry_kv(struct store_etcd *e, const cJSON *kv, int deleted)
+etcd_expiry_of(struct store_etcd *e, const struct etcd_pb_kv *kv,
+    int deleted)
 {
-	unsigned char	*key, *v;
-	size_t		 klen, vlen;
 	uint64_t	 id, ttl_ms;
 	int		 stamp;
 
-	key = etcd_unb64(kv, "key", &klen);
-	id = etcd_record_id(e, key, klen);
-	free(key);
+	id = etcd_record_id(e, kv->key, kv->key_len);
 	if (id == 0 || e->expiry == NULL)
 		return (id);
 	if (deleted) {
 		etcd_known_forget(e, id);
 		return (id);
 	}
-	v = etcd_unb64(kv, "value", &vlen);
-	etcd_record_value(v, vlen, &ttl_ms, &stamp);
-	free(v);
-	etcd_expiry_learn(e, id, ttl_ms, stamp && ttl_ms > 0,
-	    etcd_u64(kv, "mod_revision"));
+	etcd_record_value(kv->value, kv->value_len, &ttl_ms, &stamp);
+	etcd_expiry_learn(e, id, ttl_ms, stamp && ttl_ms > 0, kv->mod_rev);
+	return (id);
+}
+
+uint64_t
+etcd_expiry_kv(struct store_etcd *e, const cJSON *kv, int deleted)
+{
+	struct etcd_jkv	 j;
+	uint64_t	 id;
+
+	etcd_jkv_of(&j, kv);
+	id = etcd_expiry_of(e, &j.kv, deleted);
+	etcd_jkv_free(&j);
 	return (id);
 }
 

@@ -555,19 +555,8 @@ store_etcd_leases_free(struct store_etcd *e)
 }
 
 void
-etcd_lease_err(const char *body, struct store_err *err)
+etcd_lease_err_ids(uint64_t id, uint64_t other, struct store_err *err)
 {
-	const char	*p = body != NULL ? strstr(body, "\"lease\":\"") : NULL;
-	uint64_t	 id = 0, other = 0, v;
-
-	for (; p != NULL; p = strstr(p, "\"lease\":\"")) {
-		p += strlen("\"lease\":\"");
-		v = strtoull(p, NULL, 10);
-		if (id == 0)
-			id = v;
-		else if (v != id)
-			other = v;
-	}
 	if (other != 0)
 		store_err_set(err, STORE_ERR_NO_LEASE, "lease %" PRIu64 " or %"
 		    PRIu64 " not found (unknown, expired or revoked); nothing "

@@ -1,8 +1,9 @@
 /*
- * The bodies of the etcd backend's write txns (store_etcd_commit.c): the
- * txn of a batch, with its compares, its slot's token and its writes; the
- * resolve of a txn whose answer was lost; the read of a landed txn's blind
- * keys; and what a failed txn's range of its slot says.
+ * The bodies of the etcd backend's write txns (store_etcd_commit.c), in
+ * protobuf (etcd_pb.h), for its gRPC API: the txn of a batch, with its
+ * compares, its slot's token and its writes; the resolve of a txn whose
+ * answer was lost; the read of a landed txn's blind keys; and what a
+ * failed txn's range of its slot says.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,15 +14,65 @@
 
 #define E(st)	((struct store_etcd *)(st)->impl)
 
-char *
-etcd_slot_key64(struct store_etcd *e, int slot)
+/* The slot's key (in k, of ETCD_SLOT_KEY_MAX bytes): its length. */
+static size_t
+etcd_slot_key(struct store_etcd *e, int slot, char *k)
 {
-	char	 k[ETCD_PREFIX_MAX + 24];
 	int	 n;
 
-	n = snprintf(k, sizeof k, "%s%" PRIu64, e->slotpfx,
+	n = snprintf(k, ETCD_SLOT_KEY_MAX, "%s%" PRIu64, e->slotpfx,
 	    e->slots[slot].name);
-	return (etcd_b64(k, (size_t)n));
+	return (n < 0 ? 0 : (size_t)n < ETCD_SLOT_KEY_MAX ? (size_t)n :
+	    ETCD_SLOT_KEY_MAX - 1);
+}
+
+/* A bytes field: PREFIX key. */
+static void
+etcd_pb_key(struct buf *out, uint32_t no, struct store_etcd *e,
+    const char *key, size_t len)
+{
+	etcd_pb_put_len(out, no, e->prefix_len + len);
+	buf_add(out, e->prefix, e->prefix_len);
+	buf_add(out, key, len);
+}
+
+/* A compare of key's (len bytes) mod_revision with rev. */
+static void
+etcd_pb_cmp_mod(struct buf *out, const char *key, size_t len, uint64_t rev)
+{
+	size_t	 m = etcd_pb_begin(out, ETCD_PB_TXN_COMPARE);
+
+	etcd_pb_put_int(out, ETCD_PB_CMP_TARGET, ETCD_PB_CMP_TARGET_MOD);
+	etcd_pb_put_bytes(out, ETCD_PB_CMP_KEY, key, len);
+	etcd_pb_put_int(out, ETCD_PB_CMP_MOD, rev);
+	etcd_pb_put_int(out, ETCD_PB_CMP_RESULT, ETCD_PB_CMP_EQUAL);
+	etcd_pb_end(out, m);
+}
+
+/* The put of value at the slot's key k, a success op. */
+static void
+etcd_pb_slot_put(struct buf *out, const char *k, size_t klen,
+    const char *value)
+{
+	size_t	 op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+	size_t	 put = etcd_pb_begin(out, ETCD_PB_OP_PUT);
+
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_KEY, k, klen);
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_VALUE, value, strlen(value));
+	etcd_pb_end(out, put);
+	etcd_pb_end(out, op);
+}
+
+/* The read of the slot's key k, the failure op. */
+static void
+etcd_pb_slot_read(struct buf *out, const char *k, size_t klen)
+{
+	size_t	 op = etcd_pb_begin(out, ETCD_PB_TXN_FAILURE);
+	size_t	 rg = etcd_pb_begin(out, ETCD_PB_OP_RANGE);
+
+	etcd_pb_put_bytes(out, ETCD_PB_RANGE_KEY, k, klen);
+	etcd_pb_end(out, rg);
+	etcd_pb_end(out, op);
 }
 
 /*
@@ -51,55 +102,67 @@ etcd_txn_nops(struct store_etcd *e)
 }
 
 /*
- * The writes, each after a comma; per > 0: in nested txns of per each.
- * Puts of blind keys carry prev_kv: what the key held before.
+ * The writes (success ops); per > 0: in nested txns of per each.  Puts of
+ * blind keys carry prev_kv: what the key held before.  The leases they
+ * name go to c->lease (the first) and c->lease_other (another, the last).
  */
 static void
-etcd_txn_ops(struct store_etcd *e, struct etcd_batch *b, size_t per,
-    struct buf *out)
+etcd_txn_ops(struct etcd_commit *c, size_t per, struct buf *out)
 {
+	struct store_etcd	*e = E(c->st);
+	struct etcd_batch	*b = c->b;
 	const struct etcd_ev	*ev;
 	const struct etcd_snap	*sn;
-	char			*k64, *v64;
-	size_t			 i, j, n = 0;
+	size_t			 i, j, n = 0, nest = 0, txn = 0, op, w;
 
 	for (i = e->overlay.head; i < e->overlay.n; i++) {
 		ev = &e->overlay.v[i];
 		if (etcd_overlay_find(e, ev->key, ev->key_len) != ev)
 			continue;	/* a later write of the key wins */
-		if (per > 0 && n % per == 0)
-			buf_addstr(out, n > 0 ? "]}},{\"request_txn\":{"
-			    "\"success\":[" : ",{\"request_txn\":{"
-			    "\"success\":[");
-		else
-			buf_addc(out, ',');
-		n++;
-		k64 = etcd_key64(e, ev->key, ev->key_len);
-		if (ev->deleted)
-			buf_printf(out, "{\"request_delete_range\":{\"key\":"
-			    "\"%s\"}}", k64);
-		else {
-			for (j = 0, sn = NULL; j < b->nsnap; j++) {
-				if (b->snap[j].blind &&
-				    b->snap[j].key_len == ev->key_len &&
-				    memcmp(b->snap[j].key, ev->key,
-				    ev->key_len) == 0)
-					sn = &b->snap[j];
+		if (per > 0 && n % per == 0) {
+			if (n > 0) {
+				etcd_pb_end(out, txn);
+				etcd_pb_end(out, nest);
 			}
-			v64 = etcd_b64(ev->value, ev->value_len);
-			buf_printf(out, "{\"request_put\":{\"key\":\"%s\","
-			    "\"value\":\"%s\"%s", k64, v64, sn != NULL ?
-			    ",\"prev_kv\":true" : "");
-			if (ev->lease != 0)
-				buf_printf(out, ",\"lease\":\"%" PRIu64 "\"",
-				    ev->lease);
-			buf_addstr(out, "}}");
-			free(v64);
+			nest = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+			txn = etcd_pb_begin(out, ETCD_PB_OP_TXN);
 		}
-		free(k64);
+		n++;
+		op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+		if (ev->deleted) {
+			w = etcd_pb_begin(out, ETCD_PB_OP_DELETE);
+			etcd_pb_key(out, ETCD_PB_DELETE_KEY, e, ev->key,
+			    ev->key_len);
+			etcd_pb_end(out, w);
+			etcd_pb_end(out, op);
+			continue;
+		}
+		for (j = 0, sn = NULL; j < b->nsnap; j++) {
+			if (b->snap[j].blind &&
+			    b->snap[j].key_len == ev->key_len &&
+			    memcmp(b->snap[j].key, ev->key, ev->key_len) == 0)
+				sn = &b->snap[j];
+		}
+		w = etcd_pb_begin(out, ETCD_PB_OP_PUT);
+		etcd_pb_key(out, ETCD_PB_PUT_KEY, e, ev->key, ev->key_len);
+		etcd_pb_put_bytes(out, ETCD_PB_PUT_VALUE, ev->value,
+		    ev->value_len);
+		if (sn != NULL)
+			etcd_pb_put_int(out, ETCD_PB_PUT_PREV_KV, 1);
+		if (ev->lease != 0) {
+			etcd_pb_put_int(out, ETCD_PB_PUT_LEASE, ev->lease);
+			if (c->lease == 0)
+				c->lease = ev->lease;
+			else if (ev->lease != c->lease)
+				c->lease_other = ev->lease;
+		}
+		etcd_pb_end(out, w);
+		etcd_pb_end(out, op);
 	}
-	if (per > 0 && n > 0)
-		buf_addstr(out, "]}}");
+	if (per > 0 && n > 0) {
+		etcd_pb_end(out, txn);
+		etcd_pb_end(out, nest);
+	}
 }
 
 /*
@@ -131,8 +194,8 @@ etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
     struct buf *out)
 {
 	const struct etcd_snap	*lo = NULL, *hi = NULL, *sn;
-	char			*k64, *end, *k;
-	size_t			 i, nabsent = 0, nfound = 0;
+	char			*k;
+	size_t			 i, nabsent = 0, nfound = 0, m;
 	int			 fold;
 
 	for (i = 0; i < b->nsnap; i++) {
@@ -153,27 +216,29 @@ etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
 				hi = sn;
 			continue;
 		}
-		k64 = etcd_key64(e, sn->key, sn->key_len);
-		buf_printf(out, ",{\"target\":\"MOD\",\"key\":\"%s\","
-		    "\"mod_revision\":\"%" PRIu64 "\",\"result\":\"EQUAL\"}",
-		    k64, sn->found ? sn->ev.mod_rev : 0);
-		free(k64);
+		m = etcd_pb_begin(out, ETCD_PB_TXN_COMPARE);
+		etcd_pb_put_int(out, ETCD_PB_CMP_TARGET,
+		    ETCD_PB_CMP_TARGET_MOD);
+		etcd_pb_key(out, ETCD_PB_CMP_KEY, e, sn->key, sn->key_len);
+		etcd_pb_put_int(out, ETCD_PB_CMP_MOD, sn->found ?
+		    sn->ev.mod_rev : 0);
+		etcd_pb_put_int(out, ETCD_PB_CMP_RESULT, ETCD_PB_CMP_EQUAL);
+		etcd_pb_end(out, m);
 	}
 	if (lo == NULL)
 		return;
-	k64 = etcd_key64(e, lo->key, lo->key_len);
+	m = etcd_pb_begin(out, ETCD_PB_TXN_COMPARE);
+	etcd_pb_put_int(out, ETCD_PB_CMP_TARGET, ETCD_PB_CMP_TARGET_MOD);
+	etcd_pb_key(out, ETCD_PB_CMP_KEY, e, lo->key, lo->key_len);
 	/* The end: just past hi, hi with a NUL byte after it. */
-	k = xmalloc(e->prefix_len + hi->key_len + 1);
-	memcpy(k, e->prefix, e->prefix_len);
-	memcpy(k + e->prefix_len, hi->key, hi->key_len);
-	k[e->prefix_len + hi->key_len] = '\0';
-	end = etcd_b64(k, e->prefix_len + hi->key_len + 1);
+	k = xmalloc(hi->key_len + 1);
+	memcpy(k, hi->key, hi->key_len);
+	k[hi->key_len] = '\0';
+	etcd_pb_key(out, ETCD_PB_CMP_RANGE_END, e, k, hi->key_len + 1);
 	free(k);
-	buf_printf(out, ",{\"target\":\"MOD\",\"key\":\"%s\",\"range_end\":"
-	    "\"%s\",\"mod_revision\":\"%" PRIu64 "\",\"result\":\"LESS\"}",
-	    k64, end, b->read_rev + 1);
-	free(k64);
-	free(end);
+	etcd_pb_put_int(out, ETCD_PB_CMP_MOD, b->read_rev + 1);
+	etcd_pb_put_int(out, ETCD_PB_CMP_RESULT, ETCD_PB_CMP_LESS);
+	etcd_pb_end(out, m);
 }
 
 /*
@@ -184,48 +249,37 @@ void
 etcd_txn_body(struct etcd_commit *c, struct buf *out)
 {
 	struct store_etcd	*e = E(c->st);
-	char			*s64, *v64;
-	size_t			 n;
+	char			 k[ETCD_SLOT_KEY_MAX];
+	size_t			 klen = etcd_slot_key(e, c->slot, k), n;
 
-	s64 = etcd_slot_key64(e, c->slot);
-	buf_printf(out, "{\"compare\":[{\"target\":\"MOD\",\"key\":\"%s\","
-	    "\"mod_revision\":\"%" PRIu64 "\",\"result\":\"EQUAL\"}", s64,
-	    c->known);
+	etcd_pb_cmp_mod(out, k, klen, c->known);
 	etcd_txn_compares(e, c->b, out);
-	v64 = etcd_b64(c->token, strlen(c->token));
-	buf_printf(out, "],\"success\":[{\"request_put\":{\"key\":\"%s\","
-	    "\"value\":\"%s\"}}", s64, v64);
-	free(v64);
+	etcd_pb_slot_put(out, k, klen, c->token);
 	n = etcd_txn_nops(e);
-	etcd_txn_ops(e, c->b, 1 + n > ETCD_TXN_FLAT_MAX ? ETCD_TXN_NEST_OPS :
-	    0, out);
-	buf_printf(out, "],\"failure\":[{\"request_range\":{\"key\":\"%s\"}}"
-	    "]}", s64);
-	free(s64);
+	etcd_txn_ops(c, 1 + n > ETCD_TXN_FLAT_MAX ? ETCD_TXN_NEST_OPS : 0,
+	    out);
+	etcd_pb_slot_read(out, k, klen);
 }
 
 /* What the slot holds (a failed txn's range): whose token, and when. */
 int
-etcd_slot_is(const cJSON *reply, const char *token, const char *pre,
-    uint64_t *mod)
+etcd_slot_is(const struct etcd_pb_txn *reply, const char *token,
+    const char *pre, uint64_t *mod)
 {
-	const cJSON	*kv;
-	unsigned char	*v;
-	size_t		 vlen, plen = strlen(pre), tlen = strlen(token);
-	int		 mine;
+	struct etcd_pb_txn	 t = *reply;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	size_t			 n, plen = strlen(pre), tlen = strlen(token);
+	int			 op;
 
-	kv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(
-	    cJSON_GetObjectItemCaseSensitive(reply, "responses"), 0),
-	    "response_range"), "kvs"), 0);
-	*mod = kv != NULL ? etcd_u64(kv, "mod_revision") : 0;
-	if (kv == NULL)
+	*mod = 0;
+	if (etcd_pb_txn_next(&t, &op, &r, &n) != 1 ||
+	    op != ETCD_PB_OP_RANGE || etcd_pb_op_kv(op, r, n, &kv) != 1)
 		return (0);
-	v = etcd_unb64(kv, "value", &vlen);
-	mine = vlen == plen + tlen && memcmp(v, pre, plen) == 0 &&
-	    memcmp(v + plen, token, tlen) == 0;
-	free(v);
-	return (mine);
+	*mod = kv.mod_rev;
+	return (kv.value_len == plen + tlen &&
+	    memcmp(kv.value, pre, plen) == 0 &&
+	    memcmp(kv.value + plen, token, tlen) == 0);
 }
 
 /*
@@ -235,37 +289,30 @@ etcd_slot_is(const cJSON *reply, const char *token, const char *pre,
 void
 etcd_resolve_body(struct etcd_commit *c, struct buf *out)
 {
-	char	*s64, *v64, v[96];
+	char	 k[ETCD_SLOT_KEY_MAX], v[96];
+	size_t	 klen = etcd_slot_key(E(c->st), c->slot, k);
 
-	s64 = etcd_slot_key64(E(c->st), c->slot);
 	snprintf(v, sizeof v, "void %s", c->token);
-	v64 = etcd_b64(v, strlen(v));
-	buf_printf(out, "{\"compare\":[{\"target\":\"MOD\",\"key\":\"%s\","
-	    "\"mod_revision\":\"%" PRIu64 "\",\"result\":\"EQUAL\"}],"
-	    "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}"
-	    "],\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}", s64,
-	    c->known, s64, v64, s64);
-	free(s64);
-	free(v64);
+	etcd_pb_cmp_mod(out, k, klen, c->known);
+	etcd_pb_slot_put(out, k, klen, v);
+	etcd_pb_slot_read(out, k, klen);
 }
 
 void
 etcd_blind_body(struct etcd_commit *c, struct buf *out)
 {
 	struct etcd_batch	*b = c->b;
-	char			*k64;
-	size_t			 i;
-	int			 n = 0;
+	size_t			 i, op, rg;
 
-	buf_addstr(out, "{\"success\":[");
 	for (i = 0; i < b->nsnap; i++) {
 		if (!b->snap[i].blind)
 			continue;
-		k64 = etcd_key64(E(c->st), b->snap[i].key, b->snap[i].key_len);
-		buf_printf(out, "%s{\"request_range\":{\"key\":\"%s\","
-		    "\"revision\":\"%" PRIu64 "\"}}", n++ > 0 ? "," : "", k64,
-		    c->landed);
-		free(k64);
+		op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+		rg = etcd_pb_begin(out, ETCD_PB_OP_RANGE);
+		etcd_pb_key(out, ETCD_PB_RANGE_KEY, E(c->st), b->snap[i].key,
+		    b->snap[i].key_len);
+		etcd_pb_put_int(out, ETCD_PB_RANGE_REV, c->landed);
+		etcd_pb_end(out, rg);
+		etcd_pb_end(out, op);
 	}
-	buf_addstr(out, "]}");
 }

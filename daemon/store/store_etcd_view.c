@@ -14,7 +14,8 @@
  * overhead); past that, or when events were compacted before the stream
  * read them, it is dropped and reads go to etcd as ranges again; status
  * says which.  Keys are kept in the skip list of skiplist.h, as the memory
- * backend's.
+ * backend's (for ranges, and to link and unlink keys), and in a hash
+ * index of the same nodes (gets, and the puts of keys already there).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,8 +46,84 @@ static void
 view_clear(struct etcd_view *v)
 {
 	view_keys_clear(&v->keys, view_node_free);
+	free(v->hb);
+	v->hb = NULL;
+	v->hmask = 0;
 	v->bytes = 0;
 	v->nkeys = 0;
+}
+
+/* FNV-1a. */
+static uint32_t
+view_hash(const char *k, size_t n)
+{
+	uint32_t	 h = 2166136261u;
+	size_t		 i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)k[i]) * 16777619u;
+	return (h);
+}
+
+static struct view_node *
+view_hfind(const struct etcd_view *v, const char *key, size_t len,
+    uint32_t h)
+{
+	struct view_node	*n;
+
+	if (v->hb == NULL)
+		return (NULL);
+	for (n = v->hb[h & v->hmask]; n != NULL; n = n->hnext) {
+		if (n->hash == h && n->key_len == len &&
+		    memcmp(n->key, key, len) == 0)
+			return (n);
+	}
+	return (NULL);
+}
+
+/*
+ * n into the index (nkeys counts it); past one node per bucket on
+ * average, twice the buckets.
+ */
+static void
+view_hadd(struct etcd_view *v, struct view_node *n)
+{
+	struct view_node	**hb, *m, *next;
+	size_t			  i, size;
+
+	if (v->hb == NULL || v->nkeys > v->hmask + 1) {
+		size = v->hb == NULL ? 64 : (v->hmask + 1) * 2;
+		hb = xcalloc(size, sizeof *hb);
+		for (i = 0; v->hb != NULL && i <= v->hmask; i++) {
+			for (m = v->hb[i]; m != NULL; m = next) {
+				next = m->hnext;
+				m->hnext = hb[m->hash & (size - 1)];
+				hb[m->hash & (size - 1)] = m;
+			}
+		}
+		/* The buckets count in the view's bytes too. */
+		v->bytes += (size - (v->hb != NULL ? v->hmask + 1 : 0)) *
+		    sizeof *hb;
+		free(v->hb);
+		v->hb = hb;
+		v->hmask = size - 1;
+	}
+	n->hnext = v->hb[n->hash & v->hmask];
+	v->hb[n->hash & v->hmask] = n;
+}
+
+static void
+view_hdel(struct etcd_view *v, struct view_node *n)
+{
+	struct view_node	**pp;
+
+	for (pp = &v->hb[n->hash & v->hmask]; *pp != NULL;
+	    pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			return;
+		}
+	}
 }
 
 static void
@@ -65,21 +142,28 @@ static void
 view_set(struct etcd_view *v, const struct etcd_ev *ev)
 {
 	struct view_node	*update[SL_LEVEL_MAX], *n;
+	uint32_t		 h = view_hash(ev->key, ev->key_len);
 
-	n = view_keys_find(&v->keys, ev->key, ev->key_len, update);
+	/* The list's seek only to link or unlink a node. */
+	n = view_hfind(v, ev->key, ev->key_len, h);
 	if (ev->deleted) {
 		if (n == NULL)
 			return;
+		(void)view_keys_find(&v->keys, ev->key, ev->key_len, update);
 		view_keys_remove(n, update);
+		view_hdel(v, n);
 		v->bytes -= VIEW_NODE_BYTES(n);
 		v->nkeys--;
 		view_node_free(n);
 		return;
 	}
 	if (n == NULL) {
+		(void)view_keys_find(&v->keys, ev->key, ev->key_len, update);
 		n = view_keys_node_new(&v->keys, ev->key, ev->key_len);
 		view_keys_insert(&v->keys, n, update);
+		n->hash = h;
 		v->nkeys++;
+		view_hadd(v, n);
 	} else {
 		v->bytes -= VIEW_NODE_BYTES(n);
 		free(n->value);
@@ -124,7 +208,7 @@ view_get(struct etcd_view *v, const char *key, size_t len,
 	struct view_node	*n;
 	struct store_kv		 kv;
 
-	if ((n = view_keys_find(&v->keys, key, len, NULL)) == NULL) {
+	if ((n = view_hfind(v, key, len, view_hash(key, len))) == NULL) {
 		done(arg, 0, NULL, 0, NULL);
 		return;
 	}
@@ -288,6 +372,7 @@ etcd_view_close(struct store_etcd *e)
 	if (v->kick != NULL)
 		event_free(v->kick);
 	view_keys_free(&v->keys, view_node_free);
+	free(v->hb);
 	free(v);
 	e->view = NULL;
 }

@@ -21,6 +21,8 @@ struct view_node {
 	size_t			 value_len;
 	uint64_t		 version, create_rev, mod_rev;
 	uint64_t		 lease;
+	struct view_node	*hnext;		/* in its hash bucket */
+	uint32_t		 hash;
 	int			 level;
 	struct view_node	*next[];
 };
@@ -54,6 +56,9 @@ struct view_probe {
 struct etcd_view {
 	struct store_etcd	*e;
 	struct view_keys	 keys;
+	/* The same nodes by key: a put of a key there needs no seek. */
+	struct view_node	**hb;		/* hmask + 1 buckets */
+	size_t			 hmask;
 	size_t			 bytes, max_bytes;
 	uint64_t		 nkeys;
 	uint64_t		 rev;		/* applied up to */

@@ -33,17 +33,57 @@ struct etcd_wmsg {
 };
 
 /*
- * One watch response (the gateway's "result": etcd_pb.c decodes the
- * stream's messages into the same); events under the user prefix go to
- * out, and the stream's (stream set) lease records to store_etcd_expire.c.
+ * One event of a watch response: under the user prefix to out; else, on
+ * the stream (stream set), a lease record to store_etcd_expire.c.
+ */
+static void
+etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
+    struct etcd_evs *out, struct etcd_wmsg *m, uint32_t *seq, int stream)
+{
+	struct etcd_ev	 ev;
+
+	if (kv->mod_rev > m->last_rev) {
+		m->last_rev = kv->mod_rev;
+		*seq = 0;
+	}
+	if (etcd_ev_of(e, kv, deleted, &ev) != 0) {
+		/* A slot, a lease's record, the sentinel */
+		if (stream)
+			(void)etcd_expiry_of(e, kv, deleted);
+		return;
+	}
+	ev.seq = (*seq)++;
+	etcd_evs_push(out, &ev);
+}
+
+/*
+ * One watch response of the stream (w: etcd_pb_watch_read); -1: an error
+ * (no header).
  */
 static int
-etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
-    struct etcd_wmsg *m, int stream)
+etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
+    struct etcd_evs *out, struct etcd_wmsg *m)
 {
-	const cJSON	*evs, *it, *kv, *type;
-	struct etcd_ev	 ev;
-	uint64_t	 rev = 0;
+	struct etcd_pb_kv	 kv;
+	uint32_t		 seq = 0;
+	int			 deleted;
+
+	memset(m, 0, sizeof *m);
+	m->created = w->created;
+	m->canceled = w->canceled;
+	m->compact_rev = w->compact_rev;
+	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
+		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, 1);
+	return (!w->header && !m->canceled ? -1 : 0);
+}
+
+/* The same from the gateway's JSON ("result": history replays). */
+static int
+etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
+    struct etcd_wmsg *m)
+{
+	const cJSON	*it, *type;
+	struct etcd_jkv	 j;
 	uint32_t	 seq = 0;
 
 	memset(m, 0, sizeof *m);
@@ -52,26 +92,13 @@ etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
 	m->canceled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
 	    "canceled"));
 	m->compact_rev = etcd_u64(res, "compact_revision");
-	evs = cJSON_GetObjectItemCaseSensitive(res, "events");
-	cJSON_ArrayForEach(it, evs) {
-		kv = cJSON_GetObjectItemCaseSensitive(it, "kv");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res,
+	    "events")) {
 		type = cJSON_GetObjectItemCaseSensitive(it, "type");
-		rev = etcd_u64(kv, "mod_revision");
-		if (rev > m->last_rev) {
-			m->last_rev = rev;
-			seq = 0;
-		}
-		if (etcd_ev_from_kv(e, kv, cJSON_IsString(type) &&
-		    strcmp(type->valuestring, "DELETE") == 0, &ev) != 0) {
-			/* A slot, a lease's record, the sentinel */
-			if (stream)
-				(void)etcd_expiry_kv(e, kv,
-				    cJSON_IsString(type) && strcmp(
-				    type->valuestring, "DELETE") == 0);
-			continue;
-		}
-		ev.seq = seq++;
-		etcd_evs_push(out, &ev);
+		etcd_jkv_of(&j, cJSON_GetObjectItemCaseSensitive(it, "kv"));
+		etcd_wmsg_ev(e, &j.kv, cJSON_IsString(type) &&
+		    strcmp(type->valuestring, "DELETE") == 0, out, m, &seq, 0);
+		etcd_jkv_free(&j);
 	}
 	/* -1: an error object */
 	return (cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
@@ -90,7 +117,7 @@ etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
 	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
 		return (-1);
 	rc = etcd_wmsg_of(e, cJSON_GetObjectItemCaseSensitive(root, "result"),
-	    out, m, 0);
+	    out, m);
 	cJSON_Delete(root);
 	return (rc);
 }
@@ -180,35 +207,32 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	etcd_lease_stream_moved(e);
 }
 
-/* A message of the stream, decoded (etcd_grpc.h). */
-static void
-etcd_stream_msg(void *arg, cJSON *res)
+/* A message of the stream (etcd_grpc.h): -1 if malformed. */
+static int
+etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 {
 	struct store_etcd	*e = arg;
 	struct store		*st = e->st;
+	struct etcd_pb_watch	 w;
 	struct etcd_wmsg	 m;
 	uint64_t		 from = st->rev;
 	size_t			 live = e->cache.n - e->cache.head, i;
-	char			*s;
 
-	if (e->wcancelled) {
-		cJSON_Delete(res);
-		return;		/* a stream etcd cancelled: being reopened */
+	if (etcd_pb_watch_read(p, n, &w) != 0)
+		return (-1);
+	if (e->wcancelled)
+		return (0);	/* a stream etcd cancelled: being reopened */
+	if (etcd_wmsg_pb(e, &w, &e->cache, &m) != 0) {
+		log_warnx("etcd watch: a response without a header (%zu "
+		    "bytes)", n);
+		return (0);
 	}
-	if (etcd_wmsg_of(e, res, &e->cache, &m, 1) != 0) {
-		s = cJSON_PrintUnformatted(res);
-		log_warnx("etcd watch: %.200s", s != NULL ? s : "?");
-		free(s);
-		cJSON_Delete(res);
-		return;
-	}
-	cJSON_Delete(res);
 	if (m.canceled) {
 		etcd_stream_cancelled(e, m.compact_rev);
-		return;
+		return (0);
 	}
 	if (m.last_rev <= st->rev)
-		return;
+		return (0);
 	/* The view first: a write is answered once its events are out. */
 	for (i = e->cache.head + live; i < e->cache.n; i++)
 		etcd_view_apply(e, &e->cache.v[i]);
@@ -218,6 +242,7 @@ etcd_stream_msg(void *arg, cJSON *res)
 	etcd_cache_trim(e);
 	if (e->opts.notify != NULL)
 		e->opts.notify(e->opts.notify_arg, from, st->rev);
+	return (0);
 }
 
 /* The stream ended (etcd went away, or the connection broke). */

@@ -248,6 +248,169 @@ test_watch(void **state)
 	cJSON_Delete(j);
 }
 
+/* Watch responses read in place, checked as etcd_pb_decode checks them. */
+static const unsigned char wevs[] = { 0x0a, 0x02, 0x18, 0x09,
+    0x5a, 0x0e, 0x12, 0x0c, 0x0a, 0x01, 'a', 0x18, 0x09, 0x2a, 0x01,
+    'x', 0x20, 0x02, 0x30, 0x05, 0x5a, 0x09, 0x08, 0x01, 0x12, 0x05, 0x0a,
+    0x01, 'b', 0x18, 0x09 };
+
+static int
+watch_read_exact(const void *p, size_t n, struct etcd_pb_watch *w,
+    unsigned char **copy)
+{
+	*copy = xmalloc(n > 0 ? n : 1);
+	memcpy(*copy, p, n);
+	return (etcd_pb_watch_read(*copy, n, w));
+}
+
+static void
+test_watch_read(void **state)
+{
+	static const unsigned char neg[] = { 0x5a, 0x0d, 0x12, 0x0b, 0x18,
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	struct etcd_pb_watch	 w;
+	struct etcd_pb_kv	 kv;
+	unsigned char		*c;
+	int			 del;
+
+	assert_int_equal(watch_read_exact(wevs, sizeof wevs, &w, &c), 0);
+	assert_true(w.header && !w.created && !w.canceled);
+	assert_int_equal(etcd_pb_watch_next(&w, &del, &kv), 1);
+	assert_false(del);
+	assert_int_equal(kv.key_len, 1);
+	assert_memory_equal(kv.key, "a", 1);
+	assert_int_equal(kv.value_len, 1);
+	assert_memory_equal(kv.value, "x", 1);
+	assert_true(kv.mod_rev == 9 && kv.version == 2 && kv.lease == 5 &&
+	    kv.create_rev == 0);
+	assert_int_equal(etcd_pb_watch_next(&w, &del, &kv), 1);
+	assert_true(del);
+	assert_int_equal(kv.key_len, 1);
+	assert_memory_equal(kv.key, "b", 1);
+	assert_true(kv.value == NULL && kv.value_len == 0 && kv.mod_rev == 9);
+	assert_int_equal(etcd_pb_watch_next(&w, &del, &kv), 0);
+	free(c);
+	assert_int_equal(watch_read_exact("\x10\x01\x18\x01\x20\x01\x28\x07",
+	    8, &w, &c), 0);
+	assert_true(!w.header && w.created && w.canceled &&
+	    w.compact_rev == 7);
+	assert_int_equal(etcd_pb_watch_next(&w, &del, &kv), 0);
+	free(c);
+	/* An int64 below 0 reads 0, as the gateway's "-1" does. */
+	assert_int_equal(watch_read_exact(neg, sizeof neg, &w, &c), 0);
+	assert_int_equal(etcd_pb_watch_next(&w, &del, &kv), 1);
+	assert_true(kv.mod_rev == 0 && kv.key == NULL);
+	free(c);
+	/* A kv's key as a varint: malformed. */
+	assert_int_equal(watch_read_exact("\x5a\x04\x12\x02\x08\x01", 6, &w,
+	    &c), -1);
+	free(c);
+}
+
+/* Mutations: read in place iff etcd_pb_decode decodes, no over-read. */
+static void
+test_watch_read_fuzz(void **state)
+{
+	unsigned char		 m[sizeof wevs], *c;
+	struct etcd_pb_watch	 w;
+	struct etcd_pb_kv	 kv;
+	unsigned		 seed = 7, k;
+	size_t			 i, n;
+	cJSON			*j;
+	int			 rc, del;
+
+	for (i = 0; i < 20000; i++) {
+		memcpy(m, wevs, sizeof m);
+		for (k = 0; k < 1 + i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			m[(seed >> 8) % sizeof m] = (unsigned char)(seed >> 20);
+		}
+		seed = seed * 1103515245 + 12345;
+		n = i % 2 == 0 ? sizeof m : (seed >> 8) % (sizeof m + 1);
+		j = decode_exact(ETCD_PB_WATCH, m, n);
+		rc = watch_read_exact(m, n, &w, &c);
+		assert_int_equal(rc == 0, j != NULL);
+		while (j != NULL && (rc = etcd_pb_watch_next(&w, &del, &kv)) == 1)
+			assert_true(kv.key_len <= n && kv.value_len <= n);
+		assert_int_equal(rc, j != NULL ? 0 : -1);
+		free(c);
+		cJSON_Delete(j);
+	}
+}
+
+/* A TxnResponse read in place: its responses, a nested txn's, their kvs. */
+static void
+test_txn_read(void **state)
+{
+	unsigned char		*c = xmalloc(sizeof txn_resp);
+	struct etcd_pb_txn	 t, in;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	size_t			 n;
+	int			 op;
+
+	memcpy(c, txn_resp, sizeof txn_resp);
+	assert_int_equal(etcd_pb_txn_read(c, sizeof txn_resp, &t), 0);
+	assert_true(t.succeeded && t.rev == 7);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_PUT);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 1);
+	assert_true(kv.key_len == 1 && kv.key[0] == 'a' && kv.version == 3 &&
+	    kv.value_len == 0);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_TXN);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 0);
+	assert_int_equal(etcd_pb_txn_read(r, n, &in), 0);
+	assert_true(!in.succeeded && in.rev == 0);
+	assert_int_equal(etcd_pb_txn_next(&in, &op, &r, &n), 1);
+	assert_int_equal(op, ETCD_PB_OP_RANGE);
+	assert_int_equal(etcd_pb_op_kv(op, r, n, &kv), 1);
+	assert_true(kv.key_len == 1 && kv.key[0] == 'b');
+	assert_int_equal(etcd_pb_txn_next(&in, &op, &r, &n), 0);
+	assert_int_equal(etcd_pb_txn_next(&t, &op, &r, &n), 0);
+	free(c);
+	/* A succeeded flag as bytes: malformed, as etcd_pb_decode says. */
+	assert_int_equal(etcd_pb_txn_read((const uint8_t *)"\x12\x01\x00", 3,
+	    &t), -1);
+}
+
+/* Mutations: read in place iff etcd_pb_decode decodes, no over-read. */
+static void
+test_txn_read_fuzz(void **state)
+{
+	unsigned char		 m[sizeof txn_resp], *c;
+	struct etcd_pb_txn	 t, in;
+	struct etcd_pb_kv	 kv;
+	const uint8_t		*r;
+	unsigned		 seed = 11, k;
+	size_t			 i, n, rn;
+	cJSON			*j;
+	int			 op;
+
+	for (i = 0; i < 20000; i++) {
+		memcpy(m, txn_resp, sizeof m);
+		for (k = 0; k < 1 + i % 3; k++) {
+			seed = seed * 1103515245 + 12345;
+			m[(seed >> 8) % sizeof m] = (unsigned char)(seed >> 20);
+		}
+		seed = seed * 1103515245 + 12345;
+		n = i % 2 == 0 ? sizeof m : (seed >> 8) % (sizeof m + 1);
+		j = decode_exact(ETCD_PB_TXN, m, n);
+		c = xmalloc(n > 0 ? n : 1);
+		memcpy(c, m, n);
+		assert_int_equal(etcd_pb_txn_read(c, n, &t) == 0, j != NULL);
+		while (j != NULL && etcd_pb_txn_next(&t, &op, &r, &rn) == 1) {
+			if (etcd_pb_op_kv(op, r, rn, &kv) == 1)
+				assert_true(kv.key_len <= n);
+			if (op == ETCD_PB_OP_TXN)
+				assert_int_equal(etcd_pb_txn_read(r, rn, &in),
+				    0);
+		}
+		free(c);
+		cJSON_Delete(j);
+	}
+}
+
 static void
 test_decode_malformed(void **state)
 {
@@ -345,6 +508,10 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_decode_answer),
 		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_watch_read),
+		cmocka_unit_test(test_watch_read_fuzz),
+		cmocka_unit_test(test_txn_read),
+		cmocka_unit_test(test_txn_read_fuzz),
 		cmocka_unit_test(test_decode_malformed),
 		cmocka_unit_test(test_decode_fuzz),
 		cmocka_unit_test(test_varint),
