@@ -29,7 +29,7 @@ struct etcd_acall {
 	unsigned		 busy;		/* answers "try later" */
 	enum etcd_pb_rpc	 rpc;		/* over gRPC, or NONE */
 	struct buf		 pb;		/* then the request */
-	struct event		*pause;		/* before trying again */
+	struct event		*pause;		/* before trying again, or NULL */
 	etcd_http_cb		 cb;
 	etcd_http_pb_cb		 pbcb;		/* or: answer in protobuf */
 	void			*arg;
@@ -134,7 +134,9 @@ etcd_acall_answer(struct etcd_acall *a, int status, struct buf *b,
 		    a->pbcb != NULL);
 		if (!a->answered && !a->once && !a->pinned &&
 		    a->err.code == STORE_ERR_UNAVAILABLE &&
-		    ++a->busy < ETCD_BUSY_TRIES) {
+		    ++a->busy < ETCD_BUSY_TRIES && (a->pause != NULL ||
+		    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb,
+		    a)) != NULL)) {
 			/* A leader change: the same call, after a pause. */
 			event_add(a->pause, &etcd_busy_pause);
 			return;
@@ -270,7 +272,6 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 		    path, why));
 	}
 	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
-	    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb, a)) == NULL ||
 	    etcd_acall_send(a) != 0) {
 		etcd_acall_free(a);
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
