@@ -78,6 +78,7 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	st->arg = arg;
 	buf_init(&st->out);
 	buf_init(&st->in);
+	buf_reserve(&st->out, sizeof pre + pblen);
 	buf_add(&st->out, pre, sizeof pre);
 	buf_add(&st->out, pb, pblen);
 	n = (uint32_t)pblen;

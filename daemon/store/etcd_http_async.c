@@ -233,7 +233,7 @@ etcd_acall_send(struct etcd_acall *a)
  */
 static int
 etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
-    const char *body, const struct buf *pb, etcd_http_cb cb,
+    const char *body, struct buf *pb, etcd_http_cb cb,
     etcd_http_pb_cb pbcb, void *arg, struct store_err *err)
 {
 	int	 pinned = (how & ETCD_CALL_PINNED) != 0;
@@ -241,11 +241,14 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	struct etcd_acall	*a;
 	const char		*why;
 
-	if (h->main == NULL)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "no event loop "
-		    "for asynchronous etcd calls"));
-	if (h->down && !pinned)
+	if (h->main == NULL || (h->down && !pinned)) {
+		if (pb != NULL)
+			buf_free(pb);
+		if (h->main == NULL)
+			return (store_err_set(err, STORE_ERR_INTERNAL, "no "
+			    "event loop for asynchronous etcd calls"));
 		return (etcd_http_down_err(err));
+	}
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
 	a->conn = -1;
@@ -263,9 +266,10 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	buf_init(&a->pb);
 	buf_init(&a->answer);
 	LIST_INSERT_HEAD(&h->acalls, a, entry);
-	if (pb != NULL && a->rpc != ETCD_PB_NONE)
-		buf_add(&a->pb, pb->data, pb->len);
-	else if (a->rpc != ETCD_PB_NONE && etcd_pb_encode(a->rpc, body,
+	if (pb != NULL && a->rpc != ETCD_PB_NONE) {
+		a->pb = *pb;		/* taken */
+		buf_init(pb);
+	} else if (a->rpc != ETCD_PB_NONE && etcd_pb_encode(a->rpc, body,
 	    &a->pb, &why) != 0) {
 		etcd_acall_free(a);
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
@@ -282,12 +286,13 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 
 int
 etcd_http_call_pb(struct etcd_http *h, int how, const char *path,
-    const struct buf *pb, etcd_http_pb_cb cb, void *arg,
-    struct store_err *err)
+    struct buf *pb, etcd_http_pb_cb cb, void *arg, struct store_err *err)
 {
-	if (etcd_pb_rpc_of(path) == ETCD_PB_NONE)
+	if (etcd_pb_rpc_of(path) == ETCD_PB_NONE) {
+		buf_free(pb);
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: not "
 		    "a gRPC call", path));
+	}
 	return (etcd_http_acall(h, how, 0, path, NULL, pb, NULL, cb, arg,
 	    err));
 }
