@@ -116,18 +116,19 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "ORDER BY k.rev, k.seq",
 	/*
 	 * Compaction to ?1 keeps each key's last event below it if it is a
-	 * put, in kept: the keys whose last one is a delete go from kept,
-	 * those whose last one is a put replace their row.
+	 * put, in kept: the puts below ?1 replace their key's row, in rev
+	 * order (the last one stays); then each delete below ?1 takes its
+	 * key's row away if that is older (SQ_KEPT_DEL, ?2 ?3 its rev, seq).
 	 */
-	"DELETE FROM kept WHERE key IN (SELECT key FROM history WHERE "
-	    "rev < ?1 AND type = 1)",
+	"DELETE FROM kept WHERE key = ?1 AND (rev < ?2 OR (rev = ?2 AND "
+	    "seq < ?3))",
 	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
-	"INSERT OR REPLACE INTO kept (key, value, version, create_rev, rev, "
-	    "seq) SELECT key, value, version, create_rev, rev, seq FROM "
-	    "(SELECT key, IFNULL(value, X'') AS value, version, create_rev, "
-	    "rev, seq, type, ROW_NUMBER() OVER (PARTITION BY key ORDER BY rev DESC, "
-	    "seq DESC) AS n FROM history WHERE rev < ?1) WHERE n = 1 AND "
-	    "type = 0",
+	"INSERT INTO kept (key, value, version, create_rev, rev, seq) "
+	    "SELECT key, IFNULL(value, X''), version, create_rev, rev, seq "
+	    "FROM history WHERE rev < ?1 AND type = 0 ORDER BY rev, seq "
+	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+	    "version = excluded.version, create_rev = excluded.create_rev, "
+	    "rev = excluded.rev, seq = excluded.seq",
 	/* A checkpoint indexes the events of (?1, ?2] by key, in key order. */
 	"INSERT INTO history_by_key (key, rev, seq) SELECT key, rev, seq "
 	    "FROM history WHERE rev > ?1 AND rev <= ?2 ORDER BY key, rev, seq",
@@ -140,7 +141,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	/* A write's look at the key: one seek, not lease_key's too. */
 	"SELECT version, create_rev FROM kv WHERE key = ?1",
 	"SELECT key, value, version, create_rev, rev, seq, 0 FROM kept "
-	    "WHERE key = ?1"
+	    "WHERE key = ?1",
+	"SELECT key, rev, seq FROM history WHERE rev < ?1 AND type = 1"
 };
 
 /*

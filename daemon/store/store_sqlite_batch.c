@@ -293,6 +293,31 @@ sq_compact_run(struct store_sqlite *q, enum store_sqlite_stmt idx,
 	return (0);
 }
 
+/* Each delete below rev takes its key's older row of kept away. */
+static int
+sq_kept_deletes(struct store_sqlite *q, uint64_t rev, struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_HIST_DELS], *del = q->st[SQ_KEPT_DEL];
+	int		 rc;
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)rev);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_bind_value(del, 1, sqlite3_column_value(st, 0));
+		sqlite3_bind_int64(del, 2, sqlite3_column_int64(st, 1));
+		sqlite3_bind_int64(del, 3, sqlite3_column_int64(st, 2));
+		if (store_sqlite_run(q, SQ_KEPT_DEL, "compacting history",
+		    err) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, "compacting history", err);
+	store_sqlite_done(st);
+	if (rc == SQLITE_DONE)
+		return (0);
+	q->broken = 1;
+	return (-1);
+}
+
 int
 store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
@@ -310,8 +335,8 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 		q->broken = 1;
 		return (-1);
 	}
-	if (sq_compact_run(q, SQ_KEPT_DEL, rev, err) != 0 ||
-	    sq_compact_run(q, SQ_KEPT_PUT, rev, err) != 0 ||
+	if (sq_compact_run(q, SQ_KEPT_PUT, rev, err) != 0 ||
+	    sq_kept_deletes(q, rev, err) != 0 ||
 	    sq_compact_run(q, SQ_HIST_DROP, rev, err) != 0)
 		return (-1);
 	/*
