@@ -48,11 +48,12 @@
 /*
  * A slice's budget in kv, and the revs of history indexed by key per
  * slice: each slice rewrites the pages of the key index it touches, so
- * the events go in fewer, larger slices (schema 4 moved them into history
- * that way; 1024 revs: 10% fewer puts/s at 64 clients than 4096).
+ * the events go in few, large slices (schema 4 moved 4096 revs a slice
+ * into history, and 1024 cost 10% of the puts/s at 64 clients; schema 5's
+ * index rows are smaller: 16384 took 11.2 -> 10.8 us a put, BENCHMARKS.md).
  */
 #define SQ_SLICE_US		2000
-#define SQ_SLICE_LOG_REVS	4096
+#define SQ_SLICE_LOG_REVS	16384
 
 static void
 sq_arm(struct store_sqlite *q, int ms)
