@@ -44,6 +44,16 @@ etcd_grpc_http_status(int code)
 	return (grpc_http[code]);
 }
 
+/* The length in a gRPC message's 5-byte prefix p. */
+static uint32_t
+etcd_grpc_msglen(const void *p)
+{
+	const uint8_t	*b = p;
+
+	return ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
+	    (uint32_t)b[3] << 8 | b[4]);
+}
+
 void
 etcd_gstream_free(struct etcd_gstream *st)
 {
@@ -170,6 +180,9 @@ etcd_gstream_header_cb(nghttp2_session *s, const nghttp2_frame *frame,
 		return (0);
 	if (namelen == 12 && memcmp(name, "grpc-message", 12) == 0) {
 		free(st->msg);
+		st->msg = NULL;
+		if (valuelen == 0)	/* grpc-go sends it empty on success */
+			return (0);
 		st->msg = xmalloc(valuelen + 1);
 		memcpy(st->msg, value, valuelen);
 		st->msg[valuelen] = '\0';
@@ -188,36 +201,54 @@ etcd_gstream_header_cb(nghttp2_session *s, const nghttp2_frame *frame,
 
 /*
  * A stream's DATA: each complete message to its mcb, in order (from
- * inside the session's read: mcb must not drop the stream).  Its idle
- * timer starts again.
+ * inside the session's read: mcb must not drop the stream), read in
+ * place; only a message cut short waits in st->in for the next DATA.
+ * Its idle timer starts again.
  */
 static int
-etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *data, size_t len)
+etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *p, size_t len)
 {
-	const uint8_t	*p;
 	struct timeval	 tv;
 	uint32_t	 n = 0;
-	size_t		 off = 0;
+	size_t		 off = 0, take;
 
-	buf_add(&st->in, data, len);
 	evutil_gettimeofday(&st->sent, NULL);
 	tv.tv_sec = st->idle_ms / 1000;
 	tv.tv_usec = (st->idle_ms % 1000) * 1000;
 	evtimer_add(st->timer, &tv);
-	p = (const uint8_t *)st->in.data;
-	while (st->in.len - off >= 5) {
-		n = (uint32_t)p[off + 1] << 24 | (uint32_t)p[off + 2] << 16 |
-		    (uint32_t)p[off + 3] << 8 | p[off + 4];
+	if (st->in.len > 0) {
+		/* The message begun in an earlier DATA, first. */
+		take = st->in.len < 5 ? 5 - st->in.len : 0;
+		take = take < len ? take : len;
+		buf_add(&st->in, p, take);
+		off = take;
+		if (st->in.len < 5)
+			return (0);
+		n = etcd_grpc_msglen(st->in.data);
+		if (st->in.data[0] != 0 || n > st->g->max_bytes)
+			goto bad;
+		take = 5 + (size_t)n - st->in.len;
+		take = take < len - off ? take : len - off;
+		buf_add(&st->in, p + off, take);
+		off += take;
+		if (st->in.len < 5 + (size_t)n)
+			return (0);
+		if (st->mcb(st->arg, (const uint8_t *)st->in.data + 5, n) != 0)
+			goto bad;
+		buf_reset(&st->in);
+	}
+	while (len - off >= 5) {
+		n = etcd_grpc_msglen(p + off);
 		if (p[off] != 0 || n > st->g->max_bytes)
 			goto bad;
-		if (st->in.len - off - 5 < n)
+		if (len - off - 5 < n)
 			break;
 		if (st->mcb(st->arg, p + off + 5, n) != 0)
 			goto bad;
 		off += 5 + n;
 	}
-	memmove(st->in.data, st->in.data + off, st->in.len - off);
-	st->in.len -= off;
+	if (off < len)
+		buf_add(&st->in, p + off, len - off);
 	return (0);
 bad:
 	log_warnx("etcd: a malformed gRPC message (%u bytes) on %s", n,
@@ -244,6 +275,9 @@ etcd_gstream_data_cb(nghttp2_session *s, uint8_t flags, int32_t id,
 		etcd_gstream_finish(st, -1);
 		return (0);
 	}
+	if (st->in.cap == 0 && len >= 5)	/* room for all of it at once */
+		buf_reserve(&st->in, etcd_grpc_msglen(data) <=
+		    st->g->max_bytes ? 5 + etcd_grpc_msglen(data) : len);
 	buf_add(&st->in, data, len);
 	return (0);
 }
@@ -315,8 +349,7 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 	}
 	p = (const uint8_t *)st->in.data;
 	if (st->in.len >= 5)
-		n = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
-		    (uint32_t)p[3] << 8 | p[4];
+		n = etcd_grpc_msglen(p);
 	if (st->in.len < 5 || p[0] != 0 || n != st->in.len - 5 ||
 	    (st->raw ? etcd_pb_check(st->rpc, p + 5, n) != 0 :
 	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL)) {

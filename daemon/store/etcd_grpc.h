@@ -57,6 +57,8 @@ struct etcd_grpc {
 	struct etcd_gconn	*conn[STORE_ENDPOINTS_MAX][ETCD_GRPC_LANES];
 	TAILQ_HEAD(, etcd_gstream) done;	/* answered, cb to run */
 	struct event		*fire;
+	/* Sends the requests of a loop turn at once (etcd_grpc_call.c). */
+	struct event		*flush;
 	size_t			 max_bytes;	/* of an answer */
 };
 

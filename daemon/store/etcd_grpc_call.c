@@ -78,6 +78,7 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	st->arg = arg;
 	buf_init(&st->out);
 	buf_init(&st->in);
+	buf_reserve(&st->out, sizeof pre + pblen);
 	buf_add(&st->out, pre, sizeof pre);
 	buf_add(&st->out, pb, pblen);
 	n = (uint32_t)pblen;
@@ -110,8 +111,27 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
 	evtimer_add(st->timer, &tv);
-	etcd_gconn_flush(c);	/* on failure, st answers 0 */
+	/* Sent with the loop turn's others; on failure, st answers 0. */
+	c->unsent = 1;
+	event_active(g->flush, 0, 0);
 	return (st);
+}
+
+/* The requests of a loop turn, in as few writes as the frames allow. */
+static void
+etcd_grpc_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_grpc	*g = arg;
+	struct etcd_gconn	*c;
+	unsigned		 i;
+
+	for (i = 0; i < STORE_ENDPOINTS_MAX * ETCD_GRPC_LANES; i++) {
+		c = g->conn[i / ETCD_GRPC_LANES][i % ETCD_GRPC_LANES];
+		if (c != NULL && c->unsent) {
+			c->unsent = 0;
+			etcd_gconn_flush(c);
+		}
+	}
 }
 
 int
@@ -181,8 +201,9 @@ etcd_grpc_init(struct etcd_grpc *g, struct event_base *base,
 	TAILQ_INIT(&g->done);
 	g->base = base;
 	g->max_bytes = max_bytes;
-	if (base != NULL && (g->fire = event_new(base, -1, 0, etcd_grpc_fire,
-	    g)) == NULL)
+	if (base != NULL && ((g->fire = event_new(base, -1, 0, etcd_grpc_fire,
+	    g)) == NULL || (g->flush = event_new(base, -1, 0,
+	    etcd_grpc_flush_cb, g)) == NULL))
 		return (-1);
 	return (0);
 }
@@ -204,5 +225,7 @@ etcd_grpc_close(struct etcd_grpc *g)
 	}
 	if (g->fire != NULL)
 		event_free(g->fire);
+	if (g->flush != NULL)
+		event_free(g->flush);
 	memset(g, 0, sizeof *g);
 }

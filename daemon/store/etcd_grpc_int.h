@@ -48,6 +48,7 @@ struct etcd_gconn {
 	TAILQ_HEAD(, etcd_gstream) streams;
 	struct timeval		 last_read;
 	int			 goaway;
+	int			 unsent;	/* requests for g->flush */
 };
 
 void	etcd_gstream_free(struct etcd_gstream *);

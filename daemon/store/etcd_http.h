@@ -120,6 +120,7 @@ int	 etcd_http_call_at(struct etcd_http *, unsigned ep, const char *path,
  * One of those (how: ETCD_CALL_ONCE, | ETCD_CALL_COPY for a copy, or 0
  * for async) with a KV call's request already in protobuf (etcd_pb.h),
  * and its answer in protobuf (checked well-formed), or NULL and err.
+ * The call takes pb's bytes (pb is left empty), sent or not.
  */
 typedef void (*etcd_http_pb_cb)(void *arg, const struct buf *answer,
 		    const struct store_err *err);
@@ -127,7 +128,7 @@ typedef void (*etcd_http_pb_cb)(void *arg, const struct buf *answer,
 #define ETCD_CALL_ONCE		0x2
 #define ETCD_CALL_COPY		0x4
 int	 etcd_http_call_pb(struct etcd_http *, int how, const char *path,
-	    const struct buf *pb, etcd_http_pb_cb cb, void *arg,
+	    struct buf *pb, etcd_http_pb_cb cb, void *arg,
 	    struct store_err *);
 /* Build a request for path with a JSON body on conn. */
 struct evhttp_request *etcd_http_request(struct evhttp_connection *,

@@ -29,7 +29,7 @@ struct etcd_acall {
 	unsigned		 busy;		/* answers "try later" */
 	enum etcd_pb_rpc	 rpc;		/* over gRPC, or NONE */
 	struct buf		 pb;		/* then the request */
-	struct event		*pause;		/* before trying again */
+	struct event		*pause;		/* before trying again, or NULL */
 	etcd_http_cb		 cb;
 	etcd_http_pb_cb		 pbcb;		/* or: answer in protobuf */
 	void			*arg;
@@ -134,7 +134,9 @@ etcd_acall_answer(struct etcd_acall *a, int status, struct buf *b,
 		    a->pbcb != NULL);
 		if (!a->answered && !a->once && !a->pinned &&
 		    a->err.code == STORE_ERR_UNAVAILABLE &&
-		    ++a->busy < ETCD_BUSY_TRIES) {
+		    ++a->busy < ETCD_BUSY_TRIES && (a->pause != NULL ||
+		    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb,
+		    a)) != NULL)) {
 			/* A leader change: the same call, after a pause. */
 			event_add(a->pause, &etcd_busy_pause);
 			return;
@@ -231,7 +233,7 @@ etcd_acall_send(struct etcd_acall *a)
  */
 static int
 etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
-    const char *body, const struct buf *pb, etcd_http_cb cb,
+    const char *body, struct buf *pb, etcd_http_cb cb,
     etcd_http_pb_cb pbcb, void *arg, struct store_err *err)
 {
 	int	 pinned = (how & ETCD_CALL_PINNED) != 0;
@@ -239,11 +241,14 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	struct etcd_acall	*a;
 	const char		*why;
 
-	if (h->main == NULL)
-		return (store_err_set(err, STORE_ERR_INTERNAL, "no event loop "
-		    "for asynchronous etcd calls"));
-	if (h->down && !pinned)
+	if (h->main == NULL || (h->down && !pinned)) {
+		if (pb != NULL)
+			buf_free(pb);
+		if (h->main == NULL)
+			return (store_err_set(err, STORE_ERR_INTERNAL, "no "
+			    "event loop for asynchronous etcd calls"));
 		return (etcd_http_down_err(err));
+	}
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
 	a->conn = -1;
@@ -261,16 +266,16 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 	buf_init(&a->pb);
 	buf_init(&a->answer);
 	LIST_INSERT_HEAD(&h->acalls, a, entry);
-	if (pb != NULL && a->rpc != ETCD_PB_NONE)
-		buf_add(&a->pb, pb->data, pb->len);
-	else if (a->rpc != ETCD_PB_NONE && etcd_pb_encode(a->rpc, body,
+	if (pb != NULL && a->rpc != ETCD_PB_NONE) {
+		a->pb = *pb;		/* taken */
+		buf_init(pb);
+	} else if (a->rpc != ETCD_PB_NONE && etcd_pb_encode(a->rpc, body,
 	    &a->pb, &why) != 0) {
 		etcd_acall_free(a);
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
 		    path, why));
 	}
 	if ((a->fire = event_new(h->main, -1, 0, etcd_acall_fire, a)) == NULL ||
-	    (a->pause = evtimer_new(h->main, etcd_acall_pause_cb, a)) == NULL ||
 	    etcd_acall_send(a) != 0) {
 		etcd_acall_free(a);
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
@@ -281,12 +286,13 @@ etcd_http_acall(struct etcd_http *h, int how, unsigned ep, const char *path,
 
 int
 etcd_http_call_pb(struct etcd_http *h, int how, const char *path,
-    const struct buf *pb, etcd_http_pb_cb cb, void *arg,
-    struct store_err *err)
+    struct buf *pb, etcd_http_pb_cb cb, void *arg, struct store_err *err)
 {
-	if (etcd_pb_rpc_of(path) == ETCD_PB_NONE)
+	if (etcd_pb_rpc_of(path) == ETCD_PB_NONE) {
+		buf_free(pb);
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: not "
 		    "a gRPC call", path));
+	}
 	return (etcd_http_acall(h, how, 0, path, NULL, pb, NULL, cb, arg,
 	    err));
 }

@@ -252,6 +252,7 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 	char			 k[ETCD_SLOT_KEY_MAX];
 	size_t			 klen = etcd_slot_key(e, c->slot, k), n;
 
+	buf_reserve(out, 512);	/* a put's txn at once */
 	etcd_pb_cmp_mod(out, k, klen, c->known);
 	etcd_txn_compares(e, c->b, out);
 	etcd_pb_slot_put(out, k, klen, c->token);

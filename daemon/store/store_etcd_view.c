@@ -164,12 +164,18 @@ view_set(struct etcd_view *v, const struct etcd_ev *ev)
 		n->hash = h;
 		v->nkeys++;
 		view_hadd(v, n);
+	} else if (n->value_len == ev->value_len && ev->value_len > 0) {
+		/* A value of the same size: written over in place. */
+		v->bytes -= VIEW_NODE_BYTES(n);
+		memcpy(n->value, ev->value, ev->value_len);
 	} else {
 		v->bytes -= VIEW_NODE_BYTES(n);
 		free(n->value);
+		n->value = NULL;
 	}
-	n->value = xmemdup(ev->value != NULL ? (const void *)ev->value : "",
-	    ev->value_len);
+	if (n->value == NULL)
+		n->value = xmemdup(ev->value != NULL ?
+		    (const void *)ev->value : "", ev->value_len);
 	n->value_len = ev->value_len;
 	n->version = ev->version;
 	n->create_rev = ev->create_rev;
