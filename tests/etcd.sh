@@ -19,7 +19,9 @@ free_port() {
 }
 
 # Start etcd on loopback ports with a data directory under $1, with etcd's
-# default limits (--max-txn-ops 128: metad's txns fit it, metad(8)).
+# default limits (--max-txn-ops 128: metad's txns fit it, metad(8)), and
+# the flags in ETCD_FLAGS, if any (word-split: the benchmark's
+# --backend-batch-limit).
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
 	local dir="$1" i c p fresh
@@ -37,7 +39,7 @@ etcd_start() {
 		    --listen-peer-urls "http://127.0.0.1:$p" \
 		    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
 		    --initial-cluster "default=http://127.0.0.1:$p" \
-		    >>"$dir/etcd.log" 2>&1 &
+		    ${ETCD_FLAGS:-} >>"$dir/etcd.log" 2>&1 &
 		ETCD_PID=$!
 		ETCD_URL="http://127.0.0.1:$c"
 		ETCD_CLIENT_PORT=$c
