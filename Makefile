@@ -194,6 +194,9 @@ build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd_pb.o \
 		   build/daemon/store/etcd_pb_wire.o $(COMMON_OBJS)
 build/tests/test_etcd_pb: build/daemon/store/etcd_pb.o \
 		   build/daemon/store/etcd_pb_wire.o
+# The direct decoder's test compares it with the general one: the daemon's.
+build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_ops_fast: $(DAEMON_LIB_OBJS)
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)

@@ -218,7 +218,7 @@ ops_take_id(struct req *r, const char *line, size_t len,
 	return (0);
 }
 
-static int
+int
 ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 {
 	const char	*name;
@@ -292,11 +292,11 @@ ops_handle(struct conn *c, const char *line, size_t len)
 		return (0);
 	if (c->nother > 0)
 		return (1);
-	r = xcalloc(1, sizeof *r);
+	r = xcalloc(1, sizeof *r + len + 2);
 	r->md = c->md;
 	r->conn = c;
 	buf_init(&r->resp);
-	rc = ops_decode(r, line, len, &e);
+	rc = ops_fast(r, line, len) ? 0 : ops_decode(r, line, len, &e);
 	if (rc == 0 && req_writes(r)) {
 		conn_enqueue(c, r);
 		commit_enqueue(c->md->commit, r);

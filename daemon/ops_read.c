@@ -201,6 +201,14 @@ ops_get(struct req *r)
 	struct read_args	*a;
 
 	a = xcalloc(1, sizeof *a);
+	if (r->json == NULL) {
+		/* ops_fast: a key alone, the options' defaults. */
+		a->key = r->wa.key;
+		a->key_len = r->wa.key_len;
+		a->timeout_ms = READ_TIMEOUT_DEFAULT_MS;
+		ops_read_start(r, a, ops_get_go);
+		return;
+	}
 	if (proto_get_key(r->json, "key", 1, &a->key, &a->key_len, &e) != 1 ||
 	    ops_read_args(r, a, &e) != 0) {
 		free(a);

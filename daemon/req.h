@@ -7,8 +7,9 @@
  * or for a read that waits (a remote store, a wait).  The connection sends
  * answers in the order the requests came, whatever order they end in.
  *
- * Ownership: a struct req owns its cJSON tree, its response buffer and any
- * decoded state; the connection frees it once its answer is sent (or, when
+ * Ownership: a struct req owns its cJSON tree (NULL when the direct
+ * decoder, ops_fast.c, read the line: its arguments are then in wa, their
+ * strings in strs), its response buffer and any decoded state; the connection frees it once its answer is sent (or, when
  * the connection closed meanwhile, at req_done()).  While a request lives,
  * it holds a reference to its connection.
  */
@@ -77,6 +78,8 @@ struct req {
 	void			 (*internal_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
+	/* ops_handle's requests: room for the line's strings (ops_fast). */
+	char			 strs[];
 };
 
 TAILQ_HEAD(req_queue, req);
