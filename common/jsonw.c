@@ -101,6 +101,11 @@ json_escape(struct buf *b, const char *s, size_t n)
 	buf_reserve(b, n + 2);
 	buf_addc(b, '"');
 	for (i = 0; i < n; i++) {
+		/* plain bytes, most often: a word at a time */
+		while (n - i >= 8 && enc_json_plain8(s + i))
+			i += 8;
+		if (i == n)
+			break;
 		c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\' && c != 0xc0)
 			continue;

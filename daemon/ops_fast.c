@@ -80,6 +80,10 @@ fast_str(const char *s, size_t len, size_t i, struct fast_tok *t)
 	t->esc = 0;
 	t->p = s + ++i;
 	for (; i < len; i++) {
+		while (len - i >= 8 && enc_json_plain8(s + i))
+			i += 8;
+		if (i == len)
+			break;
 		c = (unsigned char)s[i];
 		if (c == '"') {
 			t->n = (size_t)(s + i - t->p);
