@@ -42,6 +42,8 @@ struct ops_fast {
 	const char	*value;		/* put */
 	size_t		 value_len;
 	struct precond	 pc;
+	uint64_t	 lease;		/* put: 0 none */
+	int		 serializable;	/* get: "consistency" */
 };
 int		 ops_fast_decode(const char *, size_t, size_t max_value,
 		    char *out, struct ops_fast *);

@@ -13,15 +13,16 @@
  * What it takes: one JSON object, blanks (space, tab) between tokens and
  * space, tab or CR after it; at most OPS_FAST_MEMBERS members, each named
  * once, without escapes, among
- *   get:    op, id, key
- *   put:    op, id, key, value, if_absent, if_version, if_mod_rev
+ *   get:    op, id, key, consistency
+ *   put:    op, id, key, value, if_absent, if_version, if_mod_rev, lease
  *   delete: op, id, key, if_absent, if_version, if_mod_rev
  * strings of bytes from 0x20 with the escapes \" \\ \/ \b \f \n \r \t (no
  * \u: a \u0000 goes the general way), integers without sign, fraction or
  * exponent; an id as a string without escapes, an integer of at most 20
  * characters, true, false or null.  Every argument valid: a key of 1 to
  * KEY_MAX_BYTES bytes of UTF-8, a value of UTF-8 within --max-value-bytes,
- * at most one precondition, a write on a read-write connection.
+ * at most one precondition, a lease from 1, "linearizable" or
+ * "serializable", a write on a read-write connection.
  */
 #include <string.h>
 
@@ -52,7 +53,8 @@ struct fast_member {
 };
 
 static const char *const fast_names[] = {
-	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev"
+	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev",
+	"lease", "consistency"
 };
 #define F_OP		0x01
 #define F_ID		0x02
@@ -61,6 +63,8 @@ static const char *const fast_names[] = {
 #define F_ABSENT	0x10
 #define F_VERSION	0x20
 #define F_MOD_REV	0x40
+#define F_LEASE		0x80
+#define F_CONSISTENCY	0x100
 
 static size_t
 fast_ws(const char *s, size_t len, size_t i)
@@ -295,6 +299,19 @@ fast_precond(const struct fast_member *m, unsigned bit, struct precond *pc,
 	return (-1);
 }
 
+/* A read's "consistency", as ops_read_args() reads it. */
+static int
+fast_consistency(const struct fast_tok *t, struct ops_fast *f)
+{
+	if (t->kind != FAST_STR || t->esc)
+		return (-1);
+	if (t->n == 12 && memcmp(t->p, "serializable", 12) == 0)
+		f->serializable = 1;
+	else if (t->n != 12 || memcmp(t->p, "linearizable", 12) != 0)
+		return (-1);
+	return (0);
+}
+
 /* Which of fast_names m is (its bit), or 0. */
 static unsigned
 fast_name(const struct fast_member *m)
@@ -316,9 +333,9 @@ fast_op(const struct fast_tok *t, struct ops_fast *f, unsigned *allowed)
 		const char	*op;
 		unsigned	 fields;
 	} ops[] = {
-		{ "get", F_OP | F_ID | F_KEY },
+		{ "get", F_OP | F_ID | F_KEY | F_CONSISTENCY },
 		{ "put", F_OP | F_ID | F_KEY | F_VALUE | F_ABSENT | F_VERSION |
-		    F_MOD_REV },
+		    F_MOD_REV | F_LEASE },
 		{ "delete", F_OP | F_ID | F_KEY | F_ABSENT | F_VERSION |
 		    F_MOD_REV },
 	};
@@ -372,6 +389,14 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 		case F_VALUE:
 			value = &m[i].v;
 			break;
+		case F_LEASE:
+			if (fast_u64(&m[i].v, &f->lease) != 0 || f->lease == 0)
+				return (0);
+			break;
+		case F_CONSISTENCY:
+			if (fast_consistency(&m[i].v, f) != 0)
+				return (0);
+			break;
 		default:
 			if (fast_precond(&m[i], bit, &f->pc, &npc) != 0)
 				return (0);
@@ -416,5 +441,7 @@ ops_fast(struct req *r, const char *line, size_t len)
 	r->wa.value.data = (const unsigned char *)f.value;
 	r->wa.value.len = f.value_len;
 	r->wa.pc = f.pc;
+	r->wa.lease = f.lease;
+	r->serializable = f.serializable;
 	return (1);
 }

@@ -202,10 +202,11 @@ ops_get(struct req *r)
 
 	a = xcalloc(1, sizeof *a);
 	if (r->json == NULL) {
-		/* ops_fast: a key alone, the options' defaults. */
+		/* ops_fast: a key and consistency, other options' defaults */
 		a->key = r->wa.key;
 		a->key_len = r->wa.key_len;
 		a->timeout_ms = READ_TIMEOUT_DEFAULT_MS;
+		a->serializable = r->serializable;
 		ops_read_start(r, a, ops_get_go);
 		return;
 	}

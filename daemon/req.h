@@ -62,7 +62,8 @@ struct req {
 	/* The id as JSON text, or "": escaping takes up to 6 bytes a byte. */
 	char			 id[ID_MAX_BYTES * 6 + 8];
 	size_t			 id_len;
-	struct write_args	 wa;
+	struct write_args	 wa;		/* put, delete; a get's key (ops_fast) */
+	int			 serializable;	/* ops_fast: a get's consistency */
 	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */
 	void			*state;
 	void			 (*state_free)(void *);

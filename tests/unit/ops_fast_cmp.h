@@ -5,8 +5,9 @@
  *
  * ops_fast_cmp(): 0 if ops_fast leaves the line to ops_decode, 1 if it
  * takes it and ops_decode takes it too with the same op, id and arguments
- * (a get: the same key and no other field; a put or delete: the same key,
- * value, precondition, and no fence or lease), -1 otherwise with why.
+ * (a get: the same key and consistency, no other field; a put or delete:
+ * the same key, value, precondition and lease, no fence), -1 otherwise
+ * with why.
  */
 #ifndef OPS_FAST_CMP_H
 #define OPS_FAST_CMP_H
@@ -51,10 +52,18 @@ ops_fast_cmp_get(const struct req *a, const struct req *b, char *why,
 		snprintf(why, whylen, "get: keys differ");
 		return (-1);
 	}
+	/* ops_read_args: serializable, or linearizable (the default) */
+	if (proto_get_str(b->json, "consistency", 0, &key, &klen, &e) == -1 ||
+	    a->serializable != (proto_get_str(b->json, "consistency", 0, &key,
+	    &klen, &e) == 1 && strcmp(key, "serializable") == 0)) {
+		snprintf(why, whylen, "get: consistencies differ");
+		return (-1);
+	}
 	for (m = b->json->child; m != NULL; m = m->next) {
 		if (strcmp(m->string, "op") != 0 &&
 		    strcmp(m->string, "id") != 0 &&
-		    strcmp(m->string, "key") != 0) {
+		    strcmp(m->string, "key") != 0 &&
+		    strcmp(m->string, "consistency") != 0) {
 			snprintf(why, whylen, "get: a field \"%s\"",
 			    m->string);
 			return (-1);
@@ -87,8 +96,8 @@ ops_fast_cmp_write(const struct req *a, const struct req *b, char *why,
 		    (int)y->pc.kind, (unsigned long long)y->pc.n);
 		return (-1);
 	}
-	if (x->fence.set || y->fence.set || x->lease != 0 || y->lease != 0) {
-		snprintf(why, whylen, "write: a fence or lease");
+	if (x->fence.set || y->fence.set || x->lease != y->lease) {
+		snprintf(why, whylen, "write: a fence, or leases differ");
 		return (-1);
 	}
 	return (1);

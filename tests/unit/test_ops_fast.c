@@ -98,6 +98,17 @@ test_takes(void **state)
 	assert_int_equal(f.pc.kind, PRECOND_MOD_REV);
 	assert_int_equal(f.pc.n, 0);
 	assert_memory_equal(f.id, "null", 4);
+
+	assert_int_equal(DECODE("{\"op\":\"get\",\"key\":\"k\","
+	    "\"consistency\":\"serializable\"}", &f, out), 1);
+	assert_int_equal(f.serializable, 1);
+	assert_int_equal(DECODE("{\"op\":\"get\",\"key\":\"k\","
+	    "\"consistency\":\"linearizable\"}", &f, out), 1);
+	assert_int_equal(f.serializable, 0);
+	assert_int_equal(DECODE("{\"op\":\"put\",\"key\":\"k\",\"value\":\"\","
+	    "\"lease\":9007199}", &f, out), 1);
+	assert_int_equal(f.lease, 9007199);
+	assert_int_equal(f.value_len, 0);
 }
 
 static void
@@ -111,7 +122,14 @@ test_leaves(void **state)
 		"{\"op\":\"get\",\"key\":\"k\",\"nope\":1}",
 		"{\"op\":\"put\",\"key\":\"k\",\"value_b64\":\"eA==\"}",
 		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\",\"fence\":{}}",
-		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\",\"lease\":1}",
+		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\",\"lease\":0}",
+		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\",\"lease\":null}",
+		"{\"op\":\"delete\",\"key\":\"k\",\"lease\":1}",
+		"{\"op\":\"get\",\"key\":\"k\",\"consistency\":\"Serializable\"}",
+		"{\"op\":\"get\",\"key\":\"k\",\"consistency\":null}",
+		"{\"op\":\"get\",\"key\":\"k\",\"consistency\":\"serial\\izable\"}",
+		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\","
+		    "\"consistency\":\"serializable\"}",
 		"{\"op\":\"list\",\"prefix\":\"k\"}",
 		"{\"o\\u0070\":\"get\",\"key\":\"k\"}",
 		"\xef\xbb\xbf{\"op\":\"get\",\"key\":\"k\"}",
@@ -180,7 +198,7 @@ pick(size_t n)
 
 static const char *const names[] = {
 	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev",
-	"fence", "lease", "rev", "value_b64", "consistency", "ID", "key ",
+	"lease", "consistency", "fence", "rev", "value_b64", "ID", "key ",
 	"k\\u0065y", "o\\u0070", "\xc3\xa9"
 };
 static const char *const opv[] = {
@@ -195,6 +213,10 @@ static const char *const strv[] = {
 	"\"\\ud83d\\ude00\"", "\"0123456789abcdef\"", "\"0123456789abcdefg\"",
 	"\"0123456789abcde\\n\"", "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
 	"\"\xe2\x82\xac\"", "\"\xff\"", "\"\\x\"", "\"\x7f\"", "{}", "[]"
+};
+static const char *const consv[] = {
+	"\"serializable\"", "\"linearizable\"", "\"Serializable\"", "\"\"",
+	"\"serializable \"", "null", "1", "\"s\\u0065rializable\""
 };
 static const char *const boolv[] = {
 	"true", "false", "null", "1", "\"true\"", "tru", "falsey"
@@ -247,6 +269,8 @@ value_for(const char *name)
 		return (PICK(idv));
 	if (strcmp(name, "if_absent") == 0)
 		return (PICK(boolv));
+	if (strcmp(name, "consistency") == 0)
+		return (PICK(consv));
 	if (strncmp(name, "if_", 3) == 0 || strcmp(name, "lease") == 0 ||
 	    strcmp(name, "rev") == 0)
 		return (PICK(intv));
@@ -257,15 +281,16 @@ value_for(const char *name)
 static const char *
 member_name(size_t i, int shaped)
 {
-	static const char *const get[] = { "op", "key", "id" };
+	static const char *const get[] = { "op", "key", "id",
+	    "consistency" };
 	static const char *const put[] = { "op", "key", "value", "id",
-	    "if_absent", "if_version", "if_mod_rev" };
+	    "if_absent", "if_version", "if_mod_rev", "lease" };
 	static const char *const del[] = { "op", "key", "id", "if_absent",
 	    "if_version", "if_mod_rev" };
 
-	if (shaped == 1 && i < 3 && pick(16) != 0)
+	if (shaped == 1 && i < 4 && pick(16) != 0)
 		return (get[i]);
-	if (shaped == 2 && i < 7 && pick(16) != 0)
+	if (shaped == 2 && i < 8 && pick(16) != 0)
 		return (put[i]);
 	if (shaped == 3 && i < 6 && pick(16) != 0)
 		return (del[i]);
@@ -273,7 +298,7 @@ member_name(size_t i, int shaped)
 		return ("op");
 	if (i == 1 && pick(8) != 0)
 		return ("key");
-	return (pick(3) != 0 ? names[pick(7)] : PICK(names));
+	return (pick(3) != 0 ? names[pick(9)] : PICK(names));
 }
 
 static const char *
@@ -292,8 +317,10 @@ shaped_value(const char *name, int shaped)
 		return (PICK(strs));
 	if (strcmp(name, "if_absent") == 0)
 		return (pick(2) ? "true" : "false");
-	if (strncmp(name, "if_", 3) == 0)
+	if (strncmp(name, "if_", 3) == 0 || strcmp(name, "lease") == 0)
 		return (pick(2) ? "5" : "0");
+	if (strcmp(name, "consistency") == 0)
+		return (pick(2) ? "\"serializable\"" : "\"linearizable\"");
 	return (value_for(name));
 }
 
@@ -309,7 +336,7 @@ make_line(struct buf *b)
 	buf_reset(b);
 	buf_addstr(b, PICK(blank));
 	buf_addc(b, '{');
-	n = shaped == 1 ? 2 + pick(2) : shaped ? 2 + pick(4) : 1 + pick(5);
+	n = shaped == 1 ? 2 + pick(3) : shaped ? 2 + pick(5) : 1 + pick(5);
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			buf_addc(b, ',');
