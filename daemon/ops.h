@@ -47,6 +47,10 @@ struct ops_fast {
 };
 int		 ops_fast_decode(const char *, size_t, size_t max_value,
 		    char *out, struct ops_fast *);
+/* The room ops_fast needs in a request's strs for a line of len bytes:
+ * what ops_fast_decode writes and the id's text after it (all from the
+ * line, none longer there). */
+#define OPS_FAST_ROOM(len)	((len) + 2)
 /* r (from ops_handle, with its strs) as ops_decode would make it: 1, or 0
  * untouched. */
 int		 ops_fast(struct req *, const char *, size_t);

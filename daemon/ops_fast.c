@@ -424,6 +424,7 @@ int
 ops_fast(struct req *r, const char *line, size_t len)
 {
 	struct ops_fast	 f;
+	char		*id;
 
 	if (!ops_fast_decode(line, len, r->md->cfg.max_value_bytes, r->strs,
 	    &f))
@@ -433,9 +434,14 @@ ops_fast(struct req *r, const char *line, size_t len)
 		r->op = NULL;
 		return (0);
 	}
-	if (f.id != NULL)
-		memcpy(r->id, f.id, f.id_len);
-	r->id_len = f.id_len;
+	if (f.id != NULL) {
+		/* after the key and value, no longer than in the line */
+		id = r->strs + f.key_len + 1 + (f.value != NULL ?
+		    f.value_len + 1 : 0);
+		memcpy(id, f.id, f.id_len);
+		r->id = id;
+		r->id_len = f.id_len;
+	}
 	r->wa.key = f.key;
 	r->wa.key_len = f.key_len;
 	r->wa.value.data = (const unsigned char *)f.value;

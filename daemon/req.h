@@ -59,9 +59,10 @@ struct req {
 	struct conn		*conn;
 	cJSON			*json;
 	const struct op		*op;
-	/* The id as JSON text, or "": escaping takes up to 6 bytes a byte. */
-	char			 id[ID_MAX_BYTES * 6 + 8];
+	/* The id as JSON text (id_len 0: none), in strs or id_owned. */
+	const char		*id;
 	size_t			 id_len;
+	char			*id_owned;
 	struct write_args	 wa;		/* put, delete; a get's key (ops_fast) */
 	int			 serializable;	/* ops_fast: a get's consistency */
 	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */

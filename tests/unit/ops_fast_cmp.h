@@ -111,7 +111,7 @@ ops_fast_cmp(struct metad *md, struct conn *c, const char *line, size_t len,
 	struct proto_err	 e;
 	int			 rc;
 
-	a = ops_fast_cmp_req(md, c, len + 2);
+	a = ops_fast_cmp_req(md, c, OPS_FAST_ROOM(len));
 	if (!ops_fast(a, line, len)) {
 		rc = a->op != NULL || a->id_len != 0 ? -1 : 0;
 		snprintf(why, whylen, "ops_fast left the request changed");

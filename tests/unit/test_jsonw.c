@@ -648,6 +648,42 @@ test_json_escape_offsets(void **state)
 	buf_free(&want);
 }
 
+/* JW_NAME writes what jw_name writes, commas and all. */
+static void
+test_jw_name_lit(void **state)
+{
+	struct buf	 a, b;
+	struct jw	 w, v;
+
+	(void)state;
+	buf_init(&a);
+	buf_init(&b);
+	jw_init(&w, &a);
+	jw_init(&v, &b);
+	jw_obj_open(&w);
+	jw_obj_open(&v);
+	jw_name(&w, "id");
+	JW_NAME(&v, "id");
+	jw_u64(&w, 7);
+	jw_u64(&v, 7);
+	jw_name(&w, "create_rev");
+	JW_NAME(&v, "create_rev");
+	jw_obj_open(&w);
+	jw_obj_open(&v);
+	jw_name(&w, "value");
+	JW_NAME(&v, "value");
+	jw_null(&w);
+	jw_null(&v);
+	jw_obj_close(&w);
+	jw_obj_close(&v);
+	jw_obj_close(&w);
+	jw_obj_close(&v);
+	JW_CHECK(&a, "{\"id\":7,\"create_rev\":{\"value\":null}}");
+	JW_CHECK(&b, "{\"id\":7,\"create_rev\":{\"value\":null}}");
+	buf_free(&a);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -661,6 +697,7 @@ main(void)
 		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_json_escape_offsets),
 		cmocka_unit_test(test_jw_name_escaped),
+		cmocka_unit_test(test_jw_name_lit),
 		cmocka_unit_test(test_escape_parses_back),
 		cmocka_unit_test(test_jw_value),
 		cmocka_unit_test(test_jw_value_null_empty),
