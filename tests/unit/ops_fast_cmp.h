@@ -127,8 +127,8 @@ ops_fast_cmp(struct metad *md, struct conn *c, const char *line, size_t len,
 		snprintf(why, whylen, "ops differ: %s, %s", a->op->name,
 		    b->op->name);
 		rc = -1;
-	} else if (a->id_len != b->id_len || memcmp(a->id, b->id,
-	    a->id_len) != 0) {
+	} else if (a->id_len != b->id_len || (a->id_len > 0 &&
+	    memcmp(a->id, b->id, a->id_len) != 0)) {
 		snprintf(why, whylen, "ids differ: %.*s, %.*s",
 		    (int)a->id_len, a->id, (int)b->id_len, b->id);
 		rc = -1;
