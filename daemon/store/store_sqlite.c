@@ -1,21 +1,26 @@
 /*
- * The SQLite backend: one database file in WAL mode, five tables.
+ * The SQLite backend: one database file in WAL mode, schema 5:
  *
  *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
  *						meta 'ckpt_rev'
  *   history(rev, seq, type, key, value, version, create_rev)
- *				the events up to ckpt_rev, indexed by key
- *   log(the columns of history)	the events past ckpt_rev
+ *				every event from compact_rev on, appended
+ *				by each commit, keyed by (rev, seq)
+ *   history_by_key(key, rev, seq)	the key index of history's events up
+ *				to ckpt_rev (reads at a rev, a key's history)
+ *   kept(key, value, version, create_rev, rev, seq)	each key's last
+ *				event below compact_rev, if it is a put
  *   meta(name, value)		'schema', 'rev' (set by a commit whose
- *				newest event is not in the log: the rev is
+ *				newest event is not in history: the rev is
  *				SQ_REV_SQL), 'compact_rev', 'ckpt_rev',
  *				'nkeys' (the key count, kept by each commit)
  *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
  *
- * A commit appends to log only; the keys written since the last checkpoint
- * are served from memory until a checkpoint writes them into kv and moves
- * the log into history, and the log is replayed at open
- * (store_sqlite_log.c).
+ * A commit appends to history only; the keys written since the last
+ * checkpoint are served from memory until a checkpoint writes them into
+ * kv and indexes their events by key, and history's tail past ckpt_rev is
+ * replayed at open (store_sqlite_log.c).  A compaction moves the last puts
+ * below it into kept and drops a range of history's pages.
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is
@@ -51,13 +56,25 @@
 #define SQ_LEASE_COL \
 	", (SELECT lease FROM lease_key AS l WHERE l.key = kv.key)"
 #define SQ_EV_COLS	"key, value, version, create_rev, rev, seq, type"
-/* h is a key's last event at or before rev ?4, and a put. */
-#define SQ_LAST_PUT_AT \
-	"h.rev <= ?4 AND h.type = 0 AND NOT EXISTS (SELECT 1 FROM history " \
-	"AS n WHERE n.key = h.key AND n.rev <= ?4 AND (n.rev > h.rev OR " \
-	"(n.rev = h.rev AND n.seq > h.seq)))"
 #define SQ_H_EV_COLS \
 	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type"
+/* history's row of a key index row k. */
+#define SQ_BY_KEY \
+	" FROM history_by_key AS k JOIN history AS h ON h.rev = k.rev AND " \
+	"h.seq = k.seq "
+/*
+ * A range at rev ?4 (kept from ?5): each key's last event at or before
+ * ?4 if it is a put, else (no event from ?5 to ?4) its row of kept.
+ */
+#define SQ_RANGE_AT_SQL(hk, hp) \
+	"SELECT " SQ_H_EV_COLS SQ_BY_KEY "WHERE k.key >= ?1 " hk \
+	"AND k.rev >= ?5 AND k.rev <= ?4 AND h.type = 0 AND NOT EXISTS " \
+	"(SELECT 1 FROM history_by_key AS n WHERE n.key = k.key AND " \
+	"n.rev <= ?4 AND (n.rev > k.rev OR (n.rev = k.rev AND " \
+	"n.seq > k.seq))) UNION ALL SELECT key, value, version, " \
+	"create_rev, rev, seq, 0 FROM kept AS p WHERE p.key >= ?1 " \
+	hp "AND NOT EXISTS (SELECT 1 FROM history_by_key AS n WHERE " \
+	"n.key = p.key AND n.rev >= ?5 AND n.rev <= ?4) ORDER BY 1 LIMIT ?3"
 
 static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key = ?1",
@@ -67,19 +84,12 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "version = version + 1, mod_rev = excluded.mod_rev "
 	    "RETURNING version, create_rev",
 	"DELETE FROM kv WHERE key = ?1",
-	/* A write appends to the log (no secondary index to update). */
-	"INSERT INTO log (rev, seq, type, key, value, version, create_rev) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	/* A write appends to history (no secondary index to update). */
+	"INSERT INTO history (rev, seq, type, key, value, version, "
+	    "create_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	"SELECT " SQ_EV_COLS " FROM history WHERE rev >= ?1 ORDER BY rev, seq",
-	/*
-	 * Compaction from ?2 to ?1 keeps a key's last event below ?1 if it
-	 * is a put (SQ_HIST_DROP_OLD first drops the ones kept below ?2
-	 * that an event of [?2, ?1) replaced).
-	 */
-	"DELETE FROM history WHERE rev >= ?2 AND rev < ?1 AND (type = 1 OR "
-	    "EXISTS (SELECT 1 FROM history AS n WHERE n.key = history.key AND "
-	    "n.rev < ?1 AND (n.rev > history.rev OR (n.rev = history.rev AND "
-	    "n.seq > history.seq))))",
+	/* Compaction: the events below ?1 go, a range of pages. */
+	"DELETE FROM history WHERE rev < ?1",
 	"UPDATE meta SET value = ?2 WHERE name = ?1",
 	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 AND "
 	    "key < ?2 "
@@ -97,29 +107,42 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SAVEPOINT metad_mark",
 	"RELEASE metad_mark",
 	"ROLLBACK TO metad_mark",
-	/* One seek in history_key (key, rev, seq): */
-	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev <= ?2 "
-	    "ORDER BY rev DESC, seq DESC LIMIT 1",
-	"SELECT " SQ_H_EV_COLS " FROM history AS h WHERE h.key >= ?1 AND "
-	    "h.key < ?2 AND " SQ_LAST_PUT_AT " ORDER BY h.key LIMIT ?3",
-	"SELECT " SQ_H_EV_COLS " FROM history AS h WHERE h.key >= ?1 AND "
-	    SQ_LAST_PUT_AT " ORDER BY h.key LIMIT ?3",
-	"SELECT " SQ_EV_COLS " FROM history WHERE key = ?1 AND rev >= ?2 "
-	    "ORDER BY rev, seq",
-	"DELETE FROM history WHERE rev < ?2 AND key IN (SELECT key FROM "
-	    "history WHERE rev >= ?2 AND rev < ?1)",
+	/* One seek in history_by_key (key, rev, seq), from ?3 up to ?2: */
+	"SELECT " SQ_H_EV_COLS SQ_BY_KEY "WHERE k.key = ?1 AND k.rev <= ?2 "
+	    "AND k.rev >= ?3 ORDER BY k.rev DESC, k.seq DESC LIMIT 1",
+	SQ_RANGE_AT_SQL("AND k.key < ?2 ", "AND p.key < ?2 "),
+	SQ_RANGE_AT_SQL("", ""),
+	"SELECT " SQ_H_EV_COLS SQ_BY_KEY "WHERE k.key = ?1 AND k.rev >= ?2 "
+	    "ORDER BY k.rev, k.seq",
+	/*
+	 * Compaction to ?1 keeps each key's last event below it if it is a
+	 * put, in kept: the puts below ?1 replace their key's row, in rev
+	 * order (the last one stays); then each delete below ?1 takes its
+	 * key's row away if that is older (SQ_KEPT_DEL, ?2 ?3 its rev, seq).
+	 */
+	"DELETE FROM kept WHERE key = ?1 AND (rev < ?2 OR (rev = ?2 AND "
+	    "seq < ?3))",
 	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
-	"SELECT " SQ_EV_COLS " FROM log WHERE rev >= ?1 ORDER BY rev, seq",
-	"INSERT INTO history (rev, seq, type, key, value, version, create_rev) "
-	    "SELECT rev, seq, type, key, value, version, create_rev FROM log "
-	    "WHERE rev <= ?1 ORDER BY rev, seq",
-	"DELETE FROM log WHERE rev <= ?1",
-	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev <= ?2 "
-	    "ORDER BY rev DESC, seq DESC LIMIT 1",
-	"SELECT " SQ_EV_COLS " FROM log WHERE key = ?1 AND rev >= ?2 "
-	    "ORDER BY rev, seq",
+	"INSERT INTO kept (key, value, version, create_rev, rev, seq) "
+	    "SELECT key, IFNULL(value, X''), version, create_rev, rev, seq "
+	    "FROM history WHERE rev < ?1 AND type = 0 ORDER BY rev, seq "
+	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+	    "version = excluded.version, create_rev = excluded.create_rev, "
+	    "rev = excluded.rev, seq = excluded.seq",
+	/* A checkpoint indexes the events of (?1, ?2] by key, in key order. */
+	"INSERT INTO history_by_key (key, rev, seq) SELECT key, rev, seq "
+	    "FROM history WHERE rev > ?1 AND rev <= ?2 ORDER BY key, rev, seq",
+	"DELETE FROM history_by_key WHERE rev < ?1",
+	/* Past the checkpoint (?3), not indexed by key: a scan. */
+	"SELECT " SQ_EV_COLS " FROM history WHERE rev > ?3 AND rev <= ?2 AND "
+	    "key = ?1 ORDER BY rev DESC, seq DESC LIMIT 1",
+	"SELECT " SQ_EV_COLS " FROM history WHERE rev > ?3 AND rev >= ?2 AND "
+	    "key = ?1 ORDER BY rev, seq",
 	/* A write's look at the key: one seek, not lease_key's too. */
-	"SELECT version, create_rev FROM kv WHERE key = ?1"
+	"SELECT version, create_rev FROM kv WHERE key = ?1",
+	"SELECT key, value, version, create_rev, rev, seq, 0 FROM kept "
+	    "WHERE key = ?1",
+	"SELECT key, rev, seq FROM history WHERE rev < ?1 AND type = 1"
 };
 
 /*
@@ -454,23 +477,20 @@ store_sqlite_history(struct store *s, uint64_t from_rev, store_event_cb cb,
     void *arg, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st;
+	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
 	struct store_event	 ev;
-	int			 i, rc = SQLITE_DONE;
+	int			 rc;
 
-	/* history holds the events up to ckpt_rev, log those after it. */
-	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
-		st = q->st[i == 0 ? SQ_HIST_GET : SQ_LOG_GET];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			store_sqlite_event(st, &ev);
-			if (cb(&ev, arg) != 0)
-				break;
-		}
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			store_sqlite_fail(q, rc, "reading history", err);
-		store_sqlite_done(st);
+	/* history holds every event from compact_rev on, in rev order. */
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)from_rev);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		store_sqlite_event(st, &ev);
+		if (cb(&ev, arg) != 0)
+			break;
 	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, "reading history", err);
+	store_sqlite_done(st);
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1);
 }
 

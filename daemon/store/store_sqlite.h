@@ -13,11 +13,11 @@
 
 #include "store.h"
 
-/* The store's rev: meta 'rev', or a newer event in the log or in kv. */
+/* The store's rev: meta 'rev', 'ckpt_rev', or a newer event in history. */
 #define SQ_REV_SQL \
 	"SELECT MAX((SELECT value FROM meta WHERE name = 'rev'), " \
 	"IFNULL((SELECT value FROM meta WHERE name = 'ckpt_rev'), 0), " \
-	"IFNULL((SELECT MAX(rev) FROM log), 0))"
+	"IFNULL((SELECT MAX(rev) FROM history), 0))"
 
 enum store_sqlite_stmt {
 	SQ_GET,
@@ -41,14 +41,16 @@ enum store_sqlite_stmt {
 	SQ_RANGE_AT,
 	SQ_RANGE_AT_OPEN,
 	SQ_KEY_HIST,
-	SQ_HIST_DROP_OLD,
+	SQ_KEPT_DEL,
 	SQ_KV_SET,
-	SQ_LOG_GET,
-	SQ_LOG_MOVE,
-	SQ_LOG_CLEAR,
-	SQ_LOG_GET_AT,
-	SQ_LOG_KEY_HIST,
+	SQ_KEPT_PUT,
+	SQ_KEYS_FILL,
+	SQ_KEYS_TRIM,
+	SQ_TAIL_GET_AT,
+	SQ_TAIL_KEY_HIST,
 	SQ_GET_VER,
+	SQ_KEPT_GET,
+	SQ_HIST_DELS,
 	SQ_NSTMT
 };
 
@@ -111,7 +113,8 @@ struct store_sqlite {
 	int		 ckpt_in_batch, ckpt_in_batch_mark;
 	size_t		 pend_ckpt;	/* pending writes in kv already */
 	size_t		 pend_ckpt_mark;
-	uint64_t	 ckpt_rev;	/* kv and history hold up to it */
+	uint64_t	 ckpt_rev;	/* kv and history_by_key hold up to it */
+	uint64_t	 keys_floor;	/* history_by_key has no row below it */
 	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;

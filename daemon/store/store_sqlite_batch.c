@@ -1,7 +1,7 @@
 /*
  * The SQLite backend's batches (store_sqlite.h): a batch is one BEGIN
  * IMMEDIATE transaction, a mark a savepoint; a write appends its event to
- * the history table (the log) and keeps the key's new state in memory
+ * the history table and keeps the key's new state in memory
  * until a checkpoint writes it into kv (store_sqlite_log.c).
  */
 #include <stdint.h>
@@ -218,6 +218,7 @@ store_sqlite_undo(struct store *s, struct store_err *err)
 		return (-1);
 	}
 	q->marked = 0;
+	q->keys_floor = 0;
 	q->broken = q->broken_mark;
 	q->nkeys = q->nkeys_mark;
 	s->compact_rev = q->compact_mark;
@@ -238,6 +239,7 @@ store_sqlite_rollback(struct store *s)
 		store_sqlite_run(q, SQ_ROLLBACK, "rollback", &err);
 	q->in_txn = q->marked = q->broken = 0;
 	q->nkeys = q->nkeys_begin;
+	q->keys_floor = 0;
 	s->compact_rev = q->compact_begin;
 	sq_pend_truncate(q, 0);
 	q->ckpt_in_batch = 0;
@@ -278,6 +280,44 @@ store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
 	return (0);
 }
 
+/* A statement of compaction's, bound to rev. */
+static int
+sq_compact_run(struct store_sqlite *q, enum store_sqlite_stmt idx,
+    uint64_t rev, struct store_err *err)
+{
+	sqlite3_bind_int64(q->st[idx], 1, (sqlite3_int64)rev);
+	if (store_sqlite_run(q, idx, "compacting history", err) != 0) {
+		q->broken = 1;
+		return (-1);
+	}
+	return (0);
+}
+
+/* Each delete below rev takes its key's older row of kept away. */
+static int
+sq_kept_deletes(struct store_sqlite *q, uint64_t rev, struct store_err *err)
+{
+	sqlite3_stmt	*st = q->st[SQ_HIST_DELS], *del = q->st[SQ_KEPT_DEL];
+	int		 rc;
+
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)rev);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_bind_value(del, 1, sqlite3_column_value(st, 0));
+		sqlite3_bind_int64(del, 2, sqlite3_column_int64(st, 1));
+		sqlite3_bind_int64(del, 3, sqlite3_column_int64(st, 2));
+		if (store_sqlite_run(q, SQ_KEPT_DEL, "compacting history",
+		    err) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		store_sqlite_fail(q, rc, "compacting history", err);
+	store_sqlite_done(st);
+	if (rc == SQLITE_DONE)
+		return (0);
+	q->broken = 1;
+	return (-1);
+}
+
 int
 store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
@@ -295,18 +335,21 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 		q->broken = 1;
 		return (-1);
 	}
-	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 1, (sqlite3_int64)rev);
-	sqlite3_bind_int64(q->st[SQ_HIST_DROP_OLD], 2,
-	    (sqlite3_int64)s->compact_rev);
-	if (store_sqlite_run(q, SQ_HIST_DROP_OLD, "compacting history",
-	    err) != 0)
+	if (sq_compact_run(q, SQ_KEPT_PUT, rev, err) != 0 ||
+	    sq_kept_deletes(q, rev, err) != 0 ||
+	    sq_compact_run(q, SQ_HIST_DROP, rev, err) != 0)
 		return (-1);
-	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)rev);
-	sqlite3_bind_int64(q->st[SQ_HIST_DROP], 2,
-	    (sqlite3_int64)s->compact_rev);
-	if (store_sqlite_run(q, SQ_HIST_DROP, "compacting history", err) != 0) {
-		q->broken = 1;
-		return (-1);
+	/*
+	 * The key index's rows below rev are dead (reads at a rev seek
+	 * from compact_rev on): dropped in one pass over the index once
+	 * they are as many as the live ones, so each pass costs about two
+	 * rows a row dropped.  Forgotten by a rollback: the next one does.
+	 */
+	ck = q->ckpt_in_batch ? q->ckpt_rev_batch : q->ckpt_rev;
+	if (rev - q->keys_floor >= ck + 1 - rev) {
+		if (sq_compact_run(q, SQ_KEYS_TRIM, rev, err) != 0)
+			return (-1);
+		q->keys_floor = rev;
 	}
 	if (store_sqlite_set_meta(q, "compact_rev", rev, err) != 0) {
 		q->broken = 1;
@@ -314,4 +357,3 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 	}
 	return (0);
 }
-

@@ -7,14 +7,15 @@
  *
  *   1. the dirty map is frozen (new commits fill a fresh one) and sorted;
  *      SQ_CK_KV: each slice writes the next of its entries into kv, in a
- *      transaction of its own (not fsynced: the log holds their events);
- *   2. SQ_CK_LOG: each slice moves the log's rows up to a rev into history
- *      and sets ckpt_rev to it, in one transaction, until frozen_rev;
+ *      transaction of its own (not fsynced: history holds their events);
+ *   2. SQ_CK_LOG: each slice indexes history's events up to a rev by key
+ *      (history_by_key, in key order) and sets ckpt_rev to it, in one
+ *      transaction, until frozen_rev;
  *   3. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
  *
  * Reads look in the dirty map, then the frozen one, then kv, so a key half
  * way through step 1 reads the same.  A crash in step 1 leaves kv with
- * some keys at states newer than ckpt_rev: replaying the log at open
+ * some keys at states newer than ckpt_rev: replaying history's tail at open
  * (every event past ckpt_rev) overrides them with the same or newer ones.
  * In step 2 every event up to frozen_rev is in kv already, so ckpt_rev may
  * stop anywhere up to it.  Anything that needs the whole checkpoint at
@@ -45,13 +46,14 @@
 /* Fewer entries wait at most this long for their checkpoint. */
 #define SQ_CKPT_IDLE_MS		250
 /*
- * A slice's budget in kv, and the revs of the log moved into history per
- * slice: each slice rewrites the pages of history's key index it touches,
- * so the log goes in fewer, larger slices (1024 revs: 10% fewer puts/s
- * at 64 clients than 4096, measured; about 5 ms each here).
+ * A slice's budget in kv, and the revs of history indexed by key per
+ * slice: each slice rewrites the pages of the key index it touches, so
+ * the events go in few, large slices (schema 4 moved 4096 revs a slice
+ * into history, and 1024 cost 10% of the puts/s at 64 clients; schema 5's
+ * index rows are smaller: 16384 took 11.2 -> 10.8 us a put, BENCHMARKS.md).
  */
 #define SQ_SLICE_US		2000
-#define SQ_SLICE_LOG_REVS	4096
+#define SQ_SLICE_LOG_REVS	16384
 
 static void
 sq_arm(struct store_sqlite *q, int ms)
@@ -108,17 +110,19 @@ sq_apply_all(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
-/* The log up to rev into history, ckpt_rev to rev. */
+/* history's events of (from, rev] into its key index, ckpt_rev to rev. */
 static int
-sq_move_log(struct store_sqlite *q, uint64_t rev, struct store_err *err)
+sq_index_keys(struct store_sqlite *q, uint64_t from, uint64_t rev,
+    struct store_err *err)
 {
 	sqlite3_stmt	*st = q->st[SQ_SET_META];
 
-	sqlite3_bind_int64(q->st[SQ_LOG_MOVE], 1, (sqlite3_int64)rev);
-	sqlite3_bind_int64(q->st[SQ_LOG_CLEAR], 1, (sqlite3_int64)rev);
-	if (store_sqlite_run(q, SQ_LOG_MOVE, "checkpoint", err) != 0 ||
-	    store_sqlite_run(q, SQ_LOG_CLEAR, "checkpoint", err) != 0)
-		return (-1);
+	if (rev > from) {
+		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 1, (sqlite3_int64)from);
+		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 2, (sqlite3_int64)rev);
+		if (store_sqlite_run(q, SQ_KEYS_FILL, "checkpoint", err) != 0)
+			return (-1);
+	}
 	sqlite3_bind_text(st, 1, "ckpt_rev", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
 	return (store_sqlite_run(q, SQ_SET_META, "checkpoint", err));
@@ -135,7 +139,7 @@ sq_sync_mode(struct store_sqlite *q, const char *mode)
 	}
 }
 
-/* A transaction of the checkpoint's, not fsynced (the log holds it). */
+/* A transaction of the checkpoint's, not fsynced (history holds it). */
 static int
 sq_ck_begin(struct store_sqlite *q, struct store_err *err)
 {
@@ -199,7 +203,7 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 			return (-1);
 		rc = sq_apply_all(q, err);
 		if (rc == 0)
-			rc = sq_move_log(q, s->rev, err);
+			rc = sq_index_keys(q, q->ckpt_rev, s->rev, err);
 		if (sq_ck_end(q, rc, err) != 0)
 			return (-1);
 		sq_frozen_done(q);
@@ -263,7 +267,7 @@ store_sqlite_ckpt_slice(struct store *s)
 		rev = q->ckpt_rev + SQ_SLICE_LOG_REVS;
 		if (rev > q->frozen_rev)
 			rev = q->frozen_rev;
-		rc = sq_move_log(q, rev, &err);
+		rc = sq_index_keys(q, q->ckpt_rev, rev, &err);
 	}
 	if (sq_ck_end(q, rc, &err) != 0)
 		return (-1);
@@ -297,9 +301,10 @@ store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
 }
 
 /*
- * Inside the open batch (before a compaction drops log events): the maps
- * and the batch's writes so far into kv, ckpt_rev to the newest of them.
- * The maps are emptied when the batch commits.
+ * Inside the open batch (before a compaction drops events past ckpt_rev,
+ * which a replay would need): the maps and the batch's writes so far into
+ * kv, ckpt_rev to the newest of them.  The maps are emptied when the
+ * batch commits.
  */
 int
 store_sqlite_ckpt_in_batch(struct store *s, struct store_err *err)
@@ -316,7 +321,8 @@ store_sqlite_ckpt_in_batch(struct store *s, struct store_err *err)
 		if (q->pend.v[i]->mod_rev > rev)
 			rev = q->pend.v[i]->mod_rev;
 	}
-	if (sq_move_log(q, rev, err) != 0)
+	if (sq_index_keys(q, q->ckpt_in_batch ? q->ckpt_rev_batch :
+	    q->ckpt_rev, rev, err) != 0)
 		return (-1);
 	q->ckpt_in_batch = 1;
 	q->ckpt_rev_batch = rev;
@@ -398,7 +404,7 @@ store_sqlite_log_init(struct store *s, struct event_base *base)
 
 	if (base != NULL)
 		q->ckpt_ev = evtimer_new(base, sq_ckpt_cb, s);
-	/* The log replayed at open is checkpointed once the loop runs. */
+	/* The tail replayed at open is checkpointed once the loop runs. */
 	if (q->dirty.n > 0)
 		sq_arm(q, SQ_CKPT_IDLE_MS);
 }

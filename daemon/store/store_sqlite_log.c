@@ -1,25 +1,26 @@
 /*
- * The SQLite backend's log-structured commit (issue 18).  A batch's commit
- * appends its events to the log table and updates the meta row 'rev': one
- * append and one fsync, no B-tree leaf of `kv` or of history's key index
- * rewritten per key.  The state of the keys written since the last checkpoint is kept in
- * memory, in the "dirty" map (key -> its newest state, a delete as a
- * tombstone), and reads look there before `kv`.  A checkpoint writes the
- * dirty map into `kv` off the acknowledgement path (in slices between
- * turns of the loop, store_sqlite_ckpt.c, or at once when it is full), moves
- * the log's rows into history, and sets meta 'ckpt_rev': every event up to
- * it is in `kv` and history, every later one in the log.  That
- * transaction need not be fsynced (synchronous = NORMAL): if it is lost in
- * a crash, its events are still in the log, and opening the database
- * replays the log (store_sqlite_recover()).  Reads of history at a rev
- * past ckpt_rev checkpoint first (store_sqlite_ckpt_for_read()); reading
- * the newest events (watches) takes history, then the log.
+ * The SQLite backend's log-structured commit (issue 18; schema 5).  A
+ * batch's commit appends its events to history, keyed by (rev, seq): one
+ * append and one fsync, no B-tree leaf of `kv` or of a key index
+ * rewritten per key.  The state of the keys written since the last
+ * checkpoint is kept in memory, in the "dirty" map (key -> its newest
+ * state, a delete as a tombstone), and reads look there before `kv`.  A
+ * checkpoint writes the dirty map into `kv` off the acknowledgement path
+ * (in slices between turns of the loop, store_sqlite_ckpt.c, or at once
+ * when it is full), indexes the events by key (history_by_key), and sets
+ * meta 'ckpt_rev': every event up to it is in `kv` and the key index, the
+ * later ones in history only (its "tail").  That transaction need not be
+ * fsynced (synchronous = NORMAL): if it is lost in a crash, its events are
+ * still in history, and opening the database replays the tail
+ * (store_sqlite_recover()).  Reads at a rev past ckpt_rev checkpoint first
+ * (store_sqlite_ckpt_for_read()); reading the newest events (watches) is a
+ * read of history by rev.
  *
  * A batch's own writes live in the "pending" list until it commits (a mark
  * is the list's length, undo truncates it); then they move to the dirty
- * map.  Compaction drops log events, so it first checkpoints everything,
- * the dirty map and the batch's pending writes, in the batch's own
- * transaction (store_sqlite_ckpt_in_batch()).
+ * map.  A compaction past ckpt_rev would drop events the replay needs, so
+ * it first checkpoints everything, the dirty map and the batch's pending
+ * writes, in the batch's own transaction (store_sqlite_ckpt_in_batch()).
  */
 #include <sys/time.h>
 
@@ -253,24 +254,25 @@ store_sqlite_log_free(struct store_sqlite *q)
 }
 
 /*
- * At open: the log (the events past ckpt_rev, whose checkpoint a crash
- * lost) into the dirty map, one sequential read; the checkpoint comes
- * later, on the loop (store_sqlite_log_init()), so that start-up does not
- * wait for it.  The log is at most what the dirty map holds before a
- * checkpoint is forced (SQ_CKPT_HARD entries or bytes, plus one batch).
+ * At open: history's tail (the events past ckpt_rev, whose checkpoint a
+ * crash lost) into the dirty map, one sequential read; the checkpoint
+ * comes later, on the loop (store_sqlite_log_init()), so that start-up
+ * does not wait for it.  The tail is at most what the dirty map holds
+ * before a checkpoint is forced (SQ_CKPT_HARD entries or bytes, plus one
+ * batch).
  */
 int
 store_sqlite_recover(struct store *s, uint64_t ckpt_rev,
     struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_LOG_GET];
+	sqlite3_stmt		*st = q->st[SQ_HIST_GET];
 	struct store_event	 ev;
 	struct sq_ent		*e;
 	int			 rc;
 
 	q->ckpt_rev = ckpt_rev;
-	sqlite3_bind_int64(st, 1, 0);
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)ckpt_rev + 1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_sqlite_event(st, &ev);
 		e = sq_ent_new(ev.kv.key, ev.kv.key_len, ev.kv.value,
@@ -282,7 +284,8 @@ store_sqlite_recover(struct store *s, uint64_t ckpt_rev,
 	}
 	store_sqlite_done(st);
 	if (rc != SQLITE_DONE)
-		return (store_sqlite_fail(q, rc, "replaying the log", err));
+		return (store_sqlite_fail(q, rc, "replaying history's tail",
+		    err));
 	q->replayed = q->dirty.n;
 	/* Without a loop (tools, tests), at once. */
 	if (s->opts.base == NULL)

@@ -2,13 +2,14 @@
  * The SQLite backend's range reads and reads at a revision.  A range at
  * the current rev walks kv (after a checkpoint; when none can be written,
  * kv merged with the map of keys written since: store_sqlite_range_merged).
- * The state of a key at R is its last event at or before R, one seek in
- * history's index history_key (key, rev, seq); history holds the events up
- * to the last checkpoint, the log the later ones: a read at a rev past the
- * checkpoint checkpoints first (store_sqlite_log.c), one key's history
- * reads history then the log.  Compaction keeps a key's last put below the
- * compaction point (store_sqlite_compact()), so that is exact at every
- * kept R.  Also the schema migration that makes an older database fit
+ * The state of a key at R is its last event at or before R: one seek in
+ * history_by_key (key, rev, seq) from compact_rev on, then history's row
+ * of it; with none there, its row of kept (its last put below
+ * compact_rev, store_sqlite_compact()), so that is exact at every kept R.
+ * The key index holds the events up to the last checkpoint, history's
+ * tail the later ones: a read at a rev past the checkpoint checkpoints
+ * first (store_sqlite_log.c), one key's history reads the index then the
+ * tail.  Also the schema migration that makes a schema 1 database fit
  * that rule.
  */
 #include <stdint.h>
@@ -36,29 +37,34 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
     uint64_t rev, store_kv_cb cb, void *arg, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_GET_AT];
+	sqlite3_stmt		*st = NULL;
 	struct store_event	 ev;
 	int			 rc = SQLITE_DONE, found = 0;
 
 	/*
 	 * Past the checkpoint: checkpoint first, or (the disk is full)
-	 * look in the log (a scan: it has no key index), then in history.
+	 * look in history's tail (a scan: not indexed by key yet).
 	 */
 	if (store_sqlite_ckpt_for_read(s, rev, err) != 0) {
-		st = q->st[SQ_LOG_GET_AT];
+		st = q->st[SQ_TAIL_GET_AT];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)q->ckpt_rev);
 		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
 			store_sqlite_done(st);
-		if (rc == SQLITE_DONE)
-			st = q->st[SQ_GET_AT];
-		else if (rc != SQLITE_ROW)
-			return (store_sqlite_fail(q, rc, "get at a revision",
-			    err));
 	}
-	if (st == q->st[SQ_GET_AT]) {
+	/* Then the key index from compact_rev on, then kept. */
+	if (rc == SQLITE_DONE) {
+		st = q->st[SQ_GET_AT];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)s->compact_rev);
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
+			store_sqlite_done(st);
+	}
+	if (rc == SQLITE_DONE) {
+		st = q->st[SQ_KEPT_GET];
+		store_sqlite_bind_blob(st, 1, key, key_len);
 		rc = sqlite3_step(st);
 	}
 	if (rc == SQLITE_ROW) {
@@ -150,6 +156,7 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
 	    (sqlite3_int64)r->limit + 1);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)r->rev);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->compact_rev);
 	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
 	store_sqlite_done(st);
 	free(b.lo);
@@ -166,12 +173,17 @@ store_sqlite_key_history(struct store *s, const char *key, size_t key_len,
 	struct store_event	 ev;
 	int			 i, rc = SQLITE_DONE;
 
-	/* history (through its key index), then the log (a scan). */
+	/*
+	 * Through the key index up to ckpt_rev, then history's tail (a
+	 * scan, empty unless the checkpoint could not be written).
+	 */
 	(void)store_sqlite_ckpt_for_read(s, s->rev, err);
 	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
-		st = q->st[i == 0 ? SQ_KEY_HIST : SQ_LOG_KEY_HIST];
+		st = q->st[i == 0 ? SQ_KEY_HIST : SQ_TAIL_KEY_HIST];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)from_rev);
+		if (i == 1)
+			sqlite3_bind_int64(st, 3, (sqlite3_int64)q->ckpt_rev);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			store_sqlite_event(st, &ev);
 			if (cb(&ev, arg) != 0)

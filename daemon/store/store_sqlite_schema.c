@@ -5,12 +5,13 @@
  * store_sqlite_rev.c).
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sqlite3.h>
 
 #include "store_sqlite.h"
 
-#define SQ_SCHEMA_VERSION	4
+#define SQ_SCHEMA_VERSION	5
 
 static const char store_sqlite_schema_sql[] =
 	"BEGIN IMMEDIATE;"
@@ -25,12 +26,13 @@ static const char store_sqlite_schema_sql[] =
 	"    value BLOB, version INTEGER NOT NULL, "
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
-	"CREATE INDEX IF NOT EXISTS history_key ON history (key, rev);"
-	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
-	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
-	"    value BLOB, version INTEGER NOT NULL, "
-	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
-	"    WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS history_by_key (key BLOB NOT NULL, "
+	"    rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
+	"    PRIMARY KEY (key, rev, seq)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS kept (key BLOB PRIMARY KEY, "
+	"    value BLOB NOT NULL, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL) WITHOUT ROWID;"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);"
 	"COMMIT;";
@@ -51,6 +53,58 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * Schema 4 to 5: history is where the commits append (4's log joins it),
+ * indexed by key up to ckpt_rev in a table of its own (history_by_key,
+ * filled by the checkpoints) instead of an index that every commit
+ * updated; the events kept below compact_rev (each key's last put) move
+ * to kept, so that compaction drops a range of history.  Older schemas
+ * come here through 1 to 4, and a database of any of them that was never
+ * written to (a new one) too.
+ */
+static const char store_sqlite_migrate5_sql[] =
+	"BEGIN IMMEDIATE;"
+	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
+	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
+	"    value BLOB, version INTEGER NOT NULL, "
+	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
+	"    WITHOUT ROWID;"
+	"INSERT INTO history (rev, seq, type, key, value, version, "
+	"    create_rev) SELECT rev, seq, type, key, value, version, "
+	"    create_rev FROM log ORDER BY rev, seq;"
+	"DROP TABLE log;"
+	"DROP INDEX IF EXISTS history_key;"
+	"INSERT OR REPLACE INTO kept (key, value, version, create_rev, rev, "
+	"    seq) SELECT key, IFNULL(value, X''), version, create_rev, rev, "
+	"    seq FROM history WHERE type = 0 AND rev < (SELECT value FROM "
+	"    meta WHERE name = 'compact_rev') ORDER BY rev, seq;"
+	"DELETE FROM history WHERE rev < (SELECT value FROM meta WHERE "
+	"    name = 'compact_rev');"
+	"DELETE FROM history_by_key;"
+	"INSERT INTO history_by_key (key, rev, seq) SELECT key, rev, seq "
+	"    FROM history WHERE rev <= (SELECT value FROM meta WHERE "
+	"    name = 'ckpt_rev') ORDER BY key, rev, seq;"
+	"UPDATE meta SET value = 5 WHERE name = 'schema';"
+	"COMMIT;";
+
+/* Runs a migration's SQL; a failure rolls it back. */
+static int
+sq_migrate(struct store_sqlite *q, const char *sql, int to,
+    struct store_err *err)
+{
+	char	 what[64];
+	int	 rc;
+
+	rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return (0);
+	snprintf(what, sizeof what, "migrating the schema to version %d", to);
+	store_sqlite_fail(q, rc, what, err);
+	if (!sqlite3_get_autocommit(q->db))
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	return (-1);
 }
 
 /*
@@ -77,7 +131,6 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
     struct store_err *err)
 {
 	uint64_t	 schema;
-	int		 rc;
 
 	if (store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'schema'", &schema, err) != 0 ||
@@ -92,25 +145,19 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		schema = 2;
 	}
 	if (schema == 2) {
-		rc = sqlite3_exec(q->db, store_sqlite_migrate3_sql, NULL, NULL,
-		    NULL);
-		if (rc != SQLITE_OK) {
-			store_sqlite_fail(q, rc, "migrating the schema to "
-			    "version 3", err);
-			if (!sqlite3_get_autocommit(q->db))
-				sqlite3_exec(q->db, "ROLLBACK", NULL, NULL,
-				    NULL);
+		if (sq_migrate(q, store_sqlite_migrate3_sql, 3, err) != 0)
 			return (-1);
-		}
 		schema = 3;
 	}
 	if (schema == 3) {
-		rc = sqlite3_exec(q->db, store_sqlite_migrate4_sql, NULL, NULL,
-		    NULL);
-		if (rc != SQLITE_OK)
-			return (store_sqlite_fail(q, rc, "migrating the schema "
-			    "to version 4", err));
+		if (sq_migrate(q, store_sqlite_migrate4_sql, 4, err) != 0)
+			return (-1);
 		schema = 4;
+	}
+	if (schema == 4) {
+		if (sq_migrate(q, store_sqlite_migrate5_sql, 5, err) != 0)
+			return (-1);
+		schema = 5;
 	}
 	if (schema == SQ_SCHEMA_VERSION &&
 	    store_sqlite_scalar(q, SQ_REV_SQL, &s->rev, err) != 0)

@@ -213,3 +213,94 @@ fsync_before_ack() {
 	run fsync_before_ack --sync off
 	assert_output --partial "answered before fsync"
 }
+
+# bats test_tags=store:sqlite
+@test "--history trims, then kill -9: every kept rev reads exactly as written, and each key's history" {
+	metad_start --history 40
+	local i r k
+	for i in $(seq 0 299); do
+		if [ $((i % 7)) -eq 3 ]; then
+			printf '{"op":"delete","key":"k%d"}\n' $((i * 3 % 10))
+		else
+			printf '{"op":"put","key":"k%d","value":"v%d"}\n' \
+			    $((i % 10)) "$i"
+		fi
+	done > "$TESTDIR/ops"
+	# In batches of 20 (a connection each): a commit trims only revs
+	# of the batches before it.
+	for i in $(seq 1 20 300); do
+		sed -n "$i,$((i + 19))p" "$TESTDIR/ops" |
+		    socat -t 30 - "UNIX-CONNECT:$SOCK"
+	done > "$TESTDIR/answers"
+	[ "$(grep -c '"ok":true' "$TESTDIR/answers")" -eq 300 ]
+	# The model: "rev key value" of each write that made a rev (- deleted).
+	paste -d ' ' "$TESTDIR/ops" "$TESTDIR/answers" | awk '
+		/"deleted":false/ { next }
+		{
+			match($0, /"key":"k[0-9]"/); k = substr($0, RSTART + 7, 2)
+			v = "-"
+			if (match($0, /"value":"v[0-9]+"/))
+				v = substr($0, RSTART + 9, RLENGTH - 10)
+			match($0, /"rev":[0-9]+}$/)
+			print substr($0, RSTART + 6, RLENGTH - 7), k, v
+		}' > "$TESTDIR/model"
+	[ "$(wc -l < "$TESTDIR/model")" -gt 250 ]
+	metad_stop KILL
+	metad_start --history 40
+	local c rev
+	c=$(status_field compact_rev)
+	rev=$(status_field rev)
+	[ "$c" -gt 200 ]
+	[ "$rev" -eq "$(tail -1 "$TESTDIR/model" | cut -d ' ' -f 1)" ]
+	for r in $(seq "$c" "$rev"); do
+		for k in 0 1 2 3 4 5 6 7 8 9; do
+			printf '{"op":"get","key":"k%d","rev":%d}\n' "$k" "$r"
+		done
+	done > "$TESTDIR/gets"
+	for k in 0 1 2 3 4 5 6 7 8 9; do
+		printf '{"op":"history","key":"k%d"}\n' "$k"
+	done >> "$TESTDIR/gets"
+	socat -t 30 - "UNIX-CONNECT:$SOCK" < "$TESTDIR/gets" > "$TESTDIR/got"
+	# Each answer against the model: the key's last write at or before r;
+	# each key's history: its writes from compact_rev on, in order.
+	run awk -v c="$((c + 0))" '
+		FNR == NR { rv[NR] = $1 + 0; key[NR] = $2; val[NR] = $3; n = NR; next }
+		/"op":"get"/ {
+			match($0, /"key":"k[0-9]"/); k = substr($0, RSTART + 7, 2)
+			match($0, /"rev":[0-9]+}/); r = substr($0, RSTART + 6, RLENGTH - 7) + 0
+			want = "null"
+			for (i = 1; i <= n && rv[i] <= r; i++)
+				if (key[i] == k)
+					want = val[i] == "-" ? "null" : val[i]
+			got = "null"
+			if (match($0, /"value":"v[0-9]+"/))
+				got = substr($0, RSTART + 9, RLENGTH - 10)
+			if (got != want) { print "at " r " " k ": " got " not " want; bad = 1 }
+			next
+		}
+		/"op":"history"/ {
+			match($0, /"key":"k[0-9]"/); k = substr($0, RSTART + 7, 2)
+			want = ""
+			for (i = 1; i <= n; i++)
+				if (key[i] == k && rv[i] >= c)
+					want = want " " rv[i] (val[i] == "-" ? ":del" : ":" val[i])
+			got = ""
+			s = $0
+			while (match(s, /"event":"(put|delete)"[^}]*"mod_rev":[0-9]+/)) {
+				e = substr(s, RSTART, RLENGTH)
+				match(e, /"mod_rev":[0-9]+/); m = substr(e, RSTART + 10)
+				if (e ~ /"event":"delete"/) got = got " " m ":del"
+				else {
+					match(e, /"value":"v[0-9]+"/)
+					got = got " " m ":" substr(e, RSTART + 9, RLENGTH - 10)
+				}
+				s = substr(s, index(s, e) + length(e))
+			}
+			if (got != want) { print "history " k ":" got " not" want; bad = 1 }
+		}
+		END { exit bad }' "$TESTDIR/model" <(paste -d ' ' "$TESTDIR/gets" "$TESTDIR/got")
+	assert_success
+	metad_stop
+	run sqlite3 "$DB" 'PRAGMA integrity_check'
+	assert_output ok
+}

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -278,8 +279,9 @@ test_sqlite_migrate(void **state)
 	store_close(f->s);
 	f->s = NULL;
 	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP INDEX history_key; "
-	    "DELETE FROM history WHERE rev < 3; "
+	/* Schema 1's tables: no key index, no kept, nothing below 3. */
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE history_by_key; "
+	    "DROP TABLE kept; DELETE FROM history WHERE rev < 3; "
 	    "UPDATE meta SET value = 1 WHERE name = 'schema';", NULL, NULL,
 	    NULL), SQLITE_OK);
 	sqlite3_close(db);
@@ -299,6 +301,112 @@ test_sqlite_migrate(void **state)
 	fx_reopen(f, NULL);
 	assert_int_equal(fx_compact_rev(f), 4);
 	assert_string_equal(fx_get_at(f, S("c"), 5), "c@1/3/3=1");
+}
+
+/*
+ * A database of schema 4, as a daemon killed after rev 6 left it:
+ * history up to ckpt_rev 4 (compacted at 3: a's and b's last puts below 3
+ * kept), its key index, and a log tail of revs 5-6.  1 a, 2 b, 3 a again,
+ * 4 b deleted, 5 c, 6 a again.  Opened, it is schema 5 and every kept rev
+ * reads as before.
+ */
+static const char sq_schema4_sql[] =
+	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB NOT NULL, "
+	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
+	"mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE history (rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
+	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
+	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
+	"PRIMARY KEY (rev, seq)) WITHOUT ROWID;"
+	"CREATE INDEX history_key ON history (key, rev);"
+	"CREATE TABLE log (rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
+	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
+	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
+	"PRIMARY KEY (rev, seq)) WITHOUT ROWID;"
+	"INSERT INTO meta VALUES ('schema', 4), ('rev', 4), "
+	"('compact_rev', 3), ('ckpt_rev', 4), ('nkeys', 2);"
+	"INSERT INTO kv VALUES (CAST('a' AS BLOB), CAST('2' AS BLOB), 2, 1, 3);"
+	"INSERT INTO history VALUES (1, 0, 0, CAST('a' AS BLOB), "
+	"CAST('1' AS BLOB), 1, 1), (2, 0, 0, CAST('b' AS BLOB), "
+	"CAST('1' AS BLOB), 1, 2), (3, 0, 0, CAST('a' AS BLOB), "
+	"CAST('2' AS BLOB), 2, 1), (4, 0, 1, CAST('b' AS BLOB), NULL, 0, 0);"
+	"INSERT INTO log VALUES (5, 0, 0, CAST('c' AS BLOB), "
+	"CAST('1' AS BLOB), 1, 5), (6, 0, 0, CAST('a' AS BLOB), "
+	"CAST('3' AS BLOB), 3, 1);";
+
+static long long
+sq_count(struct fx *f, const char *sql)
+{
+	sqlite3_stmt	*st;
+	sqlite3		*db;
+	long long	 n = -1;
+
+	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return (n);
+}
+
+static void
+test_sqlite_migrate4(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	sqlite3			*db;
+	char			 path[256];
+	int			 more;
+
+	store_close(f->s);
+	f->s = NULL;
+	snprintf(path, sizeof path, "%s", f->spec + 7);
+	unlink(path);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sq_schema4_sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	fx_reopen(f, NULL);
+	assert_int_equal(fx_rev(f), 6);
+	assert_int_equal(fx_compact_rev(f), 3);
+	assert_int_equal(fx_nkeys(f), 2);
+	assert_string_equal(fx_get(f, S("a")), "a@3/1/6=3");
+	assert_string_equal(fx_get(f, S("b")), "");
+	assert_string_equal(fx_get_at(f, S("b"), 3), "b@1/2/2=1");
+	assert_string_equal(fx_get_at(f, S("b"), 4), "");
+	assert_string_equal(fx_get_at(f, S("a"), 5), "a@2/1/3=2");
+	assert_string_equal(fx_get_at(f, S("c"), 6), "c@1/5/5=1");
+	assert_int_equal(fx_get_at_err(f, S("a"), 2, &err), -1);
+	assert_int_equal(err.code, STORE_ERR_COMPACTED);
+	assert_string_equal(list_at(f, 3, NULL, 10, 2, 0),
+	    "a@2/1/3=2 b@1/2/2=1");
+	assert_string_equal(list_at(f, 5, NULL, 10, 2, 0),
+	    "a@2/1/3=2 c@1/5/5=1");
+	assert_string_equal(fx_history(f, 3), "3.0:a@2/1/3=2 4.0:del:b "
+	    "5.0:c@1/5/5=1 6.0:a@3/1/6=3");
+	assert_int_equal(fx_key_history(f, S("a"), 3, 10, &more, &err), 2);
+	assert_string_equal(buf_cstr(&f->out), "3.0:a@2/1/3=2 6.0:a@3/1/6=3");
+	/* Compacted further: b's put stays kept until its delete is below. */
+	fx_put1(f, "d", "1");
+	assert_int_equal(fx_compact(f, 5, &err), 0);
+	assert_string_equal(fx_get_at(f, S("a"), 5), "a@2/1/3=2");
+	assert_string_equal(list_at(f, 5, NULL, 10, 2, 0),
+	    "a@2/1/3=2 c@1/5/5=1");
+	fx_reopen(f, NULL);
+	assert_string_equal(fx_get_at(f, S("a"), 6), "a@3/1/6=3");
+	store_close(f->s);
+	f->s = NULL;
+	assert_int_equal(sq_count(f, "SELECT value FROM meta WHERE "
+	    "name = 'schema'"), 5);
+	assert_int_equal(sq_count(f, "SELECT COUNT(*) FROM sqlite_master "
+	    "WHERE name IN ('log', 'history_key')"), 0);
+	/* Kept below 5: a@3 (rev 3); b's delete at 4 took its put away. */
+	assert_int_equal(sq_count(f, "SELECT COUNT(*) FROM kept"), 1);
+	assert_int_equal(sq_count(f, "SELECT MIN(rev) FROM history"), 5);
+	fx_reopen(f, NULL);
 }
 
 /*
@@ -359,6 +467,7 @@ main(void)
 		LOCAL(test_key_history_one_rev),
 		ALL(test_model_at),
 		SQL(test_sqlite_migrate),
+		SQL(test_sqlite_migrate4),
 		ETCDV(test_etcd_view),
 	};
 	struct CMUnitTest	 run[sizeof tests / sizeof tests[0]];
