@@ -194,6 +194,9 @@ build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd_pb.o \
 		   build/daemon/store/etcd_pb_wire.o $(COMMON_OBJS)
 build/tests/test_etcd_pb: build/daemon/store/etcd_pb.o \
 		   build/daemon/store/etcd_pb_wire.o
+# The direct decoder's test compares it with the general one: the daemon's.
+build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)
@@ -358,8 +361,8 @@ build/fuzz/obj/%.o: %.c build/fuzz/flags
 	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) \
 	    -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
-build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c $(FUZZ_OBJS) \
-    build/fuzz/flags
+build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c tests/unit/ops_fast_cmp.h \
+    $(FUZZ_OBJS) build/fuzz/flags
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) -lm

@@ -13,6 +13,26 @@ jw_init(struct jw *w, struct buf *b)
 	w->b = b;
 }
 
+/* buf_addc and buf_add, without a call while the buffer has room. */
+static inline void
+jw_putc(struct buf *b, char c)
+{
+	if (b->len + 2 <= b->cap)
+		b->data[b->len++] = c;
+	else
+		buf_addc(b, c);
+}
+
+static inline void
+jw_put(struct buf *b, const char *p, size_t n)
+{
+	if (b->len + n + 1 <= b->cap) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+	} else
+		buf_add(b, p, n);
+}
+
 static void
 jw_sep(struct jw *w)
 {
@@ -21,7 +41,7 @@ jw_sep(struct jw *w)
 		return;
 	}
 	if (w->comma[w->depth])
-		buf_addc(w->b, ',');
+		jw_putc(w->b, ',');
 	w->comma[w->depth] = 1;
 }
 
@@ -29,7 +49,7 @@ static void
 jw_open(struct jw *w, char c)
 {
 	jw_sep(w);
-	buf_addc(w->b, c);
+	jw_putc(w->b, c);
 	if (++w->depth >= JW_MAX_DEPTH)
 		fatalx("jw: nested too deep");
 	w->comma[w->depth] = 0;
@@ -38,7 +58,7 @@ jw_open(struct jw *w, char c)
 static void
 jw_close(struct jw *w, char c)
 {
-	buf_addc(w->b, c);
+	jw_putc(w->b, c);
 	w->depth--;
 }
 
@@ -92,6 +112,14 @@ jw_name(struct jw *w, const char *name)
 }
 
 void
+jw_name_raw(struct jw *w, const char *quoted, size_t n)
+{
+	jw_sep(w);
+	jw_put(w->b, quoted, n);
+	w->after_name = 1;
+}
+
+void
 json_escape(struct buf *b, const char *s, size_t n)
 {
 	static const char	 hex[] = "0123456789abcdef";
@@ -101,6 +129,11 @@ json_escape(struct buf *b, const char *s, size_t n)
 	buf_reserve(b, n + 2);
 	buf_addc(b, '"');
 	for (i = 0; i < n; i++) {
+		/* plain bytes, most often: a word at a time */
+		while (n - i >= 8 && enc_json_plain8(s + i))
+			i += 8;
+		if (i == n)
+			break;
 		c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\' && c != 0xc0)
 			continue;
@@ -163,7 +196,7 @@ jw_u64(struct jw *w, uint64_t v)
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v != 0);
-	buf_add(w->b, p, (size_t)(tmp + sizeof tmp - p));
+	jw_put(w->b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void
@@ -192,7 +225,7 @@ jw_value_b64(struct jw *w, const void *p, size_t n)
 {
 	size_t	 enc;
 
-	jw_name(w, "value_b64");
+	JW_NAME(w, "value_b64");
 	jw_sep(w);
 	enc = b64_encoded_len(n);
 	buf_reserve(w->b, enc + 2);
@@ -208,7 +241,7 @@ jw_value(struct jw *w, const void *p, size_t n)
 	if (n == 0)
 		p = "";		/* an empty value may come as NULL */
 	if (utf8_valid(p, n)) {
-		jw_name(w, "value");
+		JW_NAME(w, "value");
 		jw_str(w, p, n);
 		return;
 	}

@@ -27,6 +27,10 @@ void	jw_obj_close(struct jw *);
 void	jw_arr_open(struct jw *);
 void	jw_arr_close(struct jw *);
 void	jw_name(struct jw *, const char *);
+/* jw_name() of a literal name with no character to escape: its quotes
+ * and colon joined to it by the compiler, copied as they are. */
+#define JW_NAME(w, lit)	jw_name_raw((w), "\"" lit "\":", sizeof(lit) + 2)
+void	jw_name_raw(struct jw *, const char *, size_t);
 void	jw_str(struct jw *, const char *, size_t);
 void	jw_cstr(struct jw *, const char *);
 void	jw_u64(struct jw *, uint64_t);

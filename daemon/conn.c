@@ -299,28 +299,25 @@ conn_eof(struct conn *c)
 }
 
 /*
- * One read(2) into the buffer's free space: evbuffer_read() asks the
- * kernel with FIONREAD first, a second system call for every request.
+ * One read(2) (evbuffer_read() asks the kernel with FIONREAD first, a
+ * second system call for every request), into the stack: what came is
+ * then added to the buffer, whose chain is sized for it (a request or
+ * two fit one of 1 KiB, from malloc's per-thread cache), where a chain
+ * reserved for CONN_READ_CHUNK bytes would be a large allocation, made
+ * and freed for every request.
  */
 static int
 conn_read_some(struct evbuffer *in, evutil_socket_t fd)
 {
-	struct evbuffer_iovec	 v;
-	ssize_t			 n;
-	int			 saved;
+	char		 tmp[CONN_READ_CHUNK];
+	ssize_t		 n;
 
-	if (evbuffer_reserve_space(in, CONN_READ_CHUNK, &v, 1) != 1) {
+	if ((n = read(fd, tmp, sizeof tmp)) <= 0)
+		return ((int)n);
+	if (evbuffer_add(in, tmp, (size_t)n) != 0) {
 		errno = ENOMEM;
 		return (-1);
 	}
-	if ((n = read(fd, v.iov_base, CONN_READ_CHUNK)) <= 0) {
-		saved = errno;
-		evbuffer_commit_space(in, NULL, 0);
-		errno = saved;
-		return ((int)n);
-	}
-	v.iov_len = (size_t)n;
-	evbuffer_commit_space(in, &v, 1);
 	return ((int)n);
 }
 

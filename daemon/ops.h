@@ -19,6 +19,41 @@ struct conn;
 
 /* Handle one request line from conn; 1 if it must wait (see conn.h). */
 int		 ops_handle(struct conn *, const char *, size_t);
+/*
+ * The general decoder of a request line into r (a cJSON tree, the id, the
+ * op, access, the op's fields and prepare): 0, or -1 with e, the answer.
+ */
+int		 ops_decode(struct req *, const char *, size_t,
+		    struct proto_err *);
+
+/*
+ * The direct decoder (ops_fast.c) of plain get, put and delete lines: 1 if
+ * it decoded the line into *f, its strings unescaped into out (room for
+ * len + 2 bytes, each string followed by a NUL), 0 if it leaves the line
+ * to ops_decode (which may accept it or not).  It takes only lines that
+ * ops_decode accepts, with the same op, id and arguments.
+ */
+struct ops_fast {
+	const char	*op;		/* the op's name: get, put, delete */
+	const char	*id;		/* the id's JSON text, or NULL */
+	size_t		 id_len;
+	const char	*key;
+	size_t		 key_len;
+	const char	*value;		/* put */
+	size_t		 value_len;
+	struct precond	 pc;
+	uint64_t	 lease;		/* put: 0 none */
+	int		 serializable;	/* get: "consistency" */
+};
+int		 ops_fast_decode(const char *, size_t, size_t max_value,
+		    char *out, struct ops_fast *);
+/* The room ops_fast needs in a request's strs for a line of len bytes:
+ * what ops_fast_decode writes and the id's text after it (all from the
+ * line, none longer there). */
+#define OPS_FAST_ROOM(len)	((len) + 2)
+/* r (from ops_handle, with its strs) as ops_decode would make it: 1, or 0
+ * untouched. */
+int		 ops_fast(struct req *, const char *, size_t);
 const struct op	*ops_find(const char *);
 /* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
 int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);

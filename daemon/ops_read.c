@@ -23,17 +23,17 @@ ops_hello(struct req *r)
 	struct jw	 w;
 
 	reply_begin(r, &w);
-	jw_name(&w, "server");
+	JW_NAME(&w, "server");
 	jw_cstr(&w, "metad");
-	jw_name(&w, "version");
+	JW_NAME(&w, "version");
 	jw_cstr(&w, METAD_VERSION);
-	jw_name(&w, "protocol");
+	JW_NAME(&w, "protocol");
 	jw_u64(&w, METAD_PROTOCOL);
-	jw_name(&w, "backend");
+	JW_NAME(&w, "backend");
 	jw_cstr(&w, r->md->store->backend->name);
-	jw_name(&w, "access");
+	JW_NAME(&w, "access");
 	jw_cstr(&w, conn_access_name(r->conn->access));
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 	req_done(r);
@@ -45,7 +45,7 @@ ops_ping(struct req *r)
 	struct jw	 w;
 
 	reply_begin(r, &w);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 	req_done(r);
@@ -112,7 +112,7 @@ ops_read_fail(struct req *r, const struct store_err *se)
 		return;
 	}
 	reply_error_begin(r, &w, PROTO_COMPACTED, se->msg);
-	jw_name(&w, "compact_rev");
+	JW_NAME(&w, "compact_rev");
 	jw_u64(&w, r->md->store->compact_rev);
 	reply_error_end(r, &w);
 }
@@ -146,7 +146,7 @@ ops_get_answer(struct req *r, const struct store_kv *kv)
 
 	reply_begin(r, &w);
 	reply_kv(&w, "kv", kv, 1);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 	req_done(r);
@@ -200,7 +200,17 @@ ops_get(struct req *r)
 	struct proto_err	 e;
 	struct read_args	*a;
 
-	a = xcalloc(1, sizeof *a);
+	a = xmalloc(sizeof *a);		/* not calloc: see ops_handle() */
+	memset(a, 0, sizeof *a);
+	if (r->json == NULL) {
+		/* ops_fast: a key and consistency, other options' defaults */
+		a->key = r->wa.key;
+		a->key_len = r->wa.key_len;
+		a->timeout_ms = READ_TIMEOUT_DEFAULT_MS;
+		a->serializable = r->serializable;
+		ops_read_start(r, a, ops_get_go);
+		return;
+	}
 	if (proto_get_key(r->json, "key", 1, &a->key, &a->key_len, &e) != 1 ||
 	    ops_read_args(r, a, &e) != 0) {
 		free(a);
@@ -246,14 +256,14 @@ ops_list_answer(struct req *r, long n, const struct store_kv *kvs, int more)
 	long			 i;
 
 	reply_begin(r, &w);
-	jw_name(&w, "kvs");
+	JW_NAME(&w, "kvs");
 	jw_arr_open(&w);
 	for (i = 0; i < n; i++)
 		reply_kv(&w, NULL, &kvs[i], !a->rg.keys_only);
 	jw_arr_close(&w);
-	jw_name(&w, "more");
+	JW_NAME(&w, "more");
 	jw_bool(&w, more);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	reply_end(r, &w);
 	req_done(r);
@@ -315,13 +325,13 @@ ops_status_endpoints(struct jw *w, const struct store_stats *st)
 
 	if (st->nendpoints == 0)
 		return;
-	jw_name(w, "endpoints");
+	JW_NAME(w, "endpoints");
 	jw_arr_open(w);
 	for (i = 0; i < st->nendpoints; i++) {
 		jw_obj_open(w);
-		jw_name(w, "url");
+		JW_NAME(w, "url");
 		jw_cstr(w, st->endpoint[i].url);
-		jw_name(w, "healthy");
+		JW_NAME(w, "healthy");
 		jw_bool(w, st->endpoint[i].healthy);
 		jw_obj_close(w);
 	}
@@ -342,25 +352,25 @@ ops_status_done(void *arg, const struct store_stats *st,
 		return;
 	}
 	reply_begin(r, &w);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(md->store));
-	jw_name(&w, "compact_rev");
+	JW_NAME(&w, "compact_rev");
 	jw_u64(&w, md->store->compact_rev);
-	jw_name(&w, "keys");
+	JW_NAME(&w, "keys");
 	jw_u64(&w, st->keys);
-	jw_name(&w, "db_bytes");
+	JW_NAME(&w, "db_bytes");
 	jw_u64(&w, st->db_bytes);
-	jw_name(&w, "connections");
+	JW_NAME(&w, "connections");
 	jw_u64(&w, md->nconns);
-	jw_name(&w, "watches");
+	JW_NAME(&w, "watches");
 	jw_u64(&w, md->nwatches);
-	jw_name(&w, "uptime_s");
+	JW_NAME(&w, "uptime_s");
 	jw_u64(&w, (uint64_t)(time(NULL) - md->started));
-	jw_name(&w, "backend");
+	JW_NAME(&w, "backend");
 	jw_cstr(&w, md->store->backend->name);
 	ops_status_endpoints(&w, st);
 	if (st->view[0] != '\0') {
-		jw_name(&w, "view");
+		JW_NAME(&w, "view");
 		jw_cstr(&w, st->view);
 	}
 	reply_end(r, &w);

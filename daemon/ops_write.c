@@ -206,9 +206,9 @@ ops_put_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	kv.key_len = wa->key_len;
 	reply_begin(r, &w);
 	reply_kv(&w, "kv", &kv, 0);
-	jw_name(&w, "prev_version");
+	JW_NAME(&w, "prev_version");
 	jw_u64(&w, prev);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, rev);
 	reply_end(r, &w);
 	return (0);
@@ -230,9 +230,9 @@ ops_delete_apply(struct req *r, uint64_t rev, int *wrote,
 		return (-1);
 	*wrote = deleted;
 	reply_begin(r, &w);
-	jw_name(&w, "deleted");
+	JW_NAME(&w, "deleted");
 	jw_bool(&w, deleted);
-	jw_name(&w, "rev");
+	JW_NAME(&w, "rev");
 	jw_u64(&w, deleted ? rev : rev - 1);
 	reply_end(r, &w);
 	return (0);

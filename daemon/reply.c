@@ -10,7 +10,7 @@ reply_open(struct jw *w, struct buf *b, const char *id, size_t id_len)
 	jw_init(w, b);
 	jw_obj_open(w);
 	if (id_len > 0) {
-		jw_name(w, "id");
+		JW_NAME(w, "id");
 		jw_raw(w, id, id_len);
 	}
 }
@@ -20,7 +20,7 @@ reply_begin(struct req *r, struct jw *w)
 {
 	buf_reset(&r->resp);
 	reply_open(w, &r->resp, r->id, r->id_len);
-	jw_name(w, "ok");
+	JW_NAME(w, "ok");
 	jw_bool(w, 1);
 }
 
@@ -36,13 +36,13 @@ reply_error_open(struct jw *w, struct buf *b, const char *id, size_t id_len,
     enum proto_code code, const char *msg)
 {
 	reply_open(w, b, id, id_len);
-	jw_name(w, "ok");
+	JW_NAME(w, "ok");
 	jw_bool(w, 0);
-	jw_name(w, "error");
+	JW_NAME(w, "error");
 	jw_obj_open(w);
-	jw_name(w, "code");
+	JW_NAME(w, "code");
 	jw_cstr(w, proto_code_name(code));
-	jw_name(w, "message");
+	JW_NAME(w, "message");
 	jw_cstr(w, msg);
 }
 
@@ -123,18 +123,18 @@ reply_kv(struct jw *w, const char *name, const struct store_kv *kv,
 		return;
 	}
 	jw_obj_open(w);
-	jw_name(w, "key");
+	JW_NAME(w, "key");
 	jw_str(w, kv->key, kv->key_len);
 	if (with_value && kv->value != NULL)
 		jw_value(w, kv->value, kv->value_len);
-	jw_name(w, "version");
+	JW_NAME(w, "version");
 	jw_u64(w, kv->version);
-	jw_name(w, "create_rev");
+	JW_NAME(w, "create_rev");
 	jw_u64(w, kv->create_rev);
-	jw_name(w, "mod_rev");
+	JW_NAME(w, "mod_rev");
 	jw_u64(w, kv->mod_rev);
 	if (kv->lease != 0) {
-		jw_name(w, "lease");
+		JW_NAME(w, "lease");
 		jw_u64(w, kv->lease);
 	}
 	jw_obj_close(w);

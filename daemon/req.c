@@ -29,6 +29,7 @@ req_free(struct req *r)
 	if (r->state_free != NULL)
 		r->state_free(r->state);
 	cJSON_Delete(r->json);
+	free(r->id_owned);
 	buf_free(&r->resp);
 	free(r);
 }

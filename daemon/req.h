@@ -7,8 +7,9 @@
  * or for a read that waits (a remote store, a wait).  The connection sends
  * answers in the order the requests came, whatever order they end in.
  *
- * Ownership: a struct req owns its cJSON tree, its response buffer and any
- * decoded state; the connection frees it once its answer is sent (or, when
+ * Ownership: a struct req owns its cJSON tree (NULL when the direct
+ * decoder, ops_fast.c, read the line: its arguments are then in wa, their
+ * strings in strs), its response buffer and any decoded state; the connection frees it once its answer is sent (or, when
  * the connection closed meanwhile, at req_done()).  While a request lives,
  * it holds a reference to its connection.
  */
@@ -58,10 +59,12 @@ struct req {
 	struct conn		*conn;
 	cJSON			*json;
 	const struct op		*op;
-	/* The id as JSON text, or "": escaping takes up to 6 bytes a byte. */
-	char			 id[ID_MAX_BYTES * 6 + 8];
+	/* The id as JSON text (id_len 0: none), in strs or id_owned. */
+	const char		*id;
 	size_t			 id_len;
-	struct write_args	 wa;
+	char			*id_owned;
+	struct write_args	 wa;		/* put, delete; a get's key (ops_fast) */
+	int			 serializable;	/* ops_fast: a get's consistency */
 	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */
 	void			*state;
 	void			 (*state_free)(void *);
@@ -77,6 +80,8 @@ struct req {
 	void			 (*internal_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
+	/* ops_handle's requests: room for the line's strings (ops_fast). */
+	char			 strs[];
 };
 
 TAILQ_HEAD(req_queue, req);

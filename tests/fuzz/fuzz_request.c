@@ -22,6 +22,9 @@
  * so that small inputs reach them.
  *
  * Every line sent back must be a JSON object in valid UTF-8 (else abort).
+ * Every request line is also given to the direct decoder (ops_fast.c) and,
+ * when it takes it, to the general one, which must take it with the same
+ * op, id and arguments (tests/unit/ops_fast_cmp.h; else abort).
  *
  * daemon/server.c (the listener) is not linked: the functions of it that
  * connections and the commit call have stand-ins below (output is flushed
@@ -59,6 +62,8 @@
 #include "store.h"
 #include "wait.h"
 #include "watch.h"
+
+#include "../unit/ops_fast_cmp.h"
 
 #define FUZZ_CONNS		3
 #define FUZZ_SETTLE_ROUNDS	64	/* loop turns to settle an input */
@@ -354,6 +359,24 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return (0);
 }
 
+/* The direct decoder agrees with the general one on the line. */
+static void
+fuzz_check_fast(int target, const char *line, size_t len)
+{
+	struct conn	 c;
+	char		 why[512];
+
+	memset(&c, 0, sizeof c);
+	c.md = &md;
+	c.access = fuzz_access[target];
+	/* the line as conn.c frames it: a CR before the LF stays */
+	if (ops_fast_cmp(&md, &c, line, len, why, sizeof why) == -1) {
+		fprintf(stderr, "the direct decoder: %s: %.*s\n", why,
+		    (int)len, line);
+		abort();
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -370,6 +393,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nl = memchr(p, '\n', (size_t)(end - p));
 		len = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
 		target = fuzz_target(p, len, &skip);
+		fuzz_check_fast(target, p + skip, len - skip);
 		if (target != cur || len == 0) {
 			if (cur != -1)
 				fuzz_deliver(cur, run, runlen);

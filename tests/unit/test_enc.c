@@ -331,12 +331,76 @@ test_parse_u64(void **state)
 	assert_int_equal(parse_u64(NULL, &v), -1);
 }
 
+/* The word-at-a-time check against the byte-at-a-time one. */
+static int
+plain_byte(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x80 && c != '"' && c != '\\');
+}
+
+static void
+test_json_plain8(void **state)
+{
+	unsigned char	 w[8];
+	uint64_t	 x = 88172645463325252ULL;
+	int		 b, pos, i, want;
+
+	(void)state;
+	for (b = 0; b < 256; b++) {
+		for (pos = 0; pos < 8; pos++) {
+			memcpy(w, "abcdefgh", 8);
+			w[pos] = (unsigned char)b;
+			assert_int_equal(enc_json_plain8(w), plain_byte(b));
+		}
+	}
+	for (i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(w, &x, 8);
+		/* mostly plain bytes, so that both answers come */
+		for (pos = 0; pos < 8; pos++) {
+			if (i % 3 != 0)
+				w[pos] = (unsigned char)(0x20 + w[pos] % 0x60);
+		}
+		want = 1;
+		for (pos = 0; pos < 8; pos++)
+			want = want && plain_byte(w[pos]);
+		assert_int_equal(enc_json_plain8(w), want);
+	}
+}
+
+/* A character at every offset of ASCII text: the words before it skip. */
+static void
+test_utf8_offsets(void **state)
+{
+	char	 s[48];
+	size_t	 at;
+
+	(void)state;
+	for (at = 0; at + 2 <= 40; at++) {
+		memset(s, 'a', 40);
+		memcpy(s + at, "\xc3\xa9", 2);
+		assert_true(utf8_valid(s, 40));
+		s[at + 1] = 'a';
+		assert_false(utf8_valid(s, 40));
+		s[at] = (char)0x80;
+		assert_false(utf8_valid(s, 40));
+		assert_true(utf8_valid(s, at));
+	}
+	memset(s, 'a', 40);
+	s[39] = (char)0xc3;
+	assert_false(utf8_valid(s, 40));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_utf8_all_two_byte_leads),
+		cmocka_unit_test(test_json_plain8),
+		cmocka_unit_test(test_utf8_offsets),
 		cmocka_unit_test(test_b64_encode_vectors),
 		cmocka_unit_test(test_b64_encoded_len),
 		cmocka_unit_test(test_b64_decode_vectors),

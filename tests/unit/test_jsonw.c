@@ -582,6 +582,108 @@ test_buf(void **state)
 	assert_int_equal(b.cap, 0);
 }
 
+/* json_escape byte by byte, as it was before it went a word at a time. */
+static void
+escape_ref(struct buf *b, const char *s, size_t n)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	size_t			 i;
+	unsigned char		 c;
+
+	buf_addc(b, '"');
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c == 0xc0 && i + 1 < n && (unsigned char)s[i + 1] == 0x80) {
+			buf_add(b, "\\u0000", 6);
+			i++;
+		} else if (c == '"' || c == '\\') {
+			buf_addc(b, '\\');
+			buf_addc(b, (char)c);
+		} else if (c == '\n')
+			buf_add(b, "\\n", 2);
+		else if (c == '\r')
+			buf_add(b, "\\r", 2);
+		else if (c == '\t')
+			buf_add(b, "\\t", 2);
+		else if (c < 0x20) {
+			buf_add(b, "\\u00", 4);
+			buf_addc(b, hex[c >> 4]);
+			buf_addc(b, hex[c & 15]);
+		} else
+			buf_addc(b, (char)c);
+	}
+	buf_addc(b, '"');
+}
+
+/* A byte needing care at every offset, in text of every length to 40. */
+static void
+test_json_escape_offsets(void **state)
+{
+	static const char *const special[] = { "\"", "\\", "\n", "\x01",
+	    "\xc0\x80", "\xc3\xa9", "\x7f", "\xc0" };
+	struct buf	 got, want;
+	char		 s[48];
+	size_t		 n, at, k, sl;
+
+	(void)state;
+	buf_init(&got);
+	buf_init(&want);
+	for (n = 0; n <= 40; n++) {
+		for (k = 0; k < sizeof special / sizeof special[0]; k++) {
+			sl = strlen(special[k]);
+			for (at = 0; at + sl <= n; at++) {
+				memset(s, 'x', n);
+				memcpy(s + at, special[k], sl);
+				buf_reset(&got);
+				buf_reset(&want);
+				json_escape(&got, s, n);
+				escape_ref(&want, s, n);
+				assert_int_equal(got.len, want.len);
+				assert_memory_equal(got.data, want.data,
+				    want.len);
+			}
+		}
+	}
+	buf_free(&got);
+	buf_free(&want);
+}
+
+/* JW_NAME writes what jw_name writes, commas and all. */
+static void
+test_jw_name_lit(void **state)
+{
+	struct buf	 a, b;
+	struct jw	 w, v;
+
+	(void)state;
+	buf_init(&a);
+	buf_init(&b);
+	jw_init(&w, &a);
+	jw_init(&v, &b);
+	jw_obj_open(&w);
+	jw_obj_open(&v);
+	jw_name(&w, "id");
+	JW_NAME(&v, "id");
+	jw_u64(&w, 7);
+	jw_u64(&v, 7);
+	jw_name(&w, "create_rev");
+	JW_NAME(&v, "create_rev");
+	jw_obj_open(&w);
+	jw_obj_open(&v);
+	jw_name(&w, "value");
+	JW_NAME(&v, "value");
+	jw_null(&w);
+	jw_null(&v);
+	jw_obj_close(&w);
+	jw_obj_close(&v);
+	jw_obj_close(&w);
+	jw_obj_close(&v);
+	JW_CHECK(&a, "{\"id\":7,\"create_rev\":{\"value\":null}}");
+	JW_CHECK(&b, "{\"id\":7,\"create_rev\":{\"value\":null}}");
+	buf_free(&a);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -593,7 +695,9 @@ main(void)
 		cmocka_unit_test(test_jw_raw),
 		cmocka_unit_test(test_jw_u64),
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_escape_offsets),
 		cmocka_unit_test(test_jw_name_escaped),
+		cmocka_unit_test(test_jw_name_lit),
 		cmocka_unit_test(test_escape_parses_back),
 		cmocka_unit_test(test_jw_value),
 		cmocka_unit_test(test_jw_value_null_empty),
