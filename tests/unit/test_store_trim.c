@@ -110,6 +110,8 @@ model_write(struct fx *f, struct mkey *k, uint64_t rev, uint32_t seq,
 	struct mev		*e;
 	char			 v[32];
 	int			 live = last != NULL && !last->del;
+	uint64_t		 version = live ? last->version : 0;
+	uint64_t		 create_rev = live ? last->create_rev : rev;
 
 	if (k->n == k->cap) {
 		k->cap = k->cap == 0 ? 8 : k->cap * 2;
@@ -125,11 +127,11 @@ model_write(struct fx *f, struct mkey *k, uint64_t rev, uint32_t seq,
 		    1);
 		return;
 	}
-	e->version = live ? last->version + 1 : 1;
-	e->create_rev = live ? last->create_rev : rev;
+	e->version = version + 1;
+	e->create_rev = create_rev;
 	snprintf(v, sizeof v, "v%" PRIu64 ".%u", rev, seq);
 	assert_int_equal(fx_put(f, rev, seq, k->name, strlen(k->name), v,
-	    strlen(v)), live ? last->version : 0);
+	    strlen(v)), version);
 }
 
 static void
