@@ -2,9 +2,9 @@
  * The memory backend: nothing is durable.  Keys live in a skip list
  * (skiplist.h: p = 1/4, expected O(log n) search, insert and delete,
  * in-order walk from any lower bound); the history is an array of events,
- * oldest first, whose front is dropped by compaction, all but each key's
- * last put below the compaction point (store_mem_rev.c: reads at a
- * revision).
+ * oldest first, whose front is dropped by compaction, each key's last put
+ * below the compaction point moved to a hash table by key
+ * (store_mem_rev.c: reads at a revision).
  *
  * Batches keep an undo log: one entry per key changed (the node created, the
  * node unlinked, or the value and metadata replaced), plus snapshots of the
@@ -158,12 +158,9 @@ static void
 store_mem_close(struct store *s)
 {
 	struct store_mem	*m = s->impl;
-	size_t			 i;
 
 	store_mem_keys_free(&m->keys, store_mem_node_free);
-	for (i = 0; i < m->hist_len; i++)
-		free(m->hist[i].key);
-	free(m->hist);
+	store_mem_hist_free(m);
 	free(m->undo);
 	free(m->leases);
 	free(m);

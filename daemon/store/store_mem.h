@@ -3,10 +3,14 @@
  * batches) and store_mem_rev.c (reads at a revision, one key's history,
  * and what compaction keeps for them).
  *
- * The history hist[0, hist_len) is in (rev, seq) order: [0, hist_kept)
- * are the events below compact_rev that reads at a revision need (each
- * key's last put below it); [hist_kept, hist_head) were compacted by the
- * open batch (freed at commit); [hist_head, hist_len) are the history.
+ * The history hist[hist_first, hist_len) is in (rev, seq) order:
+ * [hist_first, hist_head) were compacted by the open batch (trimmed at
+ * commit), [hist_head, hist_len) are the history; [0, hist_first) were
+ * trimmed (moved out or freed; the array drops them when they outnumber
+ * the rest).  What reads at a revision need of the events below
+ * hist_first, each key's last one if it is a put, is in the hash table
+ * kept (by key, linear probing), so that a trim costs O(1) per event it
+ * drops.
  */
 #ifndef METAD_STORE_MEM_H
 #define METAD_STORE_MEM_H
@@ -45,6 +49,12 @@ struct store_mem_event {
 	uint64_t		 create_rev;
 };
 
+/* A slot of the kept table: ev.key NULL when empty. */
+struct store_mem_kept {
+	uint64_t		 hash;
+	struct store_mem_event	 ev;
+};
+
 enum store_mem_undo_type {
 	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
 	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
@@ -81,8 +91,11 @@ struct store_mem {
 	struct store_mem_event	*hist;
 	size_t			 hist_len;
 	size_t			 hist_head;	/* first event >= compact_rev */
-	size_t			 hist_kept;	/* events before: kept puts */
+	size_t			 hist_first;	/* first event not trimmed */
 	size_t			 hist_cap;
+	struct store_mem_kept	*kept;		/* cap a power of 2, or 0 */
+	size_t			 nkept;
+	size_t			 kept_cap;
 
 	struct store_mem_undo	*undo;
 	size_t			 undo_len;
@@ -113,6 +126,7 @@ int	store_mem_lease_revoke(struct store *, uint64_t, uint64_t, uint64_t *,
 	    struct store_err *);
 /* At commit: free the events compaction dropped, keep what reads need. */
 void	store_mem_hist_trim(struct store_mem *);
+void	store_mem_hist_free(struct store_mem *);
 int	store_mem_get_at(struct store *, const char *, size_t, uint64_t,
 	    store_kv_cb, void *, struct store_err *);
 long	store_mem_range_at(struct store *, const struct store_range *,

@@ -2,7 +2,9 @@
  * The memory backend's reads at a revision and one key's history, from the
  * event array: the state of a key at R is its last event at or before R.
  * Compaction (store_mem_hist_trim(), at commit) keeps each key's last put
- * below compact_rev, so that it is exact at every kept R.
+ * below compact_rev, so that it is exact at every kept R: in a hash table
+ * by key (store_mem.h), where each compacted event replaces its key's, so
+ * that a trim costs O(1) per event it drops.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@
 #include "store_mem.h"
 #include "util.h"
 
-/* Events by key, then by position (the history's order). */
+/* Events by key, then (rev, seq): the history's order. */
 static int
 store_mem_ev_cmp(const void *a, const void *b)
 {
@@ -23,6 +25,10 @@ store_mem_ev_cmp(const void *a, const void *b)
 	c = sl_cmp(x->key, x->key_len, y->key, y->key_len);
 	if (c != 0)
 		return (c);
+	if (x->rev != y->rev)
+		return (x->rev < y->rev ? -1 : 1);
+	if (x->seq != y->seq)
+		return (x->seq < y->seq ? -1 : 1);
 	return (x < y ? -1 : x > y);
 }
 
@@ -42,38 +48,160 @@ store_mem_group_end(struct store_mem_event **v, size_t n, size_t i)
 	return (j);
 }
 
+static uint64_t
+store_mem_hash(const char *key, size_t len)
+{
+	uint64_t	 h = 14695981039346656037ULL;	/* FNV-1a */
+	size_t		 i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 1099511628211ULL;
+	}
+	return (h);
+}
+
+/* The slot of key in kept: its entry, or the empty slot ending its run. */
+static size_t
+store_mem_kept_slot(const struct store_mem *m, const char *key, size_t len,
+    uint64_t h)
+{
+	size_t			 mask = m->kept_cap - 1, i = (size_t)h & mask;
+	const struct store_mem_kept *k;
+
+	for (; (k = &m->kept[i])->ev.key != NULL; i = (i + 1) & mask) {
+		if (k->hash == h && k->ev.key_len == len &&
+		    memcmp(k->ev.key, key, len) == 0)
+			break;
+	}
+	return (i);
+}
+
+static struct store_mem_event *
+store_mem_kept_find(struct store_mem *m, const char *key, size_t len)
+{
+	size_t	 i;
+
+	if (m->nkept == 0)
+		return (NULL);
+	i = store_mem_kept_slot(m, key, len, store_mem_hash(key, len));
+	return (m->kept[i].ev.key != NULL ? &m->kept[i].ev : NULL);
+}
+
+static void
+store_mem_kept_grow(struct store_mem *m)
+{
+	struct store_mem_kept	*old = m->kept, *k;
+	size_t			 i, oldcap = m->kept_cap;
+
+	m->kept_cap = oldcap != 0 ? oldcap * 2 : 1024;
+	m->kept = xcalloc(m->kept_cap, sizeof *m->kept);
+	for (i = 0; i < oldcap; i++) {
+		k = &old[i];
+		if (k->ev.key != NULL)
+			m->kept[store_mem_kept_slot(m, k->ev.key,
+			    k->ev.key_len, k->hash)] = *k;
+	}
+	free(old);
+}
+
+/* Empties slot i, moving back the entries of its run that probed past it. */
+static void
+store_mem_kept_remove(struct store_mem *m, size_t i)
+{
+	size_t	 mask = m->kept_cap - 1, j = i, home;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (m->kept[j].ev.key == NULL)
+			break;
+		home = (size_t)m->kept[j].hash & mask;
+		/* j stays if its home is cyclically in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		m->kept[i] = m->kept[j];
+		i = j;
+	}
+	memset(&m->kept[i], 0, sizeof m->kept[i]);
+	m->nkept--;
+}
+
+static void
+store_mem_ev_drop(struct store_mem *m, struct store_mem_event *ev)
+{
+	m->bytes -= ev->key_len + ev->value_len;
+	free(ev->key);
+	ev->key = NULL;
+}
+
+/*
+ * ev, the oldest event not trimmed, is compacted: it replaces its key's
+ * kept event (freed), and is kept itself if it is a put (moved out of the
+ * history), else freed.
+ */
+static void
+store_mem_kept_add(struct store_mem *m, struct store_mem_event *ev)
+{
+	struct store_mem_kept	*k;
+	uint64_t		 h;
+	size_t			 i;
+	int			 found;
+
+	if ((m->nkept + 1) * 4 > m->kept_cap * 3)
+		store_mem_kept_grow(m);
+	h = store_mem_hash(ev->key, ev->key_len);
+	i = store_mem_kept_slot(m, ev->key, ev->key_len, h);
+	k = &m->kept[i];
+	found = k->ev.key != NULL;
+	if (found)
+		store_mem_ev_drop(m, &k->ev);
+	if (ev->type == STORE_EVENT_PUT) {
+		if (!found)
+			m->nkept++;
+		k->hash = h;
+		k->ev = *ev;
+		ev->key = NULL;
+	} else {
+		store_mem_ev_drop(m, ev);
+		if (found)
+			store_mem_kept_remove(m, i);
+	}
+}
+
+/*
+ * The events compaction dropped, [hist_first, hist_head), go into kept in
+ * rev order; the array drops its trimmed front once it is the larger part
+ * (a copy of fewer events than were trimmed since the last one).
+ */
 void
 store_mem_hist_trim(struct store_mem *m)
 {
-	struct store_mem_event	**v, *ev;
-	size_t			  n = m->hist_head, i, j, kept = 0;
+	size_t	 i, live;
 
-	if (n == m->hist_kept)
-		return;
-	v = xcalloc(n, sizeof *v);
-	for (i = 0; i < n; i++)
-		v[i] = &m->hist[i];
-	qsort(v, n, sizeof *v, store_mem_ev_cmp);
-	for (i = 0; i < n; i = j) {
-		j = store_mem_group_end(v, n, i);
-		while (i < j) {
-			ev = v[i++];
-			if (i == j && ev->type == STORE_EVENT_PUT)
-				break;
-			m->bytes -= ev->key_len + ev->value_len;
-			free(ev->key);
-			ev->key = NULL;
-		}
+	for (i = m->hist_first; i < m->hist_head; i++)
+		store_mem_kept_add(m, &m->hist[i]);
+	m->hist_first = m->hist_head;
+	live = m->hist_len - m->hist_first;
+	if (m->hist_first > 0 && m->hist_first >= live) {
+		memmove(m->hist, m->hist + m->hist_first, live *
+		    sizeof *m->hist);
+		m->hist_head -= m->hist_first;
+		m->hist_len = live;
+		m->hist_first = 0;
 	}
-	free(v);
-	for (i = 0; i < n; i++) {
-		if (m->hist[i].key != NULL)
-			m->hist[kept++] = m->hist[i];
-	}
-	memmove(m->hist + kept, m->hist + n, (m->hist_len - n) *
-	    sizeof *m->hist);
-	m->hist_len -= n - kept;
-	m->hist_head = m->hist_kept = kept;
+}
+
+void
+store_mem_hist_free(struct store_mem *m)
+{
+	size_t	 i;
+
+	for (i = m->hist_first; i < m->hist_len; i++)
+		free(m->hist[i].key);
+	for (i = 0; i < m->kept_cap; i++)
+		free(m->kept[i].ev.key);
+	free(m->hist);
+	free(m->kept);
 }
 
 /* The first event with rev > rev (from), or hist_len. */
@@ -113,21 +241,23 @@ store_mem_get_at(struct store *s, const char *key, size_t key_len,
     uint64_t rev, store_kv_cb cb, void *arg, struct store_err *err)
 {
 	struct store_mem	*m = s->impl;
-	struct store_mem_event	*ev;
+	struct store_mem_event	*ev = NULL;
 	struct store_kv		 kv;
 	size_t			 i;
 
-	for (i = store_mem_after(m, 0, rev); i > 0; i--) {
+	for (i = store_mem_after(m, m->hist_first, rev); i > m->hist_first;
+	    i--) {
 		ev = &m->hist[i - 1];
-		if (sl_cmp(ev->key, ev->key_len, key, key_len) != 0)
-			continue;
-		if (ev->type != STORE_EVENT_PUT)
-			return (0);
-		store_mem_ev_kv(ev, 0, &kv);
-		cb(&kv, arg);
-		return (1);
+		if (sl_cmp(ev->key, ev->key_len, key, key_len) == 0)
+			break;
 	}
-	return (0);
+	if (i == m->hist_first)
+		ev = store_mem_kept_find(m, key, key_len);
+	if (ev == NULL || ev->type != STORE_EVENT_PUT || ev->rev > rev)
+		return (0);
+	store_mem_ev_kv(ev, 0, &kv);
+	cb(&kv, arg);
+	return (1);
 }
 
 static int
@@ -152,9 +282,15 @@ store_mem_range_at(struct store *s, const struct store_range *r,
 	uint64_t		  count = 0;
 	int			  stop = 0;
 
-	end = store_mem_after(m, 0, r->rev);
-	v = xcalloc(end + 1, sizeof *v);
-	for (i = 0; i < end; i++) {
+	end = store_mem_after(m, m->hist_first, r->rev);
+	v = xcalloc(end - m->hist_first + m->nkept + 1, sizeof *v);
+	for (i = 0; i < m->kept_cap; i++) {
+		ev = &m->kept[i].ev;
+		if (ev->key != NULL && ev->rev <= r->rev &&
+		    store_mem_in_range(ev, r))
+			v[n++] = ev;
+	}
+	for (i = m->hist_first; i < end; i++) {
 		if (store_mem_in_range(&m->hist[i], r))
 			v[n++] = &m->hist[i];
 	}
