@@ -118,6 +118,7 @@ struct store_sqlite {
 	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;
+	struct sq_clean	*clean;		/* kv's version of keys, a cache */
 	/* A checkpoint in slices (store_sqlite_ckpt.c). */
 	int		 ck_phase;	/* SQ_CK_* */
 	struct sq_map	 frozen;	/* the dirty map it writes into kv */
@@ -214,6 +215,28 @@ enum {
 	SQ_CK_LOG,	/* the log up to frozen_rev into history */
 	SQ_CK_WAL	/* SQLite's WAL into the database file */
 };
+
+/*
+ * The clean cache: the version and create_rev kv holds for a key (0: no
+ * row), as a checkpoint that committed left it; two-way set-associative,
+ * short keys only.  Filled only from the maps' entries once kv has them,
+ * before the maps are emptied; a key in a map is looked up there first,
+ * so an entry is never older than kv.
+ */
+#define SQ_CLEAN_SLOTS	65536
+#define SQ_CLEAN_KEY	36
+struct sq_clean {
+	uint64_t	 hash;
+	uint64_t	 version, create_rev;
+	uint32_t	 klen;			/* 0: an empty slot */
+	char		 key[SQ_CLEAN_KEY];
+};
+/* 1 (a row, cur filled), 0 (none) or -1 (not in the cache). */
+int		 sq_clean_find(struct store_sqlite *, const char *, size_t,
+		    struct store_kv *);
+/* The entries of m (or n of v), in kv now, fill the cache. */
+void		 sq_clean_fill(struct store_sqlite *, const struct sq_map *,
+		    struct sq_ent **, size_t);
 
 /* The log-structured commit (store_sqlite_log.c). */
 struct sq_ent	*sq_ent_new(const char *, size_t, const void *, size_t, int);

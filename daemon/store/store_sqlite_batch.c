@@ -83,6 +83,8 @@ store_sqlite_current(struct store_sqlite *q, const char *key, size_t key_len,
 		cur->create_rev = e->create_rev;
 		return (1);
 	}
+	if ((rc = sq_clean_find(q, key, key_len, cur)) >= 0)
+		return (rc);
 	store_sqlite_bind_blob(st, 1, key, key_len);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {

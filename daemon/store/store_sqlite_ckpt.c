@@ -206,6 +206,8 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 			rc = sq_index_keys(q, q->ckpt_rev, s->rev, err);
 		if (sq_ck_end(q, rc, err) != 0)
 			return (-1);
+		sq_clean_fill(q, &q->frozen, NULL, 0);
+		sq_clean_fill(q, &q->dirty, NULL, 0);
 		sq_frozen_done(q);
 		sq_map_clear(&q->dirty, 1);
 		q->ckpt_rev = s->rev;
@@ -276,6 +278,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	if (q->ck_phase == SQ_CK_KV && q->fdone == q->fn)
 		q->ck_phase = SQ_CK_LOG;
 	else if (q->ck_phase == SQ_CK_LOG && rev == q->frozen_rev) {
+		sq_clean_fill(q, &q->frozen, NULL, 0);
 		sq_frozen_done(q);
 		q->ck_phase = SQ_CK_WAL;
 	}
@@ -363,6 +366,8 @@ store_sqlite_committed(struct store *s)
 	i = 0;
 	if (q->ckpt_in_batch) {
 		/* kv has the maps and the batch's writes up to pend_ckpt. */
+		sq_clean_fill(q, &q->frozen, NULL, 0);
+		sq_clean_fill(q, &q->dirty, q->pend.v, q->pend_ckpt);
 		sq_map_clear(&q->dirty, 1);
 		sq_frozen_done(q);
 		if (q->ck_phase != SQ_CK_IDLE)

@@ -251,6 +251,82 @@ store_sqlite_log_free(struct store_sqlite *q)
 	sq_map_free(&q->frozen, 1);
 	free(q->sorted);
 	free(q->fsorted);
+	free(q->clean);
+}
+
+/*
+ * Two slots a key (h's pair): the key's own if it has one, else an empty
+ * one, else the first's (whose key moves to the second's).  A key is in
+ * one slot at most.
+ */
+static struct sq_clean *
+sq_clean_slot(struct store_sqlite *q, const char *key, size_t len,
+    uint64_t h, int fill)
+{
+	struct sq_clean	*c = &q->clean[h & (SQ_CLEAN_SLOTS - 2)];
+	int		 i;
+
+	for (i = 0; i < 2; i++)
+		if (c[i].hash == h && c[i].klen == len &&
+		    memcmp(c[i].key, key, len) == 0)
+			return (&c[i]);
+	if (!fill)
+		return (NULL);
+	if (c[0].klen == 0)
+		return (&c[0]);
+	if (c[1].klen == 0)
+		return (&c[1]);
+	c[1] = c[0];		/* the second's key goes */
+	return (&c[0]);
+}
+
+static void
+sq_clean_set(struct store_sqlite *q, const struct sq_ent *e)
+{
+	struct sq_clean	*c;
+
+	if (e->klen == 0 || e->klen > SQ_CLEAN_KEY)
+		return;
+	c = sq_clean_slot(q, e->key, e->klen, e->hash, 1);
+	c->hash = e->hash;
+	c->klen = (uint32_t)e->klen;
+	memcpy(c->key, e->key, e->klen);
+	c->version = e->deleted ? 0 : e->version;
+	c->create_rev = e->deleted ? 0 : e->create_rev;
+}
+
+void
+sq_clean_fill(struct store_sqlite *q, const struct sq_map *m,
+    struct sq_ent **v, size_t n)
+{
+	size_t	 i;
+
+	if (q->clean == NULL)
+		q->clean = xcalloc(SQ_CLEAN_SLOTS, sizeof *q->clean);
+	for (i = 0; m != NULL && m->n > 0 && i < m->cap; i++)
+		if (m->slot[i] != NULL)
+			sq_clean_set(q, m->slot[i]);
+	for (i = 0; i < n; i++)
+		sq_clean_set(q, v[i]);
+}
+
+int
+sq_clean_find(struct store_sqlite *q, const char *key, size_t len,
+    struct store_kv *cur)
+{
+	struct sq_clean		*c;
+	uint64_t		 h;
+
+	if (q->clean == NULL || len == 0 || len > SQ_CLEAN_KEY)
+		return (-1);
+	h = sq_hash(key, len);
+	if ((c = sq_clean_slot(q, key, len, h, 0)) == NULL)
+		return (-1);
+	if (c->version == 0)
+		return (0);
+	cur->version = c->version;
+	cur->create_rev = c->create_rev;
+	return (1);
 }
 
 /*

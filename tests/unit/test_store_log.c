@@ -433,6 +433,120 @@ test_compact_behind_ckpt(void **state)
 	    (long long)fx_abs(f, 2));
 }
 
+/*
+ * The clean cache (kv's version of keys a checkpoint wrote): filled by
+ * each kind of checkpoint (at once, in slices, in a batch that commits),
+ * not by one whose batch rolls back; a put's version follows from it.
+ */
+static int
+clean(struct fx *f, const char *key, uint64_t *version, uint64_t *create)
+{
+	struct store_kv	 cur;
+	int		 rc;
+
+	memset(&cur, 0, sizeof cur);
+	rc = sq_clean_find(f->s->impl, key, strlen(key), &cur);
+	*version = cur.version;
+	*create = fx_abs(f, 0) < cur.create_rev ? cur.create_rev -
+	    fx_abs(f, 0) : 0;
+	return (rc);
+}
+
+static void
+test_clean_cache(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	uint64_t		 v, c;
+	int			 n = 0;
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "1");
+	assert_int_equal(clean(f, "a", &v, &c), -1);
+	assert_int_equal(store_sqlite_checkpoint(f->s, &err), 0);
+	assert_int_equal(clean(f, "a", &v, &c), 1);
+	assert_true(v == 1 && c == 1);
+	fx_put1(f, "a", "2");
+	fx_begin(f, "b");
+	assert_int_equal(fx_del(f, 4, 0, S("b")), 1);
+	fx_commit(f, 4);
+	/* In slices: kv, the key index, the WAL. */
+	while (store_sqlite_ckpt_slice(f->s) == 1)
+		assert_true(++n < 20);
+	assert_int_equal(clean(f, "a", &v, &c), 1);
+	assert_true(v == 2 && c == 1);
+	assert_int_equal(clean(f, "b", &v, &c), 0);
+	/* b was deleted: a new b starts at version 1. */
+	fx_begin(f, "a", "b");
+	assert_int_equal(fx_put(f, 5, 0, S("b"), S("2")), 0);
+	assert_int_equal(fx_put(f, 5, 1, S("a"), S("3")), 2);
+	fx_commit(f, 5);
+	assert_string_equal(fx_get(f, S("b")), "b@1/5/5=2");
+	/* In a batch that rolls back: the cache keeps kv's old state. */
+	fx_begin(f, "a", "c");
+	assert_int_equal(fx_put(f, 6, 0, S("c"), S("1")), 0);
+	assert_int_equal(fx_put(f, 6, 1, S("a"), S("4")), 3);
+	assert_int_equal(fx_compact(f, 6, &err), 0);
+	store_rollback(f->s);
+	assert_int_equal(clean(f, "a", &v, &c), 1);
+	assert_true(v == 2 && c == 1);
+	assert_int_equal(clean(f, "c", &v, &c), -1);
+	assert_string_equal(fx_get(f, S("a")), "a@3/1/5=3");
+	/* In a batch that commits: its writes up to the compaction too. */
+	fx_begin(f, "a", "c");
+	assert_int_equal(fx_put(f, 6, 0, S("c"), S("1")), 0);
+	assert_int_equal(fx_compact(f, 6, &err), 0);
+	assert_int_equal(fx_put(f, 6, 1, S("a"), S("4")), 3);
+	fx_commit(f, 6);
+	assert_int_equal(clean(f, "c", &v, &c), 1);
+	assert_true(v == 1 && c == 6);
+	assert_int_equal(clean(f, "a", &v, &c), 1);
+	assert_true(v == 3 && c == 1);
+	assert_string_equal(fx_get(f, S("a")), "a@4/1/6=4");
+	fx_begin(f, "a", "c");
+	assert_int_equal(fx_put(f, 7, 0, S("a"), S("5")), 4);
+	assert_int_equal(fx_put(f, 7, 1, S("c"), S("2")), 1);
+	fx_commit(f, 7);
+	assert_int_equal(store_sqlite_checkpoint(f->s, &err), 0);
+	fx_reopen(f, NULL);
+	assert_string_equal(fx_get(f, S("a")), "a@5/1/7=5");
+	assert_string_equal(fx_get(f, S("c")), "c@2/6/7=2");
+}
+
+/*
+ * A quarter as many keys as the cache has slots (some of its pairs get
+ * three), over three checkpoints: each put's previous version is exact
+ * whether its key was evicted or not.
+ */
+static void
+test_clean_evicted(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+	char			 k[32];
+	uint64_t		 rev;
+	int			 i, round;
+
+	for (round = 0; round < 3; round++) {
+		rev = fx_rev(f) + 1;
+		fx_begin(f);
+		for (i = 0; i < SQ_CLEAN_SLOTS / 4; i++) {
+			snprintf(k, sizeof k, "k/%d", i);
+			/* Every 7th key is deleted in round 1. */
+			if (round == 1 && i % 7 == 0) {
+				assert_int_equal(fx_del(f, rev, (uint32_t)i,
+				    k, strlen(k)), 1);
+				continue;
+			}
+			assert_int_equal(fx_put(f, rev, (uint32_t)i, k,
+			    strlen(k), S("v")), round == 2 && i % 7 == 0 ?
+			    0 : (uint64_t)round);
+		}
+		fx_commit(f, rev);
+		assert_int_equal(store_sqlite_checkpoint(f->s, &err), 0);
+	}
+}
+
 #define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 
 int
@@ -450,6 +564,8 @@ main(void)
 		SQL(test_rev_from_log),
 		SQL(test_rev_without_event),
 		SQL(test_compact_behind_ckpt),
+		SQL(test_clean_cache),
+		SQL(test_clean_evicted),
 	};
 
 	return (cmocka_run_group_tests_name("test_store_log", tests, NULL,
