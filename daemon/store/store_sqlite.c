@@ -78,11 +78,6 @@
 
 static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key = ?1",
-	/* One statement reads the old version and writes the new one. */
-	"INSERT INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, 1, ?3, ?3) "
-	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
-	    "version = version + 1, mod_rev = excluded.mod_rev "
-	    "RETURNING version, create_rev",
 	"DELETE FROM kv WHERE key = ?1",
 	/* A write appends to history (no secondary index to update). */
 	"INSERT INTO history (rev, seq, type, key, value, version, "

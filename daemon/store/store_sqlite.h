@@ -21,7 +21,6 @@
 
 enum store_sqlite_stmt {
 	SQ_GET,
-	SQ_UPSERT,
 	SQ_DELETE,
 	SQ_HIST_ADD,
 	SQ_HIST_GET,
