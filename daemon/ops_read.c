@@ -208,11 +208,8 @@ ops_get(struct req *r)
 		a->key_len = r->wa.key_len;
 		a->timeout_ms = READ_TIMEOUT_DEFAULT_MS;
 		a->serializable = r->serializable;
-		ops_read_start(r, a, ops_get_go);
-		return;
-	}
-	if (proto_get_key(r->json, "key", 1, &a->key, &a->key_len, &e) != 1 ||
-	    ops_read_args(r, a, &e) != 0) {
+	} else if (proto_get_key(r->json, "key", 1, &a->key, &a->key_len,
+	    &e) != 1 || ops_read_args(r, a, &e) != 0) {
 		free(a);
 		reply_error(r, e.code, e.msg);
 		req_done(r);
