@@ -109,12 +109,9 @@ struct store_sqlite {
 	struct sq_map	 dirty;		/* committed, not in kv yet */
 	struct sq_pend	 pend;		/* the open batch's writes */
 	size_t		 pend_mark;
-	int		 ckpt_in_batch, ckpt_in_batch_mark;
-	size_t		 pend_ckpt;	/* pending writes in kv already */
-	size_t		 pend_ckpt_mark;
 	uint64_t	 ckpt_rev;	/* kv and history_by_key hold up to it */
 	uint64_t	 keys_floor;	/* history_by_key has no row below it */
-	uint64_t	 ckpt_rev_batch, ckpt_rev_mark;
+	int		 hist_left;	/* history may hold rows < compact_rev */
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;
 	struct sq_clean	*clean;		/* kv's version of keys, a cache */
@@ -254,7 +251,6 @@ void		 sq_pend_truncate(struct store_sqlite *, size_t);
 /* The newest state not in kv: the batch's, the dirty map's, frozen's. */
 struct sq_ent	*sq_find(struct store_sqlite *, const char *, size_t);
 int	store_sqlite_checkpoint(struct store *, struct store_err *);
-int	store_sqlite_ckpt_in_batch(struct store *, struct store_err *);
 void	store_sqlite_committed(struct store *);
 void	store_sqlite_log_init(struct store *, struct event_base *);
 void	store_sqlite_log_free(struct store_sqlite *);

@@ -22,7 +22,6 @@ store_sqlite_begin(struct store *s, struct store_err *err)
 	q->nkeys_begin = q->nkeys;
 	q->compact_begin = s->compact_rev;
 	q->pend_mark = 0;
-	q->ckpt_in_batch = q->ckpt_in_batch_mark = 0;
 	return (0);
 }
 
@@ -198,9 +197,6 @@ store_sqlite_mark(struct store *s, struct store_err *err)
 	q->nkeys_mark = q->nkeys;
 	q->compact_mark = s->compact_rev;
 	q->pend_mark = q->pend.n;
-	q->ckpt_in_batch_mark = q->ckpt_in_batch;
-	q->ckpt_rev_mark = q->ckpt_rev_batch;
-	q->pend_ckpt_mark = q->pend_ckpt;
 	return (0);
 }
 
@@ -225,9 +221,6 @@ store_sqlite_undo(struct store *s, struct store_err *err)
 	q->nkeys = q->nkeys_mark;
 	s->compact_rev = q->compact_mark;
 	sq_pend_truncate(q, q->pend_mark);
-	q->ckpt_in_batch = q->ckpt_in_batch_mark;
-	q->ckpt_rev_batch = q->ckpt_rev_mark;
-	q->pend_ckpt = q->pend_ckpt_mark;
 	return (0);
 }
 
@@ -244,7 +237,6 @@ store_sqlite_rollback(struct store *s)
 	q->keys_floor = 0;
 	s->compact_rev = q->compact_begin;
 	sq_pend_truncate(q, 0);
-	q->ckpt_in_batch = 0;
 }
 
 static int
@@ -324,22 +316,23 @@ int
 store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	uint64_t		 ck;
+	uint64_t		 drop;
 
 	if (store_sqlite_alive(q, "compact", err) != 0)
 		return (-1);
-	/*
-	 * Events it drops may not be in kv yet: checkpoint them first, unless
-	 * every event below rev is there (the usual trim, far behind).
-	 */
-	ck = q->ckpt_in_batch ? q->ckpt_rev_batch : q->ckpt_rev;
-	if (rev > ck + 1 && store_sqlite_ckpt_in_batch(s, err) != 0) {
-		q->broken = 1;
-		return (-1);
-	}
 	if (sq_compact_run(q, SQ_KEPT_PUT, rev, err) != 0 ||
-	    sq_kept_deletes(q, rev, err) != 0 ||
-	    sq_compact_run(q, SQ_HIST_DROP, rev, err) != 0)
+	    sq_kept_deletes(q, rev, err) != 0)
+		return (-1);
+	/*
+	 * The events past ckpt_rev stay in history until a checkpoint has
+	 * them (a replay at open needs them): they are below compact_rev,
+	 * so nothing reads them, and the checkpoint drops them
+	 * (sq_index_keys()).
+	 */
+	drop = rev <= q->ckpt_rev + 1 ? rev : q->ckpt_rev + 1;
+	if (drop < rev)
+		q->hist_left = 1;
+	if (sq_compact_run(q, SQ_HIST_DROP, drop, err) != 0)
 		return (-1);
 	/*
 	 * The key index's rows below rev are dead (reads at a rev seek
@@ -347,8 +340,7 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 	 * they are as many as the live ones, so each pass costs about two
 	 * rows a row dropped.  Forgotten by a rollback: the next one does.
 	 */
-	ck = q->ckpt_in_batch ? q->ckpt_rev_batch : q->ckpt_rev;
-	if (rev - q->keys_floor >= ck + 1 - rev) {
+	if (drop == rev && rev - q->keys_floor >= q->ckpt_rev + 1 - rev) {
 		if (sq_compact_run(q, SQ_KEYS_TRIM, rev, err) != 0)
 			return (-1);
 		q->keys_floor = rev;

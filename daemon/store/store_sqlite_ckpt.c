@@ -19,8 +19,8 @@
  * (every event past ckpt_rev) overrides them with the same or newer ones.
  * In step 2 every event up to frozen_rev is in kv already, so ckpt_rev may
  * stop anywhere up to it.  Anything that needs the whole checkpoint at
- * once (a read of history past ckpt_rev, a compaction, a map past its
- * hard limit) finishes it in one transaction: store_sqlite_checkpoint().
+ * once (a read of history past ckpt_rev, a map past its hard limit)
+ * finishes it in one transaction: store_sqlite_checkpoint().
  */
 #include <sys/time.h>
 
@@ -110,18 +110,31 @@ sq_apply_all(struct store_sqlite *q, struct store_err *err)
 	return (0);
 }
 
-/* history's events of (from, rev] into its key index, ckpt_rev to rev. */
+/*
+ * history's events of (from, rev] into its key index, ckpt_rev to rev;
+ * and the events a compaction left in history because they were past
+ * ckpt_rev then go, now that kv and the index have them.
+ */
 static int
-sq_index_keys(struct store_sqlite *q, uint64_t from, uint64_t rev,
+sq_index_keys(struct store *s, uint64_t from, uint64_t rev,
     struct store_err *err)
 {
-	sqlite3_stmt	*st = q->st[SQ_SET_META];
+	struct store_sqlite	*q = s->impl;
+	sqlite3_stmt		*st = q->st[SQ_SET_META];
+	uint64_t		 drop;
 
 	if (rev > from) {
 		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 1, (sqlite3_int64)from);
 		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 2, (sqlite3_int64)rev);
 		if (store_sqlite_run(q, SQ_KEYS_FILL, "checkpoint", err) != 0)
 			return (-1);
+	}
+	if (q->hist_left) {
+		drop = s->compact_rev <= rev + 1 ? s->compact_rev : rev + 1;
+		sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)drop);
+		if (store_sqlite_run(q, SQ_HIST_DROP, "checkpoint", err) != 0)
+			return (-1);
+		q->hist_left = drop < s->compact_rev;
 	}
 	sqlite3_bind_text(st, 1, "ckpt_rev", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
@@ -203,7 +216,7 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 			return (-1);
 		rc = sq_apply_all(q, err);
 		if (rc == 0)
-			rc = sq_index_keys(q, q->ckpt_rev, s->rev, err);
+			rc = sq_index_keys(s, q->ckpt_rev, s->rev, err);
 		if (sq_ck_end(q, rc, err) != 0)
 			return (-1);
 		sq_clean_fill(q, &q->frozen, NULL, 0);
@@ -269,7 +282,7 @@ store_sqlite_ckpt_slice(struct store *s)
 		rev = q->ckpt_rev + SQ_SLICE_LOG_REVS;
 		if (rev > q->frozen_rev)
 			rev = q->frozen_rev;
-		rc = sq_index_keys(q, q->ckpt_rev, rev, &err);
+		rc = sq_index_keys(s, q->ckpt_rev, rev, &err);
 	}
 	if (sq_ck_end(q, rc, &err) != 0)
 		return (-1);
@@ -303,36 +316,6 @@ store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
 	return (store_sqlite_checkpoint(s, err));
 }
 
-/*
- * Inside the open batch (before a compaction drops events past ckpt_rev,
- * which a replay would need): the maps and the batch's writes so far into
- * kv, ckpt_rev to the newest of them.  The maps are emptied when the
- * batch commits.
- */
-int
-store_sqlite_ckpt_in_batch(struct store *s, struct store_err *err)
-{
-	struct store_sqlite	*q = s->impl;
-	uint64_t		 rev = s->rev;
-	size_t			 i;
-
-	if (sq_apply_all(q, err) != 0)
-		return (-1);
-	for (i = 0; i < q->pend.n; i++) {
-		if (sq_apply(q, q->pend.v[i], err) != 0)
-			return (-1);
-		if (q->pend.v[i]->mod_rev > rev)
-			rev = q->pend.v[i]->mod_rev;
-	}
-	if (sq_index_keys(q, q->ckpt_in_batch ? q->ckpt_rev_batch :
-	    q->ckpt_rev, rev, err) != 0)
-		return (-1);
-	q->ckpt_in_batch = 1;
-	q->ckpt_rev_batch = rev;
-	q->pend_ckpt = q->pend.n;
-	return (0);
-}
-
 static void
 sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -363,21 +346,7 @@ store_sqlite_committed(struct store *s)
 	struct store_err	 err;
 	size_t			 i;
 
-	i = 0;
-	if (q->ckpt_in_batch) {
-		/* kv has the maps and the batch's writes up to pend_ckpt. */
-		sq_clean_fill(q, &q->frozen, NULL, 0);
-		sq_clean_fill(q, &q->dirty, q->pend.v, q->pend_ckpt);
-		sq_map_clear(&q->dirty, 1);
-		sq_frozen_done(q);
-		if (q->ck_phase != SQ_CK_IDLE)
-			q->ck_phase = SQ_CK_WAL;
-		for (; i < q->pend_ckpt; i++)
-			free(q->pend.v[i]);
-		q->ckpt_rev = q->ckpt_rev_batch;
-		q->ckpt_in_batch = 0;
-	}
-	for (; i < q->pend.n; i++)
+	for (i = 0; i < q->pend.n; i++)
 		sq_map_set(&q->dirty, q->pend.v[i], 1);
 	q->pend.n = 0;
 	sq_map_clear(&q->pend.idx, 0);

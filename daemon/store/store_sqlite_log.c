@@ -18,9 +18,9 @@
  *
  * A batch's own writes live in the "pending" list until it commits (a mark
  * is the list's length, undo truncates it); then they move to the dirty
- * map.  A compaction past ckpt_rev would drop events the replay needs, so
- * it first checkpoints everything, the dirty map and the batch's pending
- * writes, in the batch's own transaction (store_sqlite_ckpt_in_batch()).
+ * map.  A compaction past ckpt_rev leaves the events past ckpt_rev in
+ * history (the replay needs them; nothing else reads below compact_rev),
+ * and the checkpoint that has them drops them.
  */
 #include <sys/time.h>
 
@@ -348,6 +348,7 @@ store_sqlite_recover(struct store *s, uint64_t ckpt_rev,
 	int			 rc;
 
 	q->ckpt_rev = ckpt_rev;
+	q->hist_left = 1;	/* a compaction's, before a crash */
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)ckpt_rev + 1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		store_sqlite_event(st, &ev);

@@ -125,8 +125,8 @@ test_replay(void **state)
 }
 
 /*
- * x (in kv since the last close) is deleted, then compaction drops the
- * delete from the log: the compaction must have checkpointed it.
+ * x (in kv since the last close) is deleted, then compacted past ckpt_rev:
+ * the delete must stay in history for the replay.
  */
 static void
 write_compact(struct fx *f)
@@ -155,6 +155,9 @@ test_replay_after_compaction(void **state)
 	assert_string_equal(fx_list(f, &r, 2, 0), "y@1/2/2 z@1/4/4");
 	assert_int_equal(fx_nkeys(f), 2);
 	assert_int_equal(fx_compact_rev(f), 4);
+	/* The checkpoint after the replay dropped it. */
+	assert_int_equal(db_scalar(f, "SELECT MIN(rev) FROM history"),
+	    (long long)fx_abs(f, 4));
 }
 
 /* More writes than one checkpoint holds, then a few after it. */
@@ -435,8 +438,8 @@ test_compact_behind_ckpt(void **state)
 
 /*
  * The clean cache (kv's version of keys a checkpoint wrote): filled by
- * each kind of checkpoint (at once, in slices, in a batch that commits),
- * not by one whose batch rolls back; a put's version follows from it.
+ * each kind of checkpoint (at once, in slices), not by a batch (one that
+ * compacts, commits or rolls back); a put's version follows from it.
  */
 static int
 clean(struct fx *f, const char *key, uint64_t *version, uint64_t *create)
@@ -492,16 +495,18 @@ test_clean_cache(void **state)
 	assert_true(v == 2 && c == 1);
 	assert_int_equal(clean(f, "c", &v, &c), -1);
 	assert_string_equal(fx_get(f, S("a")), "a@3/1/5=3");
-	/* In a batch that commits: its writes up to the compaction too. */
+	/* A compaction past ckpt_rev checkpoints nothing: c is not in kv. */
 	fx_begin(f, "a", "c");
 	assert_int_equal(fx_put(f, 6, 0, S("c"), S("1")), 0);
 	assert_int_equal(fx_compact(f, 6, &err), 0);
 	assert_int_equal(fx_put(f, 6, 1, S("a"), S("4")), 3);
 	fx_commit(f, 6);
+	assert_int_equal(clean(f, "c", &v, &c), -1);
+	assert_int_equal(store_sqlite_checkpoint(f->s, &err), 0);
 	assert_int_equal(clean(f, "c", &v, &c), 1);
 	assert_true(v == 1 && c == 6);
 	assert_int_equal(clean(f, "a", &v, &c), 1);
-	assert_true(v == 3 && c == 1);
+	assert_true(v == 4 && c == 1);
 	assert_string_equal(fx_get(f, S("a")), "a@4/1/6=4");
 	fx_begin(f, "a", "c");
 	assert_int_equal(fx_put(f, 7, 0, S("a"), S("5")), 4);
