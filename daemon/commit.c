@@ -402,10 +402,12 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 {
 	struct cbatch	*b;
 
+	ks->n = 0;
+	if (cm->md->store->backend->ordered)
+		return (1);	/* it lands behind the batches out, on them */
 	if (r->conn != NULL && (r->conn->commit_gen == cm->gen ||
 	    r->conn->writes_out > 0))
 		return (0);
-	ks->n = 0;
 	if (r->op->keys != NULL)
 		r->op->keys(r, ks);
 	TAILQ_FOREACH(b, &cm->out, entry) {

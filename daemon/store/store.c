@@ -492,8 +492,9 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 		done(arg, &err);
 		return;
 	}
-	if (!s->dirty) {
-		store_rollback(s);	/* nothing to write */
+	/* Nothing to write: done, unless it must land behind batches out. */
+	if (!s->dirty && !(s->backend->ordered && s->out > 0)) {
+		store_rollback(s);
 		done(arg, NULL);
 		return;
 	}

@@ -34,7 +34,11 @@
  *   is open (between begin's callback and store_commit()/rollback()), and
  *   it is open only during calls made from begin's callback: the caller
  *   applies and commits it there.  Batches out together must name disjoint
- *   keys, and the caller orders the ones that must land in order.
+ *   keys, and the caller orders the ones that must land in order, unless
+ *   the backend is ordered (below).
+ * - Reads outside a batch answer what has landed: a batch out is not
+ *   seen until its callback (a local store's batch is out while its
+ *   fsync runs, and nobody may see what a crash could still take).
  * - store_get() inside a batch sees the batch's own writes and, for the
  *   rest, the state at base_rev.
  * - store_commit()'s callback says the batch is durable as the sync mode
@@ -408,7 +412,17 @@ struct store_backend {
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
 		    store_revoke_done, void *);
+	/*
+	 * Batches land in the order they were committed, each begun on the
+	 * writes of the ones before it, landed or not (a local store whose
+	 * fsync comes later): a request need not wait for a batch out that
+	 * names its keys, nor for its connection's write out, and a batch
+	 * that wrote nothing lands behind the ones out.
+	 */
+	int		 ordered;
 };
+
+struct store_local_out;
 
 struct store {
 	const struct store_backend	*backend;
@@ -426,6 +440,8 @@ struct store {
 	int				 answer_again;	/* (store_commit()) */
 	unsigned			 out;		/* batches out */
 	unsigned			 ends;		/* of them, so far */
+	/* A local store's commits out, oldest first (store_local.c). */
+	struct store_local_out		*local_out, *local_out_tail;
 };
 
 /* The revision a read answers with: no older than what it read. */

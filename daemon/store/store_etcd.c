@@ -608,5 +608,6 @@ const struct store_backend store_etcd_backend = {
 	store_etcd_lease_grant,
 	store_etcd_lease_keepalive,
 	store_etcd_lease_get,
-	store_etcd_lease_revoke_now
+	store_etcd_lease_revoke_now,
+	0	/* batches land where etcd puts them */
 };

@@ -10,6 +10,15 @@
 
 #define LOCAL(s)	((s)->backend->local)
 
+/* A commit out, landed in its turn (store_local_landed()). */
+struct store_local_out {
+	struct store_local_out	*next;
+	uint64_t		 rev;
+	int			 wrote;
+	store_done		 done;
+	void			*arg;
+};
+
 /* -1 (err) if rev is above the current one; rev 0 for the current one. */
 static int
 local_rev(struct store *s, uint64_t *rev, struct store_err *err)
@@ -68,10 +77,14 @@ store_local_read_range(struct store *s, const struct store_range *r,
 	store_kvbuf_free(&a);
 }
 
-/* Events copied until max, stopping only between revisions. */
+/*
+ * Events copied until max, stopping only between revisions, and before
+ * the revisions of batches out (not landed: nobody may see them yet).
+ */
 struct local_events {
 	struct store_evbuf	 b;
 	size_t			 max;
+	uint64_t		 upto;
 	int			 more;
 };
 
@@ -80,6 +93,8 @@ local_events_add(const struct store_event *ev, void *arg)
 {
 	struct local_events	*le = arg;
 
+	if (ev->rev > le->upto)
+		return (1);
 	if (le->b.n >= le->max && ev->rev != le->b.v[le->b.n - 1].rev) {
 		le->more = 1;
 		return (1);
@@ -105,6 +120,7 @@ store_local_read_history(struct store *s, uint64_t from, size_t max,
 	}
 	memset(&le, 0, sizeof le);
 	le.max = max > 0 ? max : 1;
+	le.upto = s->rev;
 	if (LOCAL(s)->history(s, from, local_events_add, &le, &err) != 0)
 		done(arg, -1, NULL, 0, &err);
 	else
@@ -121,6 +137,7 @@ store_local_read_key_history(struct store *s, const char *key, size_t len,
 
 	memset(&le, 0, sizeof le);
 	le.max = max;
+	le.upto = s->rev;
 	if (LOCAL(s)->key_history(s, key, len, from, local_events_add, &le,
 	    &err) != 0)
 		done(arg, -1, NULL, 0, &err);
@@ -148,7 +165,9 @@ store_local_begin(struct store *s, const struct store_keys *keys,
 {
 	struct store_err	 err;
 
-	s->base_rev = s->rev;
+	/* On the batches out too, landed or not. */
+	s->base_rev = s->local_out_tail != NULL ? s->local_out_tail->rev :
+	    s->rev;
 	if (LOCAL(s)->begin(s, &err) != 0)
 		done(arg, &err);
 	else
@@ -175,24 +194,77 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	return (store_compact(s, floor, err));
 }
 
+static void
+local_out_push(struct store *s, uint64_t rev, int wrote, store_done done,
+    void *arg)
+{
+	struct store_local_out	*o = xmalloc(sizeof *o);
+
+	o->next = NULL;
+	o->rev = rev;
+	o->wrote = wrote;
+	o->done = done;
+	o->arg = arg;
+	if (s->local_out_tail != NULL)
+		s->local_out_tail->next = o;
+	else
+		s->local_out = o;
+	s->local_out_tail = o;
+}
+
+/* The batch's events are durable: hand them out, then its callback. */
+static void
+local_land(struct store *s, uint64_t rev, store_done done, void *arg)
+{
+	uint64_t	 prev = s->rev;
+
+	s->rev = s->commit_rev = rev;
+	if (rev > prev && s->opts.notify != NULL)
+		s->opts.notify(s->opts.notify_arg, prev, rev);
+	done(arg, NULL);
+}
+
 void
 store_local_commit(struct store *s, uint64_t rev, store_done done,
     void *arg)
 {
 	struct store_err	 err;
-	uint64_t		 prev = s->rev;
+	int			 rc;
 
+	if (!s->dirty) {		/* behind batches out (store.c) */
+		s->backend->rollback(s);
+		local_out_push(s, rev, 0, done, arg);
+		return;
+	}
 	if (store_local_trim(s, rev, &err) != 0) {
 		s->backend->rollback(s);
 		done(arg, &err);
 		return;
 	}
-	if (LOCAL(s)->commit(s, rev, &err) != 0) {
+	if ((rc = LOCAL(s)->commit(s, rev, &err)) < 0) {
 		done(arg, &err);
 		return;
 	}
-	s->rev = s->commit_rev = rev;
-	if (rev > prev && s->opts.notify != NULL)
-		s->opts.notify(s->opts.notify_arg, prev, rev);
-	done(arg, NULL);
+	if (rc > 0)
+		local_out_push(s, rev, 1, done, arg);
+	else
+		local_land(s, rev, done, arg);
+}
+
+void
+store_local_landed(struct store *s)
+{
+	struct store_local_out	*o;
+	int			 first = 1;
+
+	while ((o = s->local_out) != NULL && (first || !o->wrote)) {
+		if ((s->local_out = o->next) == NULL)
+			s->local_out_tail = NULL;
+		if (o->wrote)
+			local_land(s, o->rev, o->done, o->arg);
+		else
+			o->done(o->arg, NULL);
+		free(o);
+		first = 0;
+	}
 }

@@ -2,7 +2,9 @@
  * The local backends' side of the store interface (sqlite, memory): they
  * answer every call at once, so they are written synchronously, and
  * store_local.c turns these functions into the interface's asynchronous
- * calls (the callback runs before the call returns).  A local commit also
+ * calls (the callback runs before the call returns), but for a commit
+ * whose fsync comes later (sqlite, --sync full): it is out until the
+ * backend says it landed, and commits land in order.  A local commit also
  * trims the history to the last opts.history revisions, in the same
  * transaction, and hands the batch's events to opts.notify once durable.
  */
@@ -30,7 +32,11 @@ struct store_local {
 	int	 (*stats)(struct store *, struct store_stats *,
 		    struct store_err *);
 	int	 (*begin)(struct store *, struct store_err *);
-	/* Durable as the sync mode promises, or all undone (-1). */
+	/*
+	 * 0: durable as the sync mode promises; 1: out, durable later (the
+	 * backend then calls store_local_landed(), and answers every later
+	 * commit with 1 until they all landed); -1: all undone.
+	 */
 	int	 (*commit)(struct store *, uint64_t rev, struct store_err *);
 };
 
@@ -46,5 +52,7 @@ void	store_local_read_stats(struct store *, store_stats_done, void *);
 void	store_local_begin(struct store *, const struct store_keys *,
 	    store_done, void *);
 void	store_local_commit(struct store *, uint64_t, store_done, void *);
+/* The oldest commit out is durable: it lands (and the clean ones behind). */
+void	store_local_landed(struct store *);
 
 #endif

@@ -455,5 +455,6 @@ const struct store_backend store_mem_backend = {
 	store_mem_lease_put,
 	store_mem_lease_attach,
 	store_mem_lease_revoke,
-	NULL, NULL, NULL, NULL	/* the daemon times these leases */
+	NULL, NULL, NULL, NULL,	/* the daemon times these leases */
+	1	/* each batch lands before the next begins */
 };

@@ -328,6 +328,7 @@ store_sqlite_close(struct store *s)
 
 	if (q == NULL)
 		return;
+	store_sqlite_sync_stop(s);
 	/* A clean close leaves no log tail to replay. */
 	if (q->st[SQ_NSTMT - 1] != NULL) {
 		struct store_err	 err;
@@ -500,7 +501,7 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 	if (store_sqlite_scalar(q, "PRAGMA page_count", &pages, err) != 0 ||
 	    store_sqlite_scalar(q, "PRAGMA page_size", &page_size, err) != 0)
 		return (-1);
-	st->keys = q->nkeys;
+	st->keys = q->out != NULL ? q->nkeys_landed : q->nkeys;
 	st->db_bytes = pages * page_size;
 	if (stat(q->wal_path, &sb) == 0)
 		st->db_bytes += (uint64_t)sb.st_size;
@@ -539,11 +540,12 @@ const struct store_backend store_sqlite_backend = {
 	&store_sqlite_local,
 	store_local_read_key_history,
 	store_sqlite_snapshot,
-	1,
+	SQ_BATCHES_OUT,
 	store_sqlite_read_leases,
 	store_sqlite_read_lease_keys,
 	store_sqlite_lease_put,
 	store_sqlite_lease_attach,
 	store_sqlite_lease_revoke,
-	NULL, NULL, NULL, NULL	/* the daemon times these leases */
+	NULL, NULL, NULL, NULL,	/* the daemon times these leases */
+	1	/* in order, each on the ones before (store_sqlite_sync.c) */
 };

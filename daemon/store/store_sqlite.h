@@ -82,6 +82,18 @@ struct sq_pend {
 
 struct event;
 struct event_base;
+struct sq_sync;
+
+/*
+ * Batches out at once (store.h): committed, their fsync to come
+ * (store_sqlite_sync.c), each with the writes it made.
+ */
+#define SQ_BATCHES_OUT	64
+struct sq_out {
+	struct sq_out	*next;
+	struct sq_pend	 pend;
+	uint64_t	 seq, nkeys;
+};
 
 struct store_sqlite {
 	sqlite3		*db;
@@ -123,6 +135,10 @@ struct store_sqlite {
 	uint64_t	 frozen_rev;	/* the newest event in frozen */
 	struct event	*ckpt_ev;
 	uint64_t	 ckpts, replayed;
+	/* Commits out, fsynced by a thread (store_sqlite_sync.c). */
+	struct sq_sync	*sync;
+	struct sq_out	*out, *out_tail, *out_free;
+	uint64_t	 nkeys_landed;
 };
 
 /* -1 with err filled from SQLite's rc (full, I/O, or internal). */
@@ -251,7 +267,15 @@ void		 sq_pend_truncate(struct store_sqlite *, size_t);
 /* The newest state not in kv: the batch's, the dirty map's, frozen's. */
 struct sq_ent	*sq_find(struct store_sqlite *, const char *, size_t);
 int	store_sqlite_checkpoint(struct store *, struct store_err *);
-void	store_sqlite_committed(struct store *);
+/* A batch's writes, durable now, join the dirty map (p emptied). */
+void	store_sqlite_landed(struct store *, struct sq_pend *);
+/* The fsync thread (store_sqlite_sync.c). */
+void	store_sqlite_sync_start(struct store *, struct event_base *);
+int	store_sqlite_sync_commit(struct store *);
+int	store_sqlite_sync_now(struct store_sqlite *, struct store_err *);
+void	store_sqlite_sync_stop(struct store *);
+struct sq_ent *store_sqlite_out_find(struct store_sqlite *, const char *,
+	    size_t);
 void	store_sqlite_log_init(struct store *, struct event_base *);
 void	store_sqlite_log_free(struct store_sqlite *);
 int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);

@@ -270,7 +270,9 @@ store_sqlite_commit(struct store *s, uint64_t rev, struct store_err *err)
 		return (-1);
 	}
 	q->in_txn = q->marked = 0;
-	store_sqlite_committed(s);
+	if (q->sync != NULL && store_sqlite_sync_commit(s) == 1)
+		return (1);			/* durable later */
+	store_sqlite_landed(s, &q->pend);
 	return (0);
 }
 

@@ -338,18 +338,18 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 		sq_arm(q, SQ_CKPT_IDLE_MS);
 }
 
-/* The batch committed: its writes join the dirty map. */
+/* A batch landed (durable): its writes join the dirty map. */
 void
-store_sqlite_committed(struct store *s)
+store_sqlite_landed(struct store *s, struct sq_pend *p)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
 	size_t			 i;
 
-	for (i = 0; i < q->pend.n; i++)
-		sq_map_set(&q->dirty, q->pend.v[i], 1);
-	q->pend.n = 0;
-	sq_map_clear(&q->pend.idx, 0);
+	for (i = 0; i < p->n; i++)
+		sq_map_set(&q->dirty, p->v[i], 1);
+	p->n = 0;
+	sq_map_clear(&p->idx, 0);
 	if (q->dirty.n == 0)
 		return;
 	if (q->dirty.n + q->frozen.n >= SQ_CKPT_HARD ||
@@ -378,6 +378,7 @@ store_sqlite_log_init(struct store *s, struct event_base *base)
 
 	if (base != NULL)
 		q->ckpt_ev = evtimer_new(base, sq_ckpt_cb, s);
+	store_sqlite_sync_start(s, base);
 	/* The tail replayed at open is checkpointed once the loop runs. */
 	if (q->dirty.n > 0)
 		sq_arm(q, SQ_CKPT_IDLE_MS);

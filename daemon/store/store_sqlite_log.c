@@ -191,14 +191,20 @@ sq_pend_truncate(struct store_sqlite *q, size_t n)
 		sq_map_set(&p->idx, p->v[i], 0);
 }
 
-/* The newest state of a key not yet in kv: the batch's, then the map's. */
+/*
+ * The newest state of a key not yet in kv: in a batch, its own, then the
+ * batches' out; then the maps' (all that a read outside a batch sees).
+ */
 struct sq_ent *
 sq_find(struct store_sqlite *q, const char *key, size_t len)
 {
 	struct sq_ent	*e = NULL;
 
-	if (q->in_txn)
+	if (q->in_txn) {		/* a batch's: on the ones out too */
 		e = sq_map_find(&q->pend.idx, key, len);
+		if (e == NULL && q->out != NULL)
+			e = store_sqlite_out_find(q, key, len);
+	}
 	if (e == NULL)
 		e = sq_map_find(&q->dirty, key, len);
 	if (e == NULL)
