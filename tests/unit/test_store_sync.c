@@ -47,6 +47,8 @@ struct batch {
 	uint64_t	 commit_rev;
 	uint64_t	 base_rev;	/* at begin */
 	uint64_t	 seen_ver;	/* k0's version, seen in the batch */
+	uint64_t	 grant;		/* records this lease first */
+	uint64_t	 lease;		/* k0's put is attached to it */
 	struct batch	*then;		/* begun from its callback */
 };
 
@@ -95,13 +97,21 @@ batch_begun(void *arg, const struct store_err *err)
 	b->seen_ver = 0;
 	if (store_get(s, S("k0"), batch_kv, &b->seen_ver, &e) < 0)
 		fail_msg("get in a batch: %s", e.msg);
+	if (b->grant != 0) {
+		struct store_lease	 l = { b->grant, 60000, 0, 0 };
+
+		if (store_lease_put(s, &l, &e) != 0)
+			fail_msg("lease put: %s", e.msg);
+	}
 	for (i = 0; i < b->nputs; i++) {
 		snprintf(key, sizeof key, "k%d", i);
-		if (store_put(s, rev, (uint32_t)i, key, strlen(key), b->tag,
-		    strlen(b->tag), &meta, &prev, &e) != 0)
+		if (store_put_lease(s, rev, (uint32_t)i, key, strlen(key),
+		    b->tag, strlen(b->tag), i == 0 ? b->lease : 0, &meta,
+		    &prev, &e) != 0)
 			fail_msg("put %s: %s", key, e.msg);
 	}
-	store_commit(s, b->nputs > 0 ? rev : s->base_rev, batch_committed, b);
+	store_commit(s, b->nputs > 0 || b->grant != 0 ? rev : s->base_rev,
+	    batch_committed, b);
 }
 
 static void
@@ -414,6 +424,68 @@ test_out_close(void **state)
 	assert_int_equal(fx_nkeys(f), BIG);
 }
 
+/* The keys attached to a lease, as a read outside a batch sees them. */
+struct lkeys {
+	int	 calls;
+	long	 n;
+	char	 first[16];
+};
+
+static void
+lkeys_done(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *err)
+{
+	struct lkeys	*lk = arg;
+
+	(void)more;
+	if (err != NULL)
+		fail_msg("lease keys: %s", err->msg);
+	lk->calls++;
+	lk->n = n;
+	if (n > 0)
+		snprintf(lk->first, sizeof lk->first, "%s", kvs[0].key);
+}
+
+static long
+lkeys_count(struct fx *f, uint64_t lease)
+{
+	struct lkeys	 lk;
+
+	memset(&lk, 0, sizeof lk);
+	store_read_lease_keys(f->s, lease, NULL, 0, 100, lkeys_done, &lk);
+	assert_int_equal(lk.calls, 1);
+	if (lk.n > 0)
+		assert_string_equal(lk.first, "k0");
+	return (lk.n);
+}
+
+/*
+ * Leases are read outside batches too (the lease_info op lists a lease's
+ * keys): a batch out that attaches a key is not seen there either.
+ */
+static void
+test_out_lease_keys(void **state)
+{
+	struct fx	*f = *state;
+	struct batch	*a, *b;
+
+	a = batch_new(f, "a", 0);
+	a->grant = 7;
+	batch_start(a);
+	assert_int_equal(a->called, 1);		/* inline: durable now */
+	assert_int_equal(lkeys_count(f, 7), 0);
+	b = batch_new(f, "b", BIG);
+	b->lease = 7;
+	batch_start(b);
+	assert_int_equal(b->called, 0);
+	assert_string_equal(get0(f), "");
+	if (lkeys_count(f, 7) != 0)
+		fail_msg("lease 7 lists k0, put by a batch still out");
+	wait_called(b);
+	assert_int_equal(lkeys_count(f, 7), 1);
+	assert_string_equal(get0(f), "k0@1/2/2~7=b");
+}
+
 #define SQL(t)	{ #t "/sqlite", t, sync_setup, sync_teardown, &fx_sql }
 
 int
@@ -426,6 +498,7 @@ main(void)
 		SQL(test_out_clean_behind),
 		SQL(test_out_clean_then_next),
 		SQL(test_out_close),
+		SQL(test_out_lease_keys),
 	};
 
 	return (cmocka_run_group_tests_name("test_store_sync", tests, NULL,
