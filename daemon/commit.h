@@ -4,9 +4,11 @@
  * keys its requests read, its requests are applied at consecutive revisions
  * (a failed one undone alone), and it is committed; a batch that lost a
  * race with another writer runs again.  Up to the store's batches_out
- * batches are out at once (local stores: one).  Writes of one connection
- * land in the order sent (one of them out at a time when batches go out
- * together), and a write waits while a batch out names one of its keys.  A write is answered once the store
+ * batches are out at once.  Writes of one connection land in the order
+ * sent: on an ordered store (local) every queued write joins the next
+ * batch, which lands after the ones out; on another (etcd) a connection
+ * has one write out at a time when batches go out together, and a write
+ * waits while a batch out names one of its keys.  A write is answered once the store
  * is durable and its events have been delivered to watches and waits
  * (commit_unpark), so a watcher has a write's event before its writer has
  * the answer.  If a commit fails, every write of the batch is answered
