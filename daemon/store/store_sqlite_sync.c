@@ -45,7 +45,7 @@
  * and the thread's two wake-ups would only add to their wait (measured:
  * BENCHMARKS.md).
  */
-#define SQ_SYNC_INLINE	4
+#define SQ_SYNC_INLINE	2
 
 struct sq_sync {
 	pthread_t	 th;
