@@ -179,8 +179,8 @@ teardown() {
 # WAL frames were written, and returned?  The requests go one at a time
 # (each waits for its answer), so that between two answers only the WAL
 # writes of one request happen: single puts (their fsync on the loop) and
-# txns of 8 puts (more than 4 events: fsynced by the store's thread while
-# the loop goes on).  Before each txn the loop is left idle long enough for
+# txns of 8 puts (more events than SQ_SYNC_INLINE: fsynced by the store's
+# thread while the loop goes on).  Before each txn the loop is left idle long enough for
 # a checkpoint due (250 ms after a write) to be over, so that none writes
 # the WAL between the txn's commit and its fsync.
 #

@@ -124,9 +124,9 @@ assert_recovered() {
 		run lincheck -s "$SOCK" -c 5 -n 80 -k 3 -r "$seed" -t 20
 		assert_success
 	done
-	# Many clients: batches of more than 4 writes, whose fsync (sqlite,
-	# --sync full) runs while gets are answered; lincheck also checks
-	# that no get shows a kv above its answer's rev.
+	# Many clients: batches of more writes than SQ_SYNC_INLINE, whose
+	# fsync (sqlite, --sync full) runs while gets are answered; lincheck
+	# also checks that no get shows a kv above its answer's rev.
 	run lincheck -s "$SOCK" -c 16 -n 50 -k 2 -r 4 -t 20
 	assert_success
 	assert_output --partial 'linearizable'
