@@ -174,32 +174,83 @@ teardown() {
 	METAD_PID=
 }
 
-# Trace metad's syscalls: is every put answered only after an fdatasync of
-# the WAL that followed the put's WAL writes?  Prints "ok N" (N answers
-# checked) or the first answer sent while the WAL was not yet synced.
+# Trace metad's syscalls (strace -f: every thread): is every write
+# answered only after an fdatasync of the WAL that began after the write's
+# WAL frames were written, and returned?  The requests go one at a time
+# (each waits for its answer), so that between two answers only the WAL
+# writes of one request happen: single puts (their fsync on the loop) and
+# txns of 8 puts (more events than SQ_SYNC_INLINE: fsynced by the store's
+# thread while the loop goes on).  Before each txn the loop is left idle long enough for
+# a checkpoint due (250 ms after a write) to be over, so that none writes
+# the WAL between the txn's commit and its fsync.
+#
+# The model: W counts the WAL's pwrites, each once it returned; an
+# fdatasync or fsync of the WAL (either descriptor) covers the W it saw
+# when it began, once it returned (strace -f splits a call that another
+# thread interrupts: "PID fdatasync(... <unfinished ...>", later "PID <...
+# fdatasync resumed>) = 0"); an answer is good iff the covered W is the
+# current one.  Prints "ok N" (N answers checked), then how many puts were
+# covered by a sync of the answering thread (the loop) and how many txns by
+# one of another thread; or the first answer sent before its fsync.
 fsync_before_ack() {
 	strace -f -y -s 300 -e trace=pwrite64,write,writev,fdatasync,fsync \
 	    -o "$TESTDIR/trace" "$METAD" --socket "$TESTDIR/st.sock" \
 	    --store "sqlite:$TESTDIR/st.db" --pidfile "$TESTDIR/st.pid" "$@" \
 	    >/dev/null 2>&1 3>&- &
-	local pid=$! i
+	local pid=$! i j txn
 	daemon_wait "$pid" "$TESTDIR/st.sock" /dev/null || {
 		kill -TERM "$(cat "$TESTDIR/st.pid" 2>/dev/null)" "$pid" 2>/dev/null
 		return 1
 	}
-	for i in $(seq 1 20); do
-		printf '{"op":"put","key":"k%d","value":"v"}\n{"op":"put","key":"j%d","value":"w"}\n' "$i" "$i"
-	done | socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" > /dev/null
+	for i in $(seq 1 8); do
+		printf '{"op":"put","key":"k%d","value":"v"}\n' "$i" | one_req
+		printf '{"op":"put","key":"j%d","value":"w"}\n' "$i" | one_req
+		txn=
+		for j in $(seq 1 8); do
+			txn="$txn${txn:+,}{\"op\":\"put\",\"key\":\"t$i.$j\",\"value\":\"x\"}"
+		done
+		sleep 0.4
+		printf '{"op":"txn","if":[],"then":[%s]}\n' "$txn" | one_req
+	done
+	for i in $(seq 1 4); do
+		printf '{"op":"put","key":"k%d","value":"again"}\n' "$i" | one_req
+	done
 	kill -TERM "$(cat "$TESTDIR/st.pid")"	# strace ends with it
 	wait "$pid" || true
 	awk '
-	/-wal>/ && /pwrite64\(/ { dirty = 1 }
-	/-wal>/ && /(fdatasync|fsync)\(/ { dirty = 0 }
-	/socket:\[/ && /prev_version/ && /(write|writev)\(/ {
-		if (dirty) { print "answered before fsync: " $0; bad = 1; exit }
-		n++
+	function covered(w, tid) {
+		if (w >= synced) { synced = w; by = tid }
 	}
-	END { if (!bad) print "ok " n }' "$TESTDIR/trace"
+	{ tid = $1 }
+	/ pwrite64\(/ && /-wal>/ {
+		if (/<unfinished \.\.\.>$/) pw[tid] = 1; else W++
+	}
+	/<\.\.\. pwrite64 resumed>/ && (tid in pw) { delete pw[tid]; W++ }
+	/ (fdatasync|fsync)\(/ && /-wal>/ {
+		if (/<unfinished \.\.\.>$/) at[tid] = W
+		else if (/\) += 0$/) covered(W, tid)
+	}
+	/<\.\.\. (fdatasync|fsync) resumed>/ && (tid in at) {
+		if (/\) += 0$/) covered(at[tid], tid)
+		delete at[tid]
+	}
+	/socket:\[/ && / (write|writev)\(/ && /prev_version|succeeded/ {
+		if (synced < W) { print "answered before fsync: " $0; bad = 1; exit }
+		n++
+		if (/succeeded/) { txns++; if (by != tid) other++ }
+		else { puts++; if (by == tid) loop++ }
+	}
+	END {
+		if (bad) exit
+		print "ok " n
+		print "puts synced by the loop: " loop + 0 " of " puts + 0
+		print "txns synced by another thread: " other + 0 " of " txns + 0
+	}' "$TESTDIR/trace"
+}
+
+# One request on a connection of its own, its answer awaited.
+one_req() {
+	socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" > /dev/null
 }
 
 # bats test_tags=store:sqlite
@@ -207,7 +258,11 @@ fsync_before_ack() {
 	store_is sqlite || skip "about the sqlite file"
 	command -v strace >/dev/null || skip "needs strace"
 	run fsync_before_ack
-	assert_output --regexp '^ok [1-9][0-9]*$'
+	assert_line --index 0 "ok 28"
+	# Both paths were taken: the puts' fsync on the loop, the txns'
+	# (8 events) on the store's thread.
+	assert_line --index 1 "puts synced by the loop: 20 of 20"
+	assert_line --index 2 "txns synced by another thread: 8 of 8"
 	# The check can fail: with --sync off nothing is fsync'd at all.
 	rm -f "$TESTDIR"/st.*
 	run fsync_before_ack --sync off

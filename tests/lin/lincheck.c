@@ -10,8 +10,12 @@
  *   lincheck -s SOCKET [-c CLIENTS] [-n OPS] [-k KEYS] [-r SEED] [-t SECONDS]
  *   lincheck --self-test
  *
+ * Also, each answer against itself: a get never shows a kv whose mod_rev is
+ * above the answer's rev, and a put's rev is its kv's mod_rev.
+ *
  * Exit: 0 linearizable (self-test: the checker judged every sample right);
- * 1 not linearizable (the key's history is printed); 2 usage, connection or
+ * 1 not linearizable (the key's history is printed), or an answer that
+ * contradicts itself (printed); 2 usage, connection or
  * protocol error, or the search ran out of its budget.
  *
  * Memory: each client thread owns its connection and its records; the main
@@ -48,6 +52,9 @@ struct lin_client {
 	int		 done;
 	int		 failed;
 	char		 err[512];
+	/* An answer that contradicts itself (lincheck_rev_check()). */
+	int		 violated;
+	char		 violation[512];
 	uint64_t	 seen_ver[LIN_KEYS_MAX];
 };
 
@@ -105,6 +112,24 @@ lincheck_value_id(const char *s)
 	return (c * LIN_VALUE_BASE + i + 1);
 }
 
+/*
+ * An answer's own revisions: a get never shows a kv whose mod_rev is above
+ * the answer's rev (a write the store does not say it has: one whose
+ * fsync has not returned, say), and a put's rev is its kv's mod_rev.  The
+ * first violation is kept, with the answer, and makes the run fail (1).
+ */
+static void
+lincheck_rev_check(struct lin_client *cl, const char *what, const char *key,
+    uint64_t mod_rev, uint64_t rev, int ok)
+{
+	if (ok || cl->violated)
+		return;
+	cl->violated = 1;
+	snprintf(cl->violation, sizeof cl->violation, "%s of %s answered "
+	    "rev %" PRIu64 " with a kv of mod_rev %" PRIu64, what, key, rev,
+	    mod_rev);
+}
+
 /* Picks a random operation for client cl and does it; -1 on a failure. */
 static int
 lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
@@ -114,6 +139,7 @@ lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
 	struct md_kv		*kv;
 	const char		*key;
 	char			 val[32];
+	uint64_t		 rev = 0;
 	int			 r = rand_r(&cl->seed) % 100, rc, deleted;
 
 	memset(op, 0, sizeof *op);
@@ -140,7 +166,7 @@ lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
 	op->call = lincheck_now() - run.t0;
 	switch (op->kind) {
 	case LIN_GET:
-		rc = md_get(cl->md, key, NULL, &kv, NULL);
+		rc = md_get(cl->md, key, NULL, &kv, &rev);
 		op->ret = lincheck_now() - run.t0;
 		if (rc != 0)
 			break;
@@ -148,6 +174,8 @@ lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
 		if (kv != NULL) {
 			op->res_val = lincheck_value_id(kv->value);
 			op->res_ver = kv->version;
+			lincheck_rev_check(cl, "get", key, kv->mod_rev, rev,
+			    kv->mod_rev <= rev);
 		}
 		md_kv_free(kv);
 		return (0);
@@ -159,6 +187,8 @@ lincheck_do(struct lin_client *cl, int i, struct lin_op *op)
 			op->ok = 1;
 			op->res_ver = pr.version;
 			op->prev_ver = pr.prev_version;
+			lincheck_rev_check(cl, "put", key, pr.mod_rev, pr.rev,
+			    pr.mod_rev == pr.rev);
 			return (0);
 		}
 		if (op->kind == LIN_CAS && md_errcode(cl->md) ==
@@ -291,11 +321,14 @@ lincheck_options(int argc, char **argv, long *seconds)
 		lincheck_usage();
 }
 
-/* Runs the clients to the end; 0, or -1 if one of them failed. */
+/*
+ * Runs the clients to the end; 0, or -1 if one of them failed, or 1 if an
+ * answer contradicted itself (lincheck_rev_check()).
+ */
 static int
 lincheck_run_clients(struct lin_client *cls, long seconds)
 {
-	int	 c, bad = 0, total = 0;
+	int	 c, bad = 0, total = 0, violated = 0;
 
 	pthread_barrier_init(&run.start, NULL, (unsigned)run.nclients + 1);
 	for (c = 0; c < run.nclients; c++) {
@@ -322,11 +355,16 @@ lincheck_run_clients(struct lin_client *cls, long seconds)
 			    cls[c].err);
 			bad = 1;
 		}
+		if (cls[c].violated) {
+			fprintf(stderr, "lincheck: client %d: not "
+			    "linearizable: %s\n", c, cls[c].violation);
+			violated = 1;
+		}
 	}
 	pthread_barrier_destroy(&run.start);
 	printf("lincheck: %d ops done in %.1f ms\n", total,
 	    (double)(lincheck_now() - run.t0) / 1e6);
-	return (bad ? -1 : 0);
+	return (bad ? -1 : violated ? 1 : 0);
 }
 
 int
@@ -354,8 +392,17 @@ main(int argc, char **argv)
 	    run.nclients, run.nops, run.nkeys, run.seed);
 	if ((cls = calloc((size_t)run.nclients, sizeof *cls)) == NULL)
 		return (2);
-	rc = lincheck_run_clients(cls, seconds) == 0 ?
-	    lincheck_check_all(cls) : 2;
+	switch (lincheck_run_clients(cls, seconds)) {
+	case 0:
+		rc = lincheck_check_all(cls);
+		break;
+	case 1:		/* the search too, for the histories it prints */
+		(void)lincheck_check_all(cls);
+		rc = 1;
+		break;
+	default:
+		rc = 2;
+	}
 	for (c = 0; c < run.nclients; c++)
 		free(cls[c].ops);
 	free(cls);
