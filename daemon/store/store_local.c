@@ -264,7 +264,8 @@ store_local_landed(struct store *s)
 			local_land(s, o->rev, o->done, o->arg);
 		else
 			o->done(o->arg, NULL);
+		if (o->wrote)
+			first = 0;
 		free(o);
-		first = 0;
 	}
 }

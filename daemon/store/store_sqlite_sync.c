@@ -220,7 +220,8 @@ store_sqlite_sync_commit(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
 
-	if (q->out == NULL && q->pend.n <= SQ_SYNC_INLINE) {
+	if (q->out == NULL && s->local_out == NULL &&
+	    q->pend.n <= SQ_SYNC_INLINE) {
 		if (fdatasync(q->sync->fd) != 0)
 			fatal("sqlite: fdatasync of %s: the last write may or "
 			    "may not be on disk; stopping so that it is not "
