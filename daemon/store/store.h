@@ -7,9 +7,11 @@
  * Asynchronous by contract.  Every call that may have to wait for the
  * backing store -- a read outside a batch, opening a batch, committing one
  * -- takes a callback and returns nothing: the callback is called exactly
- * once, by a local backend (sqlite, memory) always before the call returns,
- * by a remote one (etcd) later on the daemon's event loop, or before it
- * returns when it can answer at once (from its cache, or an error).
+ * once, by a local backend (sqlite, memory) before the call returns but
+ * for a commit whose fsync comes later (and a begin or a read that waits
+ * for such commits to land), by a remote one (etcd) later on the daemon's
+ * event loop, or before it returns when it can answer at once (from its
+ * cache, or an error).
  * Callers handle both and never block.
  *
  * What every backend guarantees:
@@ -442,6 +444,9 @@ struct store {
 	unsigned			 ends;		/* of them, so far */
 	/* A local store's commits out, oldest first (store_local.c). */
 	struct store_local_out		*local_out, *local_out_tail;
+	/* Begins held back, in order, while local_hold (store_local.c). */
+	int				 local_hold;
+	struct store_local_out		*local_begins, *local_begins_tail;
 };
 
 /* The revision a read answers with: no older than what it read. */

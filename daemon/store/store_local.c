@@ -10,7 +10,10 @@
 
 #define LOCAL(s)	((s)->backend->local)
 
-/* A commit out, landed in its turn (store_local_landed()). */
+/*
+ * A commit out, landed in its turn (store_local_landed()), or a begin
+ * held back (store_local_hold()).
+ */
 struct store_local_out {
 	struct store_local_out	*next;
 	uint64_t		 rev;
@@ -159,12 +162,37 @@ store_local_read_stats(struct store *s, store_stats_done done, void *arg)
 		done(arg, &st, NULL);
 }
 
+/* Onto a list of commits out (or of begins held back). */
+static void
+local_push(struct store_local_out **head, struct store_local_out **tail,
+    uint64_t rev, int wrote, store_done done, void *arg)
+{
+	struct store_local_out	*o = xmalloc(sizeof *o);
+
+	o->next = NULL;
+	o->rev = rev;
+	o->wrote = wrote;
+	o->done = done;
+	o->arg = arg;
+	if (*tail != NULL)
+		(*tail)->next = o;
+	else
+		*head = o;
+	*tail = o;
+}
+
 void
 store_local_begin(struct store *s, const struct store_keys *keys,
     store_done done, void *arg)
 {
 	struct store_err	 err;
 
+	(void)keys;
+	if (s->local_hold) {
+		local_push(&s->local_begins, &s->local_begins_tail, 0, 0,
+		    done, arg);
+		return;
+	}
 	/* On the batches out too, landed or not. */
 	s->base_rev = s->local_out_tail != NULL ? s->local_out_tail->rev :
 	    s->rev;
@@ -194,23 +222,6 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	return (store_compact(s, floor, err));
 }
 
-static void
-local_out_push(struct store *s, uint64_t rev, int wrote, store_done done,
-    void *arg)
-{
-	struct store_local_out	*o = xmalloc(sizeof *o);
-
-	o->next = NULL;
-	o->rev = rev;
-	o->wrote = wrote;
-	o->done = done;
-	o->arg = arg;
-	if (s->local_out_tail != NULL)
-		s->local_out_tail->next = o;
-	else
-		s->local_out = o;
-	s->local_out_tail = o;
-}
 
 /* The batch's events are durable: hand them out, then its callback. */
 static void
@@ -233,7 +244,8 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 
 	if (!s->dirty) {		/* behind batches out (store.c) */
 		s->backend->rollback(s);
-		local_out_push(s, rev, 0, done, arg);
+		local_push(&s->local_out, &s->local_out_tail, rev, 0, done,
+		    arg);
 		return;
 	}
 	if (store_local_trim(s, rev, &err) != 0) {
@@ -246,7 +258,8 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 		return;
 	}
 	if (rc > 0)
-		local_out_push(s, rev, 1, done, arg);
+		local_push(&s->local_out, &s->local_out_tail, rev, 1, done,
+		    arg);
 	else
 		local_land(s, rev, done, arg);
 }
@@ -266,6 +279,26 @@ store_local_landed(struct store *s)
 			o->done(o->arg, NULL);
 		if (o->wrote)
 			first = 0;
+		free(o);
+	}
+}
+
+void
+store_local_hold(struct store *s)
+{
+	s->local_hold = 1;
+}
+
+void
+store_local_release(struct store *s)
+{
+	struct store_local_out	*o;
+
+	s->local_hold = 0;
+	while (!s->local_hold && (o = s->local_begins) != NULL) {
+		if ((s->local_begins = o->next) == NULL)
+			s->local_begins_tail = NULL;
+		store_local_begin(s, NULL, o->done, o->arg);
 		free(o);
 	}
 }

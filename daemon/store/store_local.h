@@ -54,5 +54,12 @@ void	store_local_begin(struct store *, const struct store_keys *,
 void	store_local_commit(struct store *, uint64_t, store_done, void *);
 /* The oldest commit out is durable: it lands (and the clean ones behind). */
 void	store_local_landed(struct store *);
+/*
+ * Begins wait (their callbacks called later, in order) from hold until
+ * release: a read that must see no batch out holds them until the
+ * batches out landed.
+ */
+void	store_local_hold(struct store *);
+void	store_local_release(struct store *);
 
 #endif

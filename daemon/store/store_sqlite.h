@@ -83,6 +83,7 @@ struct sq_pend {
 struct event;
 struct event_base;
 struct sq_sync;
+struct sq_lread;
 
 /*
  * Batches out at once (store.h): committed, their fsync to come
@@ -139,6 +140,7 @@ struct store_sqlite {
 	struct sq_sync	*sync;
 	struct sq_out	*out, *out_tail, *out_free;
 	uint64_t	 nkeys_landed;
+	struct sq_lread	*lreads, *lreads_tail;	/* waiting for them */
 };
 
 /* -1 with err filled from SQLite's rc (full, I/O, or internal). */
@@ -200,6 +202,8 @@ int	store_sqlite_lease_detach(struct store_sqlite *, const char *, size_t,
 void	store_sqlite_read_leases(struct store *, store_leases_done, void *);
 void	store_sqlite_read_lease_keys(struct store *, uint64_t, const char *,
 	    size_t, uint64_t, store_read_done, void *);
+/* The batches out landed: the lease reads that waited for them. */
+void	store_sqlite_lreads_run(struct store *);
 int	store_sqlite_lease_put(struct store *, const struct store_lease *,
 	    struct store_err *);
 int	store_sqlite_lease_attach(struct store *, const char *, size_t,

@@ -182,15 +182,68 @@ lease_keys(struct store_sqlite *q, uint64_t lease, const char *after,
 	return (n);
 }
 
+/*
+ * A lease's keys read while batches are out (store_sqlite_sync.c): the
+ * lease_key table already has their attaches, so the read waits for them
+ * to land, and no batch begins meanwhile (store_local_hold()).
+ */
+struct sq_lread {
+	struct sq_lread	*next;
+	uint64_t	 lease, limit;
+	char		*after;
+	size_t		 after_len;
+	store_read_done	 done;
+	void		*arg;
+};
+
+/* The batches out landed: the reads that waited for them. */
+void
+store_sqlite_lreads_run(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	struct sq_lread		*r;
+
+	while ((r = q->lreads) != NULL) {
+		if ((q->lreads = r->next) == NULL)
+			q->lreads_tail = NULL;
+		store_sqlite_read_lease_keys(s, r->lease, r->after,
+		    r->after_len, r->limit, r->done, r->arg);
+		free(r->after);
+		free(r);
+	}
+	store_local_release(s);
+}
+
 void
 store_sqlite_read_lease_keys(struct store *s, uint64_t lease,
     const char *after, size_t after_len, uint64_t limit,
     store_read_done done, void *arg)
 {
+	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
 	struct store_kvbuf	 a;
+	struct sq_lread		*r;
 	int			 more;
 
+	if (q->out != NULL) {
+		r = xcalloc(1, sizeof *r);
+		r->lease = lease;
+		r->limit = limit;
+		if (after != NULL) {
+			r->after = xmalloc(after_len + 1);
+			memcpy(r->after, after, after_len);
+			r->after_len = after_len;
+		}
+		r->done = done;
+		r->arg = arg;
+		if (q->lreads_tail != NULL)
+			q->lreads_tail->next = r;
+		else
+			q->lreads = r;
+		q->lreads_tail = r;
+		store_local_hold(s);
+		return;
+	}
 	memset(&a, 0, sizeof a);
 	if (lease_keys(s->impl, lease, after, after_len, limit,
 	    store_kvbuf_add, &a, &more, &err) < 0)

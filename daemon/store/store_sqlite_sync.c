@@ -107,6 +107,8 @@ sq_land_upto(struct store *s, uint64_t seq)
 		q->out_free = o;
 		store_local_landed(s);
 	}
+	if (q->out == NULL && q->lreads != NULL)
+		store_sqlite_lreads_run(s);
 }
 
 static void
@@ -309,6 +311,8 @@ store_sqlite_sync_stop(struct store *s)
 		q->out = o->next;
 		sq_out_free(o);
 	}
+	if (q->lreads != NULL)
+		store_sqlite_lreads_run(s);
 	while ((o = q->out_free) != NULL) {
 		q->out_free = o->next;
 		sq_out_free(o);
