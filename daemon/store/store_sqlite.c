@@ -281,7 +281,7 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 
 	/* One thread uses the connection: no mutexes. */
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, store_sqlite_vfs());
 	if (rc != SQLITE_OK)
 		return (store_sqlite_fail(q, rc, path, err));
 	sqlite3_extended_result_codes(q->db, 1);

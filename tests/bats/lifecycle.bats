@@ -359,3 +359,37 @@ one_req() {
 	run sqlite3 "$DB" 'PRAGMA integrity_check'
 	assert_output ok
 }
+
+# bats test_tags=store:sqlite
+@test "--sync full: a commit's WAL frames reach the file in one write, not two a page" {
+	store_is sqlite || skip "about the sqlite file"
+	command -v strace >/dev/null || skip "needs strace"
+	local v pid
+	v=$(head -c 1500 /dev/zero | tr '\0' x)
+	strace -f -y -e trace=pwrite64 -o "$TESTDIR/trace" "$METAD" \
+	    --socket "$TESTDIR/st.sock" --store "sqlite:$TESTDIR/st.db" \
+	    --pidfile "$TESTDIR/st.pid" >/dev/null 2>&1 3>&- &
+	pid=$!
+	daemon_wait "$pid" "$TESTDIR/st.sock" /dev/null || {
+		kill -TERM "$(cat "$TESTDIR/st.pid" 2>/dev/null)" "$pid" 2>/dev/null
+		false
+	}
+	# One txn of 12 puts of 1500 bytes: one commit of 5 or more pages.
+	local ops="" i
+	for i in $(seq 1 12); do
+		ops="$ops${ops:+,}{\"op\":\"put\",\"key\":\"k$i\",\"value\":\"$v\"}"
+	done
+	local out
+	out=$(socat -t 5 - "UNIX-CONNECT:$TESTDIR/st.sock" \
+	    <<<"{\"op\":\"txn\",\"then\":[$ops]}")
+	kill -TERM "$(cat "$TESTDIR/st.pid")"
+	wait "$pid" || true
+	assert_equal "$(jq -r .succeeded <<<"$out")" true
+	# SQLite alone writes each frame as a 24-byte header and its page.
+	run awk '/-wal>/ && /pwrite64\(/ {
+		n = split($0, a, ", "); size = a[n - 1] + 0
+		if (size == 24) hdr++
+		if (size >= 5 * 4120) big++
+	} END { printf "headers alone %d, writes of 5 frames or more %d\n", hdr, big }' "$TESTDIR/trace"
+	assert_output --regexp '^headers alone 0, writes of 5 frames or more [1-9]'
+}
