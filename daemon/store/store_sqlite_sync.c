@@ -40,10 +40,12 @@
 #include "util.h"
 
 /*
- * A batch of at most this many events with nothing out is fsynced on the
- * loop: with few clients every one of them waits for that fsync anyway,
- * and the thread's two wake-ups would only add to their wait (measured:
- * BENCHMARKS.md).
+ * A batch of at most this many events with nothing out, after an fsync
+ * that covered no more, is fsynced on the loop: with so few clients every
+ * one of them waits for that fsync anyway, and the thread's two wake-ups
+ * would only add to their wait (measured: BENCHMARKS.md).  After a larger
+ * group (more clients: the rest of them are still to come) a small batch
+ * goes to the thread too, and the loop takes the others meanwhile.
  */
 #define SQ_SYNC_INLINE	2
 
@@ -58,6 +60,7 @@ struct sq_sync {
 	uint64_t	 want, synced;
 	int		 err, stop;
 	uint64_t	 seq;		/* the loop's count of batches out */
+	size_t		 group;		/* events the last fsync covered */
 };
 
 static void *
@@ -98,9 +101,12 @@ sq_land_upto(struct store *s, uint64_t seq)
 	struct store_sqlite	*q = s->impl;
 	struct sq_out		*o;
 
+	if (q->out != NULL && q->out->seq <= seq)
+		q->sync->group = 0;
 	while ((o = q->out) != NULL && o->seq <= seq) {
 		if ((q->out = o->next) == NULL)
 			q->out_tail = NULL;
+		q->sync->group += o->pend.n;
 		q->nkeys_landed = o->nkeys;
 		store_sqlite_landed(s, &o->pend);
 		o->next = q->out_free;	/* kept, with its arrays */
@@ -213,9 +219,9 @@ sq_sync_out(struct store *s)
 }
 
 /*
- * The batch just committed: out to the thread; or, when it is small and
- * nothing else is out, fsynced here at once (SQ_SYNC_INLINE).  1: out;
- * 0: durable now.
+ * The batch just committed: out to the thread; or, when it is small,
+ * nothing else is out and the last fsync covered a small group too,
+ * fsynced here at once (SQ_SYNC_INLINE).  1: out; 0: durable now.
  */
 int
 store_sqlite_sync_commit(struct store *s)
@@ -223,7 +229,8 @@ store_sqlite_sync_commit(struct store *s)
 	struct store_sqlite	*q = s->impl;
 
 	if (q->out == NULL && s->local_out == NULL &&
-	    q->pend.n <= SQ_SYNC_INLINE) {
+	    q->pend.n <= SQ_SYNC_INLINE && q->sync->group <= SQ_SYNC_INLINE) {
+		q->sync->group = q->pend.n;
 		if (fdatasync(q->sync->fd) != 0)
 			fatal("sqlite: fdatasync of %s: the last write may or "
 			    "may not be on disk; stopping so that it is not "
