@@ -66,6 +66,8 @@ store_open(const char *spec, const struct store_options *opts,
 	s = xcalloc(1, sizeof *s);
 	s->backend = backend;
 	s->opts = *opts;
+	TAILQ_INIT(&s->local_out);
+	TAILQ_INIT(&s->local_begins);
 	if (backend->open(s, arg, opts, err) != 0) {
 		free(s);
 		return (NULL);

@@ -93,6 +93,8 @@
 #ifndef METAD_STORE_H
 #define METAD_STORE_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -442,11 +444,12 @@ struct store {
 	int				 answer_again;	/* (store_commit()) */
 	unsigned			 out;		/* batches out */
 	unsigned			 ends;		/* of them, so far */
-	/* A local store's commits out, oldest first (store_local.c). */
-	struct store_local_out		*local_out, *local_out_tail;
-	/* Begins held back, in order, while local_hold (store_local.c). */
+	/*
+	 * A local store's commits out, oldest first, and its begins held
+	 * back while local_hold (store_local.c).
+	 */
+	TAILQ_HEAD(store_local_outq, store_local_out) local_out, local_begins;
 	int				 local_hold;
-	struct store_local_out		*local_begins, *local_begins_tail;
 };
 
 /* The revision a read answers with: no older than what it read. */

@@ -15,7 +15,7 @@
  * held back (store_local_hold()).
  */
 struct store_local_out {
-	struct store_local_out	*next;
+	TAILQ_ENTRY(store_local_out) entry;
 	uint64_t		 rev;
 	int			 wrote;
 	store_done		 done;
@@ -164,21 +164,16 @@ store_local_read_stats(struct store *s, store_stats_done done, void *arg)
 
 /* Onto a list of commits out (or of begins held back). */
 static void
-local_push(struct store_local_out **head, struct store_local_out **tail,
-    uint64_t rev, int wrote, store_done done, void *arg)
+local_push(struct store_local_outq *q, uint64_t rev, int wrote,
+    store_done done, void *arg)
 {
 	struct store_local_out	*o = xmalloc(sizeof *o);
 
-	o->next = NULL;
 	o->rev = rev;
 	o->wrote = wrote;
 	o->done = done;
 	o->arg = arg;
-	if (*tail != NULL)
-		(*tail)->next = o;
-	else
-		*head = o;
-	*tail = o;
+	TAILQ_INSERT_TAIL(q, o, entry);
 }
 
 void
@@ -189,13 +184,12 @@ store_local_begin(struct store *s, const struct store_keys *keys,
 
 	(void)keys;
 	if (s->local_hold) {
-		local_push(&s->local_begins, &s->local_begins_tail, 0, 0,
-		    done, arg);
+		local_push(&s->local_begins, 0, 0, done, arg);
 		return;
 	}
 	/* On the batches out too, landed or not. */
-	s->base_rev = s->local_out_tail != NULL ? s->local_out_tail->rev :
-	    s->rev;
+	s->base_rev = TAILQ_EMPTY(&s->local_out) ? s->rev :
+	    TAILQ_LAST(&s->local_out, store_local_outq)->rev;
 	if (LOCAL(s)->begin(s, &err) != 0)
 		done(arg, &err);
 	else
@@ -244,8 +238,7 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 
 	if (!s->dirty) {		/* behind batches out (store.c) */
 		s->backend->rollback(s);
-		local_push(&s->local_out, &s->local_out_tail, rev, 0, done,
-		    arg);
+		local_push(&s->local_out, rev, 0, done, arg);
 		return;
 	}
 	if (store_local_trim(s, rev, &err) != 0) {
@@ -258,8 +251,7 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 		return;
 	}
 	if (rc > 0)
-		local_push(&s->local_out, &s->local_out_tail, rev, 1, done,
-		    arg);
+		local_push(&s->local_out, rev, 1, done, arg);
 	else
 		local_land(s, rev, done, arg);
 }
@@ -268,17 +260,17 @@ void
 store_local_landed(struct store *s)
 {
 	struct store_local_out	*o;
-	int			 first = 1;
+	int			 landed = 0;
 
-	while ((o = s->local_out) != NULL && (first || !o->wrote)) {
-		if ((s->local_out = o->next) == NULL)
-			s->local_out_tail = NULL;
-		if (o->wrote)
+	/* The clean ones before it (none, in order) and behind it. */
+	while ((o = TAILQ_FIRST(&s->local_out)) != NULL &&
+	    !(landed && o->wrote)) {
+		TAILQ_REMOVE(&s->local_out, o, entry);
+		if (o->wrote) {
+			landed = 1;
 			local_land(s, o->rev, o->done, o->arg);
-		else
+		} else
 			o->done(o->arg, NULL);
-		if (o->wrote)
-			first = 0;
 		free(o);
 	}
 }
@@ -295,9 +287,8 @@ store_local_release(struct store *s)
 	struct store_local_out	*o;
 
 	s->local_hold = 0;
-	while (!s->local_hold && (o = s->local_begins) != NULL) {
-		if ((s->local_begins = o->next) == NULL)
-			s->local_begins_tail = NULL;
+	while (!s->local_hold && (o = TAILQ_FIRST(&s->local_begins)) != NULL) {
+		TAILQ_REMOVE(&s->local_begins, o, entry);
 		store_local_begin(s, NULL, o->done, o->arg);
 		free(o);
 	}

@@ -354,6 +354,9 @@ store_sqlite_open(struct store *s, const char *path,
 
 	q = xcalloc(1, sizeof *q);
 	s->impl = q;
+	STAILQ_INIT(&q->out);
+	STAILQ_INIT(&q->out_free);
+	STAILQ_INIT(&q->lreads);
 	if (store_sqlite_mkdirs(path, err) != 0 ||
 	    store_sqlite_connect(q, path, opts, err) != 0 ||
 	    store_sqlite_schema(q, err) != 0 ||
@@ -501,7 +504,7 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 	if (store_sqlite_scalar(q, "PRAGMA page_count", &pages, err) != 0 ||
 	    store_sqlite_scalar(q, "PRAGMA page_size", &page_size, err) != 0)
 		return (-1);
-	st->keys = q->out != NULL ? q->nkeys_landed : q->nkeys;
+	st->keys = STAILQ_EMPTY(&q->out) ? q->nkeys : q->nkeys_landed;
 	st->db_bytes = pages * page_size;
 	if (stat(q->wal_path, &sb) == 0)
 		st->db_bytes += (uint64_t)sb.st_size;

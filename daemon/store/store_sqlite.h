@@ -7,6 +7,8 @@
 #ifndef METAD_STORE_SQLITE_H
 #define METAD_STORE_SQLITE_H
 
+#include <sys/queue.h>
+
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -91,7 +93,7 @@ struct sq_lread;
  */
 #define SQ_BATCHES_OUT	64
 struct sq_out {
-	struct sq_out	*next;
+	STAILQ_ENTRY(sq_out) entry;
 	struct sq_pend	 pend;
 	uint64_t	 seq, nkeys;
 };
@@ -138,9 +140,9 @@ struct store_sqlite {
 	uint64_t	 ckpts, replayed;
 	/* Commits out, fsynced by a thread (store_sqlite_sync.c). */
 	struct sq_sync	*sync;
-	struct sq_out	*out, *out_tail, *out_free;
+	STAILQ_HEAD(, sq_out) out, out_free;
 	uint64_t	 nkeys_landed;
-	struct sq_lread	*lreads, *lreads_tail;	/* waiting for them */
+	STAILQ_HEAD(, sq_lread) lreads;		/* waiting for them */
 };
 
 /* -1 with err filled from SQLite's rc (full, I/O, or internal). */
@@ -278,7 +280,7 @@ void	store_sqlite_landed(struct store *, struct sq_pend *);
 /* The fsync thread (store_sqlite_sync.c). */
 void	store_sqlite_sync_start(struct store *, struct event_base *);
 int	store_sqlite_sync_commit(struct store *);
-int	store_sqlite_sync_now(struct store_sqlite *, struct store_err *);
+void	store_sqlite_sync_now(struct store_sqlite *);
 void	store_sqlite_sync_stop(struct store *);
 struct sq_ent *store_sqlite_out_find(struct store_sqlite *, const char *,
 	    size_t);

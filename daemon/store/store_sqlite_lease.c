@@ -188,7 +188,7 @@ lease_keys(struct store_sqlite *q, uint64_t lease, const char *after,
  * to land, and no batch begins meanwhile (store_local_hold()).
  */
 struct sq_lread {
-	struct sq_lread	*next;
+	STAILQ_ENTRY(sq_lread) entry;
 	uint64_t	 lease, limit;
 	char		*after;
 	size_t		 after_len;
@@ -203,9 +203,8 @@ store_sqlite_lreads_run(struct store *s)
 	struct store_sqlite	*q = s->impl;
 	struct sq_lread		*r;
 
-	while ((r = q->lreads) != NULL) {
-		if ((q->lreads = r->next) == NULL)
-			q->lreads_tail = NULL;
+	while ((r = STAILQ_FIRST(&q->lreads)) != NULL) {
+		STAILQ_REMOVE_HEAD(&q->lreads, entry);
 		store_sqlite_read_lease_keys(s, r->lease, r->after,
 		    r->after_len, r->limit, r->done, r->arg);
 		free(r->after);
@@ -225,7 +224,7 @@ store_sqlite_read_lease_keys(struct store *s, uint64_t lease,
 	struct sq_lread		*r;
 	int			 more;
 
-	if (q->out != NULL) {
+	if (!STAILQ_EMPTY(&q->out)) {
 		r = xcalloc(1, sizeof *r);
 		r->lease = lease;
 		r->limit = limit;
@@ -236,11 +235,7 @@ store_sqlite_read_lease_keys(struct store *s, uint64_t lease,
 		}
 		r->done = done;
 		r->arg = arg;
-		if (q->lreads_tail != NULL)
-			q->lreads_tail->next = r;
-		else
-			q->lreads = r;
-		q->lreads_tail = r;
+		STAILQ_INSERT_TAIL(&q->lreads, r, entry);
 		store_local_hold(s);
 		return;
 	}

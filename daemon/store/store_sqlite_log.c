@@ -202,7 +202,7 @@ sq_find(struct store_sqlite *q, const char *key, size_t len)
 
 	if (q->in_txn) {		/* a batch's: on the ones out too */
 		e = sq_map_find(&q->pend.idx, key, len);
-		if (e == NULL && q->out != NULL)
+		if (e == NULL && !STAILQ_EMPTY(&q->out))
 			e = store_sqlite_out_find(q, key, len);
 	}
 	if (e == NULL)

@@ -181,11 +181,14 @@ store_sqlite_snap_step(struct store_snapshot *snap)
 	else if (rc != SQLITE_DONE) {
 		store_sqlite_fail(&b->dst, rc, "backup", &err);
 		store_snapshot_end(snap, &err);
-	} else if (store_sqlite_sync_now(snap->store->impl, &err) != 0 ||
-	    store_sqlite_snap_finish(snap, &err) != 0)
-		store_snapshot_end(snap, &err);
-	else
-		store_snapshot_end(snap, NULL);
+	} else {
+		/* The copy holds batches out: durable before it is done. */
+		store_sqlite_sync_now(snap->store->impl);
+		if (store_sqlite_snap_finish(snap, &err) != 0)
+			store_snapshot_end(snap, &err);
+		else
+			store_snapshot_end(snap, NULL);
+	}
 }
 
 int

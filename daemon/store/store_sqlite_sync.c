@@ -101,19 +101,17 @@ sq_land_upto(struct store *s, uint64_t seq)
 	struct store_sqlite	*q = s->impl;
 	struct sq_out		*o;
 
-	if (q->out != NULL && q->out->seq <= seq)
+	if ((o = STAILQ_FIRST(&q->out)) != NULL && o->seq <= seq)
 		q->sync->group = 0;
-	while ((o = q->out) != NULL && o->seq <= seq) {
-		if ((q->out = o->next) == NULL)
-			q->out_tail = NULL;
+	while ((o = STAILQ_FIRST(&q->out)) != NULL && o->seq <= seq) {
+		STAILQ_REMOVE_HEAD(&q->out, entry);
 		q->sync->group += o->pend.n;
 		q->nkeys_landed = o->nkeys;
 		store_sqlite_landed(s, &o->pend);
-		o->next = q->out_free;	/* kept, with its arrays */
-		q->out_free = o;
+		STAILQ_INSERT_HEAD(&q->out_free, o, entry);	/* its arrays */
 		store_local_landed(s);
 	}
-	if (q->out == NULL && q->lreads != NULL)
+	if (STAILQ_EMPTY(&q->out) && !STAILQ_EMPTY(&q->lreads))
 		store_sqlite_lreads_run(s);
 }
 
@@ -195,10 +193,10 @@ sq_sync_out(struct store *s)
 	struct sq_out		*o;
 	struct sq_pend		 t;
 
-	if (q->out == NULL)	/* what reads see until it lands */
+	if (STAILQ_EMPTY(&q->out))	/* what reads see until it lands */
 		q->nkeys_landed = q->nkeys_begin;
-	if ((o = q->out_free) != NULL)
-		q->out_free = o->next;
+	if ((o = STAILQ_FIRST(&q->out_free)) != NULL)
+		STAILQ_REMOVE_HEAD(&q->out_free, entry);
 	else
 		o = xcalloc(1, sizeof *o);
 	t = o->pend;		/* empty: its arrays go to the next batch */
@@ -206,16 +204,24 @@ sq_sync_out(struct store *s)
 	q->pend = t;
 	o->seq = ++y->seq;
 	o->nkeys = q->nkeys;
-	o->next = NULL;
-	if (q->out_tail != NULL)
-		q->out_tail->next = o;
-	else
-		q->out = o;
-	q->out_tail = o;
+	STAILQ_INSERT_TAIL(&q->out, o, entry);
 	pthread_mutex_lock(&y->mu);
 	y->want = o->seq;
 	pthread_cond_signal(&y->cv);
 	pthread_mutex_unlock(&y->mu);
+}
+
+/*
+ * An fdatasync on the loop; as the thread's, a failure stops the daemon
+ * (sq_sync_cb).
+ */
+static void
+sq_fsync_here(struct store_sqlite *q)
+{
+	if (fdatasync(q->sync->fd) != 0)
+		fatal("sqlite: fdatasync of %s: the last writes may or may not "
+		    "be on disk; stopping so that none is answered",
+		    q->wal_path);
 }
 
 /*
@@ -228,13 +234,10 @@ store_sqlite_sync_commit(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
 
-	if (q->out == NULL && s->local_out == NULL &&
+	if (STAILQ_EMPTY(&q->out) && TAILQ_EMPTY(&s->local_out) &&
 	    q->pend.n <= SQ_SYNC_INLINE && q->sync->group <= SQ_SYNC_INLINE) {
 		q->sync->group = q->pend.n;
-		if (fdatasync(q->sync->fd) != 0)
-			fatal("sqlite: fdatasync of %s: the last write may or "
-			    "may not be on disk; stopping so that it is not "
-			    "answered", q->wal_path);
+		sq_fsync_here(q);
 		return (0);
 	}
 	sq_sync_out(s);
@@ -245,22 +248,19 @@ store_sqlite_sync_commit(struct store *s)
  * Everything committed durable now, on the loop (a snapshot's last step
  * copied it): the batches land on the loop's next turn.
  */
-int
-store_sqlite_sync_now(struct store_sqlite *q, struct store_err *err)
+void
+store_sqlite_sync_now(struct store_sqlite *q)
 {
 	struct sq_sync	*y = q->sync;
 
-	if (y == NULL || q->out == NULL)
-		return (0);
-	if (fdatasync(y->fd) != 0)
-		return (store_err_set(err, STORE_ERR_IO, "sqlite: fdatasync "
-		    "of %s: %s", q->wal_path, strerror(errno)));
+	if (y == NULL || STAILQ_EMPTY(&q->out))
+		return;
+	sq_fsync_here(q);
 	pthread_mutex_lock(&y->mu);
 	if (y->seq > y->synced)
 		y->synced = y->seq;
 	pthread_mutex_unlock(&y->mu);
 	event_active(y->ev, EV_READ, 0);
-	return (0);
 }
 
 /* The newest state a batch out gave the key, for the batch being made. */
@@ -270,7 +270,7 @@ store_sqlite_out_find(struct store_sqlite *q, const char *key, size_t len)
 	struct sq_out	*o;
 	struct sq_ent	*e = NULL, *f;
 
-	for (o = q->out; o != NULL; o = o->next)
+	STAILQ_FOREACH(o, &q->out, entry)
 		if ((f = sq_map_find(&o->pend.idx, key, len)) != NULL)
 			e = f;
 	return (e);
@@ -307,24 +307,20 @@ store_sqlite_sync_stop(struct store *s)
 	pthread_mutex_unlock(&y->mu);
 	pthread_join(y->th, NULL);
 	s->opts.notify = NULL;
-	if (q->out != NULL) {
+	if (!STAILQ_EMPTY(&q->out)) {
 		if (y->err == 0 && fdatasync(y->fd) == 0)
 			sq_land_upto(s, UINT64_MAX);
 		else
 			log_warnx("sqlite: %s: the last writes were not "
 			    "synced; they stay unanswered", q->wal_path);
 	}
-	while ((o = q->out) != NULL) {
-		q->out = o->next;
-		sq_out_free(o);
-	}
-	if (q->lreads != NULL)
+	STAILQ_CONCAT(&q->out_free, &q->out);
+	if (!STAILQ_EMPTY(&q->lreads))
 		store_sqlite_lreads_run(s);
-	while ((o = q->out_free) != NULL) {
-		q->out_free = o->next;
+	while ((o = STAILQ_FIRST(&q->out_free)) != NULL) {
+		STAILQ_REMOVE_HEAD(&q->out_free, entry);
 		sq_out_free(o);
 	}
-	q->out_tail = NULL;
 	event_free(y->ev);
 	close(y->efd);
 	close(y->fd);

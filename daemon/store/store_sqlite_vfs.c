@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "store_sqlite.h"
+#include "util.h"
 
 #define SQ_VFS_NAME	"metad-wal"
 #define SQ_VFS_BUF	(1024 * 1024)
@@ -77,18 +78,9 @@ sq_vfs_write(sqlite3_file *f, const void *b, int amt, sqlite3_int64 off)
 	if ((size_t)amt > SQ_VFS_BUF)
 		return (RM(f)->xWrite(REAL(f), b, amt, off));
 	if (p->len + (size_t)amt > p->cap) {
-		size_t		 cap = p->cap ? p->cap : 64 * 1024;
-		unsigned char	*nb;
-
-		while (cap < p->len + (size_t)amt)
-			cap *= 2;
-		if ((nb = realloc(p->buf, cap)) == NULL) {
-			if ((rc = sq_vfs_flush(p)) != SQLITE_OK)
-				return (rc);
-			return (RM(f)->xWrite(REAL(f), b, amt, off));
-		}
-		p->buf = nb;
-		p->cap = cap;
+		while (p->cap < p->len + (size_t)amt)
+			p->cap = p->cap ? p->cap * 2 : 64 * 1024;
+		p->buf = xrealloc(p->buf, p->cap);
 	}
 	if (p->len == 0)
 		p->off = off;
