@@ -155,6 +155,10 @@ int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 int	store_sqlite_bind_blob(sqlite3_stmt *, int, const void *, size_t);
 /* The VFS that writes a commit's WAL frames at once (store_sqlite_vfs.c). */
 const char *store_sqlite_vfs(void);
+/* The page cache that skips empty truncates (store_sqlite_pcache.c). */
+void	store_sqlite_pcache_install(void);
+/* Its truncates passed on and skipped; -1 if it is not installed. */
+int	store_sqlite_pcache_counts(unsigned long *, unsigned long *);
 /* Creates the tables a metad database has, if they are missing. */
 int	store_sqlite_schema(struct store_sqlite *, struct store_err *);
 int	store_sqlite_scalar(struct store_sqlite *, const char *, uint64_t *,

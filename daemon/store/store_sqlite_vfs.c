@@ -350,6 +350,7 @@ const char *
 store_sqlite_vfs(void)
 {
 	if (sq_vfs_real == NULL) {
+		store_sqlite_pcache_install();
 		if ((sq_vfs_real = sqlite3_vfs_find(NULL)) == NULL ||
 		    sq_vfs_real->iVersion < 2)
 			return (NULL);
