@@ -198,8 +198,10 @@ store_local_begin(struct store *s, const struct store_keys *keys,
 
 /*
  * Keep the events of the last opts.history revisions: compact, in steps of
- * a sixteenth of that, so that trimming costs little per commit; never a
- * revision of this batch, whose events notify is about to hand out.
+ * a quarter of that, so that trimming costs little per commit (on sqlite
+ * each step rewrites every page of `kept` it touches: a sixteenth gave
+ * twice the p99 at 64 clients, BENCHMARKS.md); never a revision of this
+ * batch, whose events notify is about to hand out.
  */
 static int
 store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
@@ -211,7 +213,7 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	floor = rev - keep + 1;
 	if (floor > s->rev + 1)
 		floor = s->rev + 1;
-	if (floor <= s->compact_rev + keep / 16)
+	if (floor <= s->compact_rev + keep / 4)
 		return (0);
 	return (store_compact(s, floor, err));
 }

@@ -673,8 +673,10 @@ history_reopen(struct fx *f, uint64_t keep)
 }
 
 /*
- * opts.history = 4: each commit trims the history to the last 4
- * revisions, in the commit; below them history answers compacted.
+ * opts.history = 4: a commit trims the history to the last 4 revisions,
+ * in the commit, in steps of a quarter of that (store_local.c): once 2
+ * revisions more are kept, i.e. at every other commit; below them history
+ * answers compacted.
  */
 static void
 test_history_trim(void **state)
@@ -688,7 +690,7 @@ test_history_trim(void **state)
 	for (rev = 1; rev <= 10; rev++) {
 		snprintf(k, sizeof k, "k%d", (int)rev);
 		fx_put1(f, k, "v");
-		want = rev >= 4 ? rev - 3 : 0;
+		want = rev >= 5 ? (rev - 3) / 2 * 2 : 0;
 		assert_int_equal(fx_compact_rev(f), want);
 		snprintf(exp, sizeof exp, "%d.0:k%d@", want > 0 ? (int)want :
 		    1, want > 0 ? (int)want : 1);
@@ -700,29 +702,29 @@ test_history_trim(void **state)
 			assert_int_equal(err.code, STORE_ERR_COMPACTED);
 		}
 	}
-	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
-	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	assert_string_equal(history_kept(f), "6.0:k6@1/6/6=v 7.0:k7@1/7/7=v "
+	    "8.0:k8@1/8/8=v 9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
 	assert_int_equal(fx_nkeys(f), 10);
 	/* A batch that writes nothing trims nothing. */
 	fx_begin(f);
 	assert_int_equal(fx_try_commit(f, 10, &err), 0);
-	assert_int_equal(fx_compact_rev(f), 7);
+	assert_int_equal(fx_compact_rev(f), 6);
 	if (strcmp(f->kind, "sqlite") != 0)
 		return;
 	/* The trim was durable: it survives reopen. */
 	history_reopen(f, 0);
-	assert_int_equal(fx_compact_rev(f), 7);
-	assert_string_equal(history_kept(f), "7.0:k7@1/7/7=v 8.0:k8@1/8/8=v "
-	    "9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
+	assert_int_equal(fx_compact_rev(f), 6);
+	assert_string_equal(history_kept(f), "6.0:k6@1/6/6=v 7.0:k7@1/7/7=v "
+	    "8.0:k8@1/8/8=v 9.0:k9@1/9/9=v 10.0:k10@1/10/10=v");
 	/* With history 0, all is kept from there on. */
 	fx_put1(f, "k11", "v");
 	fx_put1(f, "k12", "v");
-	assert_int_equal(fx_compact_rev(f), 7);
+	assert_int_equal(fx_compact_rev(f), 6);
 }
 
 /*
  * opts.history = 32: the last 32 revisions are always kept; the trim
- * goes in steps of a sixteenth of that (store_local.c), so at most 34.
+ * goes in steps of a quarter of that (store_local.c), so at most 40.
  */
 static void
 test_history_trim_steps(void **state)
@@ -738,7 +740,7 @@ test_history_trim_steps(void **state)
 		first = fx_compact_rev(f) > 0 ? fx_compact_rev(f) : 1;
 		if (rev >= 32) {
 			assert_true(rev - first + 1 >= 32);
-			assert_true(rev - first + 1 <= 32 + 32 / 16);
+			assert_true(rev - first + 1 <= 32 + 32 / 4);
 		} else
 			assert_int_equal(fx_compact_rev(f), 0);
 		if (fx_compact_rev(f) != last)
@@ -748,7 +750,7 @@ test_history_trim_steps(void **state)
 		fx_history(f, first);
 		assert_int_equal(strncmp(f->out.data, exp, strlen(exp)), 0);
 	}
-	assert_true(rises >= 20);
+	assert_true(rises >= 7);
 	assert_int_equal(fx_nkeys(f), 5);
 }
 
