@@ -131,7 +131,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	 * temporary file (4 MiB a slice at 20000 keys).
 	 */
 	"INSERT OR ROLLBACK INTO history_by_key (key, rev, seq) SELECT key, "
-	    "rev, seq FROM history WHERE rev > ?1 AND rev <= ?2 ORDER BY key, rev, seq",
+	    "rev, seq FROM history WHERE rev > ?1 AND rev <= ?2 "
+	    "ORDER BY key, rev, seq",
 	"DELETE FROM history_by_key WHERE rev < ?1",
 	/* Past the checkpoint (?3), not indexed by key: a scan. */
 	"SELECT " SQ_EV_COLS " FROM history WHERE rev > ?3 AND rev <= ?2 AND "
