@@ -218,7 +218,6 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	return (store_compact(s, floor, err));
 }
 
-
 /* The batch's events are durable: hand them out, then its callback. */
 static void
 local_land(struct store *s, uint64_t rev, store_done done, void *arg)
