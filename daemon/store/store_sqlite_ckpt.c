@@ -36,16 +36,6 @@
 #include "util.h"
 
 /*
- * Checkpoint past SOFT entries, at once past HARD ones or HARD_BYTES: the
- * larger a checkpoint, the fewer times each page of kv and of history's
- * key index is written per key (measured: BENCHMARKS.md).
- */
-#define SQ_CKPT_SOFT		16384
-#define SQ_CKPT_HARD		65536
-#define SQ_CKPT_HARD_BYTES	(8 * 1024 * 1024)
-/* Fewer entries wait at most this long for their checkpoint. */
-#define SQ_CKPT_IDLE_MS		250
-/*
  * A slice's budget in kv, and the revs of history indexed by key per
  * slice: each slice rewrites the pages of the key index it touches, so
  * the events go in few, large slices (schema 4 moved 4096 revs a slice
@@ -73,6 +63,39 @@ sq_now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
+/*
+ * When the next checkpoint is due, in ms from now (0: now), given the
+ * dirty map's entries and bytes, the tail's events, and the ms since the
+ * first and the last write the map holds.
+ */
+int64_t
+store_sqlite_ckpt_due(size_t keys, size_t bytes, uint64_t revs,
+    int64_t first_ms, int64_t last_ms)
+{
+	int64_t	 idle = SQ_CKPT_IDLE_MS - last_ms;
+	int64_t	 busy = SQ_CKPT_BUSY_MS - first_ms;
+
+	if (keys >= SQ_CKPT_SOFT || bytes >= SQ_CKPT_SOFT_BYTES ||
+	    revs >= SQ_CKPT_SOFT_REVS || idle <= 0 || busy <= 0)
+		return (0);
+	return (idle < busy ? idle : busy);
+}
+
+/* The same for this store, now; -1 if nothing is to be checkpointed. */
+static int64_t
+sq_due(struct store *s)
+{
+	struct store_sqlite	*q = s->impl;
+	int64_t			 now;
+
+	if (q->dirty.n == 0)
+		return (-1);
+	now = sq_now_us();
+	return (store_sqlite_ckpt_due(q->dirty.n, q->dirty.bytes,
+	    s->rev - q->ckpt_rev, (now - q->first_us) / 1000,
+	    (now - q->last_us) / 1000));
 }
 
 /* A map's entries into *v (grown to fit), in key order; their count. */
@@ -264,7 +287,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	}
 	if (q->ck_phase == SQ_CK_WAL) {
 		sq_wal_ckpt(q);
-		return (q->dirty.n >= SQ_CKPT_SOFT);
+		return (sq_due(s) == 0);
 	}
 	if (sq_ck_begin(q, &err) != 0)
 		return (-1);
@@ -321,6 +344,7 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct store		*s = arg;
 	struct store_sqlite	*q = s->impl;
+	int64_t			 due;
 	int			 rc;
 
 	(void)fd;
@@ -330,12 +354,20 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 		sq_arm(q, 1);
 		return;
 	}
+	/* Not due yet: the writes went on since the timer was set. */
+	if (q->ck_phase == SQ_CK_IDLE && (due = sq_due(s)) != 0) {
+		if (due > 0)
+			sq_arm(q, (int)due);
+		return;
+	}
 	/* On failure the maps stay: tried again a while later. */
 	rc = store_sqlite_ckpt_slice(s);
 	if (rc > 0)
 		sq_arm(q, 0);
-	else if (rc < 0 || q->dirty.n > 0)
+	else if (rc < 0)
 		sq_arm(q, SQ_CKPT_IDLE_MS);
+	else if ((due = sq_due(s)) >= 0)
+		sq_arm(q, (int)due);
 }
 
 /* A batch landed (durable): its writes join the dirty map. */
@@ -346,6 +378,11 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	struct store_err	 err;
 	size_t			 i;
 
+	if (p->n > 0) {
+		q->last_us = sq_now_us();
+		if (q->dirty.n == 0)
+			q->first_us = q->last_us;
+	}
 	for (i = 0; i < p->n; i++)
 		sq_map_set(&q->dirty, p->v[i], 1);
 	p->n = 0;
@@ -354,10 +391,10 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 		return;
 	if (q->dirty.n + q->frozen.n >= SQ_CKPT_HARD ||
 	    q->dirty.bytes + q->frozen.bytes >= SQ_CKPT_HARD_BYTES ||
-	    q->ckpt_ev == NULL) {
+	    s->rev - q->ckpt_rev >= SQ_CKPT_HARD_REVS || q->ckpt_ev == NULL) {
 		/* Without a loop (tools, tests): past SOFT, at once. */
-		if (q->ckpt_ev == NULL && q->dirty.n < SQ_CKPT_SOFT &&
-		    q->dirty.bytes < SQ_CKPT_HARD_BYTES)
+		if (q->ckpt_ev == NULL && store_sqlite_ckpt_due(q->dirty.n,
+		    q->dirty.bytes, s->rev - q->ckpt_rev, 0, 0) != 0)
 			return;
 		store_sqlite_checkpoint(s, &err);
 		return;
@@ -365,7 +402,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	/* A checkpoint under way has its timer armed already. */
 	if (q->ck_phase != SQ_CK_IDLE)
 		return;
-	if (q->dirty.n >= SQ_CKPT_SOFT)
+	if (sq_due(s) == 0)
 		sq_arm(q, 0);
 	else if (!evtimer_pending(q->ckpt_ev, NULL))
 		sq_arm(q, SQ_CKPT_IDLE_MS);

@@ -339,9 +339,9 @@ sq_clean_find(struct store_sqlite *q, const char *key, size_t len,
  * At open: history's tail (the events past ckpt_rev, whose checkpoint a
  * crash lost) into the dirty map, one sequential read; the checkpoint
  * comes later, on the loop (store_sqlite_log_init()), so that start-up
- * does not wait for it.  The tail is at most what the dirty map holds
- * before a checkpoint is forced (SQ_CKPT_HARD entries or bytes, plus one
- * batch).
+ * does not wait for it.  The tail is at most what a checkpoint is
+ * forced at (SQ_CKPT_HARD_REVS events, or SQ_CKPT_HARD entries or bytes
+ * in the dirty map), plus one batch.
  */
 int
 store_sqlite_recover(struct store *s, uint64_t ckpt_rev,

@@ -181,7 +181,7 @@ teardown() {
 # writes of one request happen: single puts (their fsync on the loop, but
 # for the first after a txn) and txns of 8 puts (more events than
 # SQ_SYNC_INLINE: fsynced by the store's thread while the loop goes on).  Before each txn the loop is left idle long enough for
-# a checkpoint due (250 ms after a write) to be over, so that none writes
+# a checkpoint due (250 ms after the last write) to be over, so that none writes
 # the WAL between the txn's commit and its fsync.
 #
 # The model: W counts the WAL's pwrites, each once it returned; an

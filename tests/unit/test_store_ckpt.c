@@ -1,0 +1,206 @@
+/*
+ * Unit tests of when the SQLite backend checkpoints (store_sqlite_ckpt.c):
+ * store_sqlite_ckpt_due() on its own, at and below each bound; then a
+ * store on a loop of its own (opts.base, as in the daemon), driven by
+ * puts on a timer: writes that never pause are checkpointed once their
+ * oldest is SQ_CKPT_BUSY_MS old, not every SQ_CKPT_IDLE_MS; writes that
+ * stop are checkpointed SQ_CKPT_IDLE_MS after the last one.  A checkpoint
+ * is counted when it ends (q->ckpts, SQLite's WAL copy, its last step).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "store_fx.h"
+#include "store_sqlite.h"
+
+static struct fx	 fx_sql = { .kind = "sqlite" };
+static struct event_base *base;
+
+static void
+test_due(void **state)
+{
+	(void)state;
+	/* Below every bound: the nearer of idle and busy. */
+	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 0, 0),
+	    SQ_CKPT_IDLE_MS);
+	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 900, 10),
+	    SQ_CKPT_BUSY_MS - 900);
+	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 300, 200),
+	    SQ_CKPT_IDLE_MS - 200);
+	assert_int_equal(store_sqlite_ckpt_due(SQ_CKPT_SOFT - 1,
+	    SQ_CKPT_SOFT_BYTES - 1, SQ_CKPT_SOFT_REVS - 1, SQ_CKPT_BUSY_MS - 1,
+	    SQ_CKPT_IDLE_MS - 1), 1);
+	/* Each bound on its own: due now. */
+	assert_int_equal(store_sqlite_ckpt_due(SQ_CKPT_SOFT, 0, 0, 0, 0), 0);
+	assert_int_equal(store_sqlite_ckpt_due(0, SQ_CKPT_SOFT_BYTES, 0, 0,
+	    0), 0);
+	assert_int_equal(store_sqlite_ckpt_due(0, 0, SQ_CKPT_SOFT_REVS, 0, 0),
+	    0);
+	assert_int_equal(store_sqlite_ckpt_due(0, 0, 0, 0, SQ_CKPT_IDLE_MS),
+	    0);
+	assert_int_equal(store_sqlite_ckpt_due(0, 0, 0, SQ_CKPT_BUSY_MS, 0),
+	    0);
+	/* Half of the hard bounds: memory and the replay stay below them. */
+	assert_int_equal(SQ_CKPT_SOFT * 2, SQ_CKPT_HARD);
+	assert_int_equal(SQ_CKPT_SOFT_BYTES * 2, SQ_CKPT_HARD_BYTES);
+	assert_int_equal(SQ_CKPT_SOFT_REVS * 2, SQ_CKPT_HARD_REVS);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* A put every every_ms until until_ms (from t0), on the loop's timer. */
+struct writer {
+	struct fx	*f;
+	struct event	*ev;
+	int64_t		 t0, until_ms, every_ms, last, gap;
+	int		 n;
+};
+
+static void
+writer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct writer	*w = arg;
+	struct timeval	 tv = { 0, (suseconds_t)w->every_ms * 1000 };
+	int64_t		 t = now_ms();
+	char		 key[16];
+
+	(void)fd;
+	(void)what;
+	if (t - w->t0 >= w->until_ms)
+		return;
+	if (w->n > 0 && t - w->last > w->gap)
+		w->gap = t - w->last;
+	w->last = t;
+	snprintf(key, sizeof key, "k%d", w->n++ % 7);
+	fx_put1(w->f, key, "v");
+	evtimer_add(w->ev, &tv);
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+/* Run the loop for ms; the checkpoints that ended meanwhile. */
+static uint64_t
+run_for(struct fx *f, int64_t ms)
+{
+	struct store_sqlite	*q = f->s->impl;
+	uint64_t		 before = q->ckpts;
+	int64_t			 end = now_ms() + ms;
+	struct timeval		 tv = { 0, 5000 };
+	struct event		*tick;
+
+	/* The loop wakes at least every 5 ms, so the end is on time. */
+	tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	assert_non_null(tick);
+	event_add(tick, &tv);
+	while (now_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(tick);
+	return (q->ckpts - before);
+}
+
+/*
+ * A put every 50 ms for 1.8 s: no pause of SQ_CKPT_IDLE_MS, so only the
+ * oldest write's age starts a checkpoint (about one a second); without
+ * that rule there would be none, with the old one (250 ms after a write)
+ * six or more.  A pause of the test itself (a loaded machine) is an idle
+ * time: it may add one each.
+ */
+static void
+test_busy(void **state)
+{
+	struct fx	*f = *state;
+	struct writer	 w = { .f = f, .every_ms = 50, .until_ms = 1800 };
+	uint64_t	 n, pauses;
+
+	w.ev = evtimer_new(base, writer_cb, &w);
+	assert_non_null(w.ev);
+	w.t0 = now_ms();
+	writer_cb(-1, 0, &w);
+	n = run_for(f, 1800);
+	event_free(w.ev);
+	pauses = w.gap >= SQ_CKPT_IDLE_MS - 50 ? 1 + w.gap / SQ_CKPT_IDLE_MS :
+	    0;
+	print_message("%d puts, %llu checkpoints, longest gap %lld ms\n", w.n,
+	    (unsigned long long)n, (long long)w.gap);
+	assert_true(w.n >= 20);
+	assert_true(n >= 1);
+	assert_true(n <= 2 + pauses);
+	/* Then idle: the rest is checkpointed, once. */
+	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS + 400), 1);
+	assert_int_equal(run_for(f, 400), 0);
+}
+
+/* One put, then nothing: checkpointed SQ_CKPT_IDLE_MS later, not before. */
+static void
+test_idle(void **state)
+{
+	struct fx	*f = *state;
+
+	fx_put1(f, "a", "1");
+	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS / 2), 0);
+	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS + 400), 1);
+	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
+}
+
+/* fx_setup(), then the store opened again on a loop of its own. */
+static int
+ckpt_setup(void **state)
+{
+	struct fx	*f = *state;
+
+	if (fx_setup(state) != 0)
+		return (-1);
+	if ((base = event_base_new()) == NULL)
+		return (-1);
+	f->opts.base = base;
+	fx_reopen(f, NULL);
+	return (0);
+}
+
+static int
+ckpt_teardown(void **state)
+{
+	struct fx	*f = *state;
+
+	fx_teardown(state);
+	f->opts.base = NULL;
+	event_base_free(base);
+	base = NULL;
+	return (0);
+}
+
+#define SQL(t)	{ #t "/sqlite", t, ckpt_setup, ckpt_teardown, &fx_sql }
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_due),
+		SQL(test_busy),
+		SQL(test_idle),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
