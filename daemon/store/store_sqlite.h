@@ -138,6 +138,7 @@ struct store_sqlite {
 	uint64_t	 frozen_rev;	/* the newest event in frozen */
 	struct event	*ckpt_ev;
 	int64_t		 first_us, last_us;	/* the dirty map's writes */
+	int		 wal_pages;	/* the WAL's frames (its hook) */
 	uint64_t	 ckpts, replayed;
 	/* Commits out, fsynced by a thread (store_sqlite_sync.c). */
 	struct sq_sync	*sync;
@@ -275,12 +276,15 @@ int		 sq_apply(struct store_sqlite *, const struct sq_ent *,
 		    struct store_err *);
 /*
  * A checkpoint in slices starts once the dirty map holds half of HARD's
- * entries or bytes, or the tail SOFT_REVS events; one runs at once (in a
- * single transaction) past HARD, HARD_BYTES or HARD_REVS, the bounds of
- * memory and of the replay at open.  The larger a checkpoint, the fewer
- * times each page of kv and of history's key index is written per key
- * (measured: BENCHMARKS.md), so below those it waits for the writes to
- * pause for IDLE_MS, or for its oldest write to be BUSY_MS old.
+ * entries or bytes, the tail SOFT_REVS events, or the WAL SOFT_WAL pages
+ * (a bound on the file: SQLite writes it again from its start after a
+ * checkpoint, and never shrinks it); one runs at once (in a single
+ * transaction) past HARD, HARD_BYTES or HARD_REVS, the bounds of memory
+ * and of the replay at open.  The larger a checkpoint, the fewer times
+ * each page of kv and of history's key index is written per key, and the
+ * fewer pages SQLite's WAL copy writes (measured: BENCHMARKS.md), so
+ * below those it waits for the writes to pause for IDLE_MS, or for its
+ * oldest write to be BUSY_MS old.
  */
 #define SQ_CKPT_HARD		65536
 #define SQ_CKPT_HARD_BYTES	(8 * 1024 * 1024)
@@ -288,13 +292,20 @@ int		 sq_apply(struct store_sqlite *, const struct sq_ent *,
 #define SQ_CKPT_SOFT		(SQ_CKPT_HARD / 2)
 #define SQ_CKPT_SOFT_BYTES	(SQ_CKPT_HARD_BYTES / 2)
 #define SQ_CKPT_SOFT_REVS	(SQ_CKPT_HARD_REVS / 2)
+#define SQ_CKPT_SOFT_WAL	32768
 #define SQ_CKPT_IDLE_MS		250
 #define SQ_CKPT_BUSY_MS		1000
 /* One slice of a checkpoint (a turn of the loop); 1: more to do. */
 int		 store_sqlite_ckpt_slice(struct store *);
-/* ms until a checkpoint is due (0: now), from the map and the tail. */
-int64_t		 store_sqlite_ckpt_due(size_t, size_t, uint64_t, int64_t,
-		    int64_t);
+/* What a checkpoint is due on: the dirty map, the tail, the WAL, time. */
+struct sq_ckpt_load {
+	size_t		 keys, bytes;	/* the dirty map's */
+	uint64_t	 revs;		/* the tail's events */
+	int		 wal_pages;
+	int64_t		 first_ms, last_ms;	/* since its writes */
+};
+/* ms until a checkpoint is due (0: now). */
+int64_t		 store_sqlite_ckpt_due(const struct sq_ckpt_load *);
 void		 sq_pend_add(struct store_sqlite *, struct sq_ent *);
 void		 sq_pend_truncate(struct store_sqlite *, size_t);
 /* The newest state not in kv: the batch's, the dirty map's, frozen's. */

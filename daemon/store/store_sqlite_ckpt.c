@@ -65,37 +65,56 @@ sq_now_us(void)
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
-/*
- * When the next checkpoint is due, in ms from now (0: now), given the
- * dirty map's entries and bytes, the tail's events, and the ms since the
- * first and the last write the map holds.
- */
+/* When the next checkpoint is due, in ms from now (0: now). */
 int64_t
-store_sqlite_ckpt_due(size_t keys, size_t bytes, uint64_t revs,
-    int64_t first_ms, int64_t last_ms)
+store_sqlite_ckpt_due(const struct sq_ckpt_load *l)
 {
-	int64_t	 idle = SQ_CKPT_IDLE_MS - last_ms;
-	int64_t	 busy = SQ_CKPT_BUSY_MS - first_ms;
+	int64_t	 idle = SQ_CKPT_IDLE_MS - l->last_ms;
+	int64_t	 busy = SQ_CKPT_BUSY_MS - l->first_ms;
 
-	if (keys >= SQ_CKPT_SOFT || bytes >= SQ_CKPT_SOFT_BYTES ||
-	    revs >= SQ_CKPT_SOFT_REVS || idle <= 0 || busy <= 0)
+	if (l->keys >= SQ_CKPT_SOFT || l->bytes >= SQ_CKPT_SOFT_BYTES ||
+	    l->revs >= SQ_CKPT_SOFT_REVS || l->wal_pages >= SQ_CKPT_SOFT_WAL ||
+	    idle <= 0 || busy <= 0)
 		return (0);
 	return (idle < busy ? idle : busy);
 }
 
-/* The same for this store, now; -1 if nothing is to be checkpointed. */
+/* The load of this store, now (times only with a loop). */
+static void
+sq_load(struct store *s, struct sq_ckpt_load *l)
+{
+	struct store_sqlite	*q = s->impl;
+	int64_t			 now = q->ckpt_ev != NULL ? sq_now_us() : 0;
+
+	l->keys = q->dirty.n;
+	l->bytes = q->dirty.bytes;
+	l->revs = s->rev - q->ckpt_rev;
+	l->wal_pages = q->wal_pages;
+	l->first_ms = q->ckpt_ev != NULL ? (now - q->first_us) / 1000 : 0;
+	l->last_ms = q->ckpt_ev != NULL ? (now - q->last_us) / 1000 : 0;
+}
+
+/* When this store's next checkpoint is due; -1: none is to be made. */
 static int64_t
 sq_due(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
-	int64_t			 now;
+	struct sq_ckpt_load	 l;
 
 	if (q->dirty.n == 0)
 		return (-1);
-	now = sq_now_us();
-	return (store_sqlite_ckpt_due(q->dirty.n, q->dirty.bytes,
-	    s->rev - q->ckpt_rev, (now - q->first_us) / 1000,
-	    (now - q->last_us) / 1000));
+	sq_load(s, &l);
+	return (store_sqlite_ckpt_due(&l));
+}
+
+/* SQLite's WAL hook: the frames in the WAL after each commit. */
+static int
+sq_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	(void)db;
+	(void)name;
+	((struct store_sqlite *)arg)->wal_pages = pages;
+	return (SQLITE_OK);
 }
 
 /* A map's entries into *v (grown to fit), in key order; their count. */
@@ -393,8 +412,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	    q->dirty.bytes + q->frozen.bytes >= SQ_CKPT_HARD_BYTES ||
 	    s->rev - q->ckpt_rev >= SQ_CKPT_HARD_REVS || q->ckpt_ev == NULL) {
 		/* Without a loop (tools, tests): past SOFT, at once. */
-		if (q->ckpt_ev == NULL && store_sqlite_ckpt_due(q->dirty.n,
-		    q->dirty.bytes, s->rev - q->ckpt_rev, 0, 0) != 0)
+		if (q->ckpt_ev == NULL && sq_due(s) != 0)
 			return;
 		store_sqlite_checkpoint(s, &err);
 		return;
@@ -413,6 +431,7 @@ store_sqlite_log_init(struct store *s, struct event_base *base)
 {
 	struct store_sqlite	*q = s->impl;
 
+	sqlite3_wal_hook(q->db, sq_wal_hook, q);
 	if (base != NULL)
 		q->ckpt_ev = evtimer_new(base, sq_ckpt_cb, s);
 	store_sqlite_sync_start(s, base);

@@ -4,14 +4,17 @@
  * store on a loop of its own (opts.base, as in the daemon), driven by
  * puts on a timer: writes that never pause are checkpointed once their
  * oldest is SQ_CKPT_BUSY_MS old, not every SQ_CKPT_IDLE_MS; writes that
- * stop are checkpointed SQ_CKPT_IDLE_MS after the last one.  A checkpoint
- * is counted when it ends (q->ckpts, SQLite's WAL copy, its last step).
+ * stop are checkpointed SQ_CKPT_IDLE_MS after the last one; the WAL's size
+ * comes from SQLite's WAL hook.  A checkpoint is counted when it ends
+ * (q->ckpts, SQLite's WAL copy, its last step).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <sys/stat.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -25,30 +28,40 @@
 static struct fx	 fx_sql = { .kind = "sqlite" };
 static struct event_base *base;
 
+/* The load below every bound, its times as given. */
+static int64_t
+due(int64_t first_ms, int64_t last_ms)
+{
+	struct sq_ckpt_load	 l = { 1, 100, 1, 1, first_ms, last_ms };
+
+	return (store_sqlite_ckpt_due(&l));
+}
+
 static void
 test_due(void **state)
 {
+	struct sq_ckpt_load	 l = { SQ_CKPT_SOFT - 1, SQ_CKPT_SOFT_BYTES - 1,
+	    SQ_CKPT_SOFT_REVS - 1, SQ_CKPT_SOFT_WAL - 1, SQ_CKPT_BUSY_MS - 1,
+	    SQ_CKPT_IDLE_MS - 1 };
+	struct sq_ckpt_load	 m;
+
 	(void)state;
 	/* Below every bound: the nearer of idle and busy. */
-	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 0, 0),
-	    SQ_CKPT_IDLE_MS);
-	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 900, 10),
-	    SQ_CKPT_BUSY_MS - 900);
-	assert_int_equal(store_sqlite_ckpt_due(1, 100, 1, 300, 200),
-	    SQ_CKPT_IDLE_MS - 200);
-	assert_int_equal(store_sqlite_ckpt_due(SQ_CKPT_SOFT - 1,
-	    SQ_CKPT_SOFT_BYTES - 1, SQ_CKPT_SOFT_REVS - 1, SQ_CKPT_BUSY_MS - 1,
-	    SQ_CKPT_IDLE_MS - 1), 1);
+	assert_int_equal(due(0, 0), SQ_CKPT_IDLE_MS);
+	assert_int_equal(due(900, 10), SQ_CKPT_BUSY_MS - 900);
+	assert_int_equal(due(300, 200), SQ_CKPT_IDLE_MS - 200);
+	assert_int_equal(store_sqlite_ckpt_due(&l), 1);
 	/* Each bound on its own: due now. */
-	assert_int_equal(store_sqlite_ckpt_due(SQ_CKPT_SOFT, 0, 0, 0, 0), 0);
-	assert_int_equal(store_sqlite_ckpt_due(0, SQ_CKPT_SOFT_BYTES, 0, 0,
-	    0), 0);
-	assert_int_equal(store_sqlite_ckpt_due(0, 0, SQ_CKPT_SOFT_REVS, 0, 0),
-	    0);
-	assert_int_equal(store_sqlite_ckpt_due(0, 0, 0, 0, SQ_CKPT_IDLE_MS),
-	    0);
-	assert_int_equal(store_sqlite_ckpt_due(0, 0, 0, SQ_CKPT_BUSY_MS, 0),
-	    0);
+	m = l, m.keys++;
+	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
+	m = l, m.bytes++;
+	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
+	m = l, m.revs++;
+	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
+	m = l, m.wal_pages++;
+	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
+	assert_int_equal(due(0, SQ_CKPT_IDLE_MS), 0);
+	assert_int_equal(due(SQ_CKPT_BUSY_MS, 0), 0);
 	/* Half of the hard bounds: memory and the replay stay below them. */
 	assert_int_equal(SQ_CKPT_SOFT * 2, SQ_CKPT_HARD);
 	assert_int_equal(SQ_CKPT_SOFT_BYTES * 2, SQ_CKPT_HARD_BYTES);
@@ -164,6 +177,31 @@ test_idle(void **state)
 	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
 }
 
+/*
+ * The WAL's frames come from SQLite's WAL hook after every commit: they
+ * grow with each, are in the file, and start again after a checkpoint.
+ */
+static void
+test_wal_pages(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q = f->s->impl;
+	struct stat		 st;
+	int			 one;
+
+	fx_put1(f, "a", "1");
+	one = q->wal_pages;
+	assert_true(one >= 1);
+	fx_put1(f, "b", "2");
+	fx_put1(f, "c", "3");
+	assert_true(q->wal_pages > one);
+	assert_int_equal(stat(q->wal_path, &st), 0);
+	assert_true(st.st_size >= 32 + (off_t)q->wal_pages * (4096 + 24));
+	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS + 400), 1);
+	fx_put1(f, "d", "4");
+	assert_true(q->wal_pages <= one + 1);
+}
+
 /* fx_setup(), then the store opened again on a loop of its own. */
 static int
 ckpt_setup(void **state)
@@ -200,6 +238,7 @@ main(void)
 		cmocka_unit_test(test_due),
 		SQL(test_busy),
 		SQL(test_idle),
+		SQL(test_wal_pages),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
