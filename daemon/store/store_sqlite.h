@@ -138,6 +138,7 @@ struct store_sqlite {
 	uint64_t	 frozen_rev;	/* the newest event in frozen */
 	struct event	*ckpt_ev;
 	int64_t		 first_us, last_us;	/* the dirty map's writes */
+	uint64_t	 batches, events;	/* and their batches */
 	int		 wal_pages;	/* the WAL's frames (its hook) */
 	uint64_t	 ckpts, replayed;
 	/* Commits out, fsynced by a thread (store_sqlite_sync.c). */
@@ -284,7 +285,11 @@ int		 sq_apply(struct store_sqlite *, const struct sq_ent *,
  * each page of kv and of history's key index is written per key, and the
  * fewer pages SQLite's WAL copy writes (measured: BENCHMARKS.md), so
  * below those it waits for the writes to pause for IDLE_MS, or for its
- * oldest write to be BUSY_MS old.
+ * oldest write to be BUSY_MS old.  That saves the loop's time when the
+ * loop is busy, which its batches show: with more than BUSY_BATCH events
+ * a batch on average (many clients).  With fewer (one or two clients: the
+ * loop mostly waits for their fsyncs) the oldest write waits IDLE_MS
+ * only, and the WAL stays small: every such commit adds its own pages.
  */
 #define SQ_CKPT_HARD		65536
 #define SQ_CKPT_HARD_BYTES	(8 * 1024 * 1024)
@@ -295,6 +300,7 @@ int		 sq_apply(struct store_sqlite *, const struct sq_ent *,
 #define SQ_CKPT_SOFT_WAL	32768
 #define SQ_CKPT_IDLE_MS		250
 #define SQ_CKPT_BUSY_MS		1000
+#define SQ_CKPT_BUSY_BATCH	2
 /* One slice of a checkpoint (a turn of the loop); 1: more to do. */
 int		 store_sqlite_ckpt_slice(struct store *);
 /* What a checkpoint is due on: the dirty map, the tail, the WAL, time. */
@@ -303,6 +309,7 @@ struct sq_ckpt_load {
 	uint64_t	 revs;		/* the tail's events */
 	int		 wal_pages;
 	int64_t		 first_ms, last_ms;	/* since its writes */
+	int		 busy;		/* its batches are large */
 };
 /* ms until a checkpoint is due (0: now). */
 int64_t		 store_sqlite_ckpt_due(const struct sq_ckpt_load *);

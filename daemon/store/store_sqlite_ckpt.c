@@ -70,7 +70,8 @@ int64_t
 store_sqlite_ckpt_due(const struct sq_ckpt_load *l)
 {
 	int64_t	 idle = SQ_CKPT_IDLE_MS - l->last_ms;
-	int64_t	 busy = SQ_CKPT_BUSY_MS - l->first_ms;
+	int64_t	 busy = (l->busy ? SQ_CKPT_BUSY_MS : SQ_CKPT_IDLE_MS) -
+	    l->first_ms;
 
 	if (l->keys >= SQ_CKPT_SOFT || l->bytes >= SQ_CKPT_SOFT_BYTES ||
 	    l->revs >= SQ_CKPT_SOFT_REVS || l->wal_pages >= SQ_CKPT_SOFT_WAL ||
@@ -92,6 +93,7 @@ sq_load(struct store *s, struct sq_ckpt_load *l)
 	l->wal_pages = q->wal_pages;
 	l->first_ms = q->ckpt_ev != NULL ? (now - q->first_us) / 1000 : 0;
 	l->last_ms = q->ckpt_ev != NULL ? (now - q->last_us) / 1000 : 0;
+	l->busy = q->events > SQ_CKPT_BUSY_BATCH * q->batches;
 }
 
 /* When this store's next checkpoint is due; -1: none is to be made. */
@@ -399,8 +401,12 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 
 	if (p->n > 0) {
 		q->last_us = sq_now_us();
-		if (q->dirty.n == 0)
+		if (q->dirty.n == 0) {
 			q->first_us = q->last_us;
+			q->batches = q->events = 0;
+		}
+		q->batches++;
+		q->events += p->n;
 	}
 	for (i = 0; i < p->n; i++)
 		sq_map_set(&q->dirty, p->v[i], 1);

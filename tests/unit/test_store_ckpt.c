@@ -2,10 +2,11 @@
  * Unit tests of when the SQLite backend checkpoints (store_sqlite_ckpt.c):
  * store_sqlite_ckpt_due() on its own, at and below each bound; then a
  * store on a loop of its own (opts.base, as in the daemon), driven by
- * puts on a timer: writes that never pause are checkpointed once their
- * oldest is SQ_CKPT_BUSY_MS old, not every SQ_CKPT_IDLE_MS; writes that
- * stop are checkpointed SQ_CKPT_IDLE_MS after the last one; the WAL's size
- * comes from SQLite's WAL hook.  A checkpoint is counted when it ends
+ * batches on a timer: large batches that never pause are checkpointed
+ * once their oldest write is SQ_CKPT_BUSY_MS old, not every
+ * SQ_CKPT_IDLE_MS; single puts every SQ_CKPT_IDLE_MS; writes that stop
+ * SQ_CKPT_IDLE_MS after the last one; the WAL's size comes from SQLite's
+ * WAL hook.  A checkpoint is counted when it ends
  * (q->ckpts, SQLite's WAL copy, its last step).
  */
 #include <stdarg.h>
@@ -28,11 +29,11 @@
 static struct fx	 fx_sql = { .kind = "sqlite" };
 static struct event_base *base;
 
-/* The load below every bound, its times as given. */
+/* The load below every bound, its times as given, busy or not. */
 static int64_t
-due(int64_t first_ms, int64_t last_ms)
+due(int64_t first_ms, int64_t last_ms, int busy)
 {
-	struct sq_ckpt_load	 l = { 1, 100, 1, 1, first_ms, last_ms };
+	struct sq_ckpt_load	 l = { 1, 100, 1, 1, first_ms, last_ms, busy };
 
 	return (store_sqlite_ckpt_due(&l));
 }
@@ -42,14 +43,18 @@ test_due(void **state)
 {
 	struct sq_ckpt_load	 l = { SQ_CKPT_SOFT - 1, SQ_CKPT_SOFT_BYTES - 1,
 	    SQ_CKPT_SOFT_REVS - 1, SQ_CKPT_SOFT_WAL - 1, SQ_CKPT_BUSY_MS - 1,
-	    SQ_CKPT_IDLE_MS - 1 };
+	    SQ_CKPT_IDLE_MS - 1, 1 };
 	struct sq_ckpt_load	 m;
 
 	(void)state;
 	/* Below every bound: the nearer of idle and busy. */
-	assert_int_equal(due(0, 0), SQ_CKPT_IDLE_MS);
-	assert_int_equal(due(900, 10), SQ_CKPT_BUSY_MS - 900);
-	assert_int_equal(due(300, 200), SQ_CKPT_IDLE_MS - 200);
+	assert_int_equal(due(0, 0, 1), SQ_CKPT_IDLE_MS);
+	assert_int_equal(due(900, 10, 1), SQ_CKPT_BUSY_MS - 900);
+	assert_int_equal(due(300, 200, 1), SQ_CKPT_IDLE_MS - 200);
+	/* Not busy: the oldest write waits SQ_CKPT_IDLE_MS only. */
+	assert_int_equal(due(100, 10, 0), SQ_CKPT_IDLE_MS - 100);
+	assert_int_equal(due(SQ_CKPT_IDLE_MS, 0, 0), 0);
+	assert_int_equal(due(SQ_CKPT_IDLE_MS, 0, 1), SQ_CKPT_IDLE_MS);
 	assert_int_equal(store_sqlite_ckpt_due(&l), 1);
 	/* Each bound on its own: due now. */
 	m = l, m.keys++;
@@ -60,8 +65,8 @@ test_due(void **state)
 	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
 	m = l, m.wal_pages++;
 	assert_int_equal(store_sqlite_ckpt_due(&m), 0);
-	assert_int_equal(due(0, SQ_CKPT_IDLE_MS), 0);
-	assert_int_equal(due(SQ_CKPT_BUSY_MS, 0), 0);
+	assert_int_equal(due(0, SQ_CKPT_IDLE_MS, 1), 0);
+	assert_int_equal(due(SQ_CKPT_BUSY_MS, 0, 1), 0);
 	/* Half of the hard bounds: memory and the replay stay below them. */
 	assert_int_equal(SQ_CKPT_SOFT * 2, SQ_CKPT_HARD);
 	assert_int_equal(SQ_CKPT_SOFT_BYTES * 2, SQ_CKPT_HARD_BYTES);
@@ -77,12 +82,15 @@ now_ms(void)
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
-/* A put every every_ms until until_ms (from t0), on the loop's timer. */
+/*
+ * A batch of per puts every every_ms until until_ms (from t0), on the
+ * loop's timer.
+ */
 struct writer {
 	struct fx	*f;
 	struct event	*ev;
 	int64_t		 t0, until_ms, every_ms, last, gap;
-	int		 n;
+	int		 n, per;
 };
 
 static void
@@ -91,7 +99,9 @@ writer_cb(evutil_socket_t fd, short what, void *arg)
 	struct writer	*w = arg;
 	struct timeval	 tv = { 0, (suseconds_t)w->every_ms * 1000 };
 	int64_t		 t = now_ms();
+	uint64_t	 rev = fx_rev(w->f) + 1;
 	char		 key[16];
+	int		 i;
 
 	(void)fd;
 	(void)what;
@@ -100,8 +110,13 @@ writer_cb(evutil_socket_t fd, short what, void *arg)
 	if (w->n > 0 && t - w->last > w->gap)
 		w->gap = t - w->last;
 	w->last = t;
-	snprintf(key, sizeof key, "k%d", w->n++ % 7);
-	fx_put1(w->f, key, "v");
+	fx_begin(w->f);
+	for (i = 0; i < w->per; i++) {
+		snprintf(key, sizeof key, "k%d", (w->n * w->per + i) % 7);
+		fx_put(w->f, rev, (uint32_t)i, key, strlen(key), S("v"));
+	}
+	w->n++;
+	fx_commit(w->f, rev);
 	evtimer_add(w->ev, &tv);
 }
 
@@ -133,8 +148,31 @@ run_for(struct fx *f, int64_t ms)
 	return (q->ckpts - before);
 }
 
+/* Batches of per puts every 50 ms for 1.8 s: the checkpoints meanwhile. */
+static uint64_t
+write_for(struct fx *f, int per, int64_t *pauses)
+{
+	struct writer	 w = { .f = f, .every_ms = 50, .until_ms = 1800,
+	    .per = per };
+	uint64_t	 n;
+
+	w.ev = evtimer_new(base, writer_cb, &w);
+	assert_non_null(w.ev);
+	w.t0 = now_ms();
+	writer_cb(-1, 0, &w);
+	n = run_for(f, 1800);
+	event_free(w.ev);
+	*pauses = w.gap >= SQ_CKPT_IDLE_MS - 50 ?
+	    1 + w.gap / SQ_CKPT_IDLE_MS : 0;
+	print_message("%d batches of %d, %llu checkpoints, longest gap %lld "
+	    "ms\n", w.n, per, (unsigned long long)n, (long long)w.gap);
+	assert_true(w.n >= 20);
+	return (n);
+}
+
 /*
- * A put every 50 ms for 1.8 s: no pause of SQ_CKPT_IDLE_MS, so only the
+ * Batches of 3 puts every 50 ms (a busy loop's, larger than
+ * SQ_CKPT_BUSY_BATCH) for 1.8 s: no pause of SQ_CKPT_IDLE_MS, so only the
  * oldest write's age starts a checkpoint (about one a second); without
  * that rule there would be none, with the old one (250 ms after a write)
  * six or more.  A pause of the test itself (a loaded machine) is an idle
@@ -144,25 +182,29 @@ static void
 test_busy(void **state)
 {
 	struct fx	*f = *state;
-	struct writer	 w = { .f = f, .every_ms = 50, .until_ms = 1800 };
-	uint64_t	 n, pauses;
+	int64_t		 pauses;
+	uint64_t	 n;
 
-	w.ev = evtimer_new(base, writer_cb, &w);
-	assert_non_null(w.ev);
-	w.t0 = now_ms();
-	writer_cb(-1, 0, &w);
-	n = run_for(f, 1800);
-	event_free(w.ev);
-	pauses = w.gap >= SQ_CKPT_IDLE_MS - 50 ? 1 + w.gap / SQ_CKPT_IDLE_MS :
-	    0;
-	print_message("%d puts, %llu checkpoints, longest gap %lld ms\n", w.n,
-	    (unsigned long long)n, (long long)w.gap);
-	assert_true(w.n >= 20);
+	n = write_for(f, SQ_CKPT_BUSY_BATCH + 1, &pauses);
 	assert_true(n >= 1);
-	assert_true(n <= 2 + pauses);
+	assert_true(n <= 2 + (uint64_t)pauses);
 	/* Then idle: the rest is checkpointed, once. */
 	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS + 400), 1);
 	assert_int_equal(run_for(f, 400), 0);
+}
+
+/*
+ * Single puts every 50 ms (one client's: the loop is not busy): the
+ * oldest write waits SQ_CKPT_IDLE_MS only, about four checkpoints a
+ * second (a checkpoint's own time comes between them).
+ */
+static void
+test_light(void **state)
+{
+	struct fx	*f = *state;
+	int64_t		 pauses;
+
+	assert_true(write_for(f, 1, &pauses) >= 4);
 }
 
 /* One put, then nothing: checkpointed SQ_CKPT_IDLE_MS later, not before. */
@@ -213,6 +255,9 @@ ckpt_setup(void **state)
 	if ((base = event_base_new()) == NULL)
 		return (-1);
 	f->opts.base = base;
+	/* Every commit lands at once (no fsync thread), so a test's batches
+	 * are as large as it makes them. */
+	f->opts.sync = STORE_SYNC_NORMAL;
 	fx_reopen(f, NULL);
 	return (0);
 }
@@ -237,6 +282,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_due),
 		SQL(test_busy),
+		SQL(test_light),
 		SQL(test_idle),
 		SQL(test_wal_pages),
 	};
