@@ -126,6 +126,9 @@ for t in $tags; do
 	    --sync full
 	"$MB" -s "$TMP/g$t.sock" preload --keys 10000 -o json >/dev/null
 done
+# Each daemon checkpoints its preload once its writes pause (250 ms) or
+# later: none of that runs beside the other's first gets.
+sleep 2
 for r in $(seq "$RUNS"); do
 	for c in 1 16; do
 		for t in $tags; do
