@@ -229,8 +229,12 @@ sq_ck_end(struct store_sqlite *q, int rc, struct store_err *err)
 static void
 sq_wal_ckpt(struct store_sqlite *q)
 {
-	sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-	    NULL, NULL);
+	int	 log = -1, done = -1;
+
+	/* All of it copied: the next commit writes the WAL from its start. */
+	if (sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	    &log, &done) == SQLITE_OK && done == log)
+		q->wal_pages = 0;
 	q->ck_phase = SQ_CK_IDLE;
 	q->ckpts++;
 }
