@@ -144,6 +144,33 @@ fx_teardown(void **state)
 	return (0);
 }
 
+int
+fx_loop_setup(void **state, enum store_sync sync)
+{
+	struct fx		*f = *state;
+	struct event_base	*base;
+
+	if (fx_setup(state) != 0 || (base = event_base_new()) == NULL)
+		return (-1);
+	f->opts.base = base;
+	f->opts.sync = sync;
+	fx_reopen(f, NULL);
+	return (0);
+}
+
+int
+fx_loop_teardown(void **state)
+{
+	struct fx		*f = *state;
+	struct event_base	*base = f->opts.base;
+
+	fx_teardown(state);	/* closes the store while the loop is there */
+	f->opts.base = NULL;
+	if (base != NULL)
+		event_base_free(base);
+	return (0);
+}
+
 void
 fx_reopen(struct fx *f, const struct store_options *opts)
 {

@@ -83,6 +83,14 @@ int		 fx_teardown(void **);
  * f's); the fixture's prefix, loop and notify are kept.
  */
 void		 fx_reopen(struct fx *, const struct store_options *);
+/*
+ * cmocka fixtures: fx_setup(), then the store opened again on a loop of
+ * its own (opts.base, as in the daemon) with sync; f->base stays NULL, so
+ * the fixture's reads are local, at once.  The teardown closes the store
+ * while the loop is there, then frees the loop.
+ */
+int		 fx_loop_setup(void **, enum store_sync);
+int		 fx_loop_teardown(void **);
 /* A remote store (etcd): callbacks come on f->base. */
 int		 fx_remote(const struct fx *);
 /*

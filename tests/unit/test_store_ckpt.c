@@ -247,34 +247,21 @@ test_wal_pages(void **state)
 	assert_true(q->wal_pages >= 1 && q->wal_pages <= one + 1);
 }
 
-/* fx_setup(), then the store opened again on a loop of its own. */
+/* Every commit lands at once (no fsync thread): batches as made. */
 static int
 ckpt_setup(void **state)
 {
-	struct fx	*f = *state;
-
-	if (fx_setup(state) != 0)
+	if (fx_loop_setup(state, STORE_SYNC_NORMAL) != 0)
 		return (-1);
-	if ((base = event_base_new()) == NULL)
-		return (-1);
-	f->opts.base = base;
-	/* Every commit lands at once (no fsync thread), so a test's batches
-	 * are as large as it makes them. */
-	f->opts.sync = STORE_SYNC_NORMAL;
-	fx_reopen(f, NULL);
+	base = ((struct fx *)*state)->opts.base;
 	return (0);
 }
 
 static int
 ckpt_teardown(void **state)
 {
-	struct fx	*f = *state;
-
-	fx_teardown(state);
-	f->opts.base = NULL;
-	event_base_free(base);
 	base = NULL;
-	return (0);
+	return (fx_loop_teardown(state));
 }
 
 #define SQL(t)	{ #t "/sqlite", t, ckpt_setup, ckpt_teardown, &fx_sql }

@@ -168,20 +168,12 @@ wait_called(struct batch *b)
 	assert_false(b->failed);
 }
 
-/* fx_setup(), then the store opened again on a loop of its own. */
 static int
 sync_setup(void **state)
 {
-	struct fx	*f = *state;
-
-	if (fx_setup(state) != 0)
+	if (fx_loop_setup(state, STORE_SYNC_FULL) != 0)
 		return (-1);
-	if ((base = event_base_new()) == NULL)
-		return (-1);
-	assert_int_equal(f->opts.sync, STORE_SYNC_FULL);
-	/* f->base stays NULL: the fixture's reads are local, at once. */
-	f->opts.base = base;
-	fx_reopen(f, NULL);
+	base = ((struct fx *)*state)->opts.base;
 	ncalled = 0;
 	npool = 0;
 	return (0);
@@ -190,13 +182,8 @@ sync_setup(void **state)
 static int
 sync_teardown(void **state)
 {
-	struct fx	*f = *state;
-
-	fx_teardown(state);	/* closes the store while the loop is there */
-	f->opts.base = NULL;
-	event_base_free(base);
 	base = NULL;
-	return (0);
+	return (fx_loop_teardown(state));
 }
 
 /* k0 outside a batch ("" when absent). */
