@@ -80,32 +80,31 @@ store_sqlite_ckpt_due(const struct sq_ckpt_load *l)
 	return (idle < busy ? idle : busy);
 }
 
-/* The load of this store, now (times only with a loop). */
-static void
-sq_load(struct store *s, struct sq_ckpt_load *l)
-{
-	struct store_sqlite	*q = s->impl;
-	int64_t			 now = q->ckpt_ev != NULL ? sq_now_us() : 0;
-
-	l->keys = q->dirty.n;
-	l->bytes = q->dirty.bytes;
-	l->revs = s->rev - q->ckpt_rev;
-	l->wal_pages = q->wal_pages;
-	l->first_ms = q->ckpt_ev != NULL ? (now - q->first_us) / 1000 : 0;
-	l->last_ms = q->ckpt_ev != NULL ? (now - q->last_us) / 1000 : 0;
-	l->busy = q->events > SQ_CKPT_BUSY_BATCH * q->batches;
-}
-
-/* When this store's next checkpoint is due; -1: none is to be made. */
+/*
+ * When this store's next checkpoint is due, at now (us; 0: read the
+ * clock), as store_sqlite_ckpt_due(); -1: none is to be made.  Without a
+ * loop only the sizes count.
+ */
 static int64_t
-sq_due(struct store *s)
+sq_due(struct store *s, int64_t now)
 {
 	struct store_sqlite	*q = s->impl;
 	struct sq_ckpt_load	 l;
 
 	if (q->dirty.n == 0)
 		return (-1);
-	sq_load(s, &l);
+	memset(&l, 0, sizeof l);
+	l.keys = q->dirty.n;
+	l.bytes = q->dirty.bytes;
+	l.revs = s->rev - q->ckpt_rev;
+	l.wal_pages = q->wal_pages;
+	if (q->ckpt_ev != NULL) {
+		if (now == 0)
+			now = sq_now_us();
+		l.first_ms = (now - q->first_us) / 1000;
+		l.last_ms = (now - q->last_us) / 1000;
+	}
+	l.busy = q->events > SQ_CKPT_BUSY_BATCH * q->batches;
 	return (store_sqlite_ckpt_due(&l));
 }
 
@@ -312,7 +311,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	}
 	if (q->ck_phase == SQ_CK_WAL) {
 		sq_wal_ckpt(q);
-		return (sq_due(s) == 0);
+		return (sq_due(s, 0) == 0);
 	}
 	if (sq_ck_begin(q, &err) != 0)
 		return (-1);
@@ -380,7 +379,7 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* Not due yet: the writes went on since the timer was set. */
-	if (q->ck_phase == SQ_CK_IDLE && (due = sq_due(s)) != 0) {
+	if (q->ck_phase == SQ_CK_IDLE && (due = sq_due(s, 0)) != 0) {
 		if (due > 0)
 			sq_arm(q, (int)due);
 		return;
@@ -391,7 +390,7 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 		sq_arm(q, 0);
 	else if (rc < 0)
 		sq_arm(q, SQ_CKPT_IDLE_MS);
-	else if ((due = sq_due(s)) >= 0)
+	else if ((due = sq_due(s, 0)) >= 0)
 		sq_arm(q, (int)due);
 }
 
@@ -401,10 +400,11 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
+	int64_t			 now = sq_now_us();
 	size_t			 i;
 
 	if (p->n > 0) {
-		q->last_us = sq_now_us();
+		q->last_us = now;
 		if (q->dirty.n == 0) {
 			q->first_us = q->last_us;
 			q->batches = q->events = 0;
@@ -422,7 +422,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	    q->dirty.bytes + q->frozen.bytes >= SQ_CKPT_HARD_BYTES ||
 	    s->rev - q->ckpt_rev >= SQ_CKPT_HARD_REVS || q->ckpt_ev == NULL) {
 		/* Without a loop (tools, tests): past SOFT, at once. */
-		if (q->ckpt_ev == NULL && sq_due(s) != 0)
+		if (q->ckpt_ev == NULL && sq_due(s, now) != 0)
 			return;
 		store_sqlite_checkpoint(s, &err);
 		return;
@@ -430,7 +430,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	/* A checkpoint under way has its timer armed already. */
 	if (q->ck_phase != SQ_CK_IDLE)
 		return;
-	if (sq_due(s) == 0)
+	if (sq_due(s, now) == 0)
 		sq_arm(q, 0);
 	else if (!evtimer_pending(q->ckpt_ev, NULL))
 		sq_arm(q, SQ_CKPT_IDLE_MS);
