@@ -400,7 +400,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
-	int64_t			 now = sq_now_us();
+	int64_t			 now = sq_now_us(), due;
 	size_t			 i;
 
 	if (p->n > 0) {
@@ -430,10 +430,8 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 	/* A checkpoint under way has its timer armed already. */
 	if (q->ck_phase != SQ_CK_IDLE)
 		return;
-	if (sq_due(s, now) == 0)
-		sq_arm(q, 0);
-	else if (!evtimer_pending(q->ckpt_ev, NULL))
-		sq_arm(q, SQ_CKPT_IDLE_MS);
+	if ((due = sq_due(s, now)) == 0 || !evtimer_pending(q->ckpt_ev, NULL))
+		sq_arm(q, (int)due);
 }
 
 void
