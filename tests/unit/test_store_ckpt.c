@@ -5,8 +5,9 @@
  * batches on a timer: large batches that never pause are checkpointed
  * once their oldest write is SQ_CKPT_BUSY_MS old, not every
  * SQ_CKPT_IDLE_MS; single puts every SQ_CKPT_IDLE_MS; writes that stop
- * SQ_CKPT_IDLE_MS after the last one; the WAL's size comes from SQLite's
- * WAL hook.  A checkpoint is counted when it ends
+ * SQ_CKPT_IDLE_MS after the last one; a long tail at once (in slices past
+ * SQ_CKPT_SOFT_REVS, in one transaction past SQ_CKPT_HARD_REVS); the
+ * WAL's size comes from SQLite's WAL hook.  A checkpoint is counted when it ends
  * (q->ckpts, SQLite's WAL copy, its last step).
  */
 #include <stdarg.h>
@@ -221,6 +222,48 @@ test_idle(void **state)
 	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
 }
 
+/* One put of key at rev (revs may jump: a store's writers leave gaps). */
+static void
+put_at(struct fx *f, uint64_t rev, const char *key)
+{
+	fx_begin(f);
+	fx_put(f, rev, 0, key, strlen(key), S("v"));
+	fx_commit(f, rev);
+}
+
+/*
+ * A tail of SQ_CKPT_SOFT_REVS events is checkpointed at once in slices
+ * (not after SQ_CKPT_IDLE_MS); one of SQ_CKPT_HARD_REVS in one
+ * transaction as its batch lands, without the loop.  The tail a landing
+ * sees ends at the batch before it: so one batch more each time.
+ */
+static void
+test_revs(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q = f->s->impl;
+	uint64_t		 rev;
+	char			 want[64];
+
+	put_at(f, 1, "a");
+	put_at(f, 2 + SQ_CKPT_SOFT_REVS, "b");
+	put_at(f, 3 + SQ_CKPT_SOFT_REVS, "c");
+	assert_int_equal(run_for(f, SQ_CKPT_IDLE_MS / 2), 1);
+	assert_true(q->ckpt_rev >= fx_abs(f, 2 + SQ_CKPT_SOFT_REVS));
+	rev = fx_rev(f) + 1;
+	put_at(f, rev, "d");
+	put_at(f, rev + 1 + SQ_CKPT_HARD_REVS, "e");
+	assert_int_equal(q->ckpts, 1);
+	put_at(f, rev + 2 + SQ_CKPT_HARD_REVS, "f");
+	assert_int_equal(q->ckpts, 2);		/* the loop did not run */
+	assert_int_equal(q->ckpt_rev, fx_abs(f, rev + 1 + SQ_CKPT_HARD_REVS));
+	/* e is read back from kv as it was written. */
+	snprintf(want, sizeof want, "e@1/%llu/%llu=v",
+	    (unsigned long long)(rev + 1 + SQ_CKPT_HARD_REVS),
+	    (unsigned long long)(rev + 1 + SQ_CKPT_HARD_REVS));
+	assert_string_equal(fx_get(f, S("e")), want);
+}
+
 /*
  * The WAL's frames come from SQLite's WAL hook after every commit: they
  * grow with each, are in the file, and start again after a checkpoint.
@@ -274,6 +317,7 @@ main(void)
 		SQL(test_busy),
 		SQL(test_light),
 		SQL(test_idle),
+		SQL(test_revs),
 		SQL(test_wal_pages),
 	};
 
