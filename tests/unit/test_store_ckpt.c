@@ -7,8 +7,8 @@
  * SQ_CKPT_IDLE_MS; single puts every SQ_CKPT_IDLE_MS; writes that stop
  * SQ_CKPT_IDLE_MS after the last one; a long tail at once (in slices past
  * SQ_CKPT_SOFT_REVS, in one transaction past SQ_CKPT_HARD_REVS); the
- * WAL's size comes from SQLite's WAL hook.  A checkpoint is counted when it ends
- * (q->ckpts, SQLite's WAL copy, its last step).
+ * WAL's size comes from SQLite's WAL hook.  A checkpoint is counted when
+ * it ends (q->ckpts, SQLite's WAL copy, its last step).
  */
 #include <stdarg.h>
 #include <stddef.h>
