@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <sqlite3.h>
 
 #include "store_fx.h"
 
@@ -181,6 +182,26 @@ fx_reopen(struct fx *f, const struct store_options *opts)
 	store_close(f->s);
 	f->s = NULL;
 	f->s = fx_open(f, &o);
+}
+
+long long
+fx_db_scalar(struct fx *f, const char *sql)
+{
+	sqlite3_stmt	*st;
+	sqlite3		*db;
+	long long	 v = -1;
+
+	store_close(f->s);
+	f->s = NULL;
+	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fx_reopen(f, NULL);
+	return (v);
 }
 
 void

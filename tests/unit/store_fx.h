@@ -83,6 +83,8 @@ int		 fx_teardown(void **);
  * f's); the fixture's prefix, loop and notify are kept.
  */
 void		 fx_reopen(struct fx *, const struct store_options *);
+/* One integer an SQL query reads from a sqlite store's file (closed meanwhile). */
+long long	 fx_db_scalar(struct fx *, const char *sql);
 /*
  * cmocka fixtures: fx_setup(), then the store opened again on a loop of
  * its own (opts.base, as in the daemon) with sync; f->base stays NULL, so

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
 #include "store_fx.h"
 #include "store_sqlite.h"
@@ -63,27 +62,6 @@ crash_after(struct fx *f, void (*fn)(struct fx *))
 	fx_reopen(f, NULL);
 }
 
-/* SELECT of one integer from the file, with the store closed. */
-static long long
-db_scalar(struct fx *f, const char *sql)
-{
-	sqlite3_stmt	*st;
-	sqlite3		*db;
-	long long	 v = -1;
-
-	store_close(f->s);
-	f->s = NULL;
-	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-	    SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	fx_reopen(f, NULL);
-	return (v);
-}
-
 /* 1 a=1, 2 b=1, 3 c=1, 4 del b, 5 a=2 and d=1: all left in the log. */
 static void
 write_some(struct fx *f)
@@ -116,8 +94,8 @@ test_replay(void **state)
 	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 2.0:b@1/2/2=1 "
 	    "3.0:c@1/3/3=1 4.0:del:b 5.0:a@2/1/5=2 5.1:d@1/5/5=1");
 	/* The replay was checkpointed: kv holds it all. */
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 3);
-	assert_int_equal(db_scalar(f, "SELECT value FROM meta WHERE "
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv"), 3);
+	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE "
 	    "name = 'ckpt_rev'"), (long long)fx_abs(f, 5));
 	/* Versions go on from the replayed state. */
 	fx_put1(f, "b", "2");
@@ -149,14 +127,14 @@ test_replay_after_compaction(void **state)
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "1");
 	fx_reopen(f, NULL);
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
 	crash_after(f, write_compact);
 	assert_string_equal(fx_get(f, S("x")), "");
 	assert_string_equal(fx_list(f, &r, 2, 0), "y@1/2/2 z@1/4/4");
 	assert_int_equal(fx_nkeys(f), 2);
 	assert_int_equal(fx_compact_rev(f), 4);
 	/* The checkpoint after the replay dropped it. */
-	assert_int_equal(db_scalar(f, "SELECT MIN(rev) FROM history"),
+	assert_int_equal(fx_db_scalar(f, "SELECT MIN(rev) FROM history"),
 	    (long long)fx_abs(f, 4));
 }
 
@@ -185,8 +163,8 @@ test_replay_many(void **state)
 	assert_string_equal(fx_get(f, S("k00000")), "k00000@2/1/3001=new");
 	assert_string_equal(fx_get(f, S("k02999")), "k02999@1/3000/3000=old");
 	fx_list(f, &r, 3000, 0);
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 3000);
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv WHERE "
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv"), 3000);
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv WHERE "
 	    "value = CAST('new' AS BLOB)"), 2000);
 }
 
@@ -339,12 +317,12 @@ test_sliced(void **state)
 	while (store_sqlite_ckpt_slice(f->s) == 1)
 		assert_true(++n < 40);
 	check_sliced(f);
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM history WHERE "
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM history WHERE "
 	    "rev > (SELECT value FROM meta WHERE name = 'ckpt_rev')"), 0);
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM history_by_key"),
-	    db_scalar(f, "SELECT COUNT(*) FROM history"));
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
-	assert_int_equal(db_scalar(f, "SELECT value FROM meta WHERE "
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM history_by_key"),
+	    fx_db_scalar(f, "SELECT COUNT(*) FROM history"));
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
+	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE "
 	    "name = 'ckpt_rev'"), (long long)fx_abs(f, 5));
 }
 
@@ -379,7 +357,7 @@ test_rev_from_log(void **state)
 
 	crash_after(f, write_some);
 	assert_int_equal(fx_rev(f), 5);
-	assert_true(db_scalar(f, "SELECT value FROM meta WHERE name = "
+	assert_true(fx_db_scalar(f, "SELECT value FROM meta WHERE name = "
 	    "'rev'") < (long long)fx_abs(f, 5));
 	fx_put1(f, "e", "1");
 	assert_string_equal(fx_get(f, S("e")), "e@1/6/6=1");
@@ -392,7 +370,7 @@ test_rev_without_event(void **state)
 
 	crash_after(f, write_no_event);
 	assert_int_equal(fx_rev(f), 6);
-	assert_int_equal(db_scalar(f, "SELECT value FROM meta WHERE name = "
+	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE name = "
 	    "'rev'"), (long long)fx_abs(f, 6));
 }
 
@@ -431,8 +409,8 @@ test_compact_behind_ckpt(void **state)
 	assert_string_equal(fx_history(f, 2), "2.0:y@1/2/2=1 3.0:y@2/2/3=2 "
 	    "4.0:z@1/4/4=1");
 	/* Compacted at 2: x's put below it is kept, history starts there. */
-	assert_int_equal(db_scalar(f, "SELECT COUNT(*) FROM kept"), 1);
-	assert_int_equal(db_scalar(f, "SELECT MIN(rev) FROM history"),
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kept"), 1);
+	assert_int_equal(fx_db_scalar(f, "SELECT MIN(rev) FROM history"),
 	    (long long)fx_abs(f, 2));
 }
 

@@ -335,23 +335,6 @@ static const char sq_schema4_sql[] =
 	"CAST('1' AS BLOB), 1, 5), (6, 0, 0, CAST('a' AS BLOB), "
 	"CAST('3' AS BLOB), 3, 1);";
 
-static long long
-sq_count(struct fx *f, const char *sql)
-{
-	sqlite3_stmt	*st;
-	sqlite3		*db;
-	long long	 n = -1;
-
-	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-	    SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return (n);
-}
-
 static void
 test_sqlite_migrate4(void **state)
 {
@@ -397,16 +380,13 @@ test_sqlite_migrate4(void **state)
 	    "a@2/1/3=2 c@1/5/5=1");
 	fx_reopen(f, NULL);
 	assert_string_equal(fx_get_at(f, S("a"), 6), "a@3/1/6=3");
-	store_close(f->s);
-	f->s = NULL;
-	assert_int_equal(sq_count(f, "SELECT value FROM meta WHERE "
+	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE "
 	    "name = 'schema'"), 5);
-	assert_int_equal(sq_count(f, "SELECT COUNT(*) FROM sqlite_master "
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM sqlite_master "
 	    "WHERE name IN ('log', 'history_key')"), 0);
 	/* Kept below 5: a@3 (rev 3); b's delete at 4 took its put away. */
-	assert_int_equal(sq_count(f, "SELECT COUNT(*) FROM kept"), 1);
-	assert_int_equal(sq_count(f, "SELECT MIN(rev) FROM history"), 5);
-	fx_reopen(f, NULL);
+	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kept"), 1);
+	assert_int_equal(fx_db_scalar(f, "SELECT MIN(rev) FROM history"), 5);
 }
 
 /*
