@@ -1,13 +1,15 @@
 /*
- * The SQLite backend: one database file in WAL mode, schema 5:
+ * The SQLite backend: one database file in WAL mode, schema 6:
  *
  *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
  *						meta 'ckpt_rev'
- *   history(rev, seq, type, key, value, version, create_rev)
+ *   history(id, rev, seq, type, key, value, version, create_rev)
  *				every event from compact_rev on, appended
- *				by each commit, keyed by (rev, seq)
- *   history_by_key(key, rev, seq)	the key index of history's events up
- *				to ckpt_rev (reads at a rev, a key's history)
+ *				by each commit, keyed by an id that grows
+ *				with (rev, seq) (SQ_ID_SHIFT)
+ *   history_by_key(key, rev, seq, id)	the key index of history's events
+ *				up to ckpt_rev (reads at a rev, a key's
+ *				history)
  *   kept(key, value, version, create_rev, rev, seq)	each key's last
  *				event below compact_rev, if it is a put
  *   meta(name, value)		'schema', 'rev' (set by a commit whose
@@ -60,8 +62,7 @@
 	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type"
 /* history's row of a key index row k. */
 #define SQ_BY_KEY \
-	" FROM history_by_key AS k JOIN history AS h ON h.rev = k.rev AND " \
-	"h.seq = k.seq "
+	" FROM history_by_key AS k JOIN history AS h ON h.id = k.id "
 /*
  * A range at rev ?4 (kept from ?5): each key's last event at or before
  * ?4 if it is a put, else (no event from ?5 to ?4) its row of kept.
@@ -81,10 +82,11 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"DELETE FROM kv WHERE key = ?1",
 	/* A write appends to history (no secondary index to update). */
 	"INSERT INTO history (rev, seq, type, key, value, version, "
-	    "create_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	"SELECT " SQ_EV_COLS " FROM history WHERE rev >= ?1 ORDER BY rev, seq",
+	    "create_rev, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	"SELECT " SQ_EV_COLS " FROM history WHERE id >= " SQ_ID_FROM("?1")
+	    " AND rev >= ?1 ORDER BY id",
 	/* Compaction: the events below ?1 go, a range of pages. */
-	"DELETE FROM history WHERE rev < ?1",
+	"DELETE FROM history WHERE id < " SQ_ID_FIRST("?1"),
 	"UPDATE meta SET value = ?2 WHERE name = ?1",
 	"SELECT " SQ_KV_COLS SQ_LEASE_COL " FROM kv WHERE key >= ?1 AND "
 	    "key < ?2 "
@@ -120,8 +122,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
 	"INSERT INTO kept (key, value, version, create_rev, rev, seq) "
 	    "SELECT key, IFNULL(value, X''), version, create_rev, rev, seq "
-	    "FROM history WHERE rev < ?1 AND type = 0 ORDER BY rev, seq "
-	    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+	    "FROM history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
+	    "ORDER BY id ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
 	    "version = excluded.version, create_rev = excluded.create_rev, "
 	    "rev = excluded.rev, seq = excluded.seq",
 	/*
@@ -130,20 +132,24 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	 * the statement journal, a copy of each page it changes in a
 	 * temporary file (4 MiB a slice at 20000 keys).
 	 */
-	"INSERT OR ROLLBACK INTO history_by_key (key, rev, seq) SELECT key, "
-	    "rev, seq FROM history WHERE rev > ?1 AND rev <= ?2 "
+	"INSERT OR ROLLBACK INTO history_by_key (key, rev, seq, id) SELECT "
+	    "key, rev, seq, id FROM history WHERE id >= " SQ_ID_FROM("?1 + 1")
+	    " AND rev > ?1 AND id < " SQ_ID_FIRST("?2 + 1") " "
 	    "ORDER BY key, rev, seq",
 	"DELETE FROM history_by_key WHERE rev < ?1",
 	/* Past the checkpoint (?3), not indexed by key: a scan. */
-	"SELECT " SQ_EV_COLS " FROM history WHERE rev > ?3 AND rev <= ?2 AND "
-	    "key = ?1 ORDER BY rev DESC, seq DESC LIMIT 1",
-	"SELECT " SQ_EV_COLS " FROM history WHERE rev > ?3 AND rev >= ?2 AND "
-	    "key = ?1 ORDER BY rev, seq",
+	"SELECT " SQ_EV_COLS " FROM history WHERE id >= " SQ_ID_FROM("?3 + 1")
+	    " AND rev > ?3 AND id < " SQ_ID_FIRST("?2 + 1") " AND key = ?1 "
+	    "ORDER BY id DESC LIMIT 1",
+	"SELECT " SQ_EV_COLS " FROM history WHERE id >= "
+	    SQ_ID_FROM("MAX(?3 + 1, ?2)") " AND rev > ?3 AND rev >= ?2 AND "
+	    "key = ?1 ORDER BY id",
 	/* A write's look at the key: one seek, not lease_key's too. */
 	"SELECT version, create_rev FROM kv WHERE key = ?1",
 	"SELECT key, value, version, create_rev, rev, seq, 0 FROM kept "
 	    "WHERE key = ?1",
-	"SELECT key, rev, seq FROM history WHERE rev < ?1 AND type = 1"
+	"SELECT key, rev, seq FROM history WHERE id < " SQ_ID_FIRST("?1")
+	    " AND type = 1"
 };
 
 /*

@@ -15,11 +15,30 @@
 
 #include "store.h"
 
+/*
+ * history's rows are keyed by an id (a rowid: each append goes at the end
+ * of the table's B-tree) that grows with (rev, seq): an event gets
+ * max(the last id + 1, rev << SQ_ID_SHIFT) (store_sqlite_hist_add()).  So
+ * every event of rev R or later has an id of at least R << SQ_ID_SHIFT,
+ * and a rev range is an id range: from SQ_ID_FROM(R) (the events before R
+ * found there, only after a rev of more than 2^SQ_ID_SHIFT events, are
+ * left out by a test of rev), up to SQ_ID_FIRST(R), the first event at
+ * R or later (INT64_MAX if none).  r: an SQL expression.  Exact for every
+ * rev below 2^53 (SPEC), with no bound on a rev's events.
+ */
+#define SQ_ID_SHIFT	8
+#define SQ_STR(x)	SQ_STR_(x)
+#define SQ_STR_(x)	#x
+#define SQ_ID_FROM(r)	"((" r ") << " SQ_STR(SQ_ID_SHIFT) ")"
+#define SQ_ID_FIRST(r) \
+	"(SELECT IFNULL(MIN(id), 9223372036854775807) FROM history WHERE " \
+	"id >= " SQ_ID_FROM(r) " AND rev >= (" r "))"
+
 /* The store's rev: meta 'rev', 'ckpt_rev', or a newer event in history. */
 #define SQ_REV_SQL \
 	"SELECT MAX((SELECT value FROM meta WHERE name = 'rev'), " \
 	"IFNULL((SELECT value FROM meta WHERE name = 'ckpt_rev'), 0), " \
-	"IFNULL((SELECT MAX(rev) FROM history), 0))"
+	"IFNULL((SELECT rev FROM history ORDER BY id DESC LIMIT 1), 0))"
 
 enum store_sqlite_stmt {
 	SQ_GET,
@@ -127,6 +146,7 @@ struct store_sqlite {
 	uint64_t	 ckpt_rev;	/* kv and history_by_key hold up to it */
 	uint64_t	 keys_floor;	/* history_by_key has no row below it */
 	int		 hist_left;	/* history may hold rows < compact_rev */
+	uint64_t	 hist_id;	/* history's last id, or above it */
 	struct sq_ent	**sorted;	/* a checkpoint's order, reused */
 	size_t		 sorted_cap;
 	struct sq_clean	*clean;		/* kv's version of keys, a cache */

@@ -47,6 +47,7 @@ store_sqlite_hist_add(struct store_sqlite *q, uint64_t seq,
     struct store_err *err)
 {
 	sqlite3_stmt	*st = q->st[SQ_HIST_ADD];
+	uint64_t	 id;
 
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)kv->mod_rev);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)seq);
@@ -60,6 +61,15 @@ store_sqlite_hist_add(struct store_sqlite *q, uint64_t seq,
 	}
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)kv->version);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)kv->create_rev);
+	/*
+	 * The id (SQ_ID_SHIFT): never one that was given before, even by a
+	 * batch rolled back since (a gap is harmless, a repeat is not).
+	 */
+	id = kv->mod_rev << SQ_ID_SHIFT;
+	if (id <= q->hist_id)
+		id = q->hist_id + 1;
+	q->hist_id = id;
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)id);
 	return (store_sqlite_run(q, SQ_HIST_ADD, "recording history", err));
 }
 

@@ -11,7 +11,7 @@
 
 #include "store_sqlite.h"
 
-#define SQ_SCHEMA_VERSION	5
+#define SQ_SCHEMA_VERSION	6
 
 static const char store_sqlite_schema_sql[] =
 	"BEGIN IMMEDIATE;"
@@ -89,6 +89,43 @@ static const char store_sqlite_migrate5_sql[] =
 	"UPDATE meta SET value = 5 WHERE name = 'schema';"
 	"COMMIT;";
 
+/*
+ * Schema 5 to 6: history becomes a rowid table (store_sqlite.c): its
+ * appends go at the end of a table B-tree, where a WITHOUT ROWID table's
+ * balanced each leaf over its siblings (half the pages a commit writes).
+ * The ids are SQ_HIST_ID's: the i-th event in (rev, seq) order gets
+ * max(id(i-1) + 1, rev << SQ_ID_SHIFT), that is i + the largest
+ * (rev << SQ_ID_SHIFT) - j of the events j up to it.  The key index
+ * gets each event's id, from compact_rev to ckpt_rev (its rows below
+ * compact_rev are dead).  Every schema reaches 6 through 5: 5's tables
+ * are the ones created for a new file.
+ */
+static const char store_sqlite_migrate6_sql[] =
+	"BEGIN IMMEDIATE;"
+	"CREATE TABLE history6 (id INTEGER PRIMARY KEY, "
+	"    rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
+	"    type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
+	"    version INTEGER NOT NULL, create_rev INTEGER NOT NULL);"
+	"INSERT INTO history6 (id, rev, seq, type, key, value, version, "
+	"    create_rev) SELECT n + MAX(b - n) OVER (ORDER BY n), rev, seq, "
+	"    type, key, value, version, create_rev FROM (SELECT "
+	"    row_number() OVER (ORDER BY rev, seq) AS n, "
+	    SQ_ID_FROM("rev") " AS b, rev, seq, type, key, value, version, "
+	"    create_rev FROM history) ORDER BY n;"
+	"DROP TABLE history;"
+	"ALTER TABLE history6 RENAME TO history;"
+	"CREATE TABLE history_by_key6 (key BLOB NOT NULL, "
+	"    rev INTEGER NOT NULL, seq INTEGER NOT NULL, id INTEGER NOT NULL, "
+	"    PRIMARY KEY (key, rev, seq)) WITHOUT ROWID;"
+	"INSERT INTO history_by_key6 (key, rev, seq, id) SELECT key, rev, "
+	"    seq, id FROM history WHERE rev >= (SELECT value FROM meta WHERE "
+	"    name = 'compact_rev') AND rev <= IFNULL((SELECT value FROM meta "
+	"    WHERE name = 'ckpt_rev'), 0) ORDER BY key, rev, seq;"
+	"DROP TABLE history_by_key;"
+	"ALTER TABLE history_by_key6 RENAME TO history_by_key;"
+	"UPDATE meta SET value = 6 WHERE name = 'schema';"
+	"COMMIT;";
+
 /* Runs a migration's SQL; a failure rolls it back. */
 static int
 sq_migrate(struct store_sqlite *q, const char *sql, int to,
@@ -159,8 +196,15 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 			return (-1);
 		schema = 5;
 	}
+	if (schema == 5) {
+		if (sq_migrate(q, store_sqlite_migrate6_sql, 6, err) != 0)
+			return (-1);
+		schema = 6;
+	}
 	if (schema == SQ_SCHEMA_VERSION &&
-	    store_sqlite_scalar(q, SQ_REV_SQL, &s->rev, err) != 0)
+	    (store_sqlite_scalar(q, SQ_REV_SQL, &s->rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT IFNULL(MAX(id), 0) FROM history",
+	    &q->hist_id, err) != 0))
 		return (-1);
 	if (schema != SQ_SCHEMA_VERSION)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "database "
