@@ -62,6 +62,30 @@ big_rev(struct fx *f, uint64_t rev, unsigned *seed, unsigned *nev)
 	fx_commit(f, rev);
 }
 
+/*
+ * The current state, key by key (a get reads the dirty map: a range
+ * would checkpoint, and leave no tail to read).
+ */
+static char *
+big_state(struct fx *f)
+{
+	struct buf	 b;
+	char		 k[8];
+	int		 i;
+
+	buf_init(&b);
+	for (i = 0; i < BIG_KEYS; i++) {
+		snprintf(k, sizeof k, "k%d", i);
+		fx_get(f, k, strlen(k));
+		if (f->out.len == 0)
+			continue;
+		if (b.len > 0)
+			buf_add(&b, " ", 1);
+		buf_add(&b, f->out.data, f->out.len);
+	}
+	return (buf_cstr(&b));	/* b's data, now the caller's */
+}
+
 /* The events in fx_history()'s or fx_key_history()'s output. */
 static unsigned
 count_events(const char *s)
@@ -73,8 +97,13 @@ count_events(const char *s)
 	return (n);
 }
 
+/*
+ * Every kept rev as it was.  in_batch: with a batch open, where a read
+ * past the checkpoint cannot checkpoint first and scans history's tail
+ * instead (as when the disk is full); a range at a rev is refused there.
+ */
 static void
-big_check(struct fx *f, char **seen, unsigned (*nev)[BIG_KEYS])
+big_check(struct fx *f, char **seen, unsigned (*nev)[BIG_KEYS], int in_batch)
 {
 	struct store_range	 rg;
 	struct store_err	 err;
@@ -88,7 +117,8 @@ big_check(struct fx *f, char **seen, unsigned (*nev)[BIG_KEYS])
 	rg.limit = 100;
 	for (r = fx_compact_rev(f); r <= BIG_REVS; r++) {
 		rg.rev = fx_abs(f, r);
-		assert_string_equal(fx_list(f, &rg, -2, 0), seen[r]);
+		if (!in_batch)
+			assert_string_equal(fx_list(f, &rg, -2, 0), seen[r]);
 		for (all = 0, t = r; t <= BIG_REVS; t++)
 			all += big_events(t);
 		/* History from r: r's first event on, every one after. */
@@ -120,7 +150,6 @@ static void
 test_model_big(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 rg;
 	struct store_err	 err;
 	char			*seen[BIG_REVS + 1];
 	unsigned		 nev[BIG_REVS + 1][BIG_KEYS];
@@ -128,26 +157,28 @@ test_model_big(void **state)
 	uint64_t		 rev;
 	int			 sql = strcmp(f->kind, "sqlite") == 0;
 
-	memset(&rg, 0, sizeof rg);
-	rg.prefix = "";
-	rg.limit = 100;
 	memset(nev, 0, sizeof nev);
 	seen[0] = NULL;
 	for (rev = 1; rev <= BIG_REVS; rev++) {
 		big_rev(f, rev, &seed, nev[rev]);
-		rg.rev = 0;
-		seen[rev] = xstrdup(fx_list(f, &rg, -2, 0));
+		seen[rev] = big_state(f);
 		/* Compacted to just past a big rev (3, 11, 19), and to one. */
 		if (rev % 8 == 7 || rev == 18)
 			assert_int_equal(fx_compact(f, rev - 4, &err), 0);
-		/* A replay of a tail with big revs; history's last id. */
-		if (sql && rev == 13)
+		/* Just past a big rev: history's last id, from the file. */
+		if (sql && rev == 10)
 			fx_reopen(f, NULL);
 	}
-	big_check(f, seen, nev);
+	if (sql) {
+		/* The tail past 10 (the reopen checkpointed) before any. */
+		fx_begin(f, "k0");
+		big_check(f, seen, nev, 1);
+		store_rollback(f->s);
+	}
+	big_check(f, seen, nev, 0);
 	if (sql) {
 		fx_reopen(f, NULL);
-		big_check(f, seen, nev);
+		big_check(f, seen, nev, 0);
 		/* Ids grow with (rev, seq), never below rev << SQ_ID_SHIFT. */
 		assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM history "
 		    "WHERE id < " SQ_ID_FROM("rev")), 0);
