@@ -6,8 +6,9 @@
  * RETURNING, a history row; per batch, set meta.rev and COMMIT.
  *
  * --log: the floor of metad's log-structured commit (issue 18) instead:
- * per put only the append of its event to the log table (no kv, no
- * history, no key lookup), per batch COMMIT.  Both modes also print the
+ * per put only the append of its event to the log table, a rowid table
+ * keyed by rev << 8 as schema 6's history (no kv, no key lookup), per
+ * batch COMMIT.  Both modes also print the
  * process's CPU (user + system) per write.
  *
  * usage: sqlite_baseline --db PATH [--batch N] [--keys K] [--value-size B]
@@ -43,11 +44,10 @@ static const char base_schema[] =
 	"    value BLOB, version INTEGER NOT NULL, "
 	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
 	"    WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS log (rev INTEGER NOT NULL, "
-	"    seq INTEGER NOT NULL, type INTEGER NOT NULL, key BLOB NOT NULL, "
-	"    value BLOB, version INTEGER NOT NULL, "
-	"    create_rev INTEGER NOT NULL, PRIMARY KEY (rev, seq)) "
-	"    WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY, "
+	"    rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
+	"    type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
+	"    version INTEGER NOT NULL, create_rev INTEGER NOT NULL);"
 	"INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), "
 	"    ('rev', 0), ('compact_rev', 0);";
 
@@ -63,8 +63,8 @@ static const char *base_sql[B_NSTMT] = {
 	"UPDATE meta SET value = ?1 WHERE name = 'rev'",
 	"BEGIN IMMEDIATE",
 	"COMMIT",
-	"INSERT INTO log (rev, seq, type, key, value, version, create_rev) "
-	    "VALUES (?1, 0, 0, ?2, ?3, 1, ?1)"
+	"INSERT INTO log (id, rev, seq, type, key, value, version, "
+	    "create_rev) VALUES (?1 << 8, ?1, 0, 0, ?2, ?3, 1, ?1)"
 };
 
 struct base {
