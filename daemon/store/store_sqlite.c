@@ -377,6 +377,8 @@ store_sqlite_open(struct store *s, const char *path,
 	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
 	    "name = 'ckpt_rev'", &ckpt_rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
+	    "name = 'keys_rev'", &q->keys_rev, err) != 0 ||
+	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
 	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
 	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
 	    store_sqlite_lease_prepare(q, err) != 0) {

@@ -143,7 +143,8 @@ struct store_sqlite {
 	struct sq_map	 dirty;		/* committed, not in kv yet */
 	struct sq_pend	 pend;		/* the open batch's writes */
 	size_t		 pend_mark;
-	uint64_t	 ckpt_rev;	/* kv and history_by_key hold up to it */
+	uint64_t	 ckpt_rev;	/* kv holds every event up to it */
+	uint64_t	 keys_rev;	/* history_by_key: from compact_rev */
 	uint64_t	 keys_floor;	/* history_by_key has no row below it */
 	int		 hist_left;	/* history may hold rows < compact_rev */
 	uint64_t	 hist_id;	/* history's last id, or above it */
@@ -254,12 +255,15 @@ int	store_sqlite_undo(struct store *, struct store_err *);
 void	store_sqlite_rollback(struct store *);
 int	store_sqlite_commit(struct store *, uint64_t, struct store_err *);
 int	store_sqlite_compact(struct store *, uint64_t, struct store_err *);
+int	store_sqlite_set_meta(struct store_sqlite *, const char *, uint64_t,
+	    struct store_err *);
 
 /* The phases of a checkpoint in slices. */
 enum {
 	SQ_CK_IDLE,
 	SQ_CK_KV,	/* frozen's entries into kv, a slice a turn */
-	SQ_CK_LOG,	/* the log up to frozen_rev into history */
+	SQ_CK_LOG,	/* ckpt_rev to frozen_rev */
+	SQ_CK_KEYS,	/* the key index towards frozen_rev, if wanted */
 	SQ_CK_WAL	/* SQLite's WAL into the database file */
 };
 
@@ -352,8 +356,22 @@ void	store_sqlite_log_free(struct store_sqlite *);
 int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);
 long	store_sqlite_range_merged(struct store *, const struct store_range *,
 	    store_kv_cb, void *, int *, struct store_err *);
-/* Before a read of history at rev: the log up to rev checkpointed. */
+/* Before a read of kv up to rev: the log up to rev checkpointed. */
 int	store_sqlite_ckpt_for_read(struct store *, uint64_t,
 	    struct store_err *);
+/*
+ * The key index (history_by_key) holds every event from compact_rev to
+ * keys_rev.  It is filled when a read wants it (a read at a rev, a key's
+ * history: store_sqlite_keys_for_read()), and by a checkpoint only when
+ * the writes paused since its freeze or the index lags SQ_KEYS_LAG revs:
+ * under steady writes the --history trim compacts most events before any
+ * read wants them indexed, and they never are.  Its next fill starts
+ * past store_sqlite_keys_from(), where a read that could not fill it
+ * scans history's tail instead.
+ */
+#define SQ_KEYS_LAG	SQ_CKPT_SOFT_REVS
+int		 store_sqlite_keys_for_read(struct store *, uint64_t,
+		    struct store_err *);
+uint64_t	 store_sqlite_keys_from(const struct store *);
 
 #endif

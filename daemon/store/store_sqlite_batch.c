@@ -249,7 +249,8 @@ store_sqlite_rollback(struct store *s)
 	sq_pend_truncate(q, 0);
 }
 
-static int
+/* meta's row name to value. */
+int
 store_sqlite_set_meta(struct store_sqlite *q, const char *name, uint64_t value,
     struct store_err *err)
 {
@@ -328,7 +329,7 @@ int
 store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	uint64_t		 drop;
+	uint64_t		 drop, live;
 
 	if (store_sqlite_alive(q, "compact", err) != 0)
 		return (-1);
@@ -339,7 +340,7 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 	 * The events past ckpt_rev stay in history until a checkpoint has
 	 * them (a replay at open needs them): they are below compact_rev,
 	 * so nothing reads them, and the checkpoint drops them
-	 * (sq_index_keys()).
+	 * (sq_ckpt_rev()).
 	 */
 	drop = rev <= q->ckpt_rev + 1 ? rev : q->ckpt_rev + 1;
 	if (drop < rev)
@@ -352,7 +353,8 @@ store_sqlite_compact(struct store *s, uint64_t rev, struct store_err *err)
 	 * they are as many as the live ones, so each pass costs about two
 	 * rows a row dropped.  Forgotten by a rollback: the next one does.
 	 */
-	if (drop == rev && rev - q->keys_floor >= q->ckpt_rev + 1 - rev) {
+	live = q->keys_rev >= rev ? q->keys_rev + 1 - rev : 0;
+	if (drop == rev && rev > q->keys_floor && rev - q->keys_floor >= live) {
 		if (sq_compact_run(q, SQ_KEYS_TRIM, rev, err) != 0)
 			return (-1);
 		q->keys_floor = rev;

@@ -8,19 +8,20 @@
  *   1. the dirty map is frozen (new commits fill a fresh one) and sorted;
  *      SQ_CK_KV: each slice writes the next of its entries into kv, in a
  *      transaction of its own (not fsynced: history holds their events);
- *   2. SQ_CK_LOG: each slice indexes history's events up to a rev by key
- *      (history_by_key, in key order) and sets ckpt_rev to it, in one
- *      transaction, until frozen_rev;
- *   3. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
+ *   2. SQ_CK_LOG: ckpt_rev to frozen_rev;
+ *   3. SQ_CK_KEYS: while the key index is wanted (store_sqlite.h: the
+ *      writes paused, or it lags SQ_KEYS_LAG), each slice indexes
+ *      history's next SQ_SLICE_LOG_REVS revs by key (history_by_key, in
+ *      key order) and sets keys_rev to it;
+ *   4. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
  *
  * Reads look in the dirty map, then the frozen one, then kv, so a key half
  * way through step 1 reads the same.  A crash in step 1 leaves kv with
  * some keys at states newer than ckpt_rev: replaying history's tail at open
  * (every event past ckpt_rev) overrides them with the same or newer ones.
- * In step 2 every event up to frozen_rev is in kv already, so ckpt_rev may
- * stop anywhere up to it.  Anything that needs the whole checkpoint at
- * once (a read of history past ckpt_rev, a map past its hard limit)
- * finishes it in one transaction: store_sqlite_checkpoint().
+ * Anything that needs the whole checkpoint at once (a range read, a map
+ * past its hard limit) finishes it in one transaction, without the key
+ * index: store_sqlite_checkpoint().
  */
 #include <sys/time.h>
 
@@ -154,24 +155,15 @@ sq_apply_all(struct store_sqlite *q, struct store_err *err)
 }
 
 /*
- * history's events of (from, rev] into its key index, ckpt_rev to rev;
- * and the events a compaction left in history because they were past
- * ckpt_rev then go, now that kv and the index have them.
+ * ckpt_rev to rev (kv holds every event up to it); the events a
+ * compaction left in history because they were past ckpt_rev then go.
  */
 static int
-sq_index_keys(struct store *s, uint64_t from, uint64_t rev,
-    struct store_err *err)
+sq_ckpt_rev(struct store *s, uint64_t rev, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	sqlite3_stmt		*st = q->st[SQ_SET_META];
 	uint64_t		 drop;
 
-	if (rev > from) {
-		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 1, (sqlite3_int64)from);
-		sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 2, (sqlite3_int64)rev);
-		if (store_sqlite_run(q, SQ_KEYS_FILL, "checkpoint", err) != 0)
-			return (-1);
-	}
 	if (q->hist_left) {
 		drop = s->compact_rev <= rev + 1 ? s->compact_rev : rev + 1;
 		sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)drop);
@@ -179,9 +171,44 @@ sq_index_keys(struct store *s, uint64_t from, uint64_t rev,
 			return (-1);
 		q->hist_left = drop < s->compact_rev;
 	}
-	sqlite3_bind_text(st, 1, "ckpt_rev", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-	return (store_sqlite_run(q, SQ_SET_META, "checkpoint", err));
+	return (store_sqlite_set_meta(q, "ckpt_rev", rev, err));
+}
+
+/* Where the key index's next fill starts: nobody reads below compact_rev. */
+uint64_t
+store_sqlite_keys_from(const struct store *s)
+{
+	const struct store_sqlite	*q = s->impl;
+
+	return (q->keys_rev + 1 >= s->compact_rev ? q->keys_rev :
+	    s->compact_rev - 1);
+}
+
+/* history's events of (from, to] into the key index, keys_rev to to. */
+static int
+sq_keys_fill(struct store *s, uint64_t from, uint64_t to,
+    struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+
+	sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 1, (sqlite3_int64)from);
+	sqlite3_bind_int64(q->st[SQ_KEYS_FILL], 2, (sqlite3_int64)to);
+	if (store_sqlite_run(q, SQ_KEYS_FILL, "indexing history", err) != 0)
+		return (-1);
+	return (store_sqlite_set_meta(q, "keys_rev", to, err));
+}
+
+/*
+ * Does a checkpoint up to rev index history towards it (store_sqlite.h):
+ * the writes paused (none in the dirty map), or the index lags.
+ */
+static int
+sq_keys_want(const struct store *s, uint64_t rev)
+{
+	const struct store_sqlite	*q = s->impl;
+	uint64_t			 from = store_sqlite_keys_from(s);
+
+	return (from < rev && (q->dirty.n == 0 || rev - from >= SQ_KEYS_LAG));
 }
 
 static void
@@ -254,7 +281,7 @@ int
 store_sqlite_checkpoint(struct store *s, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
-	int			 rc;
+	int			 rc, keys;
 
 	if ((q->dirty.n == 0 && q->ck_phase == SQ_CK_IDLE) || q->in_txn)
 		return (0);
@@ -263,7 +290,13 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 			return (-1);
 		rc = sq_apply_all(q, err);
 		if (rc == 0)
-			rc = sq_index_keys(s, q->ckpt_rev, s->rev, err);
+			rc = sq_ckpt_rev(s, s->rev, err);
+		/* Writes go on (a read or a bound forced this one). */
+		keys = rc == 0 && s->rev - store_sqlite_keys_from(s) >=
+		    SQ_KEYS_LAG;
+		if (keys)
+			rc = sq_keys_fill(s, store_sqlite_keys_from(s),
+			    s->rev, err);
 		if (sq_ck_end(q, rc, err) != 0)
 			return (-1);
 		sq_clean_fill(q, &q->frozen, NULL, 0);
@@ -271,6 +304,8 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 		sq_frozen_done(q);
 		sq_map_clear(&q->dirty, 1);
 		q->ckpt_rev = s->rev;
+		if (keys)
+			q->keys_rev = s->rev;
 	}
 	sq_wal_ckpt(q);
 	return (0);
@@ -298,7 +333,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
 	int64_t			 until = sq_now_us() + SQ_SLICE_US;
-	uint64_t		 rev;
+	uint64_t		 rev, from, to;
 	size_t			 i;
 	int			 rc = 0;
 
@@ -309,6 +344,9 @@ store_sqlite_ckpt_slice(struct store *s)
 			return (0);
 		sq_freeze(s);
 	}
+	/* Compacted or written to since: no more of the key index. */
+	if (q->ck_phase == SQ_CK_KEYS && !sq_keys_want(s, q->frozen_rev))
+		q->ck_phase = SQ_CK_WAL;
 	if (q->ck_phase == SQ_CK_WAL) {
 		sq_wal_ckpt(q);
 		return (sq_due(s, 0) == 0);
@@ -316,6 +354,8 @@ store_sqlite_ckpt_slice(struct store *s)
 	if (sq_ck_begin(q, &err) != 0)
 		return (-1);
 	i = q->fdone;
+	rev = q->ckpt_rev;
+	to = q->keys_rev;
 	if (q->ck_phase == SQ_CK_KV) {
 		for (; i < q->fn && rc == 0; i++) {
 			rc = sq_apply(q, q->fsorted[i], &err);
@@ -324,30 +364,36 @@ store_sqlite_ckpt_slice(struct store *s)
 		}
 		if (i < q->fn)
 			i++;
-		rev = q->ckpt_rev;
+	} else if (q->ck_phase == SQ_CK_LOG) {
+		rev = q->frozen_rev;
+		rc = sq_ckpt_rev(s, rev, &err);
 	} else {
-		rev = q->ckpt_rev + SQ_SLICE_LOG_REVS;
-		if (rev > q->frozen_rev)
-			rev = q->frozen_rev;
-		rc = sq_index_keys(s, q->ckpt_rev, rev, &err);
+		from = store_sqlite_keys_from(s);
+		to = from + SQ_SLICE_LOG_REVS;
+		if (to > q->frozen_rev)
+			to = q->frozen_rev;
+		rc = sq_keys_fill(s, from, to, &err);
 	}
 	if (sq_ck_end(q, rc, &err) != 0)
 		return (-1);
 	q->fdone = i > q->fn ? q->fn : i;
 	q->ckpt_rev = rev;
+	q->keys_rev = to;
 	if (q->ck_phase == SQ_CK_KV && q->fdone == q->fn)
 		q->ck_phase = SQ_CK_LOG;
-	else if (q->ck_phase == SQ_CK_LOG && rev == q->frozen_rev) {
+	else if (q->ck_phase == SQ_CK_LOG) {
 		sq_clean_fill(q, &q->frozen, NULL, 0);
 		sq_frozen_done(q);
-		q->ck_phase = SQ_CK_WAL;
+		q->ck_phase = SQ_CK_KEYS;
 	}
+	if (q->ck_phase == SQ_CK_KEYS && !sq_keys_want(s, q->frozen_rev))
+		q->ck_phase = SQ_CK_WAL;
 	return (1);
 }
 
 /*
- * history and kv hold the events up to ckpt_rev; a read of history (or of
- * kv) that needs later ones checkpoints first.  Outside a batch only.
+ * kv holds the events up to ckpt_rev; a read of kv that needs later ones
+ * checkpoints first.  Outside a batch only.
  */
 int
 store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
@@ -361,6 +407,36 @@ store_sqlite_ckpt_for_read(struct store *s, uint64_t rev,
 		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: a "
 		    "read at a revision inside a batch"));
 	return (store_sqlite_checkpoint(s, err));
+}
+
+/*
+ * The key index up to rev (the store's at most: no batch out), at once,
+ * in a transaction of its own.  Outside a batch only; -1 inside one or if
+ * the write failed (the disk is full): the caller reads history's tail
+ * past store_sqlite_keys_from() instead.
+ */
+int
+store_sqlite_keys_for_read(struct store *s, uint64_t rev,
+    struct store_err *err)
+{
+	struct store_sqlite	*q = s->impl;
+	uint64_t		 from = store_sqlite_keys_from(s);
+	int			 rc;
+
+	if (rev > s->rev)
+		rev = s->rev;
+	if (rev <= from)
+		return (0);
+	if (q->in_txn)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "sqlite: a "
+		    "read at a revision inside a batch"));
+	if (sq_ck_begin(q, err) != 0)
+		return (-1);
+	rc = sq_keys_fill(s, from, rev, err);
+	if (sq_ck_end(q, rc, err) != 0)
+		return (-1);
+	q->keys_rev = rev;
+	return (0);
 }
 
 static void

@@ -42,14 +42,15 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 	int			 rc = SQLITE_DONE, found = 0;
 
 	/*
-	 * Past the checkpoint: checkpoint first, or (the disk is full)
-	 * look in history's tail (a scan: not indexed by key yet).
+	 * The key index up to rev first, or (the disk is full) a look in
+	 * history's tail past it (a scan: not indexed by key yet).
 	 */
-	if (store_sqlite_ckpt_for_read(s, rev, err) != 0) {
+	if (store_sqlite_keys_for_read(s, rev, err) != 0) {
 		st = q->st[SQ_TAIL_GET_AT];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)q->ckpt_rev);
+		sqlite3_bind_int64(st, 3,
+		    (sqlite3_int64)store_sqlite_keys_from(s));
 		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
 			store_sqlite_done(st);
 	}
@@ -145,7 +146,7 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_stmt			*st;
 	long				 n;
 
-	if (store_sqlite_ckpt_for_read(s, r->rev, err) != 0)
+	if (store_sqlite_keys_for_read(s, r->rev, err) != 0)
 		return (-1);
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
@@ -174,16 +175,17 @@ store_sqlite_key_history(struct store *s, const char *key, size_t key_len,
 	int			 i, rc = SQLITE_DONE;
 
 	/*
-	 * Through the key index up to ckpt_rev, then history's tail (a
-	 * scan, empty unless the checkpoint could not be written).
+	 * Through the key index, then history's tail past it (a scan,
+	 * empty unless the index could not be filled).
 	 */
-	(void)store_sqlite_ckpt_for_read(s, s->rev, err);
+	(void)store_sqlite_keys_for_read(s, s->rev, err);
 	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
 		st = q->st[i == 0 ? SQ_KEY_HIST : SQ_TAIL_KEY_HIST];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)from_rev);
 		if (i == 1)
-			sqlite3_bind_int64(st, 3, (sqlite3_int64)q->ckpt_rev);
+			sqlite3_bind_int64(st, 3,
+			    (sqlite3_int64)store_sqlite_keys_from(s));
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			store_sqlite_event(st, &ev);
 			if (cb(&ev, arg) != 0)

@@ -123,6 +123,8 @@ static const char store_sqlite_migrate6_sql[] =
 	"    WHERE name = 'ckpt_rev'), 0) ORDER BY key, rev, seq;"
 	"DROP TABLE history_by_key;"
 	"ALTER TABLE history_by_key6 RENAME TO history_by_key;"
+	"INSERT OR REPLACE INTO meta (name, value) VALUES ('keys_rev', "
+	"    IFNULL((SELECT value FROM meta WHERE name = 'ckpt_rev'), 0));"
 	"UPDATE meta SET value = 6 WHERE name = 'schema';"
 	"COMMIT;";
 

@@ -290,6 +290,116 @@ test_wal_pages(void **state)
 	assert_true(q->wal_pages >= 1 && q->wal_pages <= one + 1);
 }
 
+/* Rows of the key index past rev, read on the store's own connection. */
+static uint64_t
+keys_rows(struct fx *f, uint64_t rev)
+{
+	struct store_err	 err;
+	char			 sql[96];
+	uint64_t		 n = 0;
+
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM history_by_key "
+	    "WHERE rev > %llu", (unsigned long long)fx_abs(f, rev));
+	assert_int_equal(store_sqlite_scalar(f->s->impl, sql, &n, &err), 0);
+	return (n);
+}
+
+/* The test drives the slices (no loop): until the checkpoint ends. */
+static void
+slices(struct fx *f)
+{
+	int	 n = 0;
+
+	while (store_sqlite_ckpt_slice(f->s) > 0)
+		assert_true(++n < 100);
+}
+
+/*
+ * The key index is left to the reads while writes go on: a checkpoint
+ * with a write landed since its freeze indexes nothing; one the writes
+ * paused for indexes up to its rev; one whose index lags SQ_KEYS_LAG revs
+ * indexes a slice of it even so.
+ */
+static void
+test_keys_busy(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q = f->s->impl;
+	uint64_t		 r0 = fx_abs(f, 0);
+
+	fx_put1(f, "a", "1");
+	fx_put1(f, "b", "1");
+	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);	/* frozen */
+	fx_put1(f, "c", "1");
+	slices(f);
+	assert_int_equal(q->ckpt_rev, fx_abs(f, 2));
+	assert_int_equal(q->keys_rev, r0);
+	assert_int_equal(keys_rows(f, 0), 0);
+	/* Nothing written since its freeze: c's checkpoint indexes 1-3. */
+	slices(f);
+	assert_int_equal(q->ckpt_rev, fx_abs(f, 3));
+	assert_int_equal(q->keys_rev, fx_abs(f, 3));
+	assert_int_equal(keys_rows(f, 0), 3);
+	/* Busy, but the index lags SQ_KEYS_LAG: one slice of it. */
+	put_at(f, SQ_KEYS_LAG - 6, "d");
+	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);
+	fx_put1(f, "e", "1");
+	slices(f);
+	assert_int_equal(q->keys_rev, r0 + 3);		/* lags LAG - 9 */
+	put_at(f, SQ_KEYS_LAG + 14, "f");
+	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);
+	fx_put1(f, "g", "1");
+	slices(f);
+	assert_int_equal(q->ckpt_rev, fx_abs(f, SQ_KEYS_LAG + 14));
+	assert_true(q->keys_rev > r0 + 3);
+	assert_true(q->keys_rev < fx_abs(f, SQ_KEYS_LAG + 14));
+	assert_int_equal(keys_rows(f, 0), 3);
+	/* A checkpoint at once (no loop: past a soft bound) indexes it all. */
+	put_at(f, 2 * SQ_KEYS_LAG + 20, "h");
+	fx_put1(f, "i", "1");		/* h's landing saw the tail before it */
+	assert_int_equal(q->ckpt_rev, fx_abs(f, 2 * SQ_KEYS_LAG + 20));
+	assert_int_equal(q->keys_rev, fx_abs(f, 2 * SQ_KEYS_LAG + 20));
+	assert_int_equal(keys_rows(f, 0), 8);
+}
+
+/*
+ * Reads fill the key index: a read at a rev up to it, a key's history up
+ * to the store's rev; never below compact_rev (nobody reads there).  Its
+ * rev is in the file.
+ */
+static void
+test_keys_read(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q;
+	struct store_err	 err;
+	int			 i, more;
+
+	for (i = 1; i <= 10; i++)
+		fx_put1(f, i % 2 ? "a" : "b", "1");
+	fx_reopen(f, NULL);		/* a clean close: kv, not the index */
+	q = f->s->impl;
+	assert_int_equal(q->keys_rev, fx_abs(f, 0));
+	assert_string_equal(fx_get_at(f, S("a"), 4), "a@2/1/3=1");
+	assert_int_equal(q->keys_rev, fx_abs(f, 4));
+	assert_int_equal(keys_rows(f, 0), 4);
+	assert_string_equal(fx_get_at(f, S("b"), 2), "b@1/2/2=1");
+	assert_int_equal(q->keys_rev, fx_abs(f, 4));
+	assert_int_equal(fx_key_history(f, S("b"), 1, 10, &more, &err), 5);
+	assert_int_equal(q->keys_rev, fx_abs(f, 10));
+	fx_reopen(f, NULL);
+	q = f->s->impl;
+	assert_int_equal(q->keys_rev, fx_abs(f, 10));
+	/* 11-20, compacted to 15: 11-13 are never indexed. */
+	for (i = 11; i <= 20; i++)
+		fx_put1(f, i % 2 ? "a" : "b", "1");
+	assert_int_equal(fx_compact(f, 15, &err), 0);
+	assert_string_equal(fx_get_at(f, S("a"), 17), "a@9/1/17=1");
+	assert_int_equal(q->keys_rev, fx_abs(f, 17));
+	assert_int_equal(keys_rows(f, 10), 3);		/* 15-17 */
+	assert_string_equal(fx_get_at(f, S("b"), 15), "b@7/2/14=1");
+}
+
 /* Every commit lands at once (no fsync thread): batches as made. */
 static int
 ckpt_setup(void **state)
@@ -308,6 +418,8 @@ ckpt_teardown(void **state)
 }
 
 #define SQL(t)	{ #t "/sqlite", t, ckpt_setup, ckpt_teardown, &fx_sql }
+/* No loop: the test drives the checkpoint. */
+#define SQLX(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 
 int
 main(void)
@@ -319,6 +431,8 @@ main(void)
 		SQL(test_idle),
 		SQL(test_revs),
 		SQL(test_wal_pages),
+		SQLX(test_keys_busy),
+		SQLX(test_keys_read),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
