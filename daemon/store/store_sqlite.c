@@ -8,21 +8,23 @@
  *				by each commit, keyed by an id that grows
  *				with (rev, seq) (SQ_ID_SHIFT)
  *   history_by_key(key, rev, seq, id)	the key index of history's events
- *				up to ckpt_rev (reads at a rev, a key's
- *				history)
+ *				from compact_rev up to meta 'keys_rev',
+ *				filled when a read wants it (reads at a
+ *				rev, a key's history: store_sqlite.h)
  *   kept(key, value, version, create_rev, rev, seq)	each key's last
  *				event below compact_rev, if it is a put
  *   meta(name, value)		'schema', 'rev' (set by a commit whose
  *				newest event is not in history: the rev is
  *				SQ_REV_SQL), 'compact_rev', 'ckpt_rev',
- *				'nkeys' (the key count, kept by each commit)
+ *				'keys_rev', 'nkeys' (the key count, kept by
+ *				each commit)
  *   lease(id, ttl_ms, session), lease_key(key, lease)	store_sqlite_lease.c
  *
  * A commit appends to history only; the keys written since the last
  * checkpoint are served from memory until a checkpoint writes them into
- * kv and indexes their events by key, and history's tail past ckpt_rev is
- * replayed at open (store_sqlite_log.c).  A compaction moves the last puts
- * below it into kept and drops a range of history's pages.
+ * kv, and history's tail past ckpt_rev is replayed at open
+ * (store_sqlite_log.c).  A compaction moves the last puts below it into
+ * kept and drops a range of history's pages.
  *
  * Keys are BLOBs so that SQLite orders them bytewise.  A batch is one
  * BEGIN IMMEDIATE transaction; a mark is a savepoint.  Every statement is

@@ -1,20 +1,20 @@
 /*
- * The SQLite backend's log-structured commit (issue 18; schema 5).  A
- * batch's commit appends its events to history, keyed by (rev, seq): one
- * append and one fsync, no B-tree leaf of `kv` or of a key index
- * rewritten per key.  The state of the keys written since the last
- * checkpoint is kept in memory, in the "dirty" map (key -> its newest
+ * The SQLite backend's log-structured commit (issue 18; schema 6).  A
+ * batch's commit appends its events to history, keyed by an id that grows
+ * with (rev, seq): one append and one fsync, no B-tree leaf of `kv` or of
+ * a key index rewritten per key.  The state of the keys written since the
+ * last checkpoint is kept in memory, in the "dirty" map (key -> its newest
  * state, a delete as a tombstone), and reads look there before `kv`.  A
  * checkpoint writes the dirty map into `kv` off the acknowledgement path
  * (in slices between turns of the loop, store_sqlite_ckpt.c, or at once
- * when it is full), indexes the events by key (history_by_key), and sets
- * meta 'ckpt_rev': every event up to it is in `kv` and the key index, the
- * later ones in history only (its "tail").  That transaction need not be
- * fsynced (synchronous = NORMAL): if it is lost in a crash, its events are
- * still in history, and opening the database replays the tail
- * (store_sqlite_recover()).  Reads at a rev past ckpt_rev checkpoint first
- * (store_sqlite_ckpt_for_read()); reading the newest events (watches) is a
- * read of history by rev.
+ * when it is full) and sets meta 'ckpt_rev': every event up to it is in
+ * `kv`, the later ones in history only (its "tail").  That transaction
+ * need not be fsynced (synchronous = NORMAL): if it is lost in a crash,
+ * its events are still in history, and opening the database replays the
+ * tail (store_sqlite_recover()).  Reads of kv past ckpt_rev checkpoint
+ * first (store_sqlite_ckpt_for_read()); reads at a rev fill the key index
+ * first (store_sqlite_keys_for_read(), store_sqlite.h); reading the newest
+ * events (watches) is a read of history by rev.
  *
  * A batch's own writes live in the "pending" list until it commits (a mark
  * is the list's length, undo truncates it); then they move to the dirty

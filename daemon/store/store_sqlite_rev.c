@@ -6,10 +6,10 @@
  * history_by_key (key, rev, seq) from compact_rev on, then history's row
  * of it; with none there, its row of kept (its last put below
  * compact_rev, store_sqlite_compact()), so that is exact at every kept R.
- * The key index holds the events up to the last checkpoint, history's
- * tail the later ones: a read at a rev past the checkpoint checkpoints
- * first (store_sqlite_log.c), one key's history reads the index then the
- * tail.  Also the schema migration that makes a schema 1 database fit
+ * The key index holds the events up to keys_rev: a read at a rev past
+ * it fills it first (store_sqlite_keys_for_read()), or when it cannot,
+ * scans history past it; one key's history reads the index then history
+ * past it.  Also the schema migration that makes a schema 1 database fit
  * that rule.
  */
 #include <stdint.h>
