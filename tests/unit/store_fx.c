@@ -184,6 +184,21 @@ fx_reopen(struct fx *f, const struct store_options *opts)
 	f->s = fx_open(f, &o);
 }
 
+void
+fx_db_exec(struct fx *f, const char *sql, int fresh)
+{
+	sqlite3	*db;
+
+	store_close(f->s);
+	f->s = NULL;
+	if (fresh)
+		unlink(f->spec + 7);
+	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	fx_reopen(f, NULL);
+}
+
 long long
 fx_db_scalar(struct fx *f, const char *sql)
 {

@@ -86,6 +86,11 @@ void		 fx_reopen(struct fx *, const struct store_options *);
 /* One integer an SQL query reads from a sqlite store's file (closed meanwhile). */
 long long	 fx_db_scalar(struct fx *, const char *sql);
 /*
+ * A sqlite store's file changed by sql with the store closed (a new file
+ * first if fresh: a database an older metad left), then opened again.
+ */
+void		 fx_db_exec(struct fx *, const char *sql, int fresh);
+/*
  * cmocka fixtures: fx_setup(), then the store opened again on a loop of
  * its own (opts.base, as in the daemon) with sync; f->base stays NULL, so
  * the fixture's reads are local, at once.  The teardown closes the store

@@ -17,9 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
 
 #include "store_fx.h"
 #include "store_sqlite.h"
@@ -244,17 +241,9 @@ test_sqlite_migrate5(void **state)
 {
 	struct fx		*f = *state;
 	struct store_err	 err;
-	sqlite3			*db;
 	int			 more;
 
-	store_close(f->s);
-	f->s = NULL;
-	unlink(f->spec + 7);
-	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, sq_schema5_sql, NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
-	fx_reopen(f, NULL);
+	fx_db_exec(f, sq_schema5_sql, 1);
 	assert_int_equal(fx_rev(f), 4);
 	assert_int_equal(fx_nkeys(f), 4);
 	assert_string_equal(fx_get(f, S("a")), "a@2/1/3=2");

@@ -15,9 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
 
 #include "store_fx.h"
 
@@ -268,7 +265,6 @@ test_sqlite_migrate(void **state)
 {
 	struct fx		*f = *state;
 	struct store_err	 err;
-	sqlite3			*db;
 	int			 more;
 
 	fx_put1(f, "a", "1");
@@ -276,16 +272,10 @@ test_sqlite_migrate(void **state)
 	fx_put1(f, "c", "1");
 	fx_put1(f, "a", "2");
 	assert_int_equal(fx_compact(f, 3, &err), 0);
-	store_close(f->s);
-	f->s = NULL;
-	assert_int_equal(sqlite3_open(f->spec + 7, &db), SQLITE_OK);
 	/* Schema 1's tables: no key index, no kept, nothing below 3. */
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE history_by_key; "
-	    "DROP TABLE kept; DELETE FROM history WHERE rev < 3; "
-	    "UPDATE meta SET value = 1 WHERE name = 'schema';", NULL, NULL,
-	    NULL), SQLITE_OK);
-	sqlite3_close(db);
-	fx_reopen(f, NULL);
+	fx_db_exec(f, "DROP TABLE history_by_key; DROP TABLE kept; "
+	    "DELETE FROM history WHERE rev < 3; "
+	    "UPDATE meta SET value = 1 WHERE name = 'schema';", 0);
 	/* a's first kept event replaced one gone: kept from there on. */
 	assert_int_equal(fx_compact_rev(f), 4);
 	assert_string_equal(list_at(f, 4, NULL, 10, 3, 0),
@@ -340,19 +330,9 @@ test_sqlite_migrate4(void **state)
 {
 	struct fx		*f = *state;
 	struct store_err	 err;
-	sqlite3			*db;
-	char			 path[256];
 	int			 more;
 
-	store_close(f->s);
-	f->s = NULL;
-	snprintf(path, sizeof path, "%s", f->spec + 7);
-	unlink(path);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, sq_schema4_sql, NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
-	fx_reopen(f, NULL);
+	fx_db_exec(f, sq_schema4_sql, 1);
 	assert_int_equal(fx_rev(f), 6);
 	assert_int_equal(fx_compact_rev(f), 3);
 	assert_int_equal(fx_nkeys(f), 2);
