@@ -125,7 +125,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"INSERT INTO kept (key, value, version, create_rev, rev, seq) "
 	    "SELECT key, IFNULL(value, X''), version, create_rev, rev, seq "
 	    "FROM history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
-	    "ORDER BY id ON CONFLICT (key) DO UPDATE SET value = excluded.value, "
+	    "ORDER BY id ON CONFLICT (key) DO UPDATE SET "
+	    "value = excluded.value, "
 	    "version = excluded.version, create_rev = excluded.create_rev, "
 	    "rev = excluded.rev, seq = excluded.seq",
 	/*

@@ -97,7 +97,8 @@ static const char store_sqlite_migrate5_sql[] =
  * max(id(i-1) + 1, rev << SQ_ID_SHIFT), that is i + the largest
  * (rev << SQ_ID_SHIFT) - j of the events j up to it.  The key index
  * gets each event's id, from compact_rev to ckpt_rev (its rows below
- * compact_rev are dead), and its own rev, 'keys_rev' (store_sqlite.h).  Every schema reaches 6 through 5: 5's tables
+ * compact_rev are dead), and its rev in meta
+ * 'keys_rev' (store_sqlite.h).  Every schema reaches 6 through 5: 5's tables
  * are the ones created for a new file.
  */
 static const char store_sqlite_migrate6_sql[] =

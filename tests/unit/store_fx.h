@@ -83,7 +83,10 @@ int		 fx_teardown(void **);
  * f's); the fixture's prefix, loop and notify are kept.
  */
 void		 fx_reopen(struct fx *, const struct store_options *);
-/* One integer an SQL query reads from a sqlite store's file (closed meanwhile). */
+/*
+ * One integer an SQL query reads from a sqlite store's file (the store
+ * closed meanwhile).
+ */
 long long	 fx_db_scalar(struct fx *, const char *sql);
 /*
  * A sqlite store's file changed by sql with the store closed (a new file

@@ -50,7 +50,8 @@ big_rev(struct fx *f, uint64_t rev, unsigned *seed, unsigned *nev)
 		i = (*seed >> 8) % BIG_KEYS;
 		snprintf(k, sizeof k, "k%u", i);
 		snprintf(v, sizeof v, "v%" PRIu64 ".%" PRIu32, rev, seq);
-		if ((*seed >> 16) % 4 == 0 && fx_get(f, k, strlen(k))[0] != '\0')
+		if ((*seed >> 16) % 4 == 0 &&
+		    fx_get(f, k, strlen(k))[0] != '\0')
 			assert_int_equal(fx_del(f, rev, seq, k, strlen(k)), 1);
 		else
 			fx_put(f, rev, seq, k, strlen(k), v, strlen(v));
@@ -95,9 +96,10 @@ count_events(const char *s)
 }
 
 /*
- * Every kept rev up to upto as it was.  in_batch: with a batch open, where a read
- * past the checkpoint cannot checkpoint first and scans history's tail
- * instead (as when the disk is full); a range at a rev is refused there.
+ * Every kept rev up to upto as it was.  in_batch: with a batch open,
+ * where a read past the key index cannot fill it first and scans
+ * history's tail instead (as when the disk is full); a range at a rev is
+ * refused there.
  */
 static void
 big_check(struct fx *f, char **seen, unsigned (*nev)[BIG_KEYS],
@@ -137,8 +139,8 @@ big_check(struct fx *f, char **seen, unsigned (*nev)[BIG_KEYS],
 			}
 			for (one = 0, t = r; t <= upto; t++)
 				one += nev[t][i];
-			fx_key_history(f, k, strlen(k), r, BIG_EVENTS * BIG_REVS,
-			    &more, &err);
+			fx_key_history(f, k, strlen(k), r,
+			    BIG_EVENTS * BIG_REVS, &more, &err);
 			assert_int_equal(count_events(buf_cstr(&f->out)), one);
 		}
 	}
@@ -163,10 +165,15 @@ test_model_big(void **state)
 		/* Compacted to just past a big rev (3, 11, 19), and to one. */
 		if (rev % 8 == 7 || rev == 18)
 			assert_int_equal(fx_compact(f, rev - 4, &err), 0);
-		/* Just past a big rev: history's last id, from the file. */
-		if (sql && rev == 10)
+		/*
+		 * Just past a big rev: history's last id, from the file;
+		 * and the key index filled up to it by a read at 10.
+		 */
+		if (sql && rev == 10) {
 			fx_reopen(f, NULL);
-		/* The tail's reads past a checkpoint at a big rev (10). */
+			fx_get_at(f, S("k0"), 10);
+		}
+		/* Reads of history past the index, from inside 10's ids. */
 		if (sql && rev == 12) {
 			fx_begin(f, "k0");
 			big_check(f, seen, nev, rev, 1);
@@ -174,7 +181,7 @@ test_model_big(void **state)
 		}
 	}
 	if (sql) {
-		/* The tail past 10 (the reopen checkpointed) before any. */
+		/* Past compact_rev - 1, 18 (a big rev), before any fill. */
 		fx_begin(f, "k0");
 		big_check(f, seen, nev, BIG_REVS, 1);
 		store_rollback(f->s);

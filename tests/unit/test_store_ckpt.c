@@ -356,7 +356,7 @@ test_keys_busy(void **state)
 	assert_int_equal(keys_rows(f, 0), 3);
 	/* A checkpoint at once (no loop: past a soft bound) indexes it all. */
 	put_at(f, 2 * SQ_KEYS_LAG + 20, "h");
-	fx_put1(f, "i", "1");		/* h's landing saw the tail before it */
+	fx_put1(f, "i", "1");	/* h's landing saw the tail before it */
 	assert_int_equal(q->ckpt_rev, fx_abs(f, 2 * SQ_KEYS_LAG + 20));
 	assert_int_equal(q->keys_rev, fx_abs(f, 2 * SQ_KEYS_LAG + 20));
 	assert_int_equal(keys_rows(f, 0), 8);
@@ -377,7 +377,7 @@ test_keys_read(void **state)
 
 	for (i = 1; i <= 10; i++)
 		fx_put1(f, i % 2 ? "a" : "b", "1");
-	fx_reopen(f, NULL);		/* a clean close: kv, not the index */
+	fx_reopen(f, NULL);	/* a clean close: kv, not the index */
 	q = f->s->impl;
 	assert_int_equal(q->keys_rev, fx_abs(f, 0));
 	assert_string_equal(fx_get_at(f, S("a"), 4), "a@2/1/3=1");
