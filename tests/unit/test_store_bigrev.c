@@ -177,6 +177,9 @@ test_model_big(void **state)
 			big_check(f, seen, nev, rev, 1);
 			store_rollback(f->s);
 		}
+		/* Then the reads fill it on from inside 10's ids. */
+		if (sql && rev == 13)
+			big_check(f, seen, nev, rev, 0);
 	}
 	if (sql) {
 		/* Past compact_rev - 1, 18 (a big rev), before any fill. */
