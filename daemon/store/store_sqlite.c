@@ -130,17 +130,18 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "version = excluded.version, create_rev = excluded.create_rev, "
 	    "rev = excluded.rev, seq = excluded.seq",
 	/*
-	 * A checkpoint indexes the events of (?1, ?2] by key, in key order,
-	 * in a transaction of its own: OR ROLLBACK (a failure ends it) spares
-	 * the statement journal, a copy of each page it changes in a
-	 * temporary file (4 MiB a slice at 20000 keys).
+	 * A fill of the key index (a read's or a checkpoint's) indexes the
+	 * events of (?1, ?2] by key, in key order, in a transaction of its
+	 * own: OR ROLLBACK (a failure ends it) spares the statement journal,
+	 * a copy of each page it changes in a temporary file (4 MiB a slice
+	 * at 20000 keys).
 	 */
 	"INSERT OR ROLLBACK INTO history_by_key (key, rev, seq, id) SELECT "
 	    "key, rev, seq, id FROM history WHERE id >= " SQ_ID_FROM("?1 + 1")
 	    " AND rev > ?1 AND id < " SQ_ID_FIRST("?2 + 1") " "
 	    "ORDER BY key, rev, seq",
 	"DELETE FROM history_by_key WHERE rev < ?1",
-	/* Past the checkpoint (?3), not indexed by key: a scan. */
+	/* Past the key index (?3), when it cannot be filled: a scan. */
 	"SELECT " SQ_EV_COLS " FROM history WHERE id >= " SQ_ID_FROM("?3 + 1")
 	    " AND rev > ?3 AND id < " SQ_ID_FIRST("?2 + 1") " AND key = ?1 "
 	    "ORDER BY id DESC LIMIT 1",
