@@ -93,6 +93,17 @@ long long	 fx_db_scalar(struct fx *, const char *sql);
  * first if fresh: a database an older metad left), then opened again.
  */
 void		 fx_db_exec(struct fx *, const char *sql, int fresh);
+/* The tables schemas 4 and 5 (an older metad's files) both have. */
+#define FX_SQL_OLD_TABLES \
+	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);" \
+	"CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB NOT NULL, " \
+	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, " \
+	"mod_rev INTEGER NOT NULL) WITHOUT ROWID;" \
+	"CREATE TABLE history (rev INTEGER NOT NULL, seq INTEGER NOT NULL, " \
+	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, " \
+	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, " \
+	"PRIMARY KEY (rev, seq)) WITHOUT ROWID;"
+
 /*
  * cmocka fixtures: fx_setup(), then the store opened again on a loop of
  * its own (opts.base, as in the daemon) with sync; f->base stays NULL, so

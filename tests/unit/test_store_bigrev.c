@@ -214,14 +214,7 @@ test_model_big(void **state)
  * deleted; kv and the key index up to ckpt_rev 3, rev 4 the tail.
  */
 static const char sq_schema5_sql[] =
-	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-	"CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB NOT NULL, "
-	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
-	"mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
-	"CREATE TABLE history (rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
-	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
-	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
-	"PRIMARY KEY (rev, seq)) WITHOUT ROWID;"
+	FX_SQL_OLD_TABLES
 	"CREATE TABLE history_by_key (key BLOB NOT NULL, "
 	"rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
 	"PRIMARY KEY (key, rev, seq)) WITHOUT ROWID;"

@@ -301,14 +301,7 @@ test_sqlite_migrate(void **state)
  * reads as before.
  */
 static const char sq_schema4_sql[] =
-	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-	"CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB NOT NULL, "
-	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
-	"mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
-	"CREATE TABLE history (rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
-	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
-	"version INTEGER NOT NULL, create_rev INTEGER NOT NULL, "
-	"PRIMARY KEY (rev, seq)) WITHOUT ROWID;"
+	FX_SQL_OLD_TABLES
 	"CREATE INDEX history_key ON history (key, rev);"
 	"CREATE TABLE log (rev INTEGER NOT NULL, seq INTEGER NOT NULL, "
 	"type INTEGER NOT NULL, key BLOB NOT NULL, value BLOB, "
