@@ -198,6 +198,15 @@ sq_keys_fill(struct store *s, uint64_t from, uint64_t to,
 	return (store_sqlite_set_meta(q, "keys_rev", to, err));
 }
 
+/* The key index lags rev by SQ_KEYS_LAG revs or more. */
+static int
+sq_keys_lag(const struct store *s, uint64_t rev)
+{
+	uint64_t	 from = store_sqlite_keys_from(s);
+
+	return (from < rev && rev - from >= SQ_KEYS_LAG);
+}
+
 /*
  * Does a checkpoint up to rev index history towards it (store_sqlite.h):
  * the writes paused (none in the dirty map), or the index lags.
@@ -206,9 +215,9 @@ static int
 sq_keys_want(const struct store *s, uint64_t rev)
 {
 	const struct store_sqlite	*q = s->impl;
-	uint64_t			 from = store_sqlite_keys_from(s);
 
-	return (from < rev && (q->dirty.n == 0 || rev - from >= SQ_KEYS_LAG));
+	return (store_sqlite_keys_from(s) < rev && (q->dirty.n == 0 ||
+	    sq_keys_lag(s, rev)));
 }
 
 static void
@@ -292,8 +301,7 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 		if (rc == 0)
 			rc = sq_ckpt_rev(s, s->rev, err);
 		/* Writes go on (a read or a bound forced this one). */
-		keys = rc == 0 && s->rev - store_sqlite_keys_from(s) >=
-		    SQ_KEYS_LAG;
+		keys = rc == 0 && sq_keys_lag(s, s->rev);
 		if (keys)
 			rc = sq_keys_fill(s, store_sqlite_keys_from(s),
 			    s->rev, err);
@@ -344,7 +352,7 @@ store_sqlite_ckpt_slice(struct store *s)
 			return (0);
 		sq_freeze(s);
 	}
-	/* Compacted or written to since: no more of the key index. */
+	/* Not wanted (any more: compacted or written to since). */
 	if (q->ck_phase == SQ_CK_KEYS && !sq_keys_want(s, q->frozen_rev))
 		q->ck_phase = SQ_CK_WAL;
 	if (q->ck_phase == SQ_CK_WAL) {
@@ -384,10 +392,8 @@ store_sqlite_ckpt_slice(struct store *s)
 	else if (q->ck_phase == SQ_CK_LOG) {
 		sq_clean_fill(q, &q->frozen, NULL, 0);
 		sq_frozen_done(q);
-		q->ck_phase = SQ_CK_KEYS;
+		q->ck_phase = SQ_CK_KEYS;	/* or straight to WAL, next */
 	}
-	if (q->ck_phase == SQ_CK_KEYS && !sq_keys_want(s, q->frozen_rev))
-		q->ck_phase = SQ_CK_WAL;
 	return (1);
 }
 
