@@ -177,7 +177,11 @@ void	store_sqlite_done(sqlite3_stmt *);
 int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 	    const char *, struct store_err *);
 int	store_sqlite_bind_blob(sqlite3_stmt *, int, const void *, size_t);
-/* The VFS that writes a commit's WAL frames at once (store_sqlite_vfs.c). */
+/*
+ * The VFS that writes a commit's WAL frames at once, and grows the WAL
+ * ahead of them SQ_WAL_GROW bytes of zeros at a time (store_sqlite_vfs.c).
+ */
+#define SQ_WAL_GROW	(1024 * 1024)
 const char *store_sqlite_vfs(void);
 /* The page cache that skips empty truncates (store_sqlite_pcache.c). */
 void	store_sqlite_pcache_install(void);

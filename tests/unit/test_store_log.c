@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <signal.h>
@@ -415,6 +416,94 @@ test_compact_behind_ckpt(void **state)
 }
 
 /*
+ * The WAL grows SQ_WAL_GROW bytes of zeros at a time, ahead of its frames
+ * (store_sqlite_vfs.c): its size is always a multiple of it, past the
+ * frames, and the bytes past them are zeros until frames go there.
+ */
+static off_t
+wal_size(struct fx *f)
+{
+	struct stat	 st;
+
+	assert_int_equal(stat(((struct store_sqlite *)f->s->impl)->wal_path,
+	    &st), 0);
+	return (st.st_size);
+}
+
+/* Is the WAL all zeros from off to its end? */
+static int
+wal_zero_from(struct fx *f, off_t off)
+{
+	FILE	*fp;
+	int	 c, zero = 1;
+
+	fp = fopen(((struct store_sqlite *)f->s->impl)->wal_path, "rb");
+	assert_non_null(fp);
+	assert_int_equal(fseeko(fp, off, SEEK_SET), 0);
+	while ((c = getc(fp)) != EOF)
+		zero = zero && c == 0;
+	fclose(fp);
+	return (zero);
+}
+
+/* Frames of 60 KiB values, one put each: 15 pages a frame's commit. */
+#define BIG_VALUE	(60 * 1024)
+#define BIG_PUTS	40
+
+static void
+write_big(struct fx *f)
+{
+	char	*v = xmalloc(BIG_VALUE + 1), key[16];
+	int	 i;
+
+	for (i = 0; i < BIG_PUTS; i++) {
+		memset(v, 'a' + i % 26, BIG_VALUE);
+		v[BIG_VALUE] = '\0';
+		snprintf(key, sizeof key, "big%02d", i);
+		fx_put1(f, key, v);
+	}
+	free(v);
+}
+
+static void
+test_wal_grows(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q = f->s->impl;
+	const char		*got;
+	char			 key[16];
+	off_t			 frames;
+	int			 i;
+
+	fx_put1(f, "a", "1");
+	assert_int_equal(wal_size(f), SQ_WAL_GROW);
+	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
+	assert_true(wal_zero_from(f, frames));
+	assert_false(wal_zero_from(f, frames - 4096));
+	write_big(f);
+	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
+	assert_true(frames > 2 * SQ_WAL_GROW);
+	assert_int_equal(wal_size(f) % SQ_WAL_GROW, 0);
+	assert_true(wal_size(f) >= frames);
+	assert_true(wal_size(f) - frames < SQ_WAL_GROW);
+	assert_true(wal_zero_from(f, frames));
+	/*
+	 * Killed with zeros past its last frame: the replay reads every
+	 * commit, and none of them lost a byte to the zeros.
+	 */
+	crash_after(f, write_big);
+	assert_int_equal(fx_nkeys(f), BIG_PUTS + 1);
+	for (i = 0; i < BIG_PUTS; i++) {
+		snprintf(key, sizeof key, "big%02d", i);
+		got = strchr(fx_get(f, key, strlen(key)), '=');
+		assert_non_null(got);
+		assert_int_equal(strlen(got + 1), BIG_VALUE);
+		assert_int_equal(strspn(got + 1, (char []){ 'a' + i % 26, 0 }),
+		    BIG_VALUE);
+	}
+}
+
+/*
  * The clean cache (kv's version of keys a checkpoint wrote): filled by
  * each kind of checkpoint (at once, in slices), not by a batch (one that
  * compacts, commits or rolls back); a put's version follows from it.
@@ -547,6 +636,7 @@ main(void)
 		SQL(test_rev_from_log),
 		SQL(test_rev_without_event),
 		SQL(test_compact_behind_ckpt),
+		SQL(test_wal_grows),
 		SQL(test_clean_cache),
 		SQL(test_clean_evicted),
 	};
