@@ -122,13 +122,11 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"DELETE FROM kept WHERE key = ?1 AND (rev < ?2 OR (rev = ?2 AND "
 	    "seq < ?3))",
 	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
-	"INSERT INTO kept (key, value, version, create_rev, rev, seq) "
-	    "SELECT key, IFNULL(value, X''), version, create_rev, rev, seq "
-	    "FROM history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
-	    "ORDER BY id ON CONFLICT (key) DO UPDATE SET "
-	    "value = excluded.value, "
-	    "version = excluded.version, create_rev = excluded.create_rev, "
-	    "rev = excluded.rev, seq = excluded.seq",
+	/* REPLACE: one seek a row, where an upsert's UPDATE seeks again. */
+	"INSERT OR REPLACE INTO kept (key, value, version, create_rev, rev, "
+	    "seq) SELECT key, IFNULL(value, X''), version, create_rev, rev, "
+	    "seq FROM history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
+	    "ORDER BY id",
 	/*
 	 * A fill of the key index (a read's or a checkpoint's) indexes the
 	 * events of (?1, ?2] by key, in key order, in a transaction of its

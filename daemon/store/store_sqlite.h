@@ -296,7 +296,10 @@ void		 sq_clean_fill(struct store_sqlite *, const struct sq_map *,
 /* The log-structured commit (store_sqlite_log.c). */
 struct sq_ent	*sq_ent_new(const char *, size_t, const void *, size_t, int);
 int		 sq_ent_cmp(const void *, const void *);
+uint64_t	 sq_hash(const char *, size_t);
 struct sq_ent	*sq_map_find(const struct sq_map *, const char *, size_t);
+struct sq_ent	*sq_map_find_h(const struct sq_map *, const char *, size_t,
+		    uint64_t);
 void		 sq_map_free(struct sq_map *, int);
 void		 sq_map_clear(struct sq_map *, int);
 /* e replaces the entry of its key; owned: the replaced one is freed. */
@@ -353,8 +356,9 @@ void	store_sqlite_sync_start(struct store *, struct event_base *);
 int	store_sqlite_sync_commit(struct store *);
 void	store_sqlite_sync_now(struct store_sqlite *);
 void	store_sqlite_sync_stop(struct store *);
+/* The newest entry of the key in the batches out (h: its sq_hash()). */
 struct sq_ent *store_sqlite_out_find(struct store_sqlite *, const char *,
-	    size_t);
+	    size_t, uint64_t);
 void	store_sqlite_log_init(struct store *, struct event_base *);
 void	store_sqlite_log_free(struct store_sqlite *);
 int	store_sqlite_recover(struct store *, uint64_t, struct store_err *);

@@ -34,7 +34,7 @@
 #include "store_sqlite.h"
 #include "util.h"
 
-static uint64_t
+uint64_t
 sq_hash(const char *key, size_t len)
 {
 	uint64_t	 h = 14695981039346656037ULL;
@@ -94,12 +94,20 @@ sq_map_slot(const struct sq_map *m, const char *key, size_t len,
 	return (i);
 }
 
+/* h: sq_hash() of the key, computed once for the maps a lookup tries. */
 struct sq_ent *
-sq_map_find(const struct sq_map *m, const char *key, size_t len)
+sq_map_find_h(const struct sq_map *m, const char *key, size_t len,
+    uint64_t h)
 {
 	if (m->n == 0)
 		return (NULL);
-	return (m->slot[sq_map_slot(m, key, len, sq_hash(key, len))]);
+	return (m->slot[sq_map_slot(m, key, len, h)]);
+}
+
+struct sq_ent *
+sq_map_find(const struct sq_map *m, const char *key, size_t len)
+{
+	return (sq_map_find_h(m, key, len, sq_hash(key, len)));
 }
 
 static void
@@ -199,16 +207,17 @@ struct sq_ent *
 sq_find(struct store_sqlite *q, const char *key, size_t len)
 {
 	struct sq_ent	*e = NULL;
+	uint64_t	 h = sq_hash(key, len);
 
 	if (q->in_txn) {		/* a batch's: on the ones out too */
-		e = sq_map_find(&q->pend.idx, key, len);
+		e = sq_map_find_h(&q->pend.idx, key, len, h);
 		if (e == NULL && !STAILQ_EMPTY(&q->out))
-			e = store_sqlite_out_find(q, key, len);
+			e = store_sqlite_out_find(q, key, len, h);
 	}
 	if (e == NULL)
-		e = sq_map_find(&q->dirty, key, len);
+		e = sq_map_find_h(&q->dirty, key, len, h);
 	if (e == NULL)
-		e = sq_map_find(&q->frozen, key, len);
+		e = sq_map_find_h(&q->frozen, key, len, h);
 	return (e);
 }
 

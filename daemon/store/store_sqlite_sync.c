@@ -265,13 +265,14 @@ store_sqlite_sync_now(struct store_sqlite *q)
 
 /* The newest state a batch out gave the key, for the batch being made. */
 struct sq_ent *
-store_sqlite_out_find(struct store_sqlite *q, const char *key, size_t len)
+store_sqlite_out_find(struct store_sqlite *q, const char *key, size_t len,
+    uint64_t h)
 {
 	struct sq_out	*o;
 	struct sq_ent	*e = NULL, *f;
 
 	STAILQ_FOREACH(o, &q->out, entry)
-		if ((f = sq_map_find(&o->pend.idx, key, len)) != NULL)
+		if ((f = sq_map_find_h(&o->pend.idx, key, len, h)) != NULL)
 			e = f;
 	return (e);
 }
