@@ -88,9 +88,14 @@ struct sq_ent {
 	int		 deleted;
 };
 
-/* Key -> entry, open addressing (entries are only added or replaced). */
+/*
+ * Key -> entry, open addressing (entries are only added or replaced).  A
+ * probe reads tag (the key's sq_hash() | 1, 0 for an empty slot) and goes
+ * to the entry only when its tag matches: a miss never leaves the array.
+ */
 struct sq_map {
 	struct sq_ent	**slot;
+	uint64_t	 *tag;
 	size_t		  cap, n, bytes;
 };
 

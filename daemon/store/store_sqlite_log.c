@@ -83,10 +83,11 @@ sq_map_slot(const struct sq_map *m, const char *key, size_t len,
     uint64_t h)
 {
 	size_t		 i = (size_t)h & (m->cap - 1);
+	uint64_t	 t;
 	struct sq_ent	*e;
 
-	while ((e = m->slot[i]) != NULL) {
-		if (e->hash == h && e->klen == len &&
+	while ((t = m->tag[i]) != 0) {
+		if (t == (h | 1) && (e = m->slot[i])->klen == len &&
 		    memcmp(e->key, key, len) == 0)
 			break;
 		i = (i + 1) & (m->cap - 1);
@@ -114,14 +115,19 @@ static void
 sq_map_grow(struct sq_map *m)
 {
 	struct sq_ent	**old = m->slot;
-	size_t		  i, oldcap = m->cap;
+	size_t		  i, j, oldcap = m->cap;
 
 	m->cap = oldcap ? oldcap * 2 : 1024;
 	m->slot = xcalloc(m->cap, sizeof *m->slot);
+	free(m->tag);
+	m->tag = xcalloc(m->cap, sizeof *m->tag);
 	for (i = 0; i < oldcap; i++)
-		if (old[i] != NULL)
-			m->slot[sq_map_slot(m, old[i]->key, old[i]->klen,
-			    old[i]->hash)] = old[i];
+		if (old[i] != NULL) {
+			j = sq_map_slot(m, old[i]->key, old[i]->klen,
+			    old[i]->hash);
+			m->slot[j] = old[i];
+			m->tag[j] = old[i]->hash | 1;
+		}
 	free(old);
 }
 
@@ -141,6 +147,7 @@ sq_map_set(struct sq_map *m, struct sq_ent *e, int owned)
 		free(m->slot[i]);
 	}
 	m->slot[i] = e;
+	m->tag[i] = e->hash | 1;
 	m->bytes += sq_ent_bytes(e);
 }
 
@@ -152,11 +159,10 @@ sq_map_clear(struct sq_map *m, int owned)
 
 	if (m->n == 0)
 		return;
-	for (i = 0; i < m->cap; i++) {
-		if (owned)
-			free(m->slot[i]);
-		m->slot[i] = NULL;
-	}
+	for (i = 0; owned && i < m->cap; i++)
+		free(m->slot[i]);
+	memset(m->slot, 0, m->cap * sizeof *m->slot);
+	memset(m->tag, 0, m->cap * sizeof *m->tag);
 	m->n = m->bytes = 0;
 }
 
@@ -165,6 +171,7 @@ sq_map_free(struct sq_map *m, int owned)
 {
 	sq_map_clear(m, owned);
 	free(m->slot);
+	free(m->tag);
 	memset(m, 0, sizeof *m);
 }
 
