@@ -446,7 +446,7 @@ wal_zero_from(struct fx *f, off_t off)
 	return (zero);
 }
 
-/* Frames of 60 KiB values, one put each: 15 pages a frame's commit. */
+/* Puts of 60 KiB values, one a commit: 15 frames each. */
 #define BIG_VALUE	(60 * 1024)
 #define BIG_PUTS	40
 
