@@ -93,6 +93,12 @@ long long	 fx_db_scalar(struct fx *, const char *sql);
  * first if fresh: a database an older metad left), then opened again.
  */
 void		 fx_db_exec(struct fx *, const char *sql, int fresh);
+/*
+ * fn on f's store in a child killed with SIGKILL once fn is done (no
+ * close: as after kill -9, the file is all that is left), then the store
+ * opened again in the test's process.
+ */
+void		 fx_crash_after(struct fx *, void (*fn)(struct fx *));
 /* The tables schemas 4 and 5 (an older metad's files) both have. */
 #define FX_SQL_OLD_TABLES \
 	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);" \

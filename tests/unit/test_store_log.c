@@ -13,55 +13,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sys/stat.h>
-#include <sys/wait.h>
-
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 
 #include "store_fx.h"
 #include "store_sqlite.h"
 
 static struct fx	 fx_sql = { .kind = "sqlite" };
-
-/*
- * Runs fn on f's store in a child that dies without closing it: once fn is
- * done, the child says so on a pipe and waits, and the parent kills it
- * with SIGKILL, as a crash does (valgrind, which follows children, has no
- * say in a process killed from outside, so what it never freed is no leak).
- */
-static void
-crash_after(struct fx *f, void (*fn)(struct fx *))
-{
-	pid_t	 pid;
-	int	 status, p[2];
-	char	 c = 0;
-
-	store_close(f->s);
-	f->s = NULL;
-	assert_int_equal(pipe(p), 0);
-	if ((pid = fork()) == 0) {
-		close(p[0]);
-		fx_reopen(f, NULL);
-		fn(f);
-		if (write(p[1], "k", 1) == 1)
-			for (;;)
-				pause();
-		_exit(1);
-	}
-	assert_true(pid > 0);
-	close(p[1]);
-	assert_int_equal(read(p[0], &c, 1), 1);	/* 0: fn failed */
-	close(p[0]);
-	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	fx_reopen(f, NULL);
-}
 
 /* 1 a=1, 2 b=1, 3 c=1, 4 del b, 5 a=2 and d=1: all left in the log. */
 static void
@@ -85,7 +45,7 @@ test_replay(void **state)
 	struct fx		*f = *state;
 	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
 
-	crash_after(f, write_some);
+	fx_crash_after(f, write_some);
 	assert_int_equal(fx_rev(f), 5);
 	assert_int_equal(fx_nkeys(f), 3);
 	assert_string_equal(fx_get(f, S("a")), "a@2/1/5=2");
@@ -129,7 +89,7 @@ test_replay_after_compaction(void **state)
 	fx_put1(f, "y", "1");
 	fx_reopen(f, NULL);
 	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kv"), 2);
-	crash_after(f, write_compact);
+	fx_crash_after(f, write_compact);
 	assert_string_equal(fx_get(f, S("x")), "");
 	assert_string_equal(fx_list(f, &r, 2, 0), "y@1/2/2 z@1/4/4");
 	assert_int_equal(fx_nkeys(f), 2);
@@ -158,7 +118,7 @@ test_replay_many(void **state)
 	struct fx		*f = *state;
 	struct store_range	 r = { "k", 1, NULL, 0, 5000, 1, 0, 0 };
 
-	crash_after(f, write_many);
+	fx_crash_after(f, write_many);
 	assert_int_equal(fx_rev(f), 5000);
 	assert_int_equal(fx_nkeys(f), 3000);
 	assert_string_equal(fx_get(f, S("k00000")), "k00000@2/1/3001=new");
@@ -333,7 +293,7 @@ test_sliced_crash(void **state)
 {
 	struct fx	*f = *state;
 
-	crash_after(f, write_sliced);
+	fx_crash_after(f, write_sliced);
 	check_sliced(f);
 }
 
@@ -356,7 +316,7 @@ test_rev_from_log(void **state)
 {
 	struct fx	*f = *state;
 
-	crash_after(f, write_some);
+	fx_crash_after(f, write_some);
 	assert_int_equal(fx_rev(f), 5);
 	assert_true(fx_db_scalar(f, "SELECT value FROM meta WHERE name = "
 	    "'rev'") < (long long)fx_abs(f, 5));
@@ -369,7 +329,7 @@ test_rev_without_event(void **state)
 {
 	struct fx	*f = *state;
 
-	crash_after(f, write_no_event);
+	fx_crash_after(f, write_no_event);
 	assert_int_equal(fx_rev(f), 6);
 	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE name = "
 	    "'rev'"), (long long)fx_abs(f, 6));
@@ -401,7 +361,7 @@ test_compact_behind_ckpt(void **state)
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "1");
 	fx_reopen(f, NULL);		/* checkpointed at close */
-	crash_after(f, write_compact_behind);
+	fx_crash_after(f, write_compact_behind);
 	assert_int_equal(fx_rev(f), 4);
 	assert_int_equal(fx_compact_rev(f), 2);
 	assert_int_equal(fx_nkeys(f), 3);
@@ -413,94 +373,6 @@ test_compact_behind_ckpt(void **state)
 	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kept"), 1);
 	assert_int_equal(fx_db_scalar(f, "SELECT MIN(rev) FROM history"),
 	    (long long)fx_abs(f, 2));
-}
-
-/*
- * The WAL grows SQ_WAL_GROW bytes of zeros at a time, ahead of its frames
- * (store_sqlite_vfs.c): its size is always a multiple of it, past the
- * frames, and the bytes past them are zeros until frames go there.
- */
-static off_t
-wal_size(struct fx *f)
-{
-	struct stat	 st;
-
-	assert_int_equal(stat(((struct store_sqlite *)f->s->impl)->wal_path,
-	    &st), 0);
-	return (st.st_size);
-}
-
-/* Is the WAL all zeros from off to its end? */
-static int
-wal_zero_from(struct fx *f, off_t off)
-{
-	FILE	*fp;
-	int	 c, zero = 1;
-
-	fp = fopen(((struct store_sqlite *)f->s->impl)->wal_path, "rb");
-	assert_non_null(fp);
-	assert_int_equal(fseeko(fp, off, SEEK_SET), 0);
-	while ((c = getc(fp)) != EOF)
-		zero = zero && c == 0;
-	fclose(fp);
-	return (zero);
-}
-
-/* Puts of 60 KiB values, one a commit: 15 frames each. */
-#define BIG_VALUE	(60 * 1024)
-#define BIG_PUTS	40
-
-static void
-write_big(struct fx *f)
-{
-	char	*v = xmalloc(BIG_VALUE + 1), key[16];
-	int	 i;
-
-	for (i = 0; i < BIG_PUTS; i++) {
-		memset(v, 'a' + i % 26, BIG_VALUE);
-		v[BIG_VALUE] = '\0';
-		snprintf(key, sizeof key, "big%02d", i);
-		fx_put1(f, key, v);
-	}
-	free(v);
-}
-
-static void
-test_wal_grows(void **state)
-{
-	struct fx		*f = *state;
-	struct store_sqlite	*q = f->s->impl;
-	const char		*got;
-	char			 key[16];
-	off_t			 frames;
-	int			 i;
-
-	fx_put1(f, "a", "1");
-	assert_int_equal(wal_size(f), SQ_WAL_GROW);
-	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
-	assert_true(wal_zero_from(f, frames));
-	assert_false(wal_zero_from(f, frames - 4096));
-	write_big(f);
-	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
-	assert_true(frames > 2 * SQ_WAL_GROW);
-	assert_int_equal(wal_size(f) % SQ_WAL_GROW, 0);
-	assert_true(wal_size(f) >= frames);
-	assert_true(wal_size(f) - frames < SQ_WAL_GROW);
-	assert_true(wal_zero_from(f, frames));
-	/*
-	 * Killed with zeros past its last frame: the replay reads every
-	 * commit, and none of them lost a byte to the zeros.
-	 */
-	crash_after(f, write_big);
-	assert_int_equal(fx_nkeys(f), BIG_PUTS + 1);
-	for (i = 0; i < BIG_PUTS; i++) {
-		snprintf(key, sizeof key, "big%02d", i);
-		got = strchr(fx_get(f, key, strlen(key)), '=');
-		assert_non_null(got);
-		assert_int_equal(strlen(got + 1), BIG_VALUE);
-		assert_int_equal(strspn(got + 1, (char []){ 'a' + i % 26, 0 }),
-		    BIG_VALUE);
-	}
 }
 
 /*
@@ -636,7 +508,6 @@ main(void)
 		SQL(test_rev_from_log),
 		SQL(test_rev_without_event),
 		SQL(test_compact_behind_ckpt),
-		SQL(test_wal_grows),
 		SQL(test_clean_cache),
 		SQL(test_clean_evicted),
 	};
