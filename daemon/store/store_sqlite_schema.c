@@ -93,13 +93,13 @@ static const char store_sqlite_migrate5_sql[] =
  * Schema 5 to 6: history becomes a rowid table (store_sqlite.c): its
  * appends go at the end of a table B-tree, where a WITHOUT ROWID table's
  * balanced each leaf over its siblings (half the pages a commit writes).
- * The ids are SQ_HIST_ID's: the i-th event in (rev, seq) order gets
- * max(id(i-1) + 1, rev << SQ_ID_SHIFT), that is i + the largest
- * (rev << SQ_ID_SHIFT) - j of the events j up to it.  The key index
- * gets each event's id, from compact_rev to ckpt_rev (its rows below
- * compact_rev are dead), and its rev in meta
- * 'keys_rev' (store_sqlite.h).  Every schema reaches 6 through 5: 5's tables
- * are the ones created for a new file.
+ * The ids are store_sqlite_hist_add()'s: the i-th event in (rev, seq)
+ * order gets max(id(i-1) + 1, rev << SQ_ID_SHIFT), that is i + the
+ * largest (rev << SQ_ID_SHIFT) - j of the events j up to it.  The key
+ * index gets each event's id, from compact_rev to ckpt_rev (its rows
+ * below compact_rev are dead), and its rev in meta 'keys_rev'
+ * (store_sqlite.h).  Every schema reaches 6 through 5: 5's tables are
+ * the ones created for a new file.
  */
 static const char store_sqlite_migrate6_sql[] =
 	"BEGIN IMMEDIATE;"
