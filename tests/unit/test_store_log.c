@@ -257,6 +257,17 @@ check_sliced(struct fx *f)
 	assert_string_equal(fx_list(f, &r, 2, 0), "a@2/1/4=2 c@1/3/3=1");
 	assert_string_equal(fx_history(f, 0), "1.0:a@1/1/1=1 2.0:b@1/2/2=1 "
 	    "3.0:c@1/3/3=1 4.0:a@2/1/4=2 5.0:del:b");
+	/*
+	 * Every rev as it was, with kv written by the first slice (and,
+	 * after a crash, written again by the replay's checkpoint): c at 2
+	 * is not there yet.
+	 */
+	assert_string_equal(fx_get_at(f, S("c"), 2), "");
+	r.rev = fx_abs(f, 2);
+	assert_string_equal(fx_list(f, &r, 2, 0), "a@1/1/1=1 b@1/2/2=1");
+	r.rev = fx_abs(f, 4);
+	assert_string_equal(fx_list(f, &r, 3, 0), "a@2/1/4=2 b@1/2/2=1 "
+	    "c@1/3/3=1");
 }
 
 static void
@@ -373,6 +384,8 @@ test_compact_behind_ckpt(void **state)
 	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM kept"), 1);
 	assert_int_equal(fx_db_scalar(f, "SELECT MIN(rev) FROM history"),
 	    (long long)fx_abs(f, 2));
+	assert_string_equal(fx_get_at(f, S("x"), 2), "x@1/1/1=1");
+	assert_string_equal(fx_get_at(f, S("z"), 3), "");
 }
 
 /*
