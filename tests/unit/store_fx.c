@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "store_fx.h"
+#include "store_sqlite.h"
 
 const char *
 fx_etcd_url(void)
@@ -949,4 +950,13 @@ fx_crash_after(struct fx *f, void (*fn)(struct fx *))
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	fx_reopen(f, NULL);
+}
+
+void
+fx_ckpt_slices(struct fx *f, int max)
+{
+	int	 n = 0;
+
+	while (store_sqlite_ckpt_slice(f->s) > 0)
+		assert_true(++n < max);
 }

@@ -99,6 +99,11 @@ void		 fx_db_exec(struct fx *, const char *sql, int fresh);
  * opened again in the test's process.
  */
 void		 fx_crash_after(struct fx *, void (*fn)(struct fx *));
+/*
+ * SQLite without a loop (the test drives the checkpoint): its slices,
+ * until it ends, fewer than max of them.
+ */
+void		 fx_ckpt_slices(struct fx *, int max);
 /* The tables schemas 4 and 5 (an older metad's files) both have. */
 #define FX_SQL_OLD_TABLES \
 	"CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);" \

@@ -304,16 +304,6 @@ keys_rows(struct fx *f, uint64_t rev)
 	return (n);
 }
 
-/* The test drives the slices (no loop): until the checkpoint ends. */
-static void
-slices(struct fx *f)
-{
-	int	 n = 0;
-
-	while (store_sqlite_ckpt_slice(f->s) > 0)
-		assert_true(++n < 100);
-}
-
 /*
  * The key index is left to the reads while writes go on: a checkpoint
  * with a write landed since its freeze indexes nothing; one the writes
@@ -331,12 +321,12 @@ test_keys_busy(void **state)
 	fx_put1(f, "b", "1");
 	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);	/* frozen */
 	fx_put1(f, "c", "1");
-	slices(f);
+	fx_ckpt_slices(f, 100);
 	assert_int_equal(q->ckpt_rev, fx_abs(f, 2));
 	assert_int_equal(q->keys_rev, r0);
 	assert_int_equal(keys_rows(f, 0), 0);
 	/* Nothing written since its freeze: c's checkpoint indexes 1-3. */
-	slices(f);
+	fx_ckpt_slices(f, 100);
 	assert_int_equal(q->ckpt_rev, fx_abs(f, 3));
 	assert_int_equal(q->keys_rev, fx_abs(f, 3));
 	assert_int_equal(keys_rows(f, 0), 3);
@@ -344,12 +334,12 @@ test_keys_busy(void **state)
 	put_at(f, SQ_KEYS_LAG - 6, "d");
 	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);
 	fx_put1(f, "e", "1");
-	slices(f);
+	fx_ckpt_slices(f, 100);
 	assert_int_equal(q->keys_rev, r0 + 3);		/* lags LAG - 9 */
 	put_at(f, SQ_KEYS_LAG + 14, "f");
 	assert_int_equal(store_sqlite_ckpt_slice(f->s), 1);
 	fx_put1(f, "g", "1");
-	slices(f);
+	fx_ckpt_slices(f, 100);
 	assert_int_equal(q->ckpt_rev, fx_abs(f, SQ_KEYS_LAG + 14));
 	assert_true(q->keys_rev > r0 + 3);
 	assert_true(q->keys_rev < fx_abs(f, SQ_KEYS_LAG + 14));

@@ -413,7 +413,6 @@ test_clean_cache(void **state)
 	struct fx		*f = *state;
 	struct store_err	 err;
 	uint64_t		 v, c;
-	int			 n = 0;
 
 	fx_put1(f, "a", "1");
 	fx_put1(f, "b", "1");
@@ -426,8 +425,7 @@ test_clean_cache(void **state)
 	assert_int_equal(fx_del(f, 4, 0, S("b")), 1);
 	fx_commit(f, 4);
 	/* In slices: kv, the key index, the WAL. */
-	while (store_sqlite_ckpt_slice(f->s) == 1)
-		assert_true(++n < 20);
+	fx_ckpt_slices(f, 20);
 	assert_int_equal(clean(f, "a", &v, &c), 1);
 	assert_true(v == 2 && c == 1);
 	assert_int_equal(clean(f, "b", &v, &c), 0);

@@ -22,7 +22,7 @@
 
 static struct fx	 fx_sql = { .kind = "sqlite" };
 
-/* The WAL's size, and whether it is all zeros from an offset on. */
+/* The WAL's size. */
 static off_t
 wal_size(struct fx *f)
 {
@@ -33,6 +33,20 @@ wal_size(struct fx *f)
 	return (st.st_size);
 }
 
+/* Where its frames end: the header, then a frame header and page each. */
+static off_t
+wal_frames_end(struct fx *f)
+{
+	struct store_sqlite	*q = f->s->impl;
+	struct store_err	 err;
+	uint64_t		 page;
+
+	assert_int_equal(store_sqlite_scalar(q, "PRAGMA page_size", &page,
+	    &err), 0);
+	return (32 + (off_t)q->wal_pages * (off_t)(page + 24));
+}
+
+/* Whether the WAL is all zeros from off on. */
 static int
 wal_zero_from(struct fx *f, off_t off)
 {
@@ -75,7 +89,6 @@ static void
 test_wal_grows(void **state)
 {
 	struct fx		*f = *state;
-	struct store_sqlite	*q = f->s->impl;
 	const char		*got;
 	char			 key[16];
 	off_t			 frames;
@@ -83,11 +96,11 @@ test_wal_grows(void **state)
 
 	fx_put1(f, "a", "1");
 	assert_int_equal(wal_size(f), SQ_WAL_GROW);
-	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
+	frames = wal_frames_end(f);
 	assert_true(wal_zero_from(f, frames));
 	assert_false(wal_zero_from(f, frames - 4096));
 	write_big(f);
-	frames = 32 + (off_t)q->wal_pages * (4096 + 24);
+	frames = wal_frames_end(f);
 	assert_true(frames > 2 * SQ_WAL_GROW);
 	assert_int_equal(wal_size(f) % SQ_WAL_GROW, 0);
 	assert_true(wal_size(f) >= frames);
