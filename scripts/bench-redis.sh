@@ -12,7 +12,8 @@
 # ratio to the Redis run next to it.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/bench-lib.sh"
+ROOT=$BENCH_ROOT
 RUNS=${BENCH_RUNS:-3}
 DUR=${BENCH_DURATION:-3}
 OUT=${BENCH_OUT:-$ROOT/build/bench/redis}
@@ -34,6 +35,7 @@ rm -f "$OUT"/*.txt "$OUT"/summary.md
 
 cleanup() {
 	local n
+	[ -z "$BENCH_PID" ] || kill "$BENCH_PID" 2>/dev/null || true
 	for n in "${!PIDS[@]}"; do
 		kill -TERM "${PIDS[$n]}" 2>/dev/null || true
 		wait "${PIDS[$n]}" 2>/dev/null || true
@@ -43,11 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 wait_sock() {	# wait_sock CMD...: until CMD answers
-	local i
-	for i in $(seq 200); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
+	bench_wait "$@" && return 0
 	echo "bench-redis.sh: did not start: $*" >&2
 	exit 1
 }
@@ -83,15 +81,13 @@ redis_put() {
 }
 
 metad_put() {	# metad_put CLIENTS: puts/s on a fresh database
-	rm -f "$TMP"/p.db*
-	metad_start p --store "sqlite:$TMP/p.db" --sync full
-	"$MB" -s "$TMP/p.sock" put --clients "$1" --keys 20000 \
-	    --value-size 100 -d "$DUR" -o json | jq .ops_per_s
-	stop p
+	bench_fresh_put "${METAD_BIN:-$METAD}" "$1" 20000 100 "$DUR" "$TMP" \
+	    >"$TMP/put"
+	cut -d' ' -f1 "$TMP/put"
 }
 
 med() {	# med FILE: the median of its lines
-	sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+	bench_median <"$1"
 }
 
 # rmed A B: the median of the rounds' A / B (a round's runs are adjacent in
