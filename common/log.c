@@ -1,14 +1,19 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static const char	*log_name = "metad";
 static enum log_level	 log_level = LOG_LEVEL_INFO;
+static int		 log_syslog;	/* 1: syslog(3), not stderr */
+static int		 log_stamp;	/* 1: a file: each line timed */
 
 void
 log_init(const char *name, enum log_level level)
@@ -38,6 +43,39 @@ log_level_parse(const char *s, enum log_level *out)
 	return (-1);
 }
 
+int
+log_to_file(const char *path)
+{
+	int	 fd;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd == -1)
+		return (-1);
+	if (fd != STDERR_FILENO) {
+		if (dup2(fd, STDERR_FILENO) == -1) {
+			close(fd);
+			return (-1);
+		}
+		close(fd);
+	}
+	log_stamp = 1;
+	return (0);
+}
+
+void
+log_to_syslog(void)
+{
+	int	 fd;
+
+	openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_syslog = 1;
+	/* Nothing is written to the terminal or file stderr was. */
+	if ((fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) != -1) {
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+}
+
 static void
 log_vwrite(enum log_level level, const char *tag, int with_errno,
     const char *fmt, va_list ap)
@@ -48,6 +86,27 @@ log_vwrite(enum log_level level, const char *tag, int with_errno,
 	if (level > log_level)
 		return;
 	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (log_syslog) {
+		static const int	 prio[] = { LOG_ERR, LOG_WARNING,
+					     LOG_INFO, LOG_DEBUG };
+
+		if (with_errno)
+			syslog(prio[level], "%s%s: %s", tag, msg,
+			    strerror(saved));
+		else
+			syslog(prio[level], "%s%s", tag, msg);
+		errno = saved;
+		return;
+	}
+	if (log_stamp) {
+		char		 when[32];
+		time_t		 now = time(NULL);
+		struct tm	 tm;
+
+		if (gmtime_r(&now, &tm) != NULL &&
+		    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ ", &tm) > 0)
+			fputs(when, stderr);
+	}
 	if (with_errno)
 		fprintf(stderr, "%s: %s%s: %s\n", log_name, tag, msg,
 		    strerror(saved));

@@ -8,7 +8,7 @@
 _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
---pidfile --log-level --foreground --daemonize --help --version'
+--pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
 
 _metad()
 {
@@ -24,7 +24,7 @@ _metad()
 	fi
 	COMPREPLY=()
 	case $prev in
-	--socket|--pidfile)
+	--socket|--pidfile|--log-file)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;

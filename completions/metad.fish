@@ -22,6 +22,8 @@ complete -c metad -l read-only-uid -x -a '(__fish_complete_users)' -d 'users wit
 complete -c metad -l read-only-gid -x -a '(__fish_complete_groups)' -d 'groups with read-only access'
 complete -c metad -l pidfile -r -F -d 'write the pid to this file'
 complete -c metad -l log-level -x -a 'error warn info debug' -d 'the least severe messages logged'
+complete -c metad -l log-file -r -F -d 'log to this file once serving'
+complete -c metad -l log-syslog -d 'log to syslog'
 complete -c metad -l foreground -d 'stay in the foreground (the default)'
 complete -c metad -l daemonize -d 'detach once serving'
 complete -c metad -l help -d 'print the usage'

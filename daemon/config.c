@@ -20,8 +20,9 @@
 enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
 	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
-	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID,
-	OPT_RO_GID, OPT_ETCD_PREFIX, OPT_VIEW_MAX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
+	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_LOG_FILE, OPT_LOG_SYSLOG,
+	OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID, OPT_RO_GID, OPT_ETCD_PREFIX,
+	OPT_VIEW_MAX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
 };
 
 static const struct option config_options[] = {
@@ -36,6 +37,8 @@ static const struct option config_options[] = {
 	{ "socket-mode",	required_argument, NULL, OPT_SOCKET_MODE },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-file",		required_argument, NULL, OPT_LOG_FILE },
+	{ "log-syslog",		no_argument,	   NULL, OPT_LOG_SYSLOG },
 	{ "allow-uid",		required_argument, NULL, OPT_ALLOW_UID },
 	{ "allow-gid",		required_argument, NULL, OPT_ALLOW_GID },
 	{ "read-only-uid",	required_argument, NULL, OPT_RO_UID },
@@ -49,22 +52,102 @@ static const struct option config_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-const char *
+/*
+ * --help's text: a line each option, in the order of config_options (the
+ * enum), its argument and what it does.  metad(8) says it all at length.
+ */
+static const struct config_help {
+	const char	*arg;
+	const char	*text;
+} config_helps[] = {
+	{ "PATH",	"the Unix socket to serve (default: $XDG_RUNTIME_DIR/"
+			"metad.sock, else /tmp/metad-$UID/metad.sock)" },
+	{ "SPEC",	"sqlite:PATH (default ~/.local/state/metad/meta.db), "
+			"memory, or etcd:URL[,URL...]" },
+	{ "MODE",	"full|normal|off: sqlite's sync before an answer "
+			"(default full: fsync before every acknowledgement)" },
+	{ "N",		"revisions of write events kept for watches and "
+			"reads at a rev (default 100000)" },
+	{ "N",		"the largest value, k/m/g suffixes (default 1m)" },
+	{ "N",		"the longest request line (default 4/3 of "
+			"--max-value-bytes + 64k)" },
+	{ "N",		"unsent output a connection may hold before its "
+			"reads pause and watches end (default 8m)" },
+	{ "N",		"client connections served at once (default 1024)" },
+	{ "MODE",	"the socket file's permission bits, octal "
+			"(default 0600)" },
+	{ "PATH",	"write the daemon's pid there once it serves" },
+	{ "LEVEL",	"error|warn|info|debug: the least severe message "
+			"logged (default info)" },
+	{ "FILE",	"log there (appended, reopened on SIGHUP) once "
+			"serving, not to stderr" },
+	{ NULL,		"log to syslog(3), facility daemon, not to stderr" },
+	{ "LIST",	"users (names or uids, comma-separated) given "
+			"read-write access" },
+	{ "LIST",	"groups given read-write access" },
+	{ "LIST",	"users given read-only access" },
+	{ "LIST",	"groups given read-only access" },
+	{ "P",		"etcd: the store's key prefix (default metad/)" },
+	{ "N",		"etcd: memory for the view of the prefix "
+			"(default 256m, 0: none)" },
+	{ NULL,		"stay in the foreground (the default)" },
+	{ NULL,		"fork once serving; log to syslog unless "
+			"--log-file" },
+	{ NULL,		"print this help and exit" },
+	{ NULL,		"print the version and exit" },
+};
+_Static_assert(sizeof config_helps / sizeof config_helps[0] ==
+    OPT_VERSION - OPT_SOCKET + 1, "a help line for each option");
+
+static const char *
 config_usage(void)
 {
-	return ("metad [--socket PATH] [--store sqlite:PATH|memory|"
-	    "etcd:URL[,URL...]]\n"
-	    "             [--etcd-prefix P] [--view-max-bytes N] "
-	    "[--sync full|normal|off]\n"
-	    "             [--history N] [--max-value-bytes N] "
-	    "[--max-request-bytes N]\n"
-	    "             [--max-pending-bytes N] [--max-connections N] "
-	    "[--socket-mode MODE]\n"
-	    "             [--allow-uid LIST] [--allow-gid LIST] "
-	    "[--read-only-uid LIST]\n"
-	    "             [--read-only-gid LIST] [--pidfile PATH] "
-	    "[--log-level LEVEL]\n"
-	    "             [--foreground | --daemonize] [--help] [--version]");
+	return ("metad [OPTION]...");
+}
+
+/* text from column col, words wrapped before column width. */
+static void
+config_help_wrap(FILE *f, const char *text, int col, int width)
+{
+	int	 at = col, n;
+
+	while (*text != '\0') {
+		n = (int)strcspn(text, " ");
+		if (at > col && at + 1 + n > width) {
+			fprintf(f, "\n%*s", col, "");
+			at = col;
+		}
+		if (at > col) {
+			fputc(' ', f);
+			at++;
+		}
+		fprintf(f, "%.*s", n, text);
+		at += n;
+		text += n;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
+void
+config_help(FILE *f)
+{
+	const struct option	*o;
+	const struct config_help *h;
+	char			 name[48];
+
+	fprintf(f, "usage: %s\n\nA versioned key/value metadata store "
+	    "serving metad-protocol(7) on a Unix\nsocket.  Every option is "
+	    "also read from METAD_<NAME> (--max-value-bytes:\n"
+	    "METAD_MAX_VALUE_BYTES); the command line wins.  More in "
+	    "metad(8).\n\n", config_usage());
+	for (o = config_options; o->name != NULL; o++) {
+		h = &config_helps[o->val - OPT_SOCKET];
+		snprintf(name, sizeof name, "--%s%s%s", o->name,
+		    h->arg != NULL ? " " : "", h->arg != NULL ? h->arg : "");
+		fprintf(f, "  %-24s", name);
+		config_help_wrap(f, h->text, 26, 79);
+	}
 }
 
 /* N, or N with a k/m/g suffix (KiB, MiB, GiB). */
@@ -183,9 +266,30 @@ config_default_db(void)
 	return (path);
 }
 
-static int
-config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
+/* "invalid value "X" for --opt (METAD_OPT): why" */
+static void
+config_invalid(int opt, const char *arg, const char *from, const char *why,
+    char **cause)
 {
+	const char	*name = config_options[opt - OPT_SOCKET].name;
+
+	if (from != NULL)
+		xasprintf(cause, "invalid value \"%s\" in %s (--%s)%s%s", arg,
+		    from, name, why != NULL ? ": " : "", why != NULL ? why : "");
+	else
+		xasprintf(cause, "invalid value \"%s\" for --%s%s%s", arg,
+		    name, why != NULL ? ": " : "", why != NULL ? why : "");
+}
+
+/*
+ * Set option opt from arg, given as from (METAD_<NAME>) or, when from is
+ * NULL, on the command line.
+ */
+static int
+config_set(struct metad_config *cfg, int opt, const char *arg,
+    const char *from, char **cause)
+{
+	struct store_err se;
 	uint64_t	 v;
 	unsigned long	 mode;
 	char		*end;
@@ -196,6 +300,10 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 		cfg->socket_path = xstrdup(arg);
 		return (0);
 	case OPT_STORE:
+		if (store_spec_check(arg, &se) != 0) {
+			config_invalid(opt, arg, from, se.msg, cause);
+			return (-1);
+		}
 		free(cfg->store_spec);
 		cfg->store_spec = xstrdup(arg);
 		return (0);
@@ -257,6 +365,12 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 		if (log_level_parse(arg, &cfg->log_level) == 0)
 			return (0);
 		break;
+	case OPT_LOG_FILE:
+		if (*arg == '\0')
+			break;
+		free(cfg->log_file);
+		cfg->log_file = xstrdup(arg);
+		return (0);
 	case OPT_ALLOW_UID:
 		return (config_ids(arg, 0, &cfg->allow_uid, cause));
 	case OPT_ALLOW_GID:
@@ -266,9 +380,27 @@ config_set(struct metad_config *cfg, int opt, const char *arg, char **cause)
 	case OPT_RO_GID:
 		return (config_ids(arg, 1, &cfg->ro_gid, cause));
 	}
-	xasprintf(cause, "invalid value \"%s\" for --%s", arg,
-	    config_options[opt - OPT_SOCKET].name);
+	config_invalid(opt, arg, from, NULL, cause);
 	return (-1);
+}
+
+/* A flag option (no argument) set on or off. */
+static void
+config_set_flag(struct metad_config *cfg, int opt, int on)
+{
+	switch (opt) {
+	case OPT_FOREGROUND:
+		if (on)
+			cfg->daemonize = 0;
+		break;
+	case OPT_DAEMONIZE:
+		if (on)
+			cfg->daemonize = 1;
+		break;
+	case OPT_LOG_SYSLOG:
+		cfg->log_syslog = on;
+		break;
+	}
 }
 
 /* 1 for a true flag value ("1", "yes", "true", "on"), 0 for false. */
@@ -309,7 +441,7 @@ config_env(struct metad_config *cfg, char **cause)
 		if ((v = getenv(name)) == NULL || *v == '\0')
 			continue;
 		if (o->has_arg == required_argument) {
-			if (config_set(cfg, o->val, v, cause) != 0)
+			if (config_set(cfg, o->val, v, name, cause) != 0)
 				return (-1);
 			continue;
 		}
@@ -318,8 +450,7 @@ config_env(struct metad_config *cfg, char **cause)
 			    v);
 			return (-1);
 		}
-		if (on)
-			cfg->daemonize = o->val == OPT_DAEMONIZE;
+		config_set_flag(cfg, o->val, on);
 	}
 	return (0);
 }
@@ -338,6 +469,24 @@ config_defaults(struct metad_config *cfg)
 	cfg->log_level = LOG_LEVEL_INFO;
 }
 
+/*
+ * getopt's '?': a flag given a value (optopt is the option), an unknown
+ * short option (optopt is its letter) or an unknown long one (arg).
+ */
+static void
+config_unknown(const char *arg, int optopt, char **cause)
+{
+	size_t	 n = strcspn(arg, "=");
+
+	if (optopt >= OPT_SOCKET)
+		xasprintf(cause, "option --%s takes no value",
+		    config_options[optopt - OPT_SOCKET].name);
+	else if (optopt != 0)
+		xasprintf(cause, "unknown option \"-%c\"", optopt);
+	else
+		xasprintf(cause, "unknown option \"%.*s\"", (int)n, arg);
+}
+
 int
 config_parse(struct metad_config *cfg, int argc, char **argv, char **cause)
 {
@@ -347,28 +496,32 @@ config_parse(struct metad_config *cfg, int argc, char **argv, char **cause)
 	if (config_env(cfg, cause) != 0)
 		return (-1);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", config_options,
+	opterr = 0;	/* one message, ours */
+	while ((ch = getopt_long(argc, argv, ":h", config_options,
 	    NULL)) != -1) {
 		switch (ch) {
 		case OPT_FOREGROUND:
-			cfg->daemonize = 0;
-			break;
 		case OPT_DAEMONIZE:
-			cfg->daemonize = 1;
+		case OPT_LOG_SYSLOG:
+			config_set_flag(cfg, ch, 1);
 			break;
 		case 'h':
 		case OPT_HELP:
-			printf("usage: %s\n", config_usage());
+			config_help(stdout);
 			exit(0);
 		case OPT_VERSION:
 			printf("metad %s (protocol %d)\n", METAD_VERSION,
 			    METAD_PROTOCOL);
 			exit(0);
+		case ':':
+			xasprintf(cause, "option %s needs a value",
+			    argv[optind - 1]);
+			return (-1);
 		case '?':
-			xasprintf(cause, "unknown or incomplete option");
+			config_unknown(argv[optind - 1], optopt, cause);
 			return (-1);
 		default:
-			if (config_set(cfg, ch, optarg, cause) != 0)
+			if (config_set(cfg, ch, optarg, NULL, cause) != 0)
 				return (-1);
 		}
 	}
@@ -404,4 +557,5 @@ config_free(struct metad_config *cfg)
 	free(cfg->store_spec);
 	free(cfg->etcd_prefix);
 	free(cfg->pidfile);
+	free(cfg->log_file);
 }

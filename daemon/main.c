@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +62,12 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct metad	*md = arg;
 
 	if (sig == SIGHUP) {
-		log_info("SIGHUP: logging goes to stderr; nothing to reopen");
+		if (md->cfg.log_file == NULL)
+			log_info("SIGHUP: no --log-file to reopen");
+		else if (log_to_file(md->cfg.log_file) != 0)
+			log_warn("SIGHUP: reopening %s", md->cfg.log_file);
+		else
+			log_info("SIGHUP: %s reopened", md->cfg.log_file);
 		return;
 	}
 	if (md->stopping)
@@ -90,18 +96,25 @@ metad_pidfile(const char *path)
 }
 
 /*
- * Fork; the parent exits once the child is ready (its pidfile written: the
- * child closes the returned pipe end), so whoever started us can use it.
+ * Fork before anything the store or the loop needs exists (the sqlite
+ * backend's sync thread, libevent's epoll set): a child has only the
+ * thread that forked, and shares its parent's epoll set.  The parent waits
+ * until the child serves (it writes a byte on the returned pipe, then
+ * closes it: metad_ready) and exits 0; a child that fails first exits
+ * with its message on the stderr they share, and the parent exits with
+ * the child's status.
  */
 static int
 metad_daemonize(void)
 {
-	int	 fd, p[2];
+	int	 fd, p[2], st;
+	pid_t	 pid;
+	ssize_t	 n;
 	char	 c;
 
 	if (pipe(p) == -1)
 		fatal("pipe");
-	switch (fork()) {
+	switch ((pid = fork())) {
 	case -1:
 		fatal("fork");
 	case 0:
@@ -109,9 +122,13 @@ metad_daemonize(void)
 		break;
 	default:
 		close(p[1]);
-		while (read(p[0], &c, 1) == -1 && errno == EINTR)
+		while ((n = read(p[0], &c, 1)) == -1 && errno == EINTR)
 			;
-		_exit(0);
+		if (n == 1)
+			_exit(0);
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 	}
 	if (setsid() == -1)
 		fatal("setsid");
@@ -124,11 +141,34 @@ metad_daemonize(void)
 	return (p[1]);
 }
 
+/*
+ * metad serves: tell whoever waits (the --daemonize parent, systemd), and
+ * move logging off the stderr it was started with where asked to (a
+ * daemon's stderr is a terminal it left, or its parent's file).
+ */
+static void
+metad_ready(struct metad *md, int ready_fd)
+{
+	if (ready_fd != -1) {
+		if (write(ready_fd, "", 1) != 1)
+			log_warn("telling the parent metad serves");
+		close(ready_fd);
+	}
+	if (md->cfg.log_file != NULL) {
+		if (log_to_file(md->cfg.log_file) != 0)
+			fatal("--log-file %s", md->cfg.log_file);
+	} else if (md->cfg.log_syslog || md->cfg.daemonize)
+		log_to_syslog();
+	if (systemd_notify("READY=1") != 0)
+		log_warn("NOTIFY_SOCKET");
+}
+
 static void
 metad_run(struct metad *md)
 {
 	struct event	*sig[4];
 	int		 signals[4] = { SIGTERM, SIGINT, SIGHUP, 0 };
+	sigset_t	 block;
 	int		 i;
 
 	for (i = 0; signals[i] != 0; i++) {
@@ -137,8 +177,19 @@ metad_run(struct metad *md)
 		evsignal_add(sig[i], NULL);
 	}
 	event_base_dispatch(md->base);
+	/*
+	 * Stopping already: a signal from now on is ignored, not the default
+	 * action that freeing its event restores (which would kill the
+	 * daemon in the middle of closing the store).
+	 */
+	sigemptyset(&block);
 	for (i = 0; signals[i] != 0; i++)
+		sigaddset(&block, signals[i]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	for (i = 0; signals[i] != 0; i++) {
 		event_free(sig[i]);
+		signal(signals[i], SIG_IGN);
+	}
 	if (drain_ev != NULL)
 		event_free(drain_ev);
 }
@@ -155,8 +206,8 @@ main(int argc, char **argv)
 	memset(&md, 0, sizeof md);
 	log_init("metad", LOG_LEVEL_INFO);
 	if (config_parse(&md.cfg, argc, argv, &cause) != 0) {
-		fprintf(stderr, "metad: %s\n", cause);
-		fprintf(stderr, "usage: %s\n", config_usage());
+		fprintf(stderr, "metad: %s\nTry 'metad --help' for the "
+		    "options.\n", cause);
 		free(cause);
 		config_free(&md.cfg);
 		return (2);
@@ -166,6 +217,11 @@ main(int argc, char **argv)
 	/* Past the file size limit a write fails with EFBIG instead. */
 	signal(SIGXFSZ, SIG_IGN);
 
+	/* systemd's socket is for this pid: taken before a fork. */
+	if (systemd_listen_fd(&listen_fd, &cause) != 0)
+		fatalx("%s", cause);
+	if (md.cfg.daemonize)
+		ready = metad_daemonize();
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	memset(&so, 0, sizeof so);
@@ -186,21 +242,15 @@ main(int argc, char **argv)
 	md.leases = lease_table_create(&md);
 	lease_table_load(md.leases);
 	/* A socket from systemd is served as it is; else ours is made. */
-	if (systemd_listen_fd(&listen_fd, &cause) != 0 ||
-	    (listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
+	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
 	    (md.server = server_create(&md, listen_fd, &cause)) == NULL)
 		fatalx("%s", cause);
-	if (md.cfg.daemonize)
-		ready = metad_daemonize();
 	metad_pidfile(md.cfg.pidfile);
-	if (ready != -1)
-		close(ready);
 	md.started = time(NULL);
+	metad_ready(&md, ready);
 	log_info("%s %s, store %s (rev %llu)", listen_fd == -1 ?
 	    "listening on" : "serving systemd's socket", md.cfg.socket_path,
 	    md.cfg.store_spec, (unsigned long long)md.store->rev);
-	if (systemd_notify("READY=1") != 0)
-		log_warn("NOTIFY_SOCKET");
 
 	metad_run(&md);
 

@@ -48,6 +48,8 @@ struct metad_config {
 	struct id_list	 ro_gid;
 	char		*pidfile;
 	enum log_level	 log_level;
+	char		*log_file;	/* NULL: stderr (or syslog) */
+	int		 log_syslog;
 	int		 daemonize;
 };
 

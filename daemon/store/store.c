@@ -46,9 +46,22 @@ store_pick(const char *spec, const char **arg, struct store_err *err)
 		*arg = spec + 5;
 		return (&store_etcd_backend);
 	}
-	store_err_set(err, STORE_ERR_INTERNAL, "invalid store \"%.64s\": "
-	    "expected sqlite:PATH, memory or etcd:URL[,URL...]", spec);
+	if (strchr(spec, ':') == NULL && strchr(spec, '/') != NULL)
+		store_err_set(err, STORE_ERR_INTERNAL, "expected sqlite:PATH, "
+		    "memory or etcd:URL[,URL...] (a database file: "
+		    "sqlite:%.200s)", spec);
+	else
+		store_err_set(err, STORE_ERR_INTERNAL, "expected sqlite:PATH, "
+		    "memory or etcd:URL[,URL...]");
 	return (NULL);
+}
+
+int
+store_spec_check(const char *spec, struct store_err *err)
+{
+	const char	*arg;
+
+	return (store_pick(spec, &arg, err) != NULL ? 0 : -1);
 }
 
 struct store *

@@ -471,6 +471,8 @@ extern const struct store_backend	 store_etcd_backend;
 struct store	*store_open(const char *spec, const struct store_options *,
 		    struct store_err *);
 void		 store_close(struct store *);
+/* 0 when spec names a backend (its argument is checked at open), else -1. */
+int		 store_spec_check(const char *spec, struct store_err *);
 int		 store_err_set(struct store_err *, enum store_errcode,
 		    const char *, ...) __attribute__((format(printf, 3, 4)));
 

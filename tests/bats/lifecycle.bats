@@ -158,6 +158,43 @@ teardown() {
 	assert_output --partial 'invalid value "sometimes" for --sync'
 	run "$METAD" --bogus
 	assert_failure 2
+	# One message, ours (not getopt's as well), and where to look.
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 0 'metad: unknown option "--bogus"'
+	assert_line --index 1 "Try 'metad --help' for the options."
+	run "$METAD" --history
+	assert_failure 2
+	assert_line --index 0 'metad: option --history needs a value'
+	run "$METAD" --daemonize=yes
+	assert_failure 2
+	assert_line --index 0 'metad: option --daemonize takes no value'
+	# A path where a store spec goes: a usage error, the path said once,
+	# with the spec it likely meant.
+	run "$METAD" --store "$TESTDIR/x.db"
+	assert_failure 2
+	assert_line --index 0 "metad: invalid value \"$TESTDIR/x.db\" for --store: expected sqlite:PATH, memory or etcd:URL[,URL...] (a database file: sqlite:$TESTDIR/x.db)"
+	[ ! -e "$TESTDIR/x.db" ]
+	# From the environment: the variable is named.
+	METAD_HISTORY=abc run "$METAD"
+	assert_failure 2
+	assert_line --index 0 'metad: invalid value "abc" in METAD_HISTORY (--history)'
+}
+
+@test "--help says what every option does" {
+	run "$METAD" --help
+	assert_success
+	local o n=0
+	for o in $(printf '%s\n' "$output" | grep -o -- '^  --[a-z-]*'); do
+		# The option's line says something after its argument.
+		printf '%s\n' "$output" |
+		    grep -Eq -- "^  $o( [A-Z]+)? +[a-z(]" ||
+		    fail "$o has no description"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+	assert_output --partial 'METAD_<NAME>'
+	# No line past 79 columns.
+	! printf '%s\n' "$output" | grep -q '.\{80\}'
 }
 
 @test "METAD_DAEMONIZE=1 forks, writes the pidfile, and the daemon serves" {
