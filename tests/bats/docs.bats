@@ -383,3 +383,41 @@ complete_every_option() {
 	assert_line --regexp '^--from-rev'
 	assert_line --regexp '^--limit'
 }
+
+@test "README: the intro's command list names every metactl command" {
+	local list first second
+	# The backquoted list of the "- `metactl`" bullet, over its lines.
+	list=$(awk '/^- `metactl`/ { on = 1 } on && /^$/ { exit } on' \
+	    "$ROOT/README.md" | tr '\n' ' ' | sed -n 's/^[^:]*: `\([^`]*\)`.*/\1/p')
+	[ -n "$list" ] || fail "README.md has no \"- \`metactl\`\" command list"
+	while read -r first second; do
+		case $first in help | repl) continue ;; esac
+		grep -qw -- "$first" <<<"$list" ||
+		    fail "README.md's command list leaves out $first"
+	done <<<"$(metactl_commands)"
+}
+
+# README.md's lock example, as a shell would run it: the lines from
+# "$ metactl lock" to the one closing its quoted script, unindented.
+readme_lock_example() {
+	sed -n "/^    \\\$ metactl lock /,/'\$/p" "$ROOT/README.md" |
+	    sed 's/^    //; s/^\$ //'
+}
+
+@test "README: the lock example runs, and a step that fails stops it before \"done\"" {
+	local script
+	script=$(readme_lock_example)
+	grep -q 'sh -ec' <<<"$script" || fail "not the example: $script"
+	metad_start
+	cd "$TESTDIR"
+	run env PATH="$ROOT/bin:$PATH" sh -c "$script"
+	assert_success
+	run mctl get jobs/reindex/state
+	assert_output done
+	# The reindex fails: the script stops there, and lock exits with it.
+	echo 'not a database' >app.db
+	run env PATH="$ROOT/bin:$PATH" sh -c "$script"
+	assert_failure
+	run mctl get jobs/reindex/state
+	assert_output running
+}
