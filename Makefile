@@ -5,7 +5,8 @@
 #   make check           install missing packages, build, run every test
 #   make install PREFIX=/usr/local
 #   make uninstall PREFIX=/usr/local   remove what make install put there
-#                        (binaries, man pages, completions, systemd units)
+#                        (binaries, man pages, completions, systemd units,
+#                        the library, the licence)
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -22,6 +23,7 @@ INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 SYSTEMDUNITDIR	?= $(PREFIX)/lib/systemd/system
 SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
@@ -246,8 +248,12 @@ unit: $(UNIT_BINS)
 bats: all
 	$(Q)./tests/run --bats-only
 
+# mandoc's lint, then groff's warnings (a line it cannot break, an escape
+# in a macro argument), which mandoc lets by.
 lint-man:
-	$(Q)for m in man/*.[0-9]; do mandoc -Tlint -Wwarning $$m || exit 1; done
+	$(Q)for m in man/*.[0-9]; do mandoc -Tlint -Wwarning $$m || exit 1; \
+	    w=$$(groff -ww -man -Tutf8 -z $$m 2>&1); \
+	    [ -z "$$w" ] || { echo "$$w" >&2; exit 1; }; done
 
 # What "make install" puts where; each file must be there (a missing one
 # stops the install before anything is copied), and "make uninstall"
@@ -267,6 +273,7 @@ INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
 INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
+INST_DOCS	 = LICENSE
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
@@ -285,19 +292,21 @@ INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
 		   $(DESTDIR)$(SYSTEMDUNITDIR)/metad.socket \
 		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service \
-		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.socket
+		   $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.socket \
+		   $(call inst_in,$(DOCDIR),$(INST_DOCS))
 unit_sed	 = sed 's|@BINDIR@|$(BINDIR)|g'
 
 install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
     $(INST_BASHCOMP) $(INST_ZSHCOMP) $(INST_FISHCOMP) $(INST_HEADER) \
-    build/lib/metad-client.pc $(INST_UNITS) $(INST_USERUNITS)
+    build/lib/metad-client.pc $(INST_UNITS) $(INST_USERUNITS) $(INST_DOCS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man3 \
 	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
 	    $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(INCLUDEDIR)/metad \
 	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-	    $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR)
+	    $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSTEMDUSERUNITDIR) \
+	    $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(INST_BINS) $(DESTDIR)$(BINDIR)
 	install -m 0644 $(INST_MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(INST_MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -323,10 +332,12 @@ install: all $(INST_MAN1) $(INST_MAN3) $(INST_MAN7) $(INST_MAN8) \
 	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/metad.service \
 	    $(DESTDIR)$(SYSTEMDUSERUNITDIR)/metad.service
+	install -m 0644 $(INST_DOCS) $(DESTDIR)$(DOCDIR)
 
 uninstall:
 	rm -f $(INSTALLED)
 	rmdir $(DESTDIR)$(INCLUDEDIR)/metad 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build bin

@@ -1,6 +1,6 @@
 /*
- * Epochs (SPEC 3) and leases (SPEC 9).  The lease calls are the requests
- * as SPEC 9 writes them; a daemon without leases answers unknown_op.
+ * Epochs and leases.  The lease calls are the requests as
+ * metad-protocol(7) writes them; a daemon without leases answers unknown_op.
  */
 #include <stdlib.h>
 #include <string.h>

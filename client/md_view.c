@@ -1,5 +1,5 @@
 /*
- * Views (SPEC 11): a prefix kept in memory.  md_view_open() lists the
+ * Views: a prefix kept in memory.  md_view_open() lists the
  * prefix at one rev R (page after page at that rev when the daemon can list
  * at a rev; else each page at its own rev, see below), then watches it from
  * R + 1.  Events are applied by whatever call reads the handle; there is no
@@ -252,7 +252,7 @@ md_view_fill(struct md_view *v)
 		o.after = after;
 		o.read.rev = after != NULL && at_rev ? v->rev : 0;
 		if (md_list(v->h, &o, &l) != 0) {
-			/* A daemon that cannot list at a rev (SPEC 8). */
+			/* A daemon older than list's "rev" field. */
 			if (o.read.rev != 0 && md_errcode(v->h) ==
 			    MD_E_BAD_REQUEST && strstr(md_errmsg(v->h),
 			    "rev") != NULL) {

@@ -283,7 +283,8 @@ cmd_print_help(FILE *f)
 	    "or wait ended by Ctrl-C\n", t);
 }
 
-/* A key given on the command line (SPEC 2). */
+/* A key given on the command line (metad-protocol(7), KEYS, VALUES AND
+ * KV OBJECTS). */
 enum cmd_status
 cmd_check_key(const char *key, const char *what, char **cause)
 {

@@ -1,5 +1,5 @@
 /*
- * Write preconditions and the fence (SPEC 3), shared by put, cas and del:
+ * Write preconditions and the fence (metad-protocol(7), PRECONDITIONS and FENCES), shared by put, cas and del:
  * --if-absent, --if-version N, --if-mod-rev R (at most one of them) and
  * --fence KEY:EPOCH.
  */

@@ -1,6 +1,6 @@
 /*
- * epoch get KEY and epoch bump KEY [--owner O] [--if-epoch N] (SPEC 3,
- * Epochs).
+ * epoch get KEY and epoch bump KEY [--owner O] [--if-epoch N]
+ * (metad-protocol(7), EPOCHS).
  *
  * epoch get prints "epoch N owner OWNER" (OWNER as a token, output.h: ""
  * when empty); a key with no epoch is exit status 1, "metactl: KEY: no

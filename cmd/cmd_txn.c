@@ -43,9 +43,9 @@ const struct cmd_entry cmd_txn_entry = {
 	    "text)",
 	.details =
 	    "stdin starting with '{' is the JSON request: {\"if\":[compares],"
-	    "\"then\":[ops],\n\"else\":[ops]} (SPEC 3; \"op\":\"txn\" may be "
-	    "left out).  Otherwise the text\nform, three sections each ended "
-	    "by one blank line:\n"
+	    "\"then\":[ops],\n\"else\":[ops]} (metad-protocol(7); "
+	    "\"op\":\"txn\" may be left out).\nOtherwise the text form, "
+	    "three sections each ended by one blank line:\n"
 	    "  version(\"k\") = 2            compares: TARGET(\"KEY\") OP "
 	    "VALUE, TARGET one of\n"
 	    "  value(\"owner\") = \"node a\"   version create_rev mod_rev value,"

@@ -40,7 +40,8 @@ void	jw_raw(struct jw *, const char *, size_t);	/* a JSON value */
 /*
  * A value's bytes, named "value" when they are valid UTF-8 (a NUL byte
  * included, as \u0000, and every control character escaped), else
- * "value_b64" (base64): SPEC 3, the form of every answer.
+ * "value_b64" (base64): the form of every answer (metad-protocol(7), KEYS,
+ * VALUES AND KV OBJECTS).
  */
 void	jw_value(struct jw *, const void *, size_t);
 /*

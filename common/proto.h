@@ -17,7 +17,7 @@
 
 #include "util.h"
 
-/* Stable error codes (SPEC 4); the order is the table in proto.c. */
+/* Stable error codes (metad-protocol(7)); the order is the table in proto.c. */
 enum proto_code {
 	PROTO_OK = 0,
 	PROTO_BAD_REQUEST,

@@ -1,7 +1,7 @@
 /*
- * Where the daemon's socket lives (SPEC 6): $METAD_SOCKET, else
- * $XDG_RUNTIME_DIR/metad.sock, else /tmp/metad-$UID/metad.sock.  metactl
- * looks at $METACTL_SOCKET first.
+ * Where the daemon's socket lives (metad(8), SOCKET AND DATABASE PATHS):
+ * $METAD_SOCKET, else $XDG_RUNTIME_DIR/metad.sock, else
+ * /tmp/metad-$UID/metad.sock.  metactl looks at $METACTL_SOCKET first.
  */
 #ifndef METAD_SOCKPATH_H
 #define METAD_SOCKPATH_H

@@ -8,7 +8,8 @@ set -eu
 # Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
 # gRPC API), cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
-# sqlite3, curl, mandoc; ps (procps), ss (iproute2) and etcd for the etcd
+# sqlite3, curl, mandoc and groff (groff-base: the man pages' rendering
+# checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
 # pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
 # tmux (repl.bats), bash-completion, zsh and fish (the completions in
 # docs.bats), systemd (systemd-socket-activate and systemd-analyze verify
@@ -18,13 +19,13 @@ set -eu
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libnghttp2-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
-bats bats-support bats-assert socat jq sqlite3 curl mandoc procps iproute2
-etcd-server etcd-client util-linux mount strace tmux bash-completion zsh fish
-wrk bc systemd man-db redis-server redis-tools"
+bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
+iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
+zsh fish wrk bc systemd man-db redis-server redis-tools"
 
 # The commands the tests look for; missing after the install, a warning.
-CMDS="bats socat jq sqlite3 curl mandoc ps ss etcd etcdctl prlimit setpriv
-mount umount mountpoint strace tmux zsh fish valgrind clang
+CMDS="bats socat jq sqlite3 curl mandoc groff ps ss etcd etcdctl prlimit
+setpriv mount umount mountpoint strace tmux zsh fish valgrind clang
 systemd-socket-activate systemd-analyze man"
 
 SUDO=""

@@ -1,5 +1,5 @@
 /*
- * libmetad-client: a C client for metad (SPEC 11).  See metad_client(3).
+ * libmetad-client: a C client for metad.  See metad_client(3).
  *
  * A handle (struct md_client) is one connection to one daemon.  Every call
  * blocks until its answer, bounded by the handle's timeout (md_connect);
@@ -8,7 +8,7 @@
  * state, starts no thread and prints nothing.
  *
  * Errors: calls return -1 (or NULL) and leave on the handle the error's
- * code (md_errcode(): the protocol's code, SPEC 4, or one of the library's
+ * code (md_errcode(): the protocol's code, metad-protocol(7), or one of the library's
  * own: MD_E_CONNECT and above) and message (md_errmsg()), valid until the
  * next call on the handle.  After MD_E_CONNECT, MD_E_DEADLINE,
  * MD_E_PROTOCOL or MD_E_INTERRUPTED the connection is closed (its answers
@@ -40,7 +40,7 @@ struct md_view;
 
 enum md_err {
 	MD_OK = 0,
-	/* The protocol's codes (SPEC 4). */
+	/* The protocol's codes (metad-protocol(7), ERROR CODES). */
 	MD_E_BAD_REQUEST,
 	MD_E_UNKNOWN_OP,
 	MD_E_REQUEST_TOO_LARGE,
@@ -145,10 +145,10 @@ int		 md_flush(struct md_client *);
 int		 md_fill(struct md_client *);
 char		*md_next_line(struct md_client *, size_t *len);
 
-/* --- Reads and writes (SPEC 3). --- */
+/* --- Reads and writes. --- */
 
 struct md_read_opts {
-	uint64_t	 rev;		/* 0: current; else as of rev (SPEC 8) */
+	uint64_t	 rev;		/* 0: current; else as of rev */
 	uint64_t	 min_rev;	/* 0: none */
 	int		 serializable;	/* else linearizable */
 };
@@ -210,13 +210,13 @@ int		 md_delete(struct md_client *, const char *key,
 		    const struct md_write_opts *, int *deleted, uint64_t *rev);
 /*
  * body: a JSON object with "if", "then", "else" and optionally "fence"
- * (SPEC 3).  *resp_json (if not NULL): the whole response, for "results";
+ * (metad-protocol(7), TRANSACTIONS).  *resp_json (if not NULL): the whole response, for "results";
  * free() it.
  */
 int		 md_txn(struct md_client *, const char *body, int *succeeded,
 		    uint64_t *rev, char **resp_json);
 
-/* --- Epochs and fences (SPEC 3). --- */
+/* --- Epochs and fences. --- */
 
 struct md_epoch {
 	uint64_t	 epoch;		/* 0: the key is absent */
@@ -233,7 +233,7 @@ int		 md_epoch_bump(struct md_client *, const char *key,
 		    uint64_t *rev);
 void		 md_epoch_clear(struct md_epoch *);
 
-/* --- Leases (SPEC 9). --- */
+/* --- Leases. --- */
 
 int		 md_lease_grant(struct md_client *, uint64_t ttl_ms,
 		    int session, uint64_t *lease, uint64_t *granted_ms);
@@ -260,7 +260,7 @@ int		 md_ping(struct md_client *, uint64_t *rev);
 int		 md_compact(struct md_client *, uint64_t rev,
 		    uint64_t *compact_rev);
 
-/* --- Watches (SPEC 3): an iterator of events. --- */
+/* --- Watches: an iterator of events. --- */
 
 enum md_event_type {
 	MD_EV_PUT = 1,
@@ -301,7 +301,7 @@ unsigned	 md_watch_resumed(const struct md_watch *);
 /* Ends the watch (unwatch) and frees it; the handle stays. */
 void		 md_watch_close(struct md_watch *);
 
-/* --- Views: a prefix in memory, kept current by a watch (SPEC 11). --- */
+/* --- Views: a prefix in memory, kept current by a watch. --- */
 
 /*
  * Lists the prefix at one rev, then watches it from rev + 1.  The view is

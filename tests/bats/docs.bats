@@ -56,17 +56,61 @@ need_bash_completion() {
 	    skip "bash-completion is not installed"
 }
 
-@test "every man page is clean under mandoc -Tlint -Wwarning" {
+@test "every man page is clean under mandoc -Tlint -Wwarning and groff -ww" {
 	local m n=0
 	for m in "$MAN"/*.[1-9]; do
 		run mandoc -Tlint -Wwarning "$m"
 		[ "$status" -eq 0 ] && [ -z "$output" ] ||
 		    fail "$m: $output"
+		# groff warns of what mandoc lets by: a line it cannot
+		# break, an escape inside a macro argument.
+		run --separate-stderr groff -ww -man -Tutf8 -z "$m"
+		[ "$status" -eq 0 ] && [ -z "$stderr" ] && [ -z "$output" ] ||
+		    fail "groff: $m: $stderr"
 		n=$((n + 1))
 	done
-	[ "$n" -ge 3 ]
+	[ "$n" -ge 4 ]
 	[ -f "$MAN/metactl.1" ] && [ -f "$MAN/metad.8" ] &&
-	    [ -f "$MAN/metad-protocol.7" ]
+	    [ -f "$MAN/metad-protocol.7" ] && [ -f "$MAN/metad_client.3" ]
+}
+
+# Quotes that render doubled: a quoting macro nested in another
+# (".Qq a , Qq b" on one line gives "a, "b""), or a quote glued to another.
+# An empty JSON string, "", stands alone and passes.
+QUOTE_ARTEFACT='"""|""[[:alnum:]_]|[[:alnum:]_,]""|’’|‘‘|””|““'
+
+@test "no man page renders a doubled quote, under groff or mandoc" {
+	local m out
+	for m in "$MAN"/*.[1-9]; do
+		out=$(groff -man -Tutf8 -P-cbou "$m" 2>/dev/null |
+		    grep -En "$QUOTE_ARTEFACT") &&
+		    fail "groff renders $m with a doubled quote: $out"
+		out=$(mandoc -Tutf8 "$m" | sed 's/.\x08//g' |
+		    grep -En "$QUOTE_ARTEFACT") &&
+		    fail "mandoc renders $m with a doubled quote: $out"
+	done
+	# The check sees the nesting it is for.
+	printf '%s\n' '.Dd January 1, 2026' '.Dt X 7' .Os '.Sh NAME' '.Nm x' \
+	    '.Nd y' '.Sh DESCRIPTION' '.Pq Qq a , Qq b .' \
+	    >"$BATS_TEST_TMPDIR/nested.7"
+	groff -man -Tutf8 -P-cbou "$BATS_TEST_TMPDIR/nested.7" |
+	    grep -Eq "$QUOTE_ARTEFACT"
+	mandoc -Tutf8 "$BATS_TEST_TMPDIR/nested.7" | sed 's/.\x08//g' |
+	    grep -Eq "$QUOTE_ARTEFACT"
+}
+
+@test "no help text, man page or installed header cites SPEC, a document outside the tree" {
+	local first second out
+	while read -r first second; do
+		out=$("$METACTL" help $first $second 2>&1)
+		grep -n SPEC <<<"$out" &&
+		    fail "metactl help $first $second cites SPEC"
+	done <<<"$(metactl_commands)"
+	out=$("$METACTL" help; "$METAD" --help 2>&1) || true
+	grep -n SPEC <<<"$out" && fail "metactl help or metad --help cites SPEC"
+	out=$(grep -n -w SPEC "$MAN"/*.[1-9] "$ROOT/include/metad/client.h") &&
+	    fail "cites SPEC: $out"
+	return 0
 }
 
 @test "every metactl command is in metactl(1) and in the bash, zsh and fish completions" {
@@ -338,4 +382,42 @@ complete_every_option() {
 	    "$COMP/metactl.fish" "$METACTL"
 	assert_line --regexp '^--from-rev'
 	assert_line --regexp '^--limit'
+}
+
+@test "README: the intro's command list names every metactl command" {
+	local list first second
+	# The backquoted list of the "- `metactl`" bullet, over its lines.
+	list=$(awk '/^- `metactl`/ { on = 1 } on && /^$/ { exit } on' \
+	    "$ROOT/README.md" | tr '\n' ' ' | sed -n 's/^[^:]*: `\([^`]*\)`.*/\1/p')
+	[ -n "$list" ] || fail "README.md has no \"- \`metactl\`\" command list"
+	while read -r first second; do
+		case $first in help | repl) continue ;; esac
+		grep -qw -- "$first" <<<"$list" ||
+		    fail "README.md's command list leaves out $first"
+	done <<<"$(metactl_commands)"
+}
+
+# README.md's lock example, as a shell would run it: the lines from
+# "$ metactl lock" to the one closing its quoted script, unindented.
+readme_lock_example() {
+	sed -n "/^    \\\$ metactl lock /,/'\$/p" "$ROOT/README.md" |
+	    sed 's/^    //; s/^\$ //'
+}
+
+@test "README: the lock example runs, and a step that fails stops it before \"done\"" {
+	local script
+	script=$(readme_lock_example)
+	grep -q 'sh -ec' <<<"$script" || fail "not the example: $script"
+	metad_start
+	cd "$TESTDIR"
+	run env PATH="$ROOT/bin:$PATH" sh -c "$script"
+	assert_success
+	run mctl get jobs/reindex/state
+	assert_output done
+	# The reindex fails: the script stops there, and lock exits with it.
+	echo 'not a database' >app.db
+	run env PATH="$ROOT/bin:$PATH" sh -c "$script"
+	assert_failure
+	run mctl get jobs/reindex/state
+	assert_output running
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # bats file_tags=store:sqlite
 # make install puts the binaries, libmetad-client (shared, static, header,
-# pkg-config file), every man page, the bash, zsh and fish completions and
-# the systemd units (system and user) under DESTDIR; make uninstall takes
-# each of them away again;
+# pkg-config file), every man page, the bash, zsh and fish completions,
+# the systemd units (system and user) and the LICENSE under DESTDIR; make
+# uninstall takes each of them away again;
 # a file missing from the tree, or one that cannot be copied, stops the
 # install.  Nothing here depends on the store: the file runs in the sqlite
 # pass only.
@@ -37,6 +37,7 @@ usr/lib/systemd/user/metad.service
 usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
 usr/share/bash-completion/completions/metad
+usr/share/doc/metad/LICENSE
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/fish/vendor_completions.d/metad.fish
 usr/share/man/man1/metactl.1
@@ -59,13 +60,13 @@ installed() {
 	(cd "$DEST" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
 }
 
-# A copy of what make install reads: the Makefile, bin/, man/,
+# A copy of what make install reads: the Makefile, LICENSE, bin/, man/,
 # completions/, systemd/, the library's header, pkg-config template and
 # build.
 copy_tree() {
 	mkdir -p "$TMP/src/client" "$TMP/src/build/lib"
-	cp -R "$ROOT/Makefile" "$ROOT/bin" "$ROOT/man" "$ROOT/completions" \
-	    "$ROOT/include" "$ROOT/systemd" "$TMP/src/"
+	cp -R "$ROOT/Makefile" "$ROOT/LICENSE" "$ROOT/bin" "$ROOT/man" \
+	    "$ROOT/completions" "$ROOT/include" "$ROOT/systemd" "$TMP/src/"
 	cp "$ROOT/client/metad-client.pc.in" "$TMP/src/client/"
 	cp -P "$ROOT"/build/lib/libmetad-client.* "$TMP/src/build/lib/"
 }
@@ -101,11 +102,15 @@ copy_tree() {
 	    "$DEST/usr/lib/systemd/system/metad.service"
 	grep -q "^ExecStart=/usr/bin/metad " \
 	    "$DEST/usr/lib/systemd/user/metad.service"
+	cmp "$ROOT/LICENSE" "$DEST/usr/share/doc/metad/LICENSE"
+	[ "$(stat -c %a "$DEST/usr/share/doc/metad/LICENSE")" = 644 ]
 
 	run inst_make "$ROOT" uninstall
 	assert_success
 	run installed
 	assert_output ""
+	# The directory of the licence is metad's own: it goes too.
+	[ ! -e "$DEST/usr/share/doc/metad" ]
 	# Again, with nothing left to remove.
 	run inst_make "$ROOT" uninstall
 	assert_success
@@ -132,7 +137,7 @@ copy_tree() {
 	done
 }
 
-@test "a missing man page or completion stops make install before it copies anything" {
+@test "a missing man page, completion, unit or LICENSE stops make install before it copies anything" {
 	local f
 	copy_tree
 	for f in man/metactl.1 man/metad-protocol.7 man/metad.8 \
@@ -140,7 +145,7 @@ copy_tree() {
 	    completions/metactl.bash completions/_metactl \
 	    completions/metactl.fish systemd/metad.service.in \
 	    systemd/metad.socket systemd/user/metad.service.in \
-	    systemd/user/metad.socket; do
+	    systemd/user/metad.socket LICENSE; do
 		mv "$TMP/src/$f" "$TMP/aside"
 		run inst_make "$TMP/src" install
 		assert_failure
