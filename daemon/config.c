@@ -62,7 +62,7 @@ static const struct config_help {
 } config_helps[] = {
 	{ "PATH",	"the Unix socket to serve (default: $XDG_RUNTIME_DIR/"
 			"metad.sock, else /tmp/metad-$UID/metad.sock)" },
-	{ "SPEC",	"sqlite:PATH (default ~/.local/state/metad/meta.db), "
+	{ "BACKEND",	"sqlite:PATH (default ~/.local/state/metad/meta.db), "
 			"memory, or etcd:URL[,URL...]" },
 	{ "MODE",	"full|normal|off: sqlite's sync before an answer "
 			"(default full: fsync before every acknowledgement)" },

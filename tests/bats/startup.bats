@@ -209,6 +209,25 @@ activate() {
 	# Not a byte after it detached: no "listening on", no "stopping".
 	[ ! -s "$TESTDIR/stderr" ]
 
+	# Its log went to syslog: the daemon's child opens /dev/log (connect
+	# fails here where no syslog daemon listens; the point is where it
+	# logs) and writes its messages there, priority "daemon.info" (<30>).
+	# (strace follows the daemon: it returns when the daemon exits.)
+	DAEMON_PIDFILE="$TESTDIR/pid"
+	strace -f -qq -e trace=connect -s 200 -o "$TESTDIR/trace" \
+	    "$METAD" --daemonize --pidfile "$DAEMON_PIDFILE" --socket "$SOCK" \
+	    --store memory --log-level info 2>"$TESTDIR/stderr" 3>&- &
+	local tracer=$!
+	wait_for test -s "$DAEMON_PIDFILE"
+	pid=$(cat "$DAEMON_PIDFILE")
+	run mctl ping
+	assert_success
+	kill -TERM "$pid"
+	wait "$tracer"
+	DAEMON_PIDFILE=
+	grep -q 'connect(.*sun_path="/dev/log"' "$TESTDIR/trace"
+	[ ! -s "$TESTDIR/stderr" ]
+
 	DAEMON_PIDFILE="$TESTDIR/pid"
 	"$METAD" --daemonize --pidfile "$DAEMON_PIDFILE" --socket "$SOCK" \
 	    --store memory --log-level info --log-file "$TESTDIR/log" \
