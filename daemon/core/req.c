@@ -1,0 +1,35 @@
+/*
+ * The end of a request (req.h): its answer goes to its connection, which
+ * sends answers in request order.
+ */
+#include <stdlib.h>
+
+#include "net/conn.h"
+#include "core/req.h"
+
+void
+req_done(struct req *r)
+{
+	if (r->done)
+		return;
+	r->done = 1;
+	if (r->conn == NULL) {
+		r->internal_done(r);
+		return;
+	}
+	conn_req_done(r->conn, r);
+}
+
+void
+req_free(struct req *r)
+{
+	if (r == NULL)
+		return;
+	proto_bytes_free(&r->wa.value);
+	if (r->state_free != NULL)
+		r->state_free(r->state);
+	cJSON_Delete(r->json);
+	free(r->id_owned);
+	buf_free(&r->resp);
+	free(r);
+}
