@@ -1,10 +1,10 @@
 /*
- * The end of a request (req.h): its answer goes to its connection, which
- * sends answers in request order.
+ * The end of a request (req.h): its answer goes where its creator said
+ * (r->on_done): its connection, which sends answers in request order, or
+ * the daemon's own request's end.
  */
 #include <stdlib.h>
 
-#include "net/conn.h"
 #include "core/req.h"
 
 void
@@ -13,11 +13,7 @@ req_done(struct req *r)
 	if (r->done)
 		return;
 	r->done = 1;
-	if (r->conn == NULL) {
-		r->internal_done(r);
-		return;
-	}
-	conn_req_done(r->conn, r);
+	r->on_done(r);
 }
 
 void

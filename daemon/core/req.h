@@ -74,10 +74,12 @@ struct req {
 	uint64_t		 parked_ms;	/* waits for its events since */
 	int			 done;		/* resp is the answer */
 	/*
-	 * A request the daemon made itself (conn NULL: a lease's revoke):
-	 * called at req_done(), it frees the request.
+	 * Called once, at req_done(): where the answer goes.  A
+	 * connection's request goes back to it (conn_req_done, which sends
+	 * answers in request order); one the daemon made itself (conn NULL:
+	 * a lease's revoke) frees itself.
 	 */
-	void			 (*internal_done)(struct req *);
+	void			 (*on_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
 	/* ops_handle's requests: room for the line's strings (ops_fast). */

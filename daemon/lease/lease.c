@@ -482,7 +482,7 @@ lease_expire(struct lease_table *lt, struct lease *l)
 	lr->req = r;
 	r->state = lr;
 	r->state_free = ops_lease_state_free;
-	r->internal_done = lease_revoke_done;
+	r->on_done = lease_revoke_done;
 	commit_enqueue(lt->md->commit, r);
 }
 

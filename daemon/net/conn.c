@@ -271,8 +271,10 @@ conn_dequeue(struct conn *c, struct req *r)
  * next requests if nothing is owed any more.
  */
 void
-conn_req_done(struct conn *c, struct req *r)
+conn_req_done(struct req *r)
 {
+	struct conn	*c = r->conn;
+
 	if (c->dead) {
 		conn_dequeue(c, r);
 		return;

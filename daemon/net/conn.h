@@ -85,8 +85,8 @@ size_t		 conn_output_len(struct conn *);
 int		 conn_output_full(struct conn *);
 /* r arrived on c: it is answered in its turn. */
 void		 conn_enqueue(struct conn *, struct req *);
-/* r ended (req_done): send what is answered, in order. */
-void		 conn_req_done(struct conn *, struct req *);
+/* r ended (req_done: its on_done): send what is answered, in order. */
+void		 conn_req_done(struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
 const char	*conn_access_name(enum conn_access);
