@@ -23,7 +23,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "ops/fence.h"
 #include "metad_limits.h"
 #include "proto.h"
 #include "store/store.h"
@@ -42,6 +41,17 @@ enum precond_kind {
 struct precond {
 	enum precond_kind	 kind;
 	uint64_t		 n;
+};
+
+/*
+ * A write's fence ("fence":{"key":K,"epoch":N}; set 0: none), parsed and
+ * checked by ops/fence.c.
+ */
+struct fence {
+	int			 set;
+	const char		*key;
+	size_t			 key_len;
+	uint64_t		 epoch;
 };
 
 /* put and delete. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/epoch.h"
+#include "ops/fence.h"
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"

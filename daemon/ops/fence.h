@@ -11,17 +11,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/req.h"
 #include "proto.h"
 #include "store/store.h"
 
-struct req;
-
-struct fence {
-	int			 set;
-	const char		*key;
-	size_t			 key_len;
-	uint64_t		 epoch;
-};
+/* struct fence, a write's fence as decoded, is in core/req.h. */
 
 int	fence_parse(const cJSON *, struct fence *, struct proto_err *);
 /*

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "metad.h"
+#include "ops/fence.h"
 #include "ops/ops.h"
 #include "core/reply.h"
 
