@@ -14,17 +14,17 @@
 
 #include <event2/event.h>
 
-#include "commit.h"
+#include "core/commit.h"
 #include "config.h"
-#include "events.h"
-#include "lease.h"
+#include "core/events.h"
+#include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
-#include "server.h"
-#include "snapshot.h"
+#include "net/server.h"
+#include "ops/snapshot.h"
 #include "systemd.h"
-#include "wait.h"
-#include "watch.h"
+#include "core/wait.h"
+#include "core/watch.h"
 
 /*
  * How long SIGTERM waits for queued work and unsent answers; and, while a

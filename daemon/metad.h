@@ -13,7 +13,7 @@
 
 #include "log.h"
 #include "metad_limits.h"
-#include "store.h"
+#include "store/store.h"
 
 struct event_base;
 struct server;

@@ -3,7 +3,7 @@
  */
 #include <stdint.h>
 
-#include "skiplist.h"
+#include "store/skiplist.h"
 
 int
 sl_random_level(uint64_t *rng)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "metad_limits.h"
-#include "store.h"
+#include "store/store.h"
 #include "util.h"
 
 static const struct store_options store_default_options = {

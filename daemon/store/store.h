@@ -511,7 +511,7 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 /*
  * Leases (SPEC 9).  The store keeps each lease's record and which keys
  * are attached to which lease, durably with the batch that wrote them;
- * the daemon keeps the deadlines (daemon/lease.c).  A put attaches its key
+ * the daemon keeps the deadlines (daemon/lease/lease.c).  A put attaches its key
  * to the lease it names and detaches it from any other (lease 0: from
  * all); a delete detaches it.  store_lease_revoke() deletes a lease's keys
  * at one rev, recording their delete events, and drops its record.

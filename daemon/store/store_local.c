@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_local.h"
+#include "store/store_local.h"
 #include "util.h"
 
 #define LOCAL(s)	((s)->backend->local)

@@ -11,7 +11,7 @@
 #ifndef METAD_STORE_LOCAL_H
 #define METAD_STORE_LOCAL_H
 
-#include "store.h"
+#include "store/store.h"
 
 struct store_local {
 	/*

@@ -12,8 +12,8 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "store.h"
-#include "store_snap.h"
+#include "store/store.h"
+#include "store/store_snap.h"
 #include "util.h"
 
 /* kvs a read of the generic snapshot asks for. */

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "store.h"
+#include "store/store.h"
 
 struct event;
 

@@ -195,7 +195,7 @@ QUOTE_ARTEFACT='"""|""[[:alnum:]_]|[[:alnum:]_,]""|’’|‘‘|””|““'
 
 @test "metad-protocol(7) documents every op and every error code" {
 	local op code
-	for op in $(sed -n '/ops_table\[\]/,/^};/p' "$ROOT/daemon/ops.c" |
+	for op in $(sed -n '/ops_table\[\]/,/^};/p' "$ROOT/daemon/ops/ops.c" |
 	    grep -o '{ "[a-z_]*"' | tr -d '{ "'); do
 		grep -q "^\.Ss $op\$" "$MAN/metad-protocol.7" ||
 		    fail "metad-protocol.7 has no section for op $op"

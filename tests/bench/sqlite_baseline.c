@@ -1,6 +1,6 @@
 /*
  * sqlite_baseline: what SQLite itself does with metad's durable puts, in
- * process, no socket and no JSON.  The same schema as daemon/store_sqlite.c
+ * process, no socket and no JSON.  The same schema as daemon/store/sqlite/store_sqlite.c
  * (kv and history, WITHOUT ROWID), WAL, exclusive locking, the same 32 MiB
  * cache, and per put the same statements metad runs: one UPSERT ...
  * RETURNING, a history row; per batch, set meta.rev and COMMIT.

@@ -26,7 +26,7 @@
  * when it takes it, to the general one, which must take it with the same
  * op, id and arguments (tests/unit/ops_fast_cmp.h; else abort).
  *
- * daemon/server.c (the listener) is not linked: the functions of it that
+ * daemon/net/server.c (the listener) is not linked: the functions of it that
  * connections and the commit call have stand-ins below (output is flushed
  * once per turn, after the reads and the commit, as server_flush_cb does),
  * and the harness frees closed connections once nothing refers to them,
@@ -50,18 +50,18 @@
 
 #include <cjson/cJSON.h>
 
-#include "commit.h"
+#include "core/commit.h"
 #include "config.h"
-#include "conn.h"
+#include "net/conn.h"
 #include "enc.h"
-#include "events.h"
-#include "lease.h"
+#include "core/events.h"
+#include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
-#include "server.h"
-#include "store.h"
-#include "wait.h"
-#include "watch.h"
+#include "net/server.h"
+#include "store/store.h"
+#include "core/wait.h"
+#include "core/watch.h"
 
 #include "../unit/ops_fast_cmp.h"
 
@@ -81,7 +81,7 @@ static const enum conn_access fuzz_access[FUZZ_CONNS] = {
 	CONN_ACCESS_RW, CONN_ACCESS_RW, CONN_ACCESS_RO
 };
 
-/* Stand-ins for daemon/server.c: dirty connections, closing, references. */
+/* Stand-ins for daemon/net/server.c: dirty connections, closing, references. */
 static struct event	*flush_ev;
 static TAILQ_HEAD(, conn) dirty = TAILQ_HEAD_INITIALIZER(dirty);
 

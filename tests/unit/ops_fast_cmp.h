@@ -1,5 +1,5 @@
 /*
- * The check that the direct decoder (daemon/ops_fast.c) agrees with the
+ * The check that the direct decoder (daemon/ops/ops_fast.c) agrees with the
  * general one (ops_decode) on a line: included by tests/unit/test_ops_fast.c
  * and tests/fuzz/fuzz_request.c, both linked with the daemon's objects.
  *
@@ -18,10 +18,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "conn.h"
+#include "net/conn.h"
 #include "metad.h"
-#include "ops.h"
-#include "req.h"
+#include "ops/ops.h"
+#include "core/req.h"
 
 static struct req *
 ops_fast_cmp_req(struct metad *md, struct conn *c, size_t room)

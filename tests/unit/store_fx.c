@@ -22,7 +22,7 @@
 #include <sqlite3.h>
 
 #include "store_fx.h"
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 
 const char *
 fx_etcd_url(void)

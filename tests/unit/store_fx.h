@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "util.h"
 
 /* How long a helper waits for etcd before it fails the test. */

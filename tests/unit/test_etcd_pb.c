@@ -1,5 +1,5 @@
 /*
- * Unit tests of daemon/store/etcd_pb.c: etcd's KV messages between the
+ * Unit tests of daemon/store/etcd/etcd_pb.c: etcd's KV messages between the
  * gateway's JSON and protobuf.  Known encodings, round trips, answers with
  * unknown fields, malformed input (truncated varints, lengths past the end,
  * wrong wire types, groups, too deep), and every truncation and many random
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etcd_pb.h"
+#include "store/etcd/etcd_pb.h"
 #include "util.h"
 
 static cJSON *

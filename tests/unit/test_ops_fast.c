@@ -1,6 +1,6 @@
 /*
  * Unit tests of the direct decoder of get, put and delete
- * (daemon/ops_fast.c): the lines it takes, those it leaves to the general
+ * (daemon/ops/ops_fast.c): the lines it takes, those it leaves to the general
  * decoder, and, on lines built from members valid and not and then
  * mutated byte by byte, that every line it takes the general decoder takes
  * too, with the same op, id and arguments (ops_fast_cmp.h).
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "net/conn.h"
 #include "metad.h"
 #include "metad_limits.h"
-#include "ops.h"
+#include "ops/ops.h"
 #include "ops_fast_cmp.h"
 #include "util.h"
 

@@ -25,7 +25,7 @@
 #include <event2/event.h>
 
 #include "store_fx.h"
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 
 static struct fx	 fx_sql = { .kind = "sqlite" };
 static struct event_base *base;

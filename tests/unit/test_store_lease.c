@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "store_fx.h"
-#include "store_etcd.h"
+#include "store/etcd/store_etcd.h"
 
 static struct fx	 fx_mem = { .kind = "memory" };
 static struct fx	 fx_sql = { .kind = "sqlite" };

@@ -19,7 +19,7 @@
 
 
 #include "store_fx.h"
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 
 static struct fx	 fx_sql = { .kind = "sqlite" };
 

@@ -21,7 +21,7 @@
 
 #include <sqlite3.h>
 
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 
 #define TXNS		3000
 #define ROWS		30	/* a transaction's appends */

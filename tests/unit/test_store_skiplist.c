@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "skiplist.h"
+#include "store/skiplist.h"
 
 struct tnode {
 	int		 val;

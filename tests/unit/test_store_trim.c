@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "store_fx.h"
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 
 static struct fx	 fx_mem = { .kind = "memory" };
 static struct fx	 fx_sql = { .kind = "sqlite" };

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "store_fx.h"
-#include "store_sqlite.h"
+#include "store/sqlite/store_sqlite.h"
 #include "util.h"
 
 static struct fx	 fx_sql = { .kind = "sqlite" };

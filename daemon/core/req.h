@@ -1,0 +1,143 @@
+/*
+ * What a request is: one decoded request line, the op it names, and how it
+ * ends.
+ *
+ * Every request ends in req_done() exactly once, when r->resp holds its
+ * whole answer: at once for most ops, later for a write (after its commit)
+ * or for a read that waits (a remote store, a wait).  The connection sends
+ * answers in the order the requests came, whatever order they end in.
+ *
+ * Ownership: a struct req owns its cJSON tree (NULL when the direct
+ * decoder, ops_fast.c, read the line: its arguments are then in wa, their
+ * strings in strs), its response buffer and any decoded state; the connection frees it once its answer is sent (or, when
+ * the connection closed meanwhile, at req_done()).  While a request lives,
+ * it holds a reference to its connection.
+ */
+#ifndef METAD_REQ_H
+#define METAD_REQ_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "metad_limits.h"
+#include "proto.h"
+#include "store/store.h"
+#include "util.h"
+
+struct conn;
+struct metad;
+
+enum precond_kind {
+	PRECOND_NONE,
+	PRECOND_ABSENT,
+	PRECOND_VERSION,	/* 0 means absent */
+	PRECOND_MOD_REV
+};
+
+struct precond {
+	enum precond_kind	 kind;
+	uint64_t		 n;
+};
+
+/*
+ * A write's fence ("fence":{"key":K,"epoch":N}; set 0: none), parsed and
+ * checked by ops/fence.c.
+ */
+struct fence {
+	int			 set;
+	const char		*key;
+	size_t			 key_len;
+	uint64_t		 epoch;
+};
+
+/* put and delete. */
+struct write_args {
+	const char		*key;
+	size_t			 key_len;
+	struct proto_bytes	 value;
+	struct precond		 pc;
+	struct fence		 fence;
+	uint64_t		 lease;		/* put: attach to, 0: none */
+};
+
+struct req {
+	struct metad		*md;
+	struct conn		*conn;
+	cJSON			*json;
+	const struct op		*op;
+	/* The id as JSON text (id_len 0: none), in strs or id_owned. */
+	const char		*id;
+	size_t			 id_len;
+	char			*id_owned;
+	struct write_args	 wa;		/* put, delete; a get's key (ops_fast) */
+	int			 serializable;	/* ops_fast: a get's consistency */
+	/* An op's own decoded arguments (txn, epoch_bump), freed by req_free. */
+	void			*state;
+	void			 (*state_free)(void *);
+	struct buf		 resp;
+	/* A write: the revision it landed at, or 0 if it wrote nothing. */
+	uint64_t		 wrote_rev;
+	uint64_t		 parked_ms;	/* waits for its events since */
+	int			 done;		/* resp is the answer */
+	/*
+	 * Called once, at req_done(): where the answer goes.  A
+	 * connection's request goes back to it (conn_req_done, which sends
+	 * answers in request order); one the daemon made itself (conn NULL:
+	 * a lease's revoke) frees itself.
+	 */
+	void			 (*on_done)(struct req *);
+	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
+	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
+	/* ops_handle's requests: room for the line's strings (ops_fast). */
+	char			 strs[];
+};
+
+TAILQ_HEAD(req_queue, req);
+
+#define OP_WRITE	0x1	/* queued for the group commit */
+#define OP_RW		0x2	/* needs rw access */
+/*
+ * A write op whose apply makes at most one store write: a failure leaves
+ * nothing half done (the store refuses the batch's commit if it did), so
+ * the commit needs no savepoint around it.
+ */
+#define OP_ONE_WRITE	0x4
+/* A lease op: unknown_op on a backend without leases (store_has_leases). */
+#define OP_LEASE	0x8
+/* A write op a read-only connection may send when it writes nothing
+ * (ops_txn_writes: a txn of gets only). */
+#define OP_RO_READS	0x10
+
+struct op {
+	const char	*name;
+	int		 flags;
+	/* Other ops: run, ending in req_done() now or later. */
+	void		 (*run)(struct req *);
+	/* Write ops: validate into req (0), or fail with e (-1). */
+	int		 (*prepare)(struct req *, struct proto_err *);
+	/*
+	 * Write ops, inside a batch: answer into req->resp; *wrote if the
+	 * store changed at rev.  -1 on a store error (nothing answered).
+	 */
+	int		 (*apply)(struct req *, uint64_t rev, int *wrote,
+			    struct store_err *);
+	/* Write ops: the keys apply will read; NULL if none. */
+	void		 (*keys)(struct req *, struct store_keys *);
+};
+
+/* 1 if r goes through the group commit (a decoded write op). */
+static inline int
+req_writes(const struct req *r)
+{
+	return (r->op != NULL && (r->op->flags & OP_WRITE));
+}
+
+/* r->resp is r's whole answer: send it in its turn. */
+void	req_done(struct req *);
+void	req_free(struct req *);
+
+#endif

@@ -1,0 +1,289 @@
+/*
+ * The lease ops (SPEC 3, 9) on a backend that keeps leases itself
+ * (store_leases_remote(): etcd).  The backend grants, times and expires
+ * them, and deletes their keys; every daemon on it sees the same leases.
+ * So these ops are calls to it, answered when it answers, and none goes
+ * through the group commit: a grant is durable when the backend answers,
+ * and a revoke's deletes are written by the backend at one rev, answered
+ * once the daemon's watch stream has delivered that rev.  The lease table
+ * (lease.c) holds only this daemon's session leases, to keep them alive
+ * while their connection lives and revoke them when it closes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/conn.h"
+#include "lease/lease.h"
+#include "metad.h"
+#include "ops/ops.h"
+#include "core/reply.h"
+#include "core/wait.h"
+
+/* A lease's keys listed by lease_info at most. */
+#define LEASE_INFO_KEYS_MAX	1000
+/* How long a revoke's answer waits for its deletes to be delivered. */
+#define LEASE_REVOKE_WAIT_MS	30000
+
+static void
+ops_rlease_not_found(struct req *r, uint64_t id)
+{
+	char	 msg[PROTO_MSG_MAX];
+
+	snprintf(msg, sizeof msg, "lease %llu not found (unknown, expired "
+	    "or revoked)", (unsigned long long)id);
+	reply_error(r, PROTO_NOT_FOUND, msg);
+}
+
+/* The lease's id in r->state (a lease_req), or answered and -1. */
+static int
+ops_rlease_id(struct req *r)
+{
+	struct proto_err	 e;
+	struct lease_req	*lr = xcalloc(1, sizeof *lr);
+
+	r->state = lr;
+	r->state_free = free;
+	if (ops_lease_arg(r->json, 1, &lr->id, &e) == 1)
+		return (0);
+	reply_error(r, e.code, e.msg);
+	req_done(r);
+	return (-1);
+}
+
+static void
+ops_rlease_answer(struct req *r, const struct store_lease_state *ls)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	jw_name(&w, "lease");
+	jw_u64(&w, ls->id);
+	jw_name(&w, "ttl_ms");
+	jw_u64(&w, ls->ttl_ms);
+	reply_end(r, &w);
+}
+
+static void
+ops_rlease_granted(void *arg, const struct store_lease_state *ls,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+	struct lease	*l;
+
+	if (se != NULL) {
+		reply_store_error(r, se);
+		req_done(r);
+		return;
+	}
+	ops_rlease_answer(r, ls);
+	if (ls->session) {
+		/* Kept alive while its connection lives (lease.c). */
+		l = lease_add_remote(r->md->leases, ls->id, ls->ttl_ms,
+		    r->conn);
+		if (r->conn == NULL || r->conn->dead)
+			lease_expire(r->md->leases, l);
+	}
+	req_done(r);
+}
+
+static void
+ops_rlease_grant(struct req *r)
+{
+	struct proto_err	 e;
+	struct lease_req	*lr;
+
+	if (ops_lease_grant_prepare(r, &e) != 0) {
+		reply_error(r, e.code, e.msg);
+		req_done(r);
+		return;
+	}
+	lr = r->state;
+	store_lease_grant(r->md->store, lr->ttl_ms, lr->session,
+	    ops_rlease_granted, r);
+}
+
+static void
+ops_rlease_kept(void *arg, const struct store_lease_state *ls,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+	struct lease_req *lr = r->state;
+
+	if (se != NULL)
+		reply_store_error(r, se);
+	else if (!ls->found)
+		ops_rlease_not_found(r, lr->id);
+	else
+		ops_rlease_answer(r, ls);
+	req_done(r);
+}
+
+static void
+ops_rlease_keepalive(struct req *r)
+{
+	struct lease_req	*lr;
+
+	if (ops_rlease_id(r) != 0)
+		return;
+	lr = r->state;
+	store_lease_keepalive(r->md->store, lr->id, ops_rlease_kept, r);
+}
+
+/* The revoke's deletes are delivered: answer. */
+static void
+ops_rlease_revoked_go(struct req *r)
+{
+	struct lease_req	*lr = r->state;
+	struct jw		 w;
+
+	reply_begin(r, &w);
+	jw_name(&w, "rev");
+	jw_u64(&w, lr->deadline);	/* the revoke's rev */
+	jw_name(&w, "deleted");
+	jw_u64(&w, lr->ttl_ms);		/* the keys it deleted */
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
+ops_rlease_revoked(void *arg, int found, uint64_t rev, uint64_t n,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
+	struct lease		*l;
+
+	if (se != NULL || !found) {
+		if (se != NULL)
+			reply_store_error(r, se);
+		else
+			ops_rlease_not_found(r, lr->id);
+		req_done(r);
+		return;
+	}
+	if ((l = lease_lookup(r->md->leases, lr->id)) != NULL)
+		lease_remove(r->md->leases, l);
+	lr->deadline = rev;
+	lr->ttl_ms = n;
+	wait_rev(r, rev, LEASE_REVOKE_WAIT_MS, ops_rlease_revoked_go);
+}
+
+static void
+ops_rlease_revoke(struct req *r)
+{
+	struct lease_req	*lr;
+
+	if (ops_rlease_id(r) != 0)
+		return;
+	lr = r->state;
+	store_lease_revoke_now(r->md->store, lr->id, ops_rlease_revoked, r);
+}
+
+static void
+ops_rlease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
+
+	/* remaining, as the backend said */
+	ops_lease_info_answer(r, lr->deadline, n, kvs, more, se);
+}
+
+static void
+ops_rlease_info_got(void *arg, const struct store_lease_state *ls,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
+
+	if (se != NULL || !ls->found) {
+		if (se != NULL)
+			reply_store_error(r, se);
+		else
+			ops_rlease_not_found(r, lr->id);
+		req_done(r);
+		return;
+	}
+	lr->ttl_ms = ls->ttl_ms;
+	lr->session = ls->session;
+	lr->deadline = ls->remaining_ms;
+	store_read_lease_keys(r->md->store, lr->id, NULL, 0,
+	    LEASE_INFO_KEYS_MAX, ops_rlease_info_keys, r);
+}
+
+static void
+ops_rlease_info(struct req *r)
+{
+	struct lease_req	*lr;
+
+	if (ops_rlease_id(r) != 0)
+		return;
+	lr = r->state;
+	store_lease_get(r->md->store, lr->id, ops_rlease_info_got, r);
+}
+
+static void
+ops_rlease_listed(void *arg, long n, const struct store_lease *v,
+    const struct store_err *se)
+{
+	struct req	*r = arg;
+	struct jw	 w;
+	long		 i;
+
+	if (n < 0) {
+		reply_store_error(r, se);
+		req_done(r);
+		return;
+	}
+	reply_begin(r, &w);
+	jw_name(&w, "leases");
+	jw_arr_open(&w);
+	for (i = 0; i < n; i++) {
+		jw_obj_open(&w);
+		jw_name(&w, "lease");
+		jw_u64(&w, v[i].id);
+		jw_name(&w, "ttl_ms");
+		jw_u64(&w, v[i].ttl_ms);
+		jw_name(&w, "remaining_ms");
+		jw_u64(&w, v[i].remaining_ms);
+		jw_name(&w, "session");
+		jw_bool(&w, v[i].session);
+		jw_obj_close(&w);
+	}
+	jw_arr_close(&w);
+	reply_end(r, &w);
+	req_done(r);
+}
+
+static void
+ops_rlease_list(struct req *r)
+{
+	store_read_leases(r->md->store, ops_rlease_listed, r);
+}
+
+/* Not through the group commit: flags without OP_WRITE. */
+static const struct op ops_rlease_table[] = {
+	{ "lease_grant", OP_RW | OP_LEASE, ops_rlease_grant, NULL, NULL,
+	    NULL },
+	{ "lease_revoke", OP_RW | OP_LEASE, ops_rlease_revoke, NULL, NULL,
+	    NULL },
+	{ "lease_keepalive", OP_RW | OP_LEASE, ops_rlease_keepalive, NULL,
+	    NULL, NULL },
+	{ "lease_info",	OP_LEASE, ops_rlease_info, NULL, NULL, NULL },
+	{ "lease_list",	OP_LEASE, ops_rlease_list, NULL, NULL, NULL },
+};
+
+const struct op *
+ops_lease_remote_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof ops_rlease_table / sizeof ops_rlease_table[0];
+	    i++) {
+		if (strcmp(ops_rlease_table[i].name, name) == 0)
+			return (&ops_rlease_table[i]);
+	}
+	return (NULL);
+}

@@ -1,0 +1,94 @@
+/*
+ * One client connection: line framing, access, the order of responses.
+ *
+ * A connection parses requests one line at a time and keeps those not yet
+ * answered in arrival order (reqs); each ends in req_done(), in whatever
+ * order, and answers leave from the head of that queue only, so they go in
+ * request order by construction.  Writes queue behind writes (the group
+ * commit keeps their order); any other request starts only once everything
+ * before it is answered, so a read sees every write sent before it on the
+ * connection, and a later write cannot overtake it.  Watch events are not
+ * answers: they may come between answers at any time.
+ *
+ * Ownership: the server owns every struct conn.  A connection is never freed
+ * inside its own callback; conn_close() marks it dead and the server frees
+ * it from a deferred callback, after any commit that references it.
+ */
+#ifndef METAD_CONN_H
+#define METAD_CONN_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+
+#include "core/req.h"
+#include "util.h"
+
+struct event;
+struct evbuffer;
+struct watch;
+struct metad;
+
+enum conn_access {
+	CONN_ACCESS_NONE,
+	CONN_ACCESS_RO,
+	CONN_ACCESS_RW
+};
+
+struct conn {
+	struct metad		*md;
+	int			 fd;
+	struct event		*rev;
+	struct event		*wev;
+	struct evbuffer		*in;
+	struct evbuffer		*out;
+	int			 reading;	 /* rev is armed */
+	int			 writing;	 /* wev is armed */
+	int			 dirty;		 /* on the flush list */
+	int			 stalled;	 /* stopped for output room */
+	uid_t			 uid;
+	gid_t			 gid;
+	pid_t			 pid;
+	enum conn_access	 access;
+	struct req_queue	 reqs;		 /* not yet answered */
+	unsigned		 nreqs;
+	unsigned		 nother;	 /* of them, not writes */
+	int			 processing;	 /* in conn_process() */
+	int			 blocked;	 /* next line waits for nreqs 0 */
+	int			 skipping;	 /* rest of a long line */
+	int			 eof;		 /* client sent EOF */
+	int			 closing;	 /* close once flushed */
+	int			 dead;
+	unsigned		 refs;		 /* requests alive */
+	unsigned		 writes_out;	 /* in commit batches out */
+	unsigned		 commit_gen;	 /* passed over in that scan */
+	TAILQ_HEAD(, watch)	 watches;
+	TAILQ_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 dirty_entry;
+};
+
+struct conn	*conn_create(struct metad *, int fd, uid_t, gid_t, pid_t,
+		    enum conn_access);
+/* Parse and handle buffered requests until paused or out of input. */
+void		 conn_process(struct conn *);
+/*
+ * Append a complete response line (the buffer ends with "\n"); it is
+ * written at the end of this turn of the loop (server flush).
+ */
+void		 conn_send(struct conn *, const void *, size_t);
+/* Write what the kernel takes now; arm the write event for the rest. */
+void		 conn_flush(struct conn *);
+void		 conn_reading(struct conn *, int);
+/* Unsent output bytes; 1 if over --max-pending-bytes. */
+size_t		 conn_output_len(struct conn *);
+int		 conn_output_full(struct conn *);
+/* r arrived on c: it is answered in its turn. */
+void		 conn_enqueue(struct conn *, struct req *);
+/* r ended (req_done: its on_done): send what is answered, in order. */
+void		 conn_req_done(struct req *);
+void		 conn_close(struct conn *);
+void		 conn_free(struct conn *);
+const char	*conn_access_name(enum conn_access);
+
+#endif

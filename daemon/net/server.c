@@ -1,0 +1,531 @@
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "net/conn.h"
+#include "log.h"
+#include "metad.h"
+#include "ops/ops.h"
+#include "core/reply.h"
+#include "net/server.h"
+#include "core/wait.h"
+
+/* How long accepting pauses when the process is out of descriptors. */
+#define SERVER_EMFILE_PAUSE_MS	200
+
+TAILQ_HEAD(conn_list, conn);
+
+struct server {
+	struct metad		*md;
+	int			 fd;
+	struct event		*accept_ev;
+	struct event		*resume_ev;
+	struct event		*reap_ev;
+	struct event		*flush_ev;
+	struct conn_list	 conns;
+	TAILQ_HEAD(, conn)	 dirty;		/* output to write */
+	struct conn_list	 dead;
+	char			*path;
+	int			 activated;	/* the socket is systemd's */
+};
+
+static void	server_accept_cb(evutil_socket_t, short, void *);
+static void	server_resume_cb(evutil_socket_t, short, void *);
+static void	server_reap_cb(evutil_socket_t, short, void *);
+static void	server_flush_cb(evutil_socket_t, short, void *);
+
+/* 1 if a daemon answers on path. */
+static int
+server_is_live(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, live;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return (0);
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	live = connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0;
+	close(fd);
+	return (live);
+}
+
+static int
+server_listen(const char *path, mode_t mode, char **cause)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 sb;
+	mode_t			 old;
+	int			 fd;
+
+	if (server_is_live(path)) {
+		xasprintf(cause, "another metad is already running on %s",
+		    path);
+		return (-1);
+	}
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode)) {
+			xasprintf(cause, "%s exists and is not a socket", path);
+			return (-1);
+		}
+		log_info("removing stale socket %s", path);
+		unlink(path);
+	}
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path) >=
+	    (int)sizeof sun.sun_path) {
+		xasprintf(cause, "socket path too long: %s", path);
+		return (-1);
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		xasprintf(cause, "socket: %s", strerror(errno));
+		return (-1);
+	}
+	old = umask(0777 & ~mode);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		umask(old);
+		xasprintf(cause, "bind %s: %s", path, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+	if (chmod(path, mode) == -1 || listen(fd, 512) == -1) {
+		xasprintf(cause, "listen %s: %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* The path a passed socket is bound to, for the log and the config. */
+static char *
+server_bound_path(int fd)
+{
+	struct sockaddr_un	 sun;
+	socklen_t		 len = sizeof sun;
+
+	memset(&sun, 0, sizeof sun);
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sun.sun_path[0] == '\0')
+		return (xstrdup("(socket from systemd)"));
+	sun.sun_path[sizeof sun.sun_path - 1] = '\0';
+	return (xstrdup(sun.sun_path));
+}
+
+/*
+ * Listens on the configured path, or, when fd is not -1, serves that
+ * socket (from systemd): it is neither created nor removed here.
+ */
+struct server *
+server_create(struct metad *md, int fd, char **cause)
+{
+	struct server	*s;
+	int		 activated = fd != -1;
+
+	if (!activated) {
+		fd = server_listen(md->cfg.socket_path, md->cfg.socket_mode,
+		    cause);
+		if (fd == -1)
+			return (NULL);
+	}
+	s = xcalloc(1, sizeof *s);
+	s->md = md;
+	s->fd = fd;
+	s->activated = activated;
+	if (activated) {
+		free(md->cfg.socket_path);
+		md->cfg.socket_path = server_bound_path(fd);
+	}
+	s->path = xstrdup(md->cfg.socket_path);
+	TAILQ_INIT(&s->conns);
+	TAILQ_INIT(&s->dead);
+	TAILQ_INIT(&s->dirty);
+	s->accept_ev = event_new(md->base, fd, EV_READ | EV_PERSIST,
+	    server_accept_cb, s);
+	s->resume_ev = evtimer_new(md->base, server_resume_cb, s);
+	s->reap_ev = event_new(md->base, -1, 0, server_reap_cb, s);
+	s->flush_ev = event_new(md->base, -1, 0, server_flush_cb, s);
+	if (s->accept_ev == NULL || s->resume_ev == NULL ||
+	    s->reap_ev == NULL || s->flush_ev == NULL)
+		fatalx("event_new");
+	event_add(s->accept_ev, NULL);
+	return (s);
+}
+
+static int
+server_in_list(const struct id_list *l, unsigned long id)
+{
+	unsigned	 i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->ids[i] == id)
+			return (1);
+	}
+	return (0);
+}
+
+/* The peer's supplementary groups, fetched at most once per connection. */
+struct server_groups {
+	int	 fetched;
+	gid_t	*v;
+	size_t	 n;
+};
+
+/* From the socket (SO_PEERGROUPS, Linux 4.13), grown to the size needed. */
+static int
+server_sock_groups(int fd, struct server_groups *g)
+{
+#ifdef SO_PEERGROUPS
+	socklen_t	 len = 64 * sizeof *g->v;
+	int		 tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		g->v = xrealloc(g->v, len);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g->v,
+		    &len) == 0) {
+			g->n = len / sizeof *g->v;
+			return (0);
+		}
+		if (errno != ERANGE)
+			return (-1);
+	}
+	return (-1);
+#else
+	errno = ENOPROTOOPT;
+	return (-1);
+#endif
+}
+
+/*
+ * From the "Groups:" line of /proc/PID/status, if that process still runs
+ * as the peer's effective uid (a reused pid of another user does not count).
+ */
+static int
+server_proc_groups(const struct ucred *cred, struct server_groups *g)
+{
+	char		 path[64], *line = NULL, *p, *end;
+	size_t		 cap = 0, room = 0;
+	unsigned long	 id, euid = (unsigned long)-1;
+	FILE		*f;
+	int		 rc = -1;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)cred->pid);
+	if (cred->pid <= 0 || (f = fopen(path, "re")) == NULL)
+		return (-1);
+	while (getline(&line, &cap, f) != -1) {
+		if (sscanf(line, "Uid: %*u %lu", &id) == 1)
+			euid = id;
+		if (strncmp(line, "Groups:", 7) != 0)
+			continue;
+		if (euid != (unsigned long)cred->uid)
+			break;
+		for (p = line + 7;; p = end) {
+			id = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			if (g->n == room) {
+				room = room == 0 ? 64 : room * 2;
+				g->v = xrealloc(g->v, room * sizeof *g->v);
+			}
+			g->v[g->n++] = (gid_t)id;
+		}
+		rc = 0;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (rc == -1)
+		errno = ESRCH;
+	return (rc);
+}
+
+/*
+ * The peer's primary group, or one of its supplementary groups as the
+ * kernel reports them (no name-service lookup on the event loop).
+ */
+static int
+server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
+    struct server_groups *g)
+{
+	size_t	 i;
+
+	if (l->n == 0)
+		return (0);
+	if (server_in_list(l, cred->gid))
+		return (1);
+	if (!g->fetched) {
+		g->fetched = 1;
+		if (server_sock_groups(fd, g) == -1 && (errno != ENOPROTOOPT ||
+		    server_proc_groups(cred, g) == -1)) {
+			log_warn("supplementary groups of pid %ld",
+			    (long)cred->pid);
+			g->n = 0;
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		if (server_in_list(l, g->v[i]))
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Who may do what: our own uid and root read and write; then uid lists
+ * before group lists, and read-write before read-only at each level.
+ */
+static enum conn_access
+server_access(struct server *s, int fd, const struct ucred *cred)
+{
+	const struct metad_config	*cfg = &s->md->cfg;
+	struct server_groups		 g = { 0, NULL, 0 };
+	enum conn_access		 access = CONN_ACCESS_NONE;
+
+	if (cred->uid == 0 || cred->uid == geteuid() ||
+	    server_in_list(&cfg->allow_uid, cred->uid))
+		return (CONN_ACCESS_RW);
+	if (server_in_list(&cfg->ro_uid, cred->uid))
+		return (CONN_ACCESS_RO);
+	if (server_in_groups(&cfg->allow_gid, fd, cred, &g))
+		access = CONN_ACCESS_RW;
+	else if (server_in_groups(&cfg->ro_gid, fd, cred, &g))
+		access = CONN_ACCESS_RO;
+	free(g.v);
+	return (access);
+}
+
+/* Answer one error line on a socket we will not serve, then close it. */
+static void
+server_refuse(int fd, enum proto_code code, const char *msg)
+{
+	struct buf	 b;
+	ssize_t		 n;
+
+	buf_init(&b);
+	reply_raw_error(&b, NULL, 0, code, msg);
+	n = write(fd, b.data, b.len);
+	(void)n;
+	buf_free(&b);
+	close(fd);
+}
+
+static void
+server_accept_one(struct server *s, int fd)
+{
+	struct metad	*md = s->md;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof cred;
+	enum conn_access access;
+	struct conn	*c;
+	char		 msg[128];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("getsockopt SO_PEERCRED");
+		close(fd);
+		return;
+	}
+	access = server_access(s, fd, &cred);
+	if (access == CONN_ACCESS_NONE) {
+		log_info("refused uid %ld gid %ld pid %ld", (long)cred.uid,
+		    (long)cred.gid, (long)cred.pid);
+		snprintf(msg, sizeof msg, "uid %ld may not use this metad",
+		    (long)cred.uid);
+		server_refuse(fd, PROTO_PERMISSION_DENIED, msg);
+		return;
+	}
+	if (md->nconns >= md->cfg.max_connections) {
+		snprintf(msg, sizeof msg, "too many connections (the limit "
+		    "is %u, --max-connections)", md->cfg.max_connections);
+		server_refuse(fd, PROTO_UNAVAILABLE, msg);
+		return;
+	}
+	c = conn_create(md, fd, cred.uid, cred.gid, cred.pid, access);
+	TAILQ_INSERT_TAIL(&s->conns, c, entry);
+	md->nconns++;
+	log_debug("connection from uid %ld pid %ld", (long)cred.uid,
+	    (long)cred.pid);
+}
+
+static void
+server_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct timeval	 tv = { 0, SERVER_EMFILE_PAUSE_MS * 1000 };
+	int		 fd, i;
+
+	for (i = 0; i < 64; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EMFILE || errno == ENFILE) {
+				log_warn("accept: pausing");
+				event_del(s->accept_ev);
+				evtimer_add(s->resume_ev, &tv);
+			} else if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("accept");
+			return;
+		}
+		server_accept_one(s, fd);
+	}
+}
+
+static void
+server_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+
+	if (s->fd != -1)
+		event_add(s->accept_ev, NULL);
+}
+
+/*
+ * c has output to write: it is written once this turn's other callbacks
+ * (reads, the commit) have added theirs.
+ */
+void
+server_conn_dirty(struct server *s, struct conn *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = 1;
+	TAILQ_INSERT_TAIL(&s->dirty, c, dirty_entry);
+	event_active(s->flush_ev, 0, 0);
+}
+
+static void
+server_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&s->dirty)) != NULL) {
+		TAILQ_REMOVE(&s->dirty, c, dirty_entry);
+		c->dirty = 0;
+		conn_flush(c);
+	}
+}
+
+void
+server_conn_closed(struct server *s, struct conn *c)
+{
+	if (c->dirty) {
+		TAILQ_REMOVE(&s->dirty, c, dirty_entry);
+		c->dirty = 0;
+	}
+	TAILQ_REMOVE(&s->conns, c, entry);
+	TAILQ_INSERT_TAIL(&s->dead, c, entry);
+	s->md->nconns--;
+	event_active(s->reap_ev, 0, 0);
+}
+
+void
+server_conn_unref(struct server *s, struct conn *c)
+{
+	if (c->refs == 0)
+		fatalx("server_conn_unref: no reference");
+	if (--c->refs == 0 && c->dead)
+		event_active(s->reap_ev, 0, 0);
+}
+
+static void
+server_reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server	*s = arg;
+	struct conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&s->dead); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->refs != 0)
+			continue;
+		TAILQ_REMOVE(&s->dead, c, entry);
+		conn_free(c);
+	}
+}
+
+void
+server_stop_listening(struct server *s)
+{
+	if (s->fd == -1)
+		return;
+	event_del(s->accept_ev);
+	event_del(s->resume_ev);
+	close(s->fd);
+	s->fd = -1;
+	if (!s->activated)
+		unlink(s->path);
+}
+
+/* At SIGTERM: no new requests; those already read are answered. */
+void
+server_stop_reading(struct server *s)
+{
+	struct conn	*c;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		conn_reading(c, 0);
+}
+
+unsigned long
+server_pending_output(struct server *s)
+{
+	struct conn	*c;
+	unsigned long	 n = 0;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		n += conn_output_len(c);
+	return (n);
+}
+
+/* Requests not answered yet, but for waits (a wait may last a day). */
+unsigned
+server_pending_requests(struct server *s)
+{
+	struct conn	*c;
+	unsigned	 n = 0;
+
+	TAILQ_FOREACH(c, &s->conns, entry)
+		n += c->nreqs;
+	return (n - wait_count(s->md->waits));
+}
+
+/* What was answered is written first, as far as the peer reads it. */
+void
+server_close_all(struct server *s)
+{
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&s->conns)) != NULL) {
+		conn_flush(c);
+		conn_close(c);
+	}
+	server_reap_cb(-1, 0, s);
+}
+
+void
+server_free(struct server *s)
+{
+	server_stop_listening(s);
+	server_close_all(s);
+	event_free(s->accept_ev);
+	event_free(s->resume_ev);
+	event_free(s->reap_ev);
+	event_free(s->flush_ev);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,129 @@
+/*
+ * The op dispatch table and the ops.  ops_handle() decodes a request line,
+ * checks access, and runs its op: a write op is validated (prepare: every
+ * argument checked before any work) and queued for the group commit, which
+ * calls apply inside a batch at the request's revision; any other op runs
+ * at once and ends in req_done(), now or later (req.h).
+ */
+#ifndef METAD_OPS_H
+#define METAD_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "core/req.h"
+#include "store/store.h"
+
+struct conn;
+
+/* Handle one request line from conn; 1 if it must wait (see conn.h). */
+int		 ops_handle(struct conn *, const char *, size_t);
+/*
+ * The general decoder of a request line into r (a cJSON tree, the id, the
+ * op, access, the op's fields and prepare): 0, or -1 with e, the answer.
+ */
+int		 ops_decode(struct req *, const char *, size_t,
+		    struct proto_err *);
+
+/*
+ * The direct decoder (ops_fast.c) of plain get, put and delete lines: 1 if
+ * it decoded the line into *f, its strings unescaped into out (room for
+ * len + 2 bytes, each string followed by a NUL), 0 if it leaves the line
+ * to ops_decode (which may accept it or not).  It takes only lines that
+ * ops_decode accepts, with the same op, id and arguments.
+ */
+struct ops_fast {
+	const char	*op;		/* the op's name: get, put, delete */
+	const char	*id;		/* the id's JSON text, or NULL */
+	size_t		 id_len;
+	const char	*key;
+	size_t		 key_len;
+	const char	*value;		/* put */
+	size_t		 value_len;
+	struct precond	 pc;
+	uint64_t	 lease;		/* put: 0 none */
+	int		 serializable;	/* get: "consistency" */
+};
+int		 ops_fast_decode(const char *, size_t, size_t max_value,
+		    char *out, struct ops_fast *);
+/* The room ops_fast needs in a request's strs for a line of len bytes:
+ * what ops_fast_decode writes and the id's text after it (all from the
+ * line, none longer there). */
+#define OPS_FAST_ROOM(len)	((len) + 2)
+/* r (from ops_handle, with its strs) as ops_decode would make it: 1, or 0
+ * untouched. */
+int		 ops_fast(struct req *, const char *, size_t);
+const struct op	*ops_find(const char *);
+/* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
+int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);
+int		 ops_fields_check_obj(const char *const *, const cJSON *,
+		    const char *, struct proto_err *);
+int		 ops_fields_check_txn(const char *, const cJSON *,
+		    struct proto_err *);
+int		 ops_fail_at(struct proto_err *, const char *, size_t);
+int		 ops_field_list(const cJSON *, const char *, const cJSON **,
+		    size_t *, struct proto_err *);
+
+/* Reads (ops_read.c). */
+void	ops_hello(struct req *);
+void	ops_ping(struct req *);
+void	ops_get(struct req *);
+void	ops_list(struct req *);
+void	ops_status(struct req *);
+/* A read's store error as its answer (compacted: with compact_rev). */
+void	ops_read_fail(struct req *, const struct store_err *);
+/* One key's events (ops_history.c). */
+void	ops_history(struct req *);
+
+/* put and delete (ops_write.c). */
+int	ops_put_prepare(struct req *, struct proto_err *);
+int	ops_put_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_write_keys(struct req *, struct store_keys *);
+int	ops_delete_prepare(struct req *, struct proto_err *);
+int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
+
+/* Transactions (ops_txn.c). */
+int	ops_txn_prepare(struct req *, struct proto_err *);
+int	ops_txn_writes(const struct req *);
+int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_txn_keys(struct req *, struct store_keys *);
+
+/* Epochs (ops_epoch.c). */
+void	ops_epoch_get(struct req *);
+int	ops_epoch_bump_prepare(struct req *, struct proto_err *);
+int	ops_epoch_bump_apply(struct req *, uint64_t, int *, struct store_err *);
+void	ops_epoch_bump_keys(struct req *, struct store_keys *);
+
+/* compact, through the commit like any write (ops_compact.c). */
+int	ops_compact_prepare(struct req *, struct proto_err *);
+int	ops_compact_apply(struct req *, uint64_t, int *, struct store_err *);
+
+/* Leases (ops_lease.c). */
+int	ops_lease_grant_prepare(struct req *, struct proto_err *);
+int	ops_lease_grant_apply(struct req *, uint64_t, int *, struct store_err *);
+int	ops_lease_revoke_prepare(struct req *, struct proto_err *);
+int	ops_lease_revoke_apply(struct req *, uint64_t, int *,
+	    struct store_err *);
+void	ops_lease_keepalive(struct req *);
+void	ops_lease_info(struct req *);
+void	ops_lease_info_answer(struct req *, uint64_t, long,
+	    const struct store_kv *, int, const struct store_err *);
+void	ops_lease_list(struct req *);
+/* A request's "lease" field: 1 given, 0 absent, -1 bad (e). */
+int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
+/* The final answer of r is a success ("ok":true). */
+int	ops_lease_answered_ok(const struct req *);
+/* A lease op's state_free: undoes an applied grant or revoke that failed. */
+void	ops_lease_state_free(void *);
+/* 1 if the lease lives, else 0 with r answered not_found. */
+int	ops_lease_live(struct req *, uint64_t);
+/* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
+const struct op *ops_lease_remote_find(const char *);
+
+/* watch, unwatch (watch.c) and wait (wait.c). */
+void	watch_op_watch(struct req *);
+void	watch_op_unwatch(struct req *);
+void	wait_op_wait(struct req *);
+
+#endif

@@ -1,0 +1,327 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "enc.h"
+#include "store/etcd/etcd_http.h"
+#include "store/etcd/etcd_http_int.h"
+#include "log.h"
+#include "util.h"
+
+static void	etcd_http_probe_cb(evutil_socket_t, short, void *);
+
+int
+etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
+    struct store_err *err)
+{
+	const char	*p = urls, *comma;
+	size_t		 len;
+
+	memset(h, 0, sizeof *h);
+	LIST_INIT(&h->acalls);
+	while (*p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		if (h->nep == STORE_ENDPOINTS_MAX)
+			return (store_err_set(err, STORE_ERR_INTERNAL, "more "
+			    "than %d etcd endpoints", STORE_ENDPOINTS_MAX));
+		if (etcd_http_parse_url(&h->ep[h->nep], p, len, err) != 0)
+			return (-1);
+		h->nep++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (h->nep == 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "no etcd "
+		    "endpoint given (etcd:http://HOST:PORT[,...])"));
+	if ((h->base = event_base_new()) == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "event_base_new failed"));
+	h->main = main;
+	if (main != NULL && ((h->probe_timer = evtimer_new(main,
+	    etcd_http_probe_cb, h)) == NULL || etcd_grpc_init(&h->grpc, main,
+	    ETCD_REPLY_MAX_BYTES) != 0))
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "evtimer_new failed"));
+	return (0);
+}
+
+void
+etcd_http_close(struct etcd_http *h)
+{
+	unsigned	 i;
+
+	for (i = 0; i < h->nep; i++) {
+		if (h->conn[i] != NULL)
+			evhttp_connection_free(h->conn[i]);
+	}
+	etcd_grpc_close(&h->grpc);
+	etcd_http_acalls_free(h);
+	for (i = 0; i < h->nep; i++) {
+		unsigned j;
+
+		for (j = 0; j < ETCD_ASYNC_CONNS; j++) {
+			if (h->aconn[i][j] != NULL)
+				evhttp_connection_free(h->aconn[i][j]);
+		}
+		if (h->cconn[i] != NULL)
+			evhttp_connection_free(h->cconn[i]);
+	}
+	if (h->probe_timer != NULL)
+		event_free(h->probe_timer);
+	if (h->probe_conn != NULL)
+		evhttp_connection_free(h->probe_conn);
+	if (h->base != NULL)
+		event_base_free(h->base);
+	memset(h, 0, sizeof *h);
+}
+
+struct evhttp_request *
+etcd_http_request(struct evhttp_connection *conn,
+    const struct etcd_endpoint *ep, const char *path, const char *body,
+    void (*cb)(struct evhttp_request *, void *), void *arg)
+{
+	struct evhttp_request	*req;
+	struct evkeyvalq	*hd;
+
+	if ((req = evhttp_request_new(cb, arg)) == NULL)
+		return (NULL);
+	hd = evhttp_request_get_output_headers(req);
+	evhttp_add_header(hd, "Host", ep->host);
+	evhttp_add_header(hd, "Content-Type", "application/json");
+	evbuffer_add(evhttp_request_get_output_buffer(req), body,
+	    strlen(body));
+	if (evhttp_make_request(conn, req, EVHTTP_REQ_POST, path) != 0)
+		return (NULL);	/* evhttp freed req */
+	return (req);
+}
+
+struct etcd_call {
+	struct event_base	*base;
+	int			 done;
+	int			 status;	/* 0: no answer */
+	struct buf		 body;
+};
+
+/*
+ * The HTTP status of an answer (0: none came), its body appended to b;
+ * -1 for a body over ETCD_REPLY_MAX_BYTES.
+ */
+int
+etcd_http_take(struct evhttp_request *req, struct buf *b)
+{
+	struct evbuffer	*in;
+	size_t		 n;
+	int		 status;
+
+	if (req == NULL || (status = evhttp_request_get_response_code(req)) ==
+	    0)
+		return (0);
+	in = evhttp_request_get_input_buffer(req);
+	if ((n = evbuffer_get_length(in)) > ETCD_REPLY_MAX_BYTES)
+		return (-1);
+	buf_reserve(b, b->len + n + 1);
+	if (evbuffer_remove(in, b->data + b->len, n) != (int)n)
+		return (-1);
+	b->len += n;
+	return (status);
+}
+
+static void
+etcd_http_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_call	*c = arg;
+
+	c->done = 1;
+	c->status = etcd_http_take(req, &c->body);
+	event_base_loopbreak(c->base);
+}
+
+/* One attempt on the current endpoint: the HTTP status, 0 if none. */
+static int
+etcd_http_try(struct etcd_http *h, const char *path, const char *body,
+    struct buf *out)
+{
+	struct etcd_endpoint	*ep = &h->ep[h->cur];
+	struct etcd_call	 c;
+
+	if (h->conn[h->cur] == NULL) {
+		h->conn[h->cur] = evhttp_connection_base_new(h->base, NULL,
+		    ep->host, ep->port);
+		if (h->conn[h->cur] == NULL)
+			return (0);
+		evhttp_connection_set_timeout(h->conn[h->cur],
+		    ETCD_HTTP_TIMEOUT_S);
+		evhttp_connection_set_retries(h->conn[h->cur], 0);
+	}
+	memset(&c, 0, sizeof c);
+	c.base = h->base;
+	c.body = *out;
+	if (etcd_http_request(h->conn[h->cur], ep, path, body,
+	    etcd_http_done, &c) == NULL)
+		return (0);
+	while (!c.done) {
+		if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
+			break;	/* nothing pending: no answer will come */
+	}
+	*out = c.body;
+	if (c.status == 0) {
+		/* Start afresh on this endpoint next time. */
+		evhttp_connection_free(h->conn[h->cur]);
+		h->conn[h->cur] = NULL;
+	}
+	return (c.status);
+}
+
+static int
+etcd_http_fail(const struct buf *b, int status, const char *path,
+    struct store_err *err)
+{
+	enum store_errcode	 code = STORE_ERR_INTERNAL;
+	const char		*msg = b->len > 0 ? b->data : "";
+
+	if (strstr(msg, "compacted") != NULL)
+		code = STORE_ERR_COMPACTED;
+	else if (strstr(msg, "too many operations in txn") != NULL)
+		return (store_err_set(err, code, "etcd refused a txn of more "
+		    "operations than its --max-txn-ops (metad's fit 128, "
+		    "etcd's default; see metad(8))"));
+	else if (strstr(msg, "request is too large") != NULL ||
+	    strstr(msg, "larger than max") != NULL)
+		return (store_err_set(err, STORE_ERR_TOO_LARGE, "etcd refused "
+		    "the write as too large for its --max-request-bytes (1.5 "
+		    "MiB by default; see metad(8)); nothing written"));
+	else if (strstr(msg, "requested lease not found") != NULL)
+		return (store_err_set(err, STORE_ERR_NO_LEASE, "lease not "
+		    "found (unknown, expired or revoked); nothing written"));
+	else if (status >= 500 || strstr(msg, "\"code\":14") != NULL)
+		code = STORE_ERR_UNAVAILABLE;
+	return (store_err_set(err, code, "etcd %s: HTTP %d %.160s", path,
+	    status, msg));
+}
+
+static void
+etcd_http_probe_schedule(struct etcd_http *h)
+{
+	struct timeval	 tv = { 0, ETCD_PROBE_MS * 1000 };
+
+	evtimer_add(h->probe_timer, &tv);
+}
+
+static void
+etcd_http_probe_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_http	*h = arg;
+	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
+
+	if (req != NULL && evhttp_request_get_response_code(req) == 200) {
+		log_info("etcd: %s answers again", ep->url);
+		ep->healthy = 1;
+		h->cur = h->probe_ep;
+		h->down = 0;
+		return;
+	}
+	ep->healthy = 0;
+	h->probe_ep = (h->probe_ep + 1) % h->nep;
+	etcd_http_probe_schedule(h);
+}
+
+/* Ask the next endpoint, on the daemon's loop, whether etcd is back. */
+static void
+etcd_http_probe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_http	*h = arg;
+	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
+
+	if (h->probe_conn != NULL)
+		evhttp_connection_free(h->probe_conn);
+	h->probe_conn = evhttp_connection_base_new(h->main, NULL, ep->host,
+	    ep->port);
+	if (h->probe_conn == NULL) {
+		etcd_http_probe_schedule(h);
+		return;
+	}
+	evhttp_connection_set_timeout(h->probe_conn, ETCD_HTTP_TIMEOUT_S);
+	evhttp_connection_set_retries(h->probe_conn, 0);
+	if (etcd_http_request(h->probe_conn, ep, "/v3/maintenance/status",
+	    "{}", etcd_http_probe_done, h) == NULL)
+		etcd_http_probe_schedule(h);
+}
+
+int
+etcd_http_down_err(struct store_err *err)
+{
+	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+	    "unreachable (no endpoint answered; retrying every %d ms)",
+	    ETCD_PROBE_MS));
+}
+
+/* No endpoint answered: fail at once until the probe finds one that does. */
+int
+etcd_http_unreachable(struct etcd_http *h, struct store_err *err)
+{
+	if (h->main != NULL && !h->down) {
+		log_warnx("etcd: no endpoint answers; requests fail at once "
+		    "until one does");
+		h->down = 1;
+		h->probe_ep = h->cur;
+		etcd_http_probe_schedule(h);
+	}
+	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
+	    "unreachable (%u endpoint%s tried)", h->nep,
+	    h->nep == 1 ? "" : "s"));
+}
+
+/* An answer of etcd (status, body b) as *out, or an error. */
+int
+etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
+    struct store_err *err)
+{
+	*out = NULL;
+	buf_cstr(b);
+	if (status == -1)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: a "
+		    "reply over %u bytes", path, ETCD_REPLY_MAX_BYTES));
+	if (status != 200)
+		return (etcd_http_fail(b, status, path, err));
+	*out = cJSON_ParseWithLengthOpts(b->data, b->len + 1, NULL, 1);
+	if (*out == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: the "
+		    "reply is not JSON", path));
+	return (0);
+}
+
+int
+etcd_http_call(struct etcd_http *h, const char *path, const char *body,
+    cJSON **out, struct store_err *err)
+{
+	struct buf	 b;
+	unsigned	 tries;
+	int		 status = 0;
+
+	*out = NULL;
+	if (h->down)
+		return (etcd_http_down_err(err));
+	buf_init(&b);
+	for (tries = 0; tries < h->nep; tries++) {
+		buf_reset(&b);
+		if ((status = etcd_http_try(h, path, body, &b)) != 0)
+			break;
+		h->ep[h->cur].healthy = 0;
+		h->cur = (h->cur + 1) % h->nep;
+	}
+	if (status == 0) {
+		buf_free(&b);
+		return (etcd_http_unreachable(h, err));
+	}
+	h->ep[h->cur].healthy = 1;
+	status = etcd_http_parse(&b, status, path, out, err);
+	buf_free(&b);
+	return (status);
+}

@@ -1,0 +1,53 @@
+/*
+ * A commit of the etcd backend, shared by store_etcd_commit.c (its course:
+ * send, landed, lost, resolved) and store_etcd_txn.c (the txns' bodies).
+ */
+#ifndef METAD_STORE_ETCD_COMMIT_H
+#define METAD_STORE_ETCD_COMMIT_H
+
+#include "store/etcd/store_etcd.h"
+
+enum etcd_commit_step {
+	STEP_TXN,		/* the txn is out */
+	STEP_RESOLVE,		/* its answer was lost: did it land? */
+	STEP_BLIND,		/* it landed: what blind keys held */
+	STEP_COMPACT		/* then the compaction it asked for */
+};
+
+struct etcd_commit {
+	struct store		*st;
+	LIST_ENTRY(etcd_commit)	 entry;		/* e->commits_out */
+	store_done		 done;
+	void			*arg;
+	struct etcd_batch	*b;		/* its snapshot */
+	struct buf		 body;		/* the txn, in protobuf */
+	uint64_t		 lease, lease_other;	/* it names */
+	char			 token[64];
+	int			 slot;		/* -1: none */
+	uint64_t		 known;		/* the slot's, at send */
+	enum etcd_commit_step	 step;
+	unsigned		 tries;
+	struct event		*pause;
+	uint64_t		 compact_to;	/* after the txn, or 0 */
+	uint64_t		 planned;	/* the batch's last rev */
+	uint64_t		 compact_begin;	/* to restore on failure */
+	uint64_t		 landed;	/* the txn's revision */
+};
+
+/* A slot's key, at most. */
+#define ETCD_SLOT_KEY_MAX	(ETCD_PREFIX_MAX + 24)
+/*
+ * The batch's txn; the resolve; the read of its blind keys at landed: in
+ * protobuf, TxnRequests.
+ */
+void	 etcd_txn_body(struct etcd_commit *, struct buf *);
+void	 etcd_resolve_body(struct etcd_commit *, struct buf *);
+void	 etcd_blind_body(struct etcd_commit *, struct buf *);
+/*
+ * Whether the slot a failed txn read holds pre followed by token; *mod
+ * its mod_revision (0: absent).
+ */
+int	 etcd_slot_is(const struct etcd_pb_txn *, const char *token,
+	    const char *pre, uint64_t *mod);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * The etcd backend's lease calls, shared by store_etcd_lease.c (grant,
+ * keepalive, info, revoke) and store_etcd_lease_ls.c (listing leases and
+ * their keys).
+ */
+#ifndef METAD_STORE_ETCD_LEASE_H
+#define METAD_STORE_ETCD_LEASE_H
+
+#include "store/etcd/store_etcd.h"
+
+/* read_leases: timetolive calls out at once. */
+#define ETCD_LS_WINDOW	32
+
+#define E(st)	((struct store_etcd *)(st)->impl)
+
+/* One lease call out. */
+struct etcd_lcall {
+	LIST_ENTRY(etcd_lcall)	 entry;		/* e->lcalls */
+	struct store		*st;
+	uint64_t		 id, ttl_ms;
+	int			 session;
+	int			 tries;
+	store_lease_done	 done;
+	store_revoke_done	 rdone;
+	store_leases_done	 ldone;
+	store_read_done		 kdone;
+	void			*arg;
+	/* revoke: keys counted first */
+	uint64_t		 nkeys;
+	/* read_leases: ids to ask, records so far */
+	uint64_t		*ids;
+	size_t			 nids, next;
+	struct store_lease	*v;
+	size_t			 nv;
+	int			 marker;	/* found: its key too */
+	int			 stamp;		/* grant, keepalive: stamped */
+	struct store_lease_state ls;		/* keepalive: the answer */
+	size_t			 out;		/* read_leases: calls out */
+	struct store_err	 lerr;		/* read_leases: failed */
+	int			 failed;
+	void			*subs;		/* read_leases: per call */
+	/* revoke: done at rrev, waiting in e->rwaits for the stream */
+	uint64_t		 rrev;
+	LIST_ENTRY(etcd_lcall)	 wentry;
+	struct event		*rtimer;	/* the wait's bound */
+	/* read_lease_keys */
+	char			*after;
+	size_t			 after_len;
+	uint64_t		 limit;
+};
+
+struct etcd_lcall *etcd_lcall_new(struct store *, uint64_t id, void *arg);
+void	etcd_lcall_free(struct etcd_lcall *);
+/* POST path's body for c (once: etcd_http_call_once), cb its answer. */
+void	etcd_lcall_send(struct etcd_lcall *, const char *path, int once,
+	    etcd_http_cb);
+/* A lease_state from a gateway answer's object o, its TTL field ttl. */
+void	etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
+	    struct store_lease_state *);
+/* The base64 of the record's key, PREFIX "l/" ID. */
+char	*etcd_lease_marker64(struct store_etcd *, uint64_t id);
+/* 1 if a timetolive answer's keys hold the record. */
+int	etcd_lease_marked(struct store_etcd *, uint64_t id, const cJSON *);
+/* ls as metad has it (the ttl_ms granted, a stamped one's time left). */
+void	etcd_state_known(struct store_etcd *, struct store_lease_state *);
+/* A timetolive answer's keys under the prefix, sorted: *n kvs. */
+struct store_kv *etcd_lease_keys(struct store_etcd *, uint64_t lease,
+	    const cJSON *, size_t *n);
+void	etcd_lease_keys_free(struct store_kv *, size_t);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * The etcd backend's events: one persistent watch stream on the whole
+ * prefix (a gRPC Watch call on the daemon's event loop, etcd_grpc.c) feeds
+ * a bounded cache of recent events and tells the watch hub (opts.notify);
+ * the stream resumes from the last revision seen after any failure, so no
+ * event is lost or repeated, unless etcd compacted what it had not read
+ * yet: then those revisions are reported compacted (store.h).  History
+ * older than the cache is replayed by a watch from the asked revision, on
+ * the daemon's loop too.  The stream also keeps the view of the prefix
+ * current (store_etcd_view.c), before anyone is told of the events.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "log.h"
+#include "store/etcd/store_etcd.h"
+
+/* An idle stream is reopened after this long (nothing lost). */
+#define ETCD_STREAM_IDLE_S	300
+
+/* What a watch response carries. */
+struct etcd_wmsg {
+	int		 created, canceled;
+	uint64_t	 compact_rev;
+	uint64_t	 last_rev;	/* of its events, 0 if none */
+};
+
+/*
+ * One event of a watch response: under the user prefix to out; else, on
+ * the stream (stream set), a lease record to store_etcd_expire.c.
+ */
+static void
+etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
+    struct etcd_evs *out, struct etcd_wmsg *m, uint32_t *seq, int stream)
+{
+	struct etcd_ev	 ev;
+
+	if (kv->mod_rev > m->last_rev) {
+		m->last_rev = kv->mod_rev;
+		*seq = 0;
+	}
+	if (etcd_ev_of(e, kv, deleted, &ev) != 0) {
+		/* A slot, a lease's record, the sentinel */
+		if (stream)
+			(void)etcd_expiry_of(e, kv, deleted);
+		return;
+	}
+	ev.seq = (*seq)++;
+	etcd_evs_push(out, &ev);
+}
+
+/*
+ * One watch response of the stream (w: etcd_pb_watch_read); -1: an error
+ * (no header).
+ */
+static int
+etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
+    struct etcd_evs *out, struct etcd_wmsg *m)
+{
+	struct etcd_pb_kv	 kv;
+	uint32_t		 seq = 0;
+	int			 deleted;
+
+	memset(m, 0, sizeof *m);
+	m->created = w->created;
+	m->canceled = w->canceled;
+	m->compact_rev = w->compact_rev;
+	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
+		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, 1);
+	return (!w->header && !m->canceled ? -1 : 0);
+}
+
+/* The same from the gateway's JSON ("result": history replays). */
+static int
+etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
+    struct etcd_wmsg *m)
+{
+	const cJSON	*it, *type;
+	struct etcd_jkv	 j;
+	uint32_t	 seq = 0;
+
+	memset(m, 0, sizeof *m);
+	m->created = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
+	    "created"));
+	m->canceled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
+	    "canceled"));
+	m->compact_rev = etcd_u64(res, "compact_revision");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res,
+	    "events")) {
+		type = cJSON_GetObjectItemCaseSensitive(it, "type");
+		etcd_jkv_of(&j, cJSON_GetObjectItemCaseSensitive(it, "kv"));
+		etcd_wmsg_ev(e, &j.kv, cJSON_IsString(type) &&
+		    strcmp(type->valuestring, "DELETE") == 0, out, m, &seq, 0);
+		etcd_jkv_free(&j);
+	}
+	/* -1: an error object */
+	return (cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
+	    !m->canceled ? -1 : 0);
+}
+
+/* Parse one watch response line of the gateway (history replays). */
+static int
+etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
+    struct etcd_evs *out, struct etcd_wmsg *m)
+{
+	cJSON	*root;
+	int	 rc;
+
+	memset(m, 0, sizeof *m);
+	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
+		return (-1);
+	rc = etcd_wmsg_of(e, cJSON_GetObjectItemCaseSensitive(root, "result"),
+	    out, m);
+	cJSON_Delete(root);
+	return (rc);
+}
+
+/* Append what came in, pass each complete line to fn. */
+static void
+etcd_lines(struct buf *b, struct evbuffer *in,
+    void (*fn)(void *, const char *, size_t), void *arg)
+{
+	size_t	 n = evbuffer_get_length(in), start = 0, i;
+
+	buf_reserve(b, b->len + n + 1);
+	evbuffer_remove(in, b->data + b->len, n);
+	b->len += n;
+	for (i = 0; i < b->len; i++) {
+		if (b->data[i] != '\n')
+			continue;
+		if (i > start)
+			fn(arg, b->data + start, i - start);
+		start = i + 1;
+	}
+	memmove(b->data, b->data + start, b->len - start);
+	b->len -= start;
+}
+
+/* Keep the cache bounded: drop whole revisions from its head. */
+static void
+etcd_cache_trim(struct store_etcd *e)
+{
+	struct etcd_evs	*c = &e->cache;
+	uint64_t	 rev;
+
+	while (c->head < c->n && (c->n - c->head > ETCD_CACHE_EVENTS_MAX ||
+	    c->bytes > ETCD_CACHE_BYTES_MAX)) {
+		rev = c->v[c->head].rev;
+		while (c->head < c->n && c->v[c->head].rev == rev) {
+			c->bytes -= c->v[c->head].key_len +
+			    c->v[c->head].value_len + sizeof c->v[c->head];
+			etcd_ev_free(&c->v[c->head]);
+			c->head++;
+		}
+		e->before_cache = rev;
+		e->cache_from = rev + 1;
+	}
+}
+
+static void etcd_watch_schedule(struct store_etcd *);
+
+/*
+ * etcd cancelled the stream's watch, and keeps the stream open: ignore
+ * what else comes on it and open another (from the timer: not inside the
+ * connection's own callback).  If a compaction passed the revision the
+ * stream resumed from (compact_rev), the events in between are gone: raise
+ * st->compact_rev above them and hand them to opts.notify as compacted
+ * (store.h), so that the watches that needed them hear so; the stream
+ * goes on from the revision after.  etcd's compaction at C keeps no delete
+ * made at C, so what metad still has starts at C + 1.
+ */
+static void
+etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
+{
+	struct store	*st = e->st;
+	uint64_t	 from = st->rev;
+
+	log_warnx("etcd cancelled the watch stream at rev %" PRIu64
+	    " (compact rev %" PRIu64 ")", st->rev + 1, compact_rev);
+	e->wcancelled = 1;
+	etcd_watch_schedule(e);
+	if (compact_rev == 0)
+		return;
+	if (compact_rev + 1 > st->compact_rev)
+		st->compact_rev = compact_rev + 1;
+	if (st->compact_rev <= st->rev + 1)
+		return;
+	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
+	    "metad read their events", st->rev + 1, compact_rev);
+	st->rev = st->compact_rev - 1;
+	/* Keepalives may be among them: leases are timed afresh. */
+	etcd_expiry_reload(e);
+	etcd_view_moved(e, 1);
+	/* Nothing below compact_rev is readable: the cache starts afresh. */
+	etcd_evs_clear(&e->cache, 0);
+	e->cache_from = st->rev + 1;
+	e->before_cache = st->rev;
+	if (e->opts.notify != NULL)
+		e->opts.notify(e->opts.notify_arg, from, st->rev);
+	etcd_lease_stream_moved(e);
+}
+
+/* A message of the stream (etcd_grpc.h): -1 if malformed. */
+static int
+etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
+{
+	struct store_etcd	*e = arg;
+	struct store		*st = e->st;
+	struct etcd_pb_watch	 w;
+	struct etcd_wmsg	 m;
+	uint64_t		 from = st->rev;
+	size_t			 live = e->cache.n - e->cache.head, i;
+
+	if (etcd_pb_watch_read(p, n, &w) != 0)
+		return (-1);
+	if (e->wcancelled)
+		return (0);	/* a stream etcd cancelled: being reopened */
+	if (etcd_wmsg_pb(e, &w, &e->cache, &m) != 0) {
+		log_warnx("etcd watch: a response without a header (%zu "
+		    "bytes)", n);
+		return (0);
+	}
+	if (m.canceled) {
+		etcd_stream_cancelled(e, m.compact_rev);
+		return (0);
+	}
+	if (m.last_rev <= st->rev)
+		return (0);
+	/* The view first: a write is answered once its events are out. */
+	for (i = e->cache.head + live; i < e->cache.n; i++)
+		etcd_view_apply(e, &e->cache.v[i]);
+	st->rev = m.last_rev;
+	etcd_view_moved(e, 0);
+	etcd_lease_stream_moved(e);	/* before a trim: revokes count */
+	etcd_cache_trim(e);
+	if (e->opts.notify != NULL)
+		e->opts.notify(e->opts.notify_arg, from, st->rev);
+	return (0);
+}
+
+/* The stream ended (etcd went away, or the connection broke). */
+static void
+etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
+{
+	struct store_etcd	*e = arg;
+
+	cJSON_Delete(reply);
+	e->wst = NULL;
+	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
+	    e->http.ep[e->wep].url, e->st->rev + 1);
+	etcd_watch_schedule(e);
+}
+
+/*
+ * The stream: a gRPC Watch call (etcd_grpc.c) on the endpoint's streams
+ * connection, from the revision after the last one seen.
+ */
+static int
+etcd_stream_open(struct store_etcd *e)
+{
+	struct etcd_endpoint	*ep = &e->http.ep[e->wep];
+	struct store_err	 err;
+	char			 body[1024];
+
+	if (e->wst != NULL)
+		etcd_grpc_stream_drop(e->wst);
+	e->wst = NULL;
+	e->wcancelled = 0;
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
+	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
+	    e->st->rev + 1);
+	e->wst = etcd_grpc_stream(&e->http.grpc, e->wep, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
+	    etcd_stream_done, e, &err);
+	if (e->wst == NULL) {
+		log_warnx("etcd watch stream on %s: %s", ep->url, err.msg);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+etcd_watch_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct store_etcd	*e = arg;
+
+	if (etcd_stream_open(e) != 0)
+		etcd_watch_schedule(e);
+}
+
+/* Reconnect soon, to the next endpoint. */
+static void
+etcd_watch_schedule(struct store_etcd *e)
+{
+	struct timeval	 tv = { 0, ETCD_RECONNECT_MS * 1000 };
+
+	e->wep = (e->wep + 1) % e->http.nep;
+	evtimer_add(e->wtimer, &tv);
+}
+
+int
+store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
+{
+	if (etcd_view_open(e, err) != 0 || etcd_expiry_open(e, err) != 0)
+		return (-1);
+	e->wtimer = evtimer_new(e->opts.base, etcd_watch_timer, e);
+	if (e->wtimer == NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL,
+		    "evtimer_new failed"));
+	e->wep = e->http.cur;
+	if (etcd_stream_open(e) != 0)
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
+		    "open the etcd watch stream"));
+	return (0);
+}
+
+void
+store_etcd_watch_stop(struct store_etcd *e)
+{
+	if (e->wtimer != NULL)
+		event_free(e->wtimer);
+	e->wtimer = NULL;
+	if (e->wst != NULL)
+		etcd_grpc_stream_drop(e->wst);
+	e->wst = NULL;
+	etcd_view_close(e);
+}
+
+/* After etcd_http_close(): no lease call is out any more. */
+void
+store_etcd_watch_end(struct store_etcd *e)
+{
+	etcd_expiry_close(e);
+}
+
+/*
+ * History older than the cache: a watch from the asked revision on the
+ * daemon's loop (on the gateway, through evhttp's chunked reads), read
+ * until it reaches until (the last metad revision below the cache) or has
+ * max events, whole revisions.
+ */
+struct etcd_replay {
+	struct store_etcd	*e;
+	LIST_ENTRY(etcd_replay)	 entry;		/* e->replays */
+	struct evhttp_connection *conn;
+	struct event		*fire;		/* the end, from the loop */
+	struct etcd_evs		 evs;
+	struct buf		 b;
+	uint64_t		 from, until;
+	size_t			 max;
+	int			 done, failed;
+	uint64_t		 compact_rev;
+	store_history_done	 cb;
+	void			*arg;
+};
+
+static void
+etcd_replay_line(void *arg, const char *line, size_t len)
+{
+	struct etcd_replay	*rp = arg;
+	struct etcd_wmsg	 m;
+
+	if (rp->done)
+		return;
+	if (etcd_wmsg_parse(rp->e, line, len, &rp->evs, &m) != 0 ||
+	    m.canceled) {
+		rp->failed = 1;
+		rp->compact_rev = m.compact_rev;
+		rp->done = 1;
+	} else if (m.last_rev >= rp->until ||
+	    rp->evs.n - rp->evs.head >= rp->max)
+		rp->done = 1;
+	if (rp->done)
+		event_active(rp->fire, 0, 0);
+}
+
+static void
+etcd_replay_chunk(struct evhttp_request *req, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+
+	etcd_lines(&rp->b, evhttp_request_get_input_buffer(req),
+	    etcd_replay_line, rp);
+}
+
+static void
+etcd_replay_done(struct evhttp_request *req, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+
+	if (!rp->done)
+		rp->failed = 1;
+	rp->done = 1;
+	event_active(rp->fire, 0, 0);
+}
+
+/* Hand over events of evs with rev >= from, at most max (whole revs). */
+static void
+etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
+    int more, store_history_done cb, void *arg)
+{
+	const struct etcd_ev	*ev;
+	struct store_event	*out;
+	size_t			 i, n = 0;
+
+	out = xcalloc(evs->n - evs->head + 1, sizeof *out);
+	for (i = evs->head; i < evs->n; i++) {
+		ev = &evs->v[i];
+		if (ev->rev < from)
+			continue;
+		if (n >= max && ev->rev != out[n - 1].rev) {
+			more = 1;
+			break;
+		}
+		out[n].rev = ev->rev;
+		out[n].seq = ev->seq;
+		out[n].type = ev->deleted ? STORE_EVENT_DELETE :
+		    STORE_EVENT_PUT;
+		etcd_kv_of(ev, &out[n].kv, !ev->deleted);
+		out[n].kv.mod_rev = ev->mod_rev;
+		n++;
+	}
+	cb(arg, (long)n, out, more, NULL);
+	free(out);
+}
+
+static void
+etcd_replay_free(struct etcd_replay *rp)
+{
+	LIST_REMOVE(rp, entry);
+	if (rp->conn != NULL)
+		evhttp_connection_free(rp->conn);
+	if (rp->fire != NULL)
+		event_free(rp->fire);
+	etcd_evs_free(&rp->evs);
+	buf_free(&rp->b);
+	free(rp);
+}
+
+/* At close: replays still out are dropped, their callbacks never run. */
+void
+store_etcd_replays_free(struct store_etcd *e)
+{
+	while (!LIST_EMPTY(&e->replays))
+		etcd_replay_free(LIST_FIRST(&e->replays));
+}
+
+static void
+etcd_replay_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_replay	*rp = arg;
+	struct store_etcd	*e = rp->e;
+	struct store		*st = e->st;
+	struct store_err	 err;
+
+	if (rp->compact_rev != 0) {
+		/* etcd's compaction at C keeps no event of C: from C + 1. */
+		if (rp->compact_rev + 1 > st->compact_rev)
+			st->compact_rev = rp->compact_rev + 1;
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
+		    PRIu64 " is compacted (etcd keeps revs from %" PRIu64 ")",
+		    rp->from, rp->compact_rev + 1);
+		rp->cb(rp->arg, -1, NULL, 0, &err);
+	} else if (rp->failed) {
+		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd history from "
+		    "rev %" PRIu64 " could not be read", rp->from);
+		rp->cb(rp->arg, -1, NULL, 0, &err);
+	} else if (rp->evs.n > rp->evs.head)
+		etcd_history_emit(&rp->evs, rp->from, rp->max, 1, rp->cb,
+		    rp->arg);
+	else	/* nothing of ours before the cache */
+		etcd_history_emit(&e->cache, e->cache_from, rp->max, 0,
+		    rp->cb, rp->arg);
+	etcd_replay_free(rp);
+}
+
+static void
+etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
+    store_history_done cb, void *arg)
+{
+	struct etcd_endpoint	*ep = &e->http.ep[e->http.cur];
+	struct evhttp_request	*req;
+	struct etcd_replay	*rp;
+	struct store_err	 err;
+	char			 body[1024];
+
+	if (e->http.down) {
+		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
+		    "unreachable: history from rev %" PRIu64 " cannot be read "
+		    "now", from);
+		cb(arg, -1, NULL, 0, &err);
+		return;
+	}
+	rp = xcalloc(1, sizeof *rp);
+	rp->e = e;
+	rp->from = from;
+	rp->until = e->before_cache;
+	rp->max = max;
+	rp->cb = cb;
+	rp->arg = arg;
+	LIST_INSERT_HEAD(&e->replays, rp, entry);
+	buf_init(&rp->b);
+	rp->conn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
+	    ep->port);
+	rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end, rp);
+	if (rp->conn == NULL || rp->fire == NULL)
+		fatalx("etcd_replay: out of memory");
+	evhttp_connection_set_retries(rp->conn, 0);
+	evhttp_connection_set_timeout(rp->conn, ETCD_HTTP_TIMEOUT_S);
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
+	    e->wbeg64, e->wend64, from);
+	req = etcd_http_request(rp->conn, ep, "/v3/watch", body,
+	    etcd_replay_done, rp);
+	if (req == NULL) {
+		rp->failed = rp->done = 1;
+		event_active(rp->fire, 0, 0);
+	} else
+		evhttp_request_set_chunked_cb(req, etcd_replay_chunk);
+}
+
+void
+store_etcd_read_history(struct store *st, uint64_t from, size_t max,
+    store_history_done cb, void *arg)
+{
+	struct store_etcd	*e = st->impl;
+	struct store_err	 err;
+
+	if (max == 0)
+		max = 1;
+	if (from < st->compact_rev) {
+		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
+		    PRIu64 " is compacted (kept from %" PRIu64 ")", from,
+		    st->compact_rev);
+		cb(arg, -1, NULL, 0, &err);
+	} else if (from < e->cache_from && from <= e->before_cache)
+		etcd_replay(e, from, max, cb, arg);
+	else
+		etcd_history_emit(&e->cache, from, max, 0, cb, arg);
+}
