@@ -110,6 +110,71 @@ proto_nul_escapes(const char *s, size_t n, size_t *outlen)
 	return (out);
 }
 
+static int
+proto_name_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+}
+
+static int
+proto_dup_name(const char *name, struct proto_err *e)
+{
+	return (proto_fail(e, PROTO_BAD_REQUEST, "member \"%.64s\" appears "
+	    "twice in one object", name));
+}
+
+/*
+ * 0 when no object in j names a member twice, else -1 with e: decoders
+ * disagree on which of two wins (cJSON the first, Python's and Go's the
+ * last), so a proxy that filters requests could be bypassed.  Names are
+ * compared decoded ("\u0069d" is "id"); an object of many members is
+ * checked by sorting its names, so the cost is never quadratic.
+ */
+static int
+proto_unique_names(const cJSON *j, struct proto_err *e)
+{
+	const cJSON	*c, *d;
+	const char	**names;
+	size_t		 n = 0, i;
+	int		 dup = 0;
+
+	for (c = j->child; c != NULL; c = c->next) {
+		if ((cJSON_IsObject(c) || cJSON_IsArray(c)) &&
+		    proto_unique_names(c, e) != 0)
+			return (-1);
+		n++;
+	}
+	if (!cJSON_IsObject(j) || n < 2)
+		return (0);
+	if (n <= 16) {
+		for (c = j->child; c != NULL; c = c->next)
+			for (d = c->next; d != NULL; d = d->next)
+				if (strcmp(c->string, d->string) == 0)
+					return (proto_dup_name(c->string, e));
+		return (0);
+	}
+	names = xcalloc(n, sizeof *names);
+	for (i = 0, c = j->child; c != NULL; c = c->next)
+		names[i++] = c->string;
+	qsort(names, n, sizeof *names, proto_name_cmp);
+	for (i = 1; i < n && !dup; i++)
+		if (strcmp(names[i - 1], names[i]) == 0)
+			dup = proto_dup_name(names[i], e);
+	free(names);
+	return (dup);
+}
+
+/* proto_parse's JSON, checked: one object, its names unique. */
+static cJSON *
+proto_checked(cJSON *j, struct proto_err *e)
+{
+	if (proto_unique_names(j, e) != 0) {
+		cJSON_Delete(j);
+		return (NULL);
+	}
+	return (j);
+}
+
 cJSON *
 proto_parse(const char *line, size_t len, struct proto_err *e)
 {
@@ -135,7 +200,7 @@ proto_parse(const char *line, size_t len, struct proto_err *e)
 				end++;
 			if (end == copy + clen && cJSON_IsObject(j)) {
 				free(copy);
-				return (j);
+				return (proto_checked(j, e));
 			}
 		}
 		/* Not valid: the errors below, as for the line itself. */
@@ -164,7 +229,7 @@ proto_parse(const char *line, size_t len, struct proto_err *e)
 		proto_fail(e, PROTO_BAD_REQUEST, "request is not a JSON object");
 		return (NULL);
 	}
-	return (j);
+	return (proto_checked(j, e));
 }
 
 static const cJSON *

@@ -1,4 +1,3 @@
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,166 +56,6 @@ ops_find(const char *name)
 	return (NULL);
 }
 
-/* i past the JSON string that starts at s[i] (a '"'), in valid JSON. */
-static size_t
-ops_skip_str(const char *s, size_t len, size_t i)
-{
-	for (i++; i < len && s[i] != '"'; i++) {
-		if (s[i] == '\\')
-			i++;
-	}
-	return (i + 1);
-}
-
-static size_t
-ops_skip_ws(const char *s, size_t len, size_t i)
-{
-	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
-	    s[i] == '\n'))
-		i++;
-	return (i);
-}
-
-static size_t
-ops_skip_digits(const char *s, size_t len, size_t i)
-{
-	while (i < len && s[i] >= '0' && s[i] <= '9')
-		i++;
-	return (i);
-}
-
-/* The length of the JSON number (RFC 8259's grammar) at s[i], or 0. */
-static size_t
-ops_number_len(const char *s, size_t len, size_t i)
-{
-	size_t	 k = i + (i < len && s[i] == '-'), d;
-
-	if (k < len && s[k] == '0')
-		k++;
-	else if ((d = ops_skip_digits(s, len, k)) > k)
-		k = d;
-	else
-		return (0);
-	if (k < len && s[k] == '.') {
-		if ((d = ops_skip_digits(s, len, k + 1)) == k + 1)
-			return (0);
-		k = d;
-	}
-	if (k < len && (s[k] == 'e' || s[k] == 'E')) {
-		k++;
-		if (k < len && (s[k] == '+' || s[k] == '-'))
-			k++;
-		if ((d = ops_skip_digits(s, len, k)) == k)
-			return (0);
-		k = d;
-	}
-	k = ops_skip_ws(s, len, k) ;
-	return (k < len && (s[k] == ',' || s[k] == '}') ? k - i : 0);
-}
-
-/*
- * The text of the number that the first top-level member "id" holds in
- * the line (valid JSON: cJSON parsed it), to echo it as sent: an id
- * beyond 2^53, or 0.1, comes back unchanged.  0 if there is none such.
- */
-static size_t
-ops_id_text(const char *s, size_t len, const char **tok)
-{
-	size_t	 i, k, depth;
-	int	 is_id;
-
-	i = ops_skip_ws(s, len, 0);
-	if (i >= len || s[i] != '{')
-		return (0);
-	for (i++;;) {
-		i = ops_skip_ws(s, len, i);
-		if (i >= len || s[i] != '"')
-			return (0);
-		k = i;
-		i = ops_skip_str(s, len, i);
-		is_id = i - k == 4 && memcmp(s + k, "\"id\"", 4) == 0;
-		i = ops_skip_ws(s, len, i);
-		if (i >= len || s[i] != ':')
-			return (0);
-		i = ops_skip_ws(s, len, i + 1);
-		if (is_id) {
-			*tok = s + i;
-			k = ops_number_len(s, len, i);
-			/* trailing blanks are not the number's */
-			while (k > 0 && (s[i + k - 1] == ' ' ||
-			    s[i + k - 1] == '\t' || s[i + k - 1] == '\r' ||
-			    s[i + k - 1] == '\n'))
-				k--;
-			return (k);
-		}
-		for (depth = 0; i < len; i++) {
-			if (s[i] == '"')
-				i = ops_skip_str(s, len, i) - 1;
-			else if (s[i] == '{' || s[i] == '[')
-				depth++;
-			else if ((s[i] == '}' || s[i] == ']') && depth-- == 0)
-				return (0);
-			else if (s[i] == ',' && depth == 0)
-				break;
-		}
-		i++;
-	}
-}
-
-/* Keep the request's "id" (a JSON scalar) as JSON text to echo. */
-static int
-ops_take_id(struct req *r, const char *line, size_t len,
-    struct proto_err *e)
-{
-	const cJSON	*f;
-	struct buf	 b;
-	const char	*tok;
-	size_t		 n;
-	double		 d;
-
-	f = cJSON_GetObjectItemCaseSensitive(r->json, "id");
-	if (f == NULL)
-		return (0);
-	buf_init(&b);
-	if (cJSON_IsString(f)) {
-		if (strlen(f->valuestring) > ID_MAX_BYTES) {
-			buf_free(&b);
-			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
-			    "is longer than %d bytes", ID_MAX_BYTES));
-		}
-		if (!utf8_valid(f->valuestring, strlen(f->valuestring))) {
-			buf_free(&b);
-			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
-			    "is not valid UTF-8"));
-		}
-		json_escape(&b, f->valuestring, strlen(f->valuestring));
-	} else if (cJSON_IsNumber(f)) {
-		d = f->valuedouble;
-		if (!isfinite(d)) {
-			buf_free(&b);
-			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
-			    "is a number out of range"));
-		}
-		if ((n = ops_id_text(line, len, &tok)) > 0 && n <= 64)
-			buf_add(&b, tok, n);
-		else if (floor(d) == d && fabs(d) < 9.2e18)
-			buf_printf(&b, "%lld", (long long)d);
-		else
-			buf_printf(&b, "%.17g", d);
-	} else if (cJSON_IsBool(f))
-		buf_addstr(&b, cJSON_IsTrue(f) ? "true" : "false");
-	else if (cJSON_IsNull(f))
-		buf_addstr(&b, "null");
-	else {
-		buf_free(&b);
-		return (proto_fail(e, PROTO_BAD_REQUEST,
-		    "field \"id\" must be a string, number, boolean or null"));
-	}
-	r->id = r->id_owned = b.data;	/* the buffer is the request's now */
-	r->id_len = b.len;
-	return (0);
-}
-
 int
 ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 {
@@ -225,7 +64,7 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 
 	if ((r->json = proto_parse(line, len, e)) == NULL)
 		return (-1);
-	if (ops_take_id(r, line, len, e) != 0)
+	if (ops_id_take(r, line, len, e) != 0)
 		return (-1);
 	if (proto_get_str(r->json, "op", 1, &name, &name_len, e) != 1)
 		return (-1);

@@ -25,6 +25,12 @@ int		 ops_handle(struct conn *, const char *, size_t);
  */
 int		 ops_decode(struct req *, const char *, size_t,
 		    struct proto_err *);
+/*
+ * The request's "id" (ops_id.c), from r->json and the line it came from,
+ * kept in r as the text it was sent as: 0 (none is 0 too), or -1 with e.
+ */
+int		 ops_id_take(struct req *, const char *, size_t,
+		    struct proto_err *);
 
 /*
  * The direct decoder (ops_fast.c) of plain get, put and delete lines: 1 if

@@ -18,8 +18,8 @@
  *   delete: op, id, key, if_absent, if_version, if_mod_rev
  * strings of bytes from 0x20 with the escapes \" \\ \/ \b \f \n \r \t (no
  * \u: a \u0000 goes the general way), integers without sign, fraction or
- * exponent; an id as a string without escapes, an integer of at most 20
- * characters, true, false or null.  Every argument valid: a key of 1 to
+ * exponent; an id as a string without escapes or an integer of at most 20
+ * characters.  Every argument valid: a key of 1 to
  * KEY_MAX_BYTES bytes of UTF-8, a value of UTF-8 within --max-value-bytes,
  * at most one precondition, a lease from 1, "linearizable" or
  * "serializable", a write on a read-write connection.
@@ -265,11 +265,11 @@ fast_id(const struct fast_tok *t, struct ops_fast *f)
 	case FAST_INT:
 		if (t->n > OPS_FAST_ID_NUM_MAX)
 			return (-1);
-		/* FALLTHROUGH */
-	default:
 		f->id = t->p;
 		f->id_len = t->n;
 		return (0);
+	default:
+		return (-1);	/* true, false, null: bad_request */
 	}
 }
 

@@ -172,19 +172,53 @@ REQS
 	assert_equal "${lines[1]}" "$(rv '{"id":1,"ok":true,"rev":@0}')"
 }
 
-@test "ids of every scalar kind are echoed" {
-	run raw <<'REQS'
+@test "an id is a string or an integer of at most 64 digits, echoed byte for byte; anything else is bad_request, answered without one" {
+	local d64 d65
+	d64=$(printf '9%.0s' $(seq 1 64))
+	d65=$(printf '9%.0s' $(seq 1 65))
+	run raw <<REQS
 {"op":"ping","id":"abc"}
-{"op":"ping","id":9007199254740991}
+{"op":"ping","id":"a\u0062c\/"}
+{"op":"ping","id":-9007199254740993}
+{"op":"ping","id":$d64}
+{"op":"ping","id":$d65}
 {"op":"ping","id":true}
 {"op":"ping","id":null}
+{"op":"ping","id":1.5}
+{"op":"ping","id":1e2}
 {"op":"ping","id":[1]}
+{"op":"get","key":"k","id":false}
 REQS
 	assert_equal "${lines[0]}" "$(rv '{"id":"abc","ok":true,"rev":@0}')"
-	assert_equal "${lines[1]}" "$(rv '{"id":9007199254740991,"ok":true,"rev":@0}')"
-	assert_equal "${lines[2]}" "$(rv '{"id":true,"ok":true,"rev":@0}')"
-	assert_equal "${lines[3]}" "$(rv '{"id":null,"ok":true,"rev":@0}')"
-	assert_regex "${lines[4]}" '"code":"bad_request"'
+	assert_equal "${lines[1]}" "$(rv '{"id":"a\u0062c\/","ok":true,"rev":@0}')"
+	assert_equal "${lines[2]}" "$(rv '{"id":-9007199254740993,"ok":true,"rev":@0}')"
+	assert_equal "${lines[3]}" "$(rv '{"id":'"$d64"',"ok":true,"rev":@0}')"
+	local i
+	for i in 4 5 6 7 8 9 10; do
+		assert_regex "${lines[$i]}" '^\{"ok":false,"error":\{"code":"bad_request"'
+	done
+	assert_regex "${lines[4]}" 'a string or an integer of at most 64 digits'
+}
+
+@test "a member named twice in one object is bad_request, however its name is spelled" {
+	run raw <<'REQS'
+{"op":"put","op":"get","key":"k","value":"v"}
+{"\u0069d":1,"id":2,"op":"ping"}
+{"op":"txn","then":[{"op":"put","key":"a","value":"1","key":"b"}]}
+{"op":"ping","id":3}
+REQS
+	assert_regex "${lines[0]}" '^\{"ok":false,"error":\{"code":"bad_request","message":"member \\"op\\" appears twice in one object"'
+	assert_regex "${lines[1]}" '^\{"ok":false,"error":\{"code":"bad_request","message":"member \\"id\\" appears twice'
+	assert_regex "${lines[2]}" '"code":"bad_request","message":"member \\"key\\" appears twice'
+	assert_equal "${lines[3]}" "$(rv '{"id":3,"ok":true,"rev":@0}')"
+	# Nothing was written by the put that named op twice.
+	run req '{"op":"get","key":"k"}'
+	assert_output --partial '"kv":null'
+	# Many members: the check sorts them, and still finds the pair.
+	local many
+	many=$(seq 1 300 | awk '{ printf "\"m%d\":1,", $1 }')
+	run req "{${many}\"m150\":2,\"op\":\"ping\"}"
+	assert_output --partial 'member \"m150\" appears twice'
 }
 
 @test "300 pipelined requests are answered in order, reads see earlier writes" {

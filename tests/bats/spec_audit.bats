@@ -63,23 +63,25 @@ teardown() {
 	assert_output "$(rv '{"ok":true,"kv":{"key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
 }
 
-# SPEC 4: "id" (any JSON scalar) is echoed in its response.  A number is
-# echoed as it was written, not through a double: an id above 2^53 (a
-# 64-bit counter) or a fraction comes back unchanged.
-@test "a numeric id is echoed as sent, beyond 2^53 and with a fraction too" {
+# metad-protocol(7): an id is echoed as it was written, not through a
+# double: an integer above 2^53 (a 64-bit counter) comes back unchanged; a
+# fraction or an exponent is no integer: bad_request, without an id.
+@test "a numeric id is echoed as sent, beyond 2^53 too; a fraction is bad_request" {
 	metad_start
 	run raw <<'LINES'
 {"id":9007199254740993,"op":"ping"}
 {"op":"ping","id":18446744073709551615}
 {"id":0.1,"op":"ping"}
-{"x":{"id":1},"id" : -1.5E+3 ,"op":"ping"}
+{"x":{"id":1},"id" : -15 ,"op":"ping"}
 {"id":"9007199254740993","op":"ping"}
+{"id":-1.5E+3,"op":"ping"}
 LINES
 	assert_line --index 0 --regexp '^\{"id":9007199254740993,"ok":true,"rev":[0-9]+\}$'
 	assert_line --index 1 --regexp '^\{"id":18446744073709551615,"ok":true,"rev":[0-9]+\}$'
-	assert_line --index 2 --regexp '^\{"id":0.1,"ok":true,"rev":[0-9]+\}$'
-	assert_line --index 3 --regexp '^\{"id":-1.5E\+3,"ok":false,"error":\{"code":"bad_request","message":"unknown field \\"x\\" for op \\"ping\\""\}\}$'
+	assert_line --index 2 --regexp '^\{"ok":false,"error":\{"code":"bad_request","message":"field \\"id\\" must be a string or an integer'
+	assert_line --index 3 --regexp '^\{"id":-15,"ok":false,"error":\{"code":"bad_request","message":"unknown field \\"x\\" for op \\"ping\\""\}\}$'
 	assert_line --index 4 --regexp '^\{"id":"9007199254740993","ok":true,"rev":[0-9]+\}$'
+	assert_line --index 5 --regexp '^\{"ok":false,"error":\{"code":"bad_request"'
 }
 
 # SPEC 2 and 3: a value is any bytes, and a request may send it as

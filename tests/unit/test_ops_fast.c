@@ -94,10 +94,10 @@ test_takes(void **state)
 	assert_int_equal(f.key_len, 2);
 
 	assert_int_equal(DECODE("{\"op\":\"delete\",\"key\":\"k\","
-	    "\"if_absent\":false,\"if_mod_rev\":0,\"id\":null}", &f, out), 1);
+	    "\"if_absent\":false,\"if_mod_rev\":0,\"id\":7}", &f, out), 1);
 	assert_int_equal(f.pc.kind, PRECOND_MOD_REV);
 	assert_int_equal(f.pc.n, 0);
-	assert_memory_equal(f.id, "null", 4);
+	assert_memory_equal(f.id, "7", 1);
 
 	assert_int_equal(DECODE("{\"op\":\"get\",\"key\":\"k\","
 	    "\"consistency\":\"serializable\"}", &f, out), 1);
@@ -137,6 +137,9 @@ test_leaves(void **state)
 		"{\"op\":\"get\",\"key\":\"k\"}x",
 		"{\"op\":\"get\",\"key\":\"k\"}\n",
 		"{\"op\":\"get\",\"key\":\"k\",\"id\":01}",
+		/* an id that is neither a string nor an integer: refused */
+		"{\"op\":\"get\",\"key\":\"k\",\"id\":null}",
+		"{\"op\":\"get\",\"key\":\"k\",\"id\":true}",
 		"{\"op\":\"get\",\"key\":\"k\",\"id\":1.0}",
 		"{\"op\":\"get\",\"key\":\"k\",\"id\":123456789012345678901}",
 		"{\"op\":\"get\",\"key\":\"k\",\"id\":\"a\\nb\"}",
