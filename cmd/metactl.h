@@ -230,6 +230,10 @@ struct progress {
 void		 progress_start(struct progress *, const struct cmd_ctx *);
 void		 progress_show(struct progress *, const char *, ...)
 		     __attribute__((format(printf, 2, 3)));
+int		 progress_due(const struct progress *);
+uint64_t	 progress_rate(const struct progress *, uint64_t n);
+void		 progress_eta(const struct progress *, uint64_t done,
+		     uint64_t total, char *, size_t);
 void		 progress_end(struct progress *);
 
 /* args.c: per-command argument parsing. */
