@@ -164,16 +164,23 @@ cmd_matches(const struct cmd_entry *e, int argc, char **argv, int *nwords)
 	    argv[0][len] == '\0' && strcmp(argv[1], sp + 1) == 0);
 }
 
+/* 1 if e is one of the family's commands: "epoch get" of "epoch". */
+static int
+cmd_in_family(const struct cmd_entry *e, const char *family)
+{
+	size_t	 len = strlen(family);
+
+	return (strncmp(e->name, family, len) == 0 && e->name[len] == ' ');
+}
+
 /* 1 if word is the first word of two-word commands ("epoch"). */
 static int
 cmd_is_family(const char *word)
 {
 	const struct cmd_entry	**e;
-	size_t			 len = strlen(word);
 
 	for (e = cmd_table; *e != NULL; e++) {
-		if (strncmp((*e)->name, word, len) == 0 &&
-		    (*e)->name[len] == ' ')
+		if (cmd_in_family(*e, word))
 			return (1);
 	}
 	return (0);
@@ -184,21 +191,18 @@ static void
 cmd_family_list(struct buf *b, const char *family)
 {
 	const struct cmd_entry	**e, **last = NULL;
-	size_t			 len = strlen(family);
 	int			 n = 0;
 
 	for (e = cmd_table; *e != NULL; e++) {
-		if (strncmp((*e)->name, family, len) == 0 &&
-		    (*e)->name[len] == ' ')
+		if (cmd_in_family(*e, family))
 			last = e;
 	}
 	for (e = cmd_table; *e != NULL; e++) {
-		if (strncmp((*e)->name, family, len) != 0 ||
-		    (*e)->name[len] != ' ')
+		if (!cmd_in_family(*e, family))
 			continue;
 		if (n++ > 0)
 			buf_addstr(b, e == last ? " or " : ", ");
-		buf_addstr(b, (*e)->name + len + 1);
+		buf_addstr(b, (*e)->name + strlen(family) + 1);
 	}
 }
 
@@ -311,7 +315,6 @@ int
 cmd_print_usage_ctx(FILE *f, const struct cmd_ctx *ctx)
 {
 	const struct cmd_entry	**e;
-	size_t			 len;
 	int			 n = 0;
 
 	if (ctx->entry != NULL) {
@@ -320,10 +323,8 @@ cmd_print_usage_ctx(FILE *f, const struct cmd_ctx *ctx)
 	}
 	if (ctx->family == NULL)
 		return (-1);
-	len = strlen(ctx->family);
 	for (e = cmd_table; *e != NULL; e++) {
-		if (strncmp((*e)->name, ctx->family, len) == 0 &&
-		    (*e)->name[len] == ' ')
+		if (cmd_in_family(*e, ctx->family))
 			fprintf(f, "%s metactl %s%s%s\n", n++ == 0 ? "usage:" :
 			    "      ", (*e)->name, *(*e)->usage != '\0' ? " " :
 			    "", (*e)->usage);
@@ -546,17 +547,14 @@ cmd_help_exec(struct cmd_ctx *ctx, char **cause)
 	const struct cmd_entry	**e, *found;
 	const char		*family;
 	struct args		*a = ctx->args;
-	size_t			 len;
 	int			 nwords, n = 0;
 
 	if (a->argc == 0) {
 		cmd_print_help(stdout);
 		return (CMD_OK);
 	}
-	len = strlen(a->argv[0]);
 	for (e = cmd_table; a->argc == 1 && *e != NULL; e++) {
-		if (strncmp((*e)->name, a->argv[0], len) == 0 &&
-		    (*e)->name[len] == ' ') {
+		if (cmd_in_family(*e, a->argv[0])) {
 			if (n++ > 0)
 				putchar('\n');
 			cmd_print_command_help(stdout, *e);

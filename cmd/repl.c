@@ -42,7 +42,8 @@ const struct cmd_entry cmd_repl_entry = {
 	    "$XDG_STATE_HOME/metactl/history (default "
 	    "~/.local/state/metactl/history).\n"
 	    "Otherwise (metactl repl < script): no prompt, lines of at most 1 "
-	    "MiB, and\nstdin is the script, so put takes --file FILE, not -.\n"
+	    "MiB, each\nmessage starting with \"line N:\", and stdin is the "
+	    "script, so put takes\n--file FILE, not -.\n"
 	    "Exit status: on a terminal 0; otherwise 0 when every line "
 	    "succeeded, else\nthat of the last line that failed (130 at once "
 	    "when Ctrl-C stops a command).\n",
