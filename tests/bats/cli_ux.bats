@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # metactl's rough edges for a new user (metactl(1)): "did you mean", a
 # command family alone, keys quoted in ls, the notes of a cut listing,
-# the line numbers of a script's errors, and the progress lines of load
-# and dump.
+# the line numbers of a script's errors (the progress lines of load and
+# dump are in backup.bats).
 
 load helpers
 
@@ -13,8 +13,6 @@ setup() {
 }
 
 teardown() {
-	[ -z "${BG:-}" ] || kill -KILL "$BG" 2>/dev/null || true
-	kill -CONT "$METAD_PID" 2>/dev/null || true
 	metad_cleanup
 }
 
@@ -132,52 +130,4 @@ teardown() {
 	assert_line --index 1 --partial 'at most --timeout (default 10s)'
 	run -0 mctl --help
 	assert_line --partial 'at most --timeout (default 10s)'
-}
-
-# on_tty FILE COMMAND: run the sh COMMAND with a terminal (script(1)) as
-# its stdin, stdout and stderr; what it wrote is in FILE.
-on_tty() {
-	SHELL=/bin/sh script -qec "$2" "$1" </dev/null >/dev/null
-}
-
-# A dump of N keys k00001..: in $TESTDIR/dump.jsonl.
-dump_file() {
-	local i
-	{
-		echo '{"dump":1,"rev":1,"backend":"memory"}'
-		for ((i = 1; i <= $1; i++)); do
-			printf '{"key":"k%05d","value":"%064d","version":1,"create_rev":1,"mod_rev":1}\n' "$i" 0
-		done
-	} > "$TESTDIR/dump.jsonl"
-}
-
-@test "load of a file on a terminal shows the percent done and the time left" {
-	dump_file 3000
-	# metad stopped holds the load's first transaction for 1.2 s: the
-	# progress line is shown once a load has run for a second.
-	kill -STOP "$METAD_PID"
-	on_tty "$TESTDIR/tty" "\"$METACTL\" load \"$TESTDIR/dump.jsonl\"" &
-	BG=$!
-	wait_for pgrep -f -- "load $TESTDIR/dump.jsonl"
-	sleep 1.2
-	kill -CONT "$METAD_PID"
-	wait "$BG"
-	run cat -v "$TESTDIR/tty"
-	assert_output --regexp '\^M\^\[\[Kloading: [0-9]+%, [0-9]+:[0-9][0-9] left: [0-9]+ keys written, line [0-9]+'
-	assert_output --partial '3000'
-	# Not on a terminal: nothing on stderr.
-	run -0 --separate-stderr mctl load "$TESTDIR/dump.jsonl"
-	assert_equal "$stderr" ''
-}
-
-@test "dump into a slow pipe on a terminal shows the keys dumped and the rate" {
-	dump_file 3000
-	mctl load "$TESTDIR/dump.jsonl"
-	# The reader takes a byte, then waits 1.2 s: dump blocks on the full
-	# pipe and shows its progress once it has run for a second.
-	on_tty "$TESTDIR/tty" "\"$METACTL\" dump | { head -c 1 >/dev/null; sleep 1.2; cat >/dev/null; }"
-	run cat -v "$TESTDIR/tty"
-	assert_output --regexp '\^M\^\[\[Kdump: [0-9]+ keys at rev [0-9]+, [0-9]+ keys/s'
-	run -0 --separate-stderr mctl dump
-	assert_equal "$stderr" ''
 }

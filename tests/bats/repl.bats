@@ -329,3 +329,13 @@ prompts_wait() {
 	screen_wait -x 'v1'
 	prompts_wait 4
 }
+
+@test "a mistyped command at the prompt names the closest one; epoch alone lists its commands" {
+	repl_start
+	keys 'stauts' Enter
+	screen_wait -x 'metactl: unknown command: stauts (did you mean status?)'
+	keys 'epoch' Enter
+	screen_wait -x 'metactl: epoch needs a subcommand: get or bump'
+	screen_wait -x 'usage: metactl epoch get KEY'
+	prompts_wait 3
+}
