@@ -116,17 +116,18 @@ cmd_ls_item(void *arg, const cJSON *kv, char **cause)
 		return (CMD_ERROR);
 	}
 	buf_init(&tok);
-	output_token(&tok, key->valuestring, strlen(key->valuestring));
 	if (ls->ctx->mode == OUTPUT_JSON)
 		cmd_pages_json(&ls->pg, kv);
-	else if (ls->long_format) {
+	else
+		output_token(&tok, key->valuestring, strlen(key->valuestring));
+	if (ls->ctx->mode == OUTPUT_TEXT && ls->long_format) {
 		cmd_ls_number(kv, "version", version, sizeof version);
 		cmd_ls_number(kv, "mod_rev", mod_rev, sizeof mod_rev);
 		row[0] = buf_cstr(&tok);
 		row[1] = version;
 		row[2] = mod_rev;
 		output_table_add(&ls->pg.table, row);
-	} else
+	} else if (ls->ctx->mode == OUTPUT_TEXT)
 		printf("%s\n", buf_cstr(&tok));
 	buf_free(&tok);
 	free(ls->after);
