@@ -164,20 +164,82 @@ cmd_matches(const struct cmd_entry *e, int argc, char **argv, int *nwords)
 	    argv[0][len] == '\0' && strcmp(argv[1], sp + 1) == 0);
 }
 
-static const struct cmd_entry *
-cmd_find(int argc, char **argv, int *nwords, char **cause)
+/* 1 if e is one of the family's commands: "epoch get" of "epoch". */
+static int
+cmd_in_family(const struct cmd_entry *e, const char *family)
+{
+	size_t	 len = strlen(family);
+
+	return (strncmp(e->name, family, len) == 0 && e->name[len] == ' ');
+}
+
+/* 1 if word is the first word of two-word commands ("epoch"). */
+static int
+cmd_is_family(const char *word)
 {
 	const struct cmd_entry	**e;
 
 	for (e = cmd_table; *e != NULL; e++) {
+		if (cmd_in_family(*e, word))
+			return (1);
+	}
+	return (0);
+}
+
+/* "get or bump": the second words of a family's commands. */
+static void
+cmd_family_list(struct buf *b, const char *family)
+{
+	const struct cmd_entry	**e, **last = NULL;
+	int			 n = 0;
+
+	for (e = cmd_table; *e != NULL; e++) {
+		if (cmd_in_family(*e, family))
+			last = e;
+	}
+	for (e = cmd_table; *e != NULL; e++) {
+		if (!cmd_in_family(*e, family))
+			continue;
+		if (n++ > 0)
+			buf_addstr(b, e == last ? " or " : ", ");
+		buf_addstr(b, (*e)->name + strlen(family) + 1);
+	}
+}
+
+/*
+ * The entry argv names.  When none does, the cause says so and names the
+ * closest commands; *family is then argv[0] if it starts two-word
+ * commands (epoch, lease), whose usages the caller lists.
+ */
+static const struct cmd_entry *
+cmd_find(int argc, char **argv, int *nwords, const char **family,
+    char **cause)
+{
+	const struct cmd_entry	**e;
+	struct buf		 b;
+
+	*family = NULL;
+	for (e = cmd_table; *e != NULL; e++) {
 		if (cmd_matches(*e, argc, argv, nwords))
 			return (*e);
 	}
-	if (argc >= 2)
-		xasprintf(cause, "unknown command: %s (or %s %s)", argv[0],
-		    argv[0], argv[1]);
-	else
-		xasprintf(cause, "unknown command: %s", argv[0]);
+	buf_init(&b);
+	if (cmd_is_family(argv[0])) {
+		*family = argv[0];
+		if (argc < 2 || argv[1][0] == '-') {
+			buf_printf(&b, "%s needs a subcommand: ", argv[0]);
+			cmd_family_list(&b, argv[0]);
+		} else {
+			buf_printf(&b, "unknown command: %s %s", argv[0],
+			    argv[1]);
+			suggest_command(&b, argv[1], argv[0]);
+		}
+	} else {
+		buf_printf(&b, "unknown command: %s", argv[0]);
+		suggest_command(&b, argv[0], NULL);
+	}
+	*cause = xstrdup(buf_cstr(&b));
+	buf_free(&b);
 	return (NULL);
 }
 
@@ -215,13 +277,15 @@ cmd_run(struct cmd_ctx *ctx, int argc, char **argv, char **cause)
 	int		 nwords, done;
 
 	ctx->entry = NULL;
+	ctx->family = NULL;
 	args_free(ctx->args);
 	ctx->args = NULL;
 	if (argc < 1) {
 		xasprintf(cause, "no command given");
 		return (CMD_USAGE);
 	}
-	if ((ctx->entry = cmd_find(argc, argv, &nwords, cause)) == NULL)
+	if ((ctx->entry = cmd_find(argc, argv, &nwords, &ctx->family,
+	    cause)) == NULL)
 		return (CMD_USAGE);
 	/* getopt wants argv[0] to be a name: the command's last word. */
 	ctx->args = args_parse(ctx->entry, argc - nwords + 1,
@@ -241,6 +305,31 @@ cmd_print_usage(FILE *f, const struct cmd_entry *e)
 {
 	fprintf(f, "usage: metactl %s %s%s%s\n", CMD_GLOBAL_USAGE, e->name,
 	    *e->usage != '\0' ? " " : "", e->usage);
+}
+
+/*
+ * After a usage error: the usage of the command run, or of each command
+ * of the family named (metactl epoch); -1 when there is neither.
+ */
+int
+cmd_print_usage_ctx(FILE *f, const struct cmd_ctx *ctx)
+{
+	const struct cmd_entry	**e;
+	int			 n = 0;
+
+	if (ctx->entry != NULL) {
+		cmd_print_usage(f, ctx->entry);
+		return (0);
+	}
+	if (ctx->family == NULL)
+		return (-1);
+	for (e = cmd_table; *e != NULL; e++) {
+		if (cmd_in_family(*e, ctx->family))
+			fprintf(f, "%s metactl %s%s%s\n", n++ == 0 ? "usage:" :
+			    "      ", (*e)->name, *(*e)->usage != '\0' ? " " :
+			    "", (*e)->usage);
+	}
+	return (0);
 }
 
 /* "help COMMAND" and "COMMAND --help": usage, summary, details. */
@@ -457,18 +546,16 @@ static enum cmd_status
 cmd_help_exec(struct cmd_ctx *ctx, char **cause)
 {
 	const struct cmd_entry	**e, *found;
+	const char		*family;
 	struct args		*a = ctx->args;
-	size_t			 len;
 	int			 nwords, n = 0;
 
 	if (a->argc == 0) {
 		cmd_print_help(stdout);
 		return (CMD_OK);
 	}
-	len = strlen(a->argv[0]);
 	for (e = cmd_table; a->argc == 1 && *e != NULL; e++) {
-		if (strncmp((*e)->name, a->argv[0], len) == 0 &&
-		    (*e)->name[len] == ' ') {
+		if (cmd_in_family(*e, a->argv[0])) {
 			if (n++ > 0)
 				putchar('\n');
 			cmd_print_command_help(stdout, *e);
@@ -476,7 +563,8 @@ cmd_help_exec(struct cmd_ctx *ctx, char **cause)
 	}
 	if (n > 0)
 		return (CMD_OK);
-	if ((found = cmd_find(a->argc, a->argv, &nwords, cause)) == NULL)
+	if ((found = cmd_find(a->argc, a->argv, &nwords, &family,
+	    cause)) == NULL)
 		return (CMD_USAGE);
 	cmd_print_command_help(stdout, found);
 	return (CMD_OK);

@@ -4,7 +4,8 @@
  * event a line in aligned columns, mod_rev, "put" or "delete", version
  * ("-" for a delete) and value (printed as it is when it is one line of
  * text, else "b64:" and its base64).  --limit N stops after N events (0:
- * no limit, the default).
+ * no limit, the default); when it cut the history, a note on stderr names
+ * the --from-rev that goes on.
  *
  * It pages like ls: each "history" request asks from the rev after the
  * last event of the previous page until more is false.
@@ -161,6 +162,12 @@ cmd_history_exec(struct cmd_ctx *ctx, char **cause)
 		h.has_from = 1;
 	}
 	s = cmd_pages_run(&h.pg, cause);
+	if (s == CMD_OK && ctx->mode == OUTPUT_TEXT && cmd_pages_cut(&h.pg)) {
+		fflush(stdout);
+		fprintf(stderr, "(more events: --limit %" PRIu64 " cut the "
+		    "history; --from-rev %" PRIu64 " goes on)\n", h.pg.limit,
+		    h.from);
+	}
 out:
 	cmd_pages_free(&h.pg);
 	return (s);

@@ -15,6 +15,8 @@
  * branch's gets tell which keys exist; the txn is sent again without them.
  * Its puts and gets share the txn's TXN_MAX_OPS: half as many puts a txn.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,6 +81,8 @@ struct load {
 	uint64_t		 skipped;
 	unsigned long		 line;
 	struct progress		 progress;
+	uint64_t		 read;		/* bytes of the input */
+	uint64_t		 size;		/* a regular file's, or 0 */
 };
 
 static void
@@ -366,6 +370,24 @@ cmd_load_line(struct load *l, char *line, size_t len, char **cause)
 	return (CMD_ERROR);
 }
 
+/* "loading: 42%, 0:12 left: 1234 keys written, line 1235". */
+static void
+cmd_load_progress(struct load *l)
+{
+	char	 eta[64];
+
+	if (!progress_due(&l->progress))
+		return;
+	if (l->size == 0) {
+		progress_show(&l->progress, "loading: %" PRIu64 " keys "
+		    "written, line %lu", l->written, l->line);
+		return;
+	}
+	progress_eta(&l->progress, l->read, l->size, eta, sizeof eta);
+	progress_show(&l->progress, "loading: %s: %" PRIu64 " keys written, "
+	    "line %lu", eta, l->written, l->line);
+}
+
 static enum cmd_status
 cmd_load_run(struct load *l, FILE *f, char **cause)
 {
@@ -376,10 +398,10 @@ cmd_load_run(struct load *l, FILE *f, char **cause)
 
 	while ((n = getline(&line, &cap, f)) != -1) {
 		l->line++;
+		l->read += (uint64_t)n;
 		if ((s = cmd_load_line(l, line, (size_t)n, cause)) != CMD_OK)
 			break;
-		progress_show(&l->progress, "loading: %" PRIu64 " keys "
-		    "written, line %lu", l->written, l->line);
+		cmd_load_progress(l);
 	}
 	free(line);
 	if (s == CMD_OK && ferror(f)) {
@@ -410,6 +432,7 @@ static enum cmd_status
 cmd_load_exec(struct cmd_ctx *ctx, char **cause)
 {
 	struct load	 l;
+	struct stat	 st;
 	const char	*file = ctx->args->argc > 0 ? ctx->args->argv[0] : "-";
 	enum cmd_status	 s;
 	FILE		*f;
@@ -433,6 +456,9 @@ cmd_load_exec(struct cmd_ctx *ctx, char **cause)
 		return (CMD_ERROR);
 	} else
 		l.name = file;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size > 0)
+		l.size = (uint64_t)st.st_size;	/* for the percent done */
 	progress_start(&l.progress, ctx);
 	s = cmd_load_run(&l, f, cause);
 	progress_end(&l.progress);

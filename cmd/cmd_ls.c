@@ -1,8 +1,11 @@
 /*
  * ls [PREFIX] [-l] [--limit N] [--rev R]: the keys under PREFIX, one a
- * line, in key order (--rev: as they were at revision R).  -l adds each key's version and mod_rev in aligned columns (key
- * first, no header; the rows are buffered to align them).  --limit N stops
- * after N keys (0: no limit, the default).
+ * line, in key order (--rev: as they were at revision R), each as a token
+ * (output.h: a key with a space, a tab or a newline is a JSON string, so
+ * it stays on its line and in its column).  -l adds each key's version and
+ * mod_rev in aligned columns (key first, no header; the rows are buffered
+ * to align them).  --limit N stops after N keys (0: no limit, the
+ * default); when it cut the listing, a note on stderr says so.
  *
  * ls pages through everything: each "list" request asks for
  * min(1000, what --limit still allows) keys after the last key of the
@@ -105,23 +108,28 @@ cmd_ls_item(void *arg, const cJSON *kv, char **cause)
 	const cJSON	*key;
 	char		 version[24], mod_rev[24];
 	const char	*row[3];
+	struct buf	 tok;
 
 	key = cJSON_GetObjectItemCaseSensitive(kv, "key");
 	if (!cJSON_IsString(key)) {
 		xasprintf(cause, "metad listed an entry without key");
 		return (CMD_ERROR);
 	}
+	buf_init(&tok);
 	if (ls->ctx->mode == OUTPUT_JSON)
 		cmd_pages_json(&ls->pg, kv);
-	else if (ls->long_format) {
+	else
+		output_token(&tok, key->valuestring, strlen(key->valuestring));
+	if (ls->ctx->mode == OUTPUT_TEXT && ls->long_format) {
 		cmd_ls_number(kv, "version", version, sizeof version);
 		cmd_ls_number(kv, "mod_rev", mod_rev, sizeof mod_rev);
-		row[0] = key->valuestring;
+		row[0] = buf_cstr(&tok);
 		row[1] = version;
 		row[2] = mod_rev;
 		output_table_add(&ls->pg.table, row);
-	} else
-		printf("%s\n", key->valuestring);
+	} else if (ls->ctx->mode == OUTPUT_TEXT)
+		printf("%s\n", buf_cstr(&tok));
+	buf_free(&tok);
 	free(ls->after);
 	ls->after = xstrdup(key->valuestring);
 	return (CMD_OK);
@@ -158,6 +166,12 @@ cmd_ls_exec(struct cmd_ctx *ctx, char **cause)
 		goto out;
 	}
 	s = cmd_pages_run(&ls.pg, cause);
+	if (s == CMD_OK && ctx->mode == OUTPUT_TEXT && cmd_pages_cut(&ls.pg)) {
+		fflush(stdout);
+		fprintf(stderr, "(more keys: --limit %" PRIu64 " cut the "
+		    "listing; without --limit ls lists them all)\n",
+		    ls.pg.limit);
+	}
 out:
 	cmd_pages_free(&ls.pg);
 	free(ls.after);

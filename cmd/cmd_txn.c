@@ -6,7 +6,8 @@
  *	{"if":[{"key":"k","version":2}],
  *	 "then":[{"op":"put","key":"k","value":"v3"}],"else":[{"op":"get","key":"k"}]}
  * or the etcdctl-style text form (txn_text.c).  --fence adds the request's
- * "fence" (refused when the JSON already has one).
+ * "fence" (refused when the JSON already has one).  Typed on a terminal,
+ * it is read after a one-line hint, with a "txn> " prompt a line.
  *
  * Text output: SUCCEEDED or FAILED, then one line per result of the branch
  * that ran, keys and values as tokens (output.h):
@@ -16,7 +17,10 @@
  * -o json prints the daemon's response.  Exit status: 0 when the compares
  * held, 1 when they did not (the else branch ran), 3 when fenced.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,11 @@
 
 #include "metactl.h"
 #include "proto.h"
+
+/* Typed on a terminal (the REPL's, or metactl txn's). */
+#define TXN_PROMPT	"txn> "
+#define TXN_HINT	"(txn: compares, a blank line, then-ops, a blank " \
+			"line, else-ops; Ctrl-D on a new line runs it)"
 
 static enum cmd_status	cmd_txn_exec(struct cmd_ctx *, char **);
 
@@ -63,6 +72,64 @@ const struct cmd_entry cmd_txn_entry = {
 	.exec = cmd_txn_exec
 };
 
+/* Waits for stdin; -1 when Ctrl-C (intr.c, in the REPL) stopped it. */
+static int
+cmd_txn_tty_wait(struct cmd_ctx *ctx)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = STDIN_FILENO;
+	pfd.events = POLLIN;
+	for (;;) {
+		if (ctx->client.intr != NULL && *ctx->client.intr)
+			return (-1);
+		if (ppoll(&pfd, 1, NULL, ctx->client.intr_mask) >= 0 ||
+		    errno != EINTR)
+			return (0);
+	}
+}
+
+/*
+ * The transaction typed on a terminal: a hint, then TXN_PROMPT on stderr
+ * before each line, up to Ctrl-D (an empty read).  In the REPL Ctrl-C
+ * gives up (intr.c); one-shot it ends metactl as usual.
+ */
+static enum cmd_status
+cmd_txn_read_tty(struct cmd_ctx *ctx, struct buf *in, char **cause)
+{
+	ssize_t	 n;
+	int	 at_start = 1;	/* of a line: show the prompt */
+
+	fprintf(stderr, "%s\n", TXN_HINT);
+	for (;;) {
+		if (at_start)
+			fputs(TXN_PROMPT, stderr);
+		fflush(stderr);
+		if (cmd_txn_tty_wait(ctx) != 0)
+			return (CMD_INTERRUPTED);
+		buf_reserve(in, 4096);
+		if ((n = read(STDIN_FILENO, in->data + in->len, 4096)) == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			xasprintf(cause, "cannot read stdin: %s",
+			    strerror(errno));
+			return (CMD_ERROR);
+		}
+		in->len += (size_t)n;
+		at_start = in->data[in->len - 1] == '\n';
+		if (in->len > METACTL_VALUE_MAX_BYTES) {
+			xasprintf(cause, "the txn on stdin is larger than "
+			    "metactl's limit of %d bytes",
+			    METACTL_VALUE_MAX_BYTES);
+			return (CMD_USAGE);
+		}
+	}
+	fputc('\n', stderr);	/* Ctrl-D left the cursor after the prompt */
+	return (CMD_OK);
+}
+
 /* The request object from stdin: JSON or the text form. */
 static enum cmd_status
 cmd_txn_input(struct cmd_ctx *ctx, cJSON **req, char **cause)
@@ -73,7 +140,11 @@ cmd_txn_input(struct cmd_ctx *ctx, cJSON **req, char **cause)
 	enum cmd_status		 s;
 
 	buf_init(&in);
-	if ((s = cmd_read_stdin(ctx, &in, cause)) != CMD_OK) {
+	if (!ctx->stdin_script && isatty(STDIN_FILENO))
+		s = cmd_txn_read_tty(ctx, &in, cause);
+	else
+		s = cmd_read_stdin(ctx, &in, cause);
+	if (s != CMD_OK) {
 		buf_free(&in);
 		return (s);
 	}

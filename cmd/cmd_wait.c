@@ -35,8 +35,8 @@ const struct cmd_entry cmd_wait_entry = {
 	.args_min = 1,
 	.args_max = 1,
 	.usage = "KEY [--version N] [--raw]",
-	.help = "block until the key exists with version >= N (default 1); "
-	    "prints its value",
+	.help = "block until the key has version >= N (default 1), for at "
+	    "most --timeout (default 10s)",
 	.details =
 	    "--timeout (default 10s, 0: forever) is how long to wait; a wait "
 	    "that times\nout is exit status 1.  The value is printed as get "

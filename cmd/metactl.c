@@ -36,12 +36,9 @@ metactl_finish(struct cmd_ctx *ctx, enum cmd_status s, char *cause)
 	}
 	if (cause != NULL)
 		fprintf(stderr, "metactl: %s\n", cause);
-	if (s == CMD_USAGE && !ctx->reported) {
-		if (ctx->entry != NULL)
-			cmd_print_usage(stderr, ctx->entry);
-		else
-			metactl_usage(stderr);
-	}
+	if (s == CMD_USAGE && !ctx->reported &&
+	    cmd_print_usage_ctx(stderr, ctx) != 0)
+		metactl_usage(stderr);
 	free(cause);
 	cmd_ctx_free(ctx);
 	return (s);

@@ -83,6 +83,7 @@ struct cmd_ctx {
 	/* The command being run, set by cmd_run(). */
 	const struct cmd_entry	*entry;
 	struct args		*args;
+	const char		*family;	/* no entry: "epoch" */
 
 	/* The connection, opened by the first request and kept open. */
 	struct client		 client;
@@ -133,6 +134,7 @@ enum cmd_status	 cmd_global_option(struct cmd_ctx *, const char *name,
 		     const char *value, char **);
 enum cmd_status	 cmd_run(struct cmd_ctx *, int, char **, char **);
 void		 cmd_print_usage(FILE *, const struct cmd_entry *);
+int		 cmd_print_usage_ctx(FILE *, const struct cmd_ctx *);
 void		 cmd_print_help(FILE *);
 void		 cmd_print_command_help(FILE *, const struct cmd_entry *);
 enum cmd_status	 cmd_check_key(const char *, const char *what, char **);
@@ -151,6 +153,8 @@ enum cmd_status	 cmd_client_status(const struct client *);
  * pages.c: a listing asked for page by page (ls, history).  request builds
  * the request for the next page of at most n items into the buffer; item
  * prints an item or keeps it (cmd_pages_json() under -o json).
+ * cmd_pages_cut(): whether --limit cut the listing (text output says so
+ * on stderr, so that stdout stays the items alone).
  */
 struct cmd_pages {
 	struct cmd_ctx		*ctx;
@@ -175,6 +179,11 @@ void		 cmd_pages_init(struct cmd_pages *, struct cmd_ctx *,
 void		 cmd_pages_free(struct cmd_pages *);
 void		 cmd_pages_json(struct cmd_pages *, const cJSON *);
 enum cmd_status	 cmd_pages_run(struct cmd_pages *, char **);
+int		 cmd_pages_cut(const struct cmd_pages *);
+
+/* suggest.c: " (did you mean ...?)" for an unknown command. */
+void		 suggest_command(struct buf *, const char *word,
+		     const char *family);
 
 /* cmd_put.c: all of fd (txn reads stdin with it too). */
 enum cmd_status	 cmd_put_read_fd(int, const char *name, struct buf *,
@@ -221,6 +230,10 @@ struct progress {
 void		 progress_start(struct progress *, const struct cmd_ctx *);
 void		 progress_show(struct progress *, const char *, ...)
 		     __attribute__((format(printf, 2, 3)));
+int		 progress_due(const struct progress *);
+uint64_t	 progress_rate(const struct progress *, uint64_t n);
+void		 progress_eta(const struct progress *, uint64_t done,
+		     uint64_t total, char *, size_t);
 void		 progress_end(struct progress *);
 
 /* args.c: per-command argument parsing. */

@@ -136,6 +136,8 @@ output_error_details(const char *code, const cJSON *err, struct buf *b)
 	output_detail_u64(b, "compact_rev", err, "compact_rev");
 }
 
+unsigned long	 output_error_lineno;
+
 const char *
 output_error(enum output_mode mode, const cJSON *resp)
 {
@@ -155,7 +157,10 @@ output_error(enum output_mode mode, const cJSON *resp)
 	if (mode == OUTPUT_JSON)
 		output_json(resp);
 	fflush(stdout);
-	fprintf(stderr, "metactl: %s: %s%s%s%s\n", code, msg,
+	fprintf(stderr, "metactl: ");
+	if (output_error_lineno > 0)
+		fprintf(stderr, "line %lu: ", output_error_lineno);
+	fprintf(stderr, "%s: %s%s%s%s\n", code, msg,
 	    details.len > 0 ? " (" : "", details.len > 0 ?
 	    buf_cstr(&details) : "", details.len > 0 ? ")" : "");
 	buf_free(&details);

@@ -59,6 +59,8 @@ int	 output_token_value(struct buf *, const cJSON *obj);
  * OUTPUT_JSON, the response object on stdout as well.  Returns the code.
  */
 const char	*output_error(enum output_mode, const cJSON *);
+/* Nonzero: the line of a REPL script, named first ("line N: CODE..."). */
+extern unsigned long	 output_error_lineno;
 
 /*
  * The fields of an object but "ok", "id" and the one named skip (NULL:

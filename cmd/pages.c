@@ -79,6 +79,13 @@ cmd_pages_page(struct cmd_pages *p, const cJSON *resp, size_t *n,
 	return (CMD_OK);
 }
 
+/* 1 when --limit cut the listing short: the daemon had more. */
+int
+cmd_pages_cut(const struct cmd_pages *p)
+{
+	return (p->more && p->limit != 0 && p->seen >= p->limit);
+}
+
 static void
 cmd_pages_finish(struct cmd_pages *p)
 {
@@ -100,7 +107,7 @@ cmd_pages_finish(struct cmd_pages *p)
 		jw_raw(&w, p->json.data, p->json.len);
 	jw_arr_close(&w);
 	jw_name(&w, "more");
-	jw_bool(&w, p->more && p->limit != 0 && p->seen >= p->limit);
+	jw_bool(&w, cmd_pages_cut(p));
 	jw_name(&w, "rev");
 	jw_u64(&w, p->rev);
 	jw_obj_close(&w);

@@ -5,7 +5,8 @@
  * Exit status: on a terminal, 0 (every error was printed as it happened);
  * otherwise 0 when every line succeeded, else the status of the last line
  * that failed.  A command stopped by SIGINT (a watch, in a script) ends
- * the script with 130 at once.
+ * the script with 130 at once.  In a script every message of a line
+ * starts with its number: "metactl: line 3: k: not found".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@ const struct cmd_entry cmd_repl_entry = {
 	    "$XDG_STATE_HOME/metactl/history (default "
 	    "~/.local/state/metactl/history).\n"
 	    "Otherwise (metactl repl < script): no prompt, lines of at most 1 "
-	    "MiB, and\nstdin is the script, so put takes --file FILE, not -.\n"
+	    "MiB, each\nmessage starting with \"line N:\", and stdin is the "
+	    "script, so put takes\n--file FILE, not -.\n"
 	    "Exit status: on a terminal 0; otherwise 0 when every line "
 	    "succeeded, else\nthat of the last line that failed (130 at once "
 	    "when Ctrl-C stops a command).\n",
@@ -85,11 +87,11 @@ repl_report(struct repl *r, enum cmd_status s, char *cause)
 		putchar('\n');		/* after the terminal's ^C */
 		fflush(stdout);
 	}
-	if (cause != NULL)
+	if (cause != NULL && r->lineno > 0)
+		fprintf(stderr, "metactl: line %lu: %s\n", r->lineno, cause);
+	else if (cause != NULL)
 		fprintf(stderr, "metactl: %s\n", cause);
-	if (s == CMD_USAGE && r->ctx->entry != NULL)
-		cmd_print_usage(stderr, r->ctx->entry);
-	else if (s == CMD_USAGE)
+	if (s == CMD_USAGE && cmd_print_usage_ctx(stderr, r->ctx) != 0)
 		fprintf(stderr, "(help lists the commands)\n");
 	free(cause);
 	if (s != CMD_OK)
@@ -122,6 +124,7 @@ repl_words(struct repl *r, struct shlex *sh, char **cause)
 	int		 argc = sh->nwords + 1, first;
 
 	ctx->entry = NULL;
+	ctx->family = NULL;
 	argv = xcalloc((size_t)argc + 1, sizeof *argv);
 	argv[0] = name;
 	memcpy(argv + 1, sh->words, (size_t)sh->nwords * sizeof *argv);
@@ -179,7 +182,9 @@ repl_line(struct repl *r, const char *line, size_t len)
 		shlex_free(&sh);
 		return (s);
 	}
+	output_error_lineno = r->lineno;	/* 0 on a terminal */
 	s = repl_words(r, &sh, &cause);
+	output_error_lineno = 0;
 	s = repl_report(r, s, cause);
 	repl_restore(r);	/* before the words it points into go */
 	shlex_free(&sh);

@@ -297,7 +297,8 @@ pause_metad() {
 	# metad stopped for 1.5 s: the load waits for its first answer.
 	pause_metad
 	on_tty "$METACTL" load "$TESTDIR/in"
-	grep -q 'loading: [0-9]* keys written, line [0-9]*' "$TESTDIR/tty"
+	# A regular file: the percent read and the time left.
+	grep -q 'loading: [0-9]*%, [0-9]*:[0-9][0-9] left: [0-9]* keys written, line [0-9]*' "$TESTDIR/tty"
 	grep -q '^1000' <(tr '\r' '\n' <"$TESTDIR/tty" | sed 's/\x1b\[K//g')
 
 	pause_metad
@@ -316,9 +317,31 @@ pause_metad() {
 	# dump: the progress on the terminal, the dump in the file.
 	pause_metad
 	on_tty sh -c '"$1" dump >"$2"' sh "$METACTL" "$TESTDIR/dump"
-	grep -q 'dump: [0-9]* keys at rev [0-9]*' "$TESTDIR/tty"
+	grep -q 'dump: [0-9]* keys at rev [0-9]*, [0-9]* keys/s' "$TESTDIR/tty"
 	[ "$(wc -l <"$TESTDIR/dump")" -eq 1001 ]
 	! grep -q 'dump:' "$TESTDIR/dump"
+}
+
+@test "dump into a slow pipe on a terminal shows its progress before a page is out" {
+	awk 'BEGIN {
+	    print "{\"dump\":1,\"rev\":1,\"backend\":\"test\"}"
+	    for (i = 1; i <= 2000; i++)
+		printf "{\"key\":\"k/%06d\",\"value\":\"%01000d\"}\n", i, i
+	}' >"$TESTDIR/in"
+	mctl load "$TESTDIR/in"
+	# Pages are of 1000 keys of 1 KB here.  The reader waits past the
+	# first second, then takes 64 KB at a time, 768 KB at most, until the
+	# terminal shows dump's progress line.
+	local reader='head -c 1 >/dev/null; sleep 1.1; n=0
+	    while [ $n -lt 12 ]; do
+		head -c 65536 >/dev/null
+		if grep -q "dump: [0-9]* keys at rev [0-9]*, [0-9]* keys/s" "$1"
+		then echo seen >"$2"; break; fi
+		sleep 0.05; n=$((n + 1))
+	    done; cat >/dev/null'
+	on_tty sh -c '"$1" dump | sh -c "$2" sh "$3" "$4"' sh "$METACTL" \
+	    "$reader" "$TESTDIR/tty" "$TESTDIR/seen"
+	[ -e "$TESTDIR/seen" ] || fail "no progress line within 768 KB: $(cat -v "$TESTDIR/tty")"
 }
 
 @test "snapshot ops: chunks at the offsets asked, dropped once read to the end, at most 4 at once" {

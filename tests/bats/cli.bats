@@ -319,7 +319,7 @@ assert_json_line() {
 	assert_output "$(printf '%s\n' b/1 b/10)"
 	run -0 mctl ls zzz
 	assert_output ''
-	run -0 mctl ls --limit 2
+	run -0 --separate-stderr mctl ls --limit 2
 	assert_output "$(printf '%s\n' B a/1)"
 	run -0 mctl ls b/ --limit 0
 	assert_equal "${#lines[@]}" 3
@@ -360,9 +360,9 @@ assert_json_line() {
 	assert_equal "${#lines[@]}" 2500
 	# k1, k10-k19, k100-k199, k1000-k1999: 1111 keys across two pages.
 	mctl ls k1 | diff - <(grep '^k1' "$TESTDIR/expected")
-	run -0 mctl ls --limit 1500
+	run -0 --separate-stderr mctl ls --limit 1500
 	assert_equal "${#lines[@]}" 1500
-	mctl ls --limit 1500 | diff - <(head -n 1500 "$TESTDIR/expected")
+	mctl ls --limit 1500 2>/dev/null | diff - <(head -n 1500 "$TESTDIR/expected")
 
 	run -0 mctl -o json ls
 	assert_json_line "$output"

@@ -4,6 +4,8 @@
 
 load helpers
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	metad_start
 }
@@ -105,7 +107,7 @@ fill() {
 
 @test "history --from-rev and --limit page; -o json is one object" {
 	fill
-	run mctl history a --from-rev "$(rv @3)" --limit 2
+	run --separate-stderr mctl history a --from-rev "$(rv @3)" --limit 2
 	assert_success
 	assert_output "$(rv '@3  put     2  2
 @4  delete  -')"

@@ -77,7 +77,7 @@ prompts_wait() {
 	ls
 	EOF
 	assert_output $'1\n1\n1\na\nb'
-	assert_equal "$stderr" 'metactl: missing: not found'
+	assert_equal "$stderr" 'metactl: line 3: missing: not found'
 }
 
 @test "a script splits words like sh: quotes, backslashes, comments, blank lines" {
@@ -122,7 +122,7 @@ prompts_wait() {
 	ping -o json
 	EOF
 	assert_line --index 0 --partial '"ok":true'
-	assert_equal "${stderr_lines[0]}" 'metactl: unknown command: bogus'
+	assert_equal "${stderr_lines[0]}" 'metactl: line 1: unknown command: bogus'
 	run -2 mctl repl <<-'EOF'
 	get missing
 	get
@@ -169,9 +169,9 @@ prompts_wait() {
 	EOF
 	assert_output '1'
 	assert_equal "${stderr_lines[0]}" \
-	    "metactl: put: stdin is the REPL's script here, it cannot also hold the input"
+	    "metactl: line 1: put: stdin is the REPL's script here, it cannot also hold the input"
 	assert_equal "${stderr_lines[2]}" \
-	    "metactl: txn: stdin is the REPL's script here, it cannot also hold the input"
+	    "metactl: line 2: txn: stdin is the REPL's script here, it cannot also hold the input"
 }
 
 @test "a line over 1 MiB is refused, the next one runs" {
@@ -299,4 +299,43 @@ prompts_wait() {
 	screen_wait -x 'metactl: missing: not found'
 	keys C-d
 	screen_wait '[exited 0]'
+}
+
+@test "txn typed at the prompt: a hint, a txn> prompt a line, Ctrl-D runs it" {
+	repl_start
+	keys 'txn' Enter
+	screen_wait '(txn: compares, a blank line, then-ops, a blank line, else-ops; Ctrl-D on a new line runs it)'
+	local n=1 line
+	for line in 'version("k") = 0' '' 'put k v1' ''; do
+		screen_wait 'txn> ' $n
+		keys "$line" Enter
+		n=$((n + 1))
+	done
+	screen_wait -x 'txn> ' 		# the fifth, on a line of its own
+	keys C-d
+	screen_wait -x 'SUCCEEDED'
+	screen_wait -x 'put k v1'
+	prompts_wait 2
+	run -0 mctl get k
+	assert_output 'v1'
+	# Ctrl-C gives up a txn half typed; the session goes on.
+	keys 'txn' Enter
+	screen_wait 'txn> ' 6
+	keys 'put k v2' Enter
+	screen_wait 'txn> ' 7
+	keys C-c
+	prompts_wait 3
+	keys 'get k' Enter
+	screen_wait -x 'v1'
+	prompts_wait 4
+}
+
+@test "a mistyped command at the prompt names the closest one; epoch alone lists its commands" {
+	repl_start
+	keys 'stauts' Enter
+	screen_wait -x 'metactl: unknown command: stauts (did you mean status?)'
+	keys 'epoch' Enter
+	screen_wait -x 'metactl: epoch needs a subcommand: get or bump'
+	screen_wait -x 'usage: metactl epoch get KEY'
+	prompts_wait 3
 }
