@@ -213,6 +213,13 @@ main(int argc, char **argv)
 		return (2);
 	}
 	log_set_level(md.cfg.log_level);
+	/*
+	 * Whatever the umask it was started with, what metad creates is its
+	 * own: the database, its WAL and shared memory (SQLite gives those
+	 * the database's mode), snapshot temporaries, the directories it
+	 * makes, the pidfile and log file.  The socket gets --socket-mode.
+	 */
+	umask(077);
 	signal(SIGPIPE, SIG_IGN);
 	/* Past the file size limit a write fails with EFBIG instead. */
 	signal(SIGXFSZ, SIG_IGN);

@@ -432,3 +432,20 @@ one_req() {
 	} END { printf "headers alone %d, writes of 5 frames or more %d\n", hdr, big }' "$TESTDIR/trace"
 	assert_output --regexp '^headers alone 0, writes of 5 frames or more [1-9]'
 }
+
+# bats test_tags=store:sqlite
+@test "the database, its WAL and the directories metad makes are 0600/0700 whatever the umask" {
+	store_is sqlite || skip "about the sqlite file"
+	testdir
+	DB="$TESTDIR/new/dir/meta.db"
+	SOCK="$TESTDIR/metad.sock"
+	export METACTL_SOCKET="$SOCK"
+	umask 022
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	run mctl put k v
+	assert_success
+	[ "$(stat -c %a "$DB")" = 600 ]
+	[ "$(stat -c %a "$DB-wal")" = 600 ]
+	[ "$(stat -c %a "$TESTDIR/new/dir")" = 700 ]
+	[ "$(stat -c %a "$TESTDIR/new")" = 700 ]
+}
