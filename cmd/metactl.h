@@ -247,6 +247,8 @@ const char	*args_get(const struct args *, const char *);
 enum cmd_status	 args_u64(const char *, const char *what, uint64_t *,
 		     char **);
 enum cmd_status	 args_duration(const char *, uint64_t *, char **);
+enum cmd_status	 args_ttl(const char *, const char *what, uint64_t *,
+		     char **);
 
 /* cmd_cond.c: preconditions and fence, shared by put, cas and del. */
 struct cmd_cond {
