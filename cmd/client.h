@@ -49,6 +49,13 @@ struct client {
 	enum client_fail fail;
 
 	/*
+	 * metad's --max-value-bytes from its hello on this connection
+	 * (cmd_value_fits()); UINT64_MAX when it announces none.
+	 */
+	int		 limits_known;
+	uint64_t	 max_value_bytes;
+
+	/*
 	 * Set by an interruptible command (intr.c), else NULL: waiting on
 	 * the socket uses ppoll() with intr_mask and fails once *intr is set.
 	 */

@@ -363,7 +363,7 @@ cmd_load_line(struct load *l, char *line, size_t len, char **cause)
 	    cause);
 	free(msg);
 	free(why);
-	return (CMD_ERROR);
+	return (report_input(l->ctx));
 }
 
 static enum cmd_status
@@ -385,11 +385,11 @@ cmd_load_run(struct load *l, FILE *f, char **cause)
 	if (s == CMD_OK && ferror(f)) {
 		xasprintf(cause, "cannot read %s: %s", l->name,
 		    strerror(errno));
-		return (CMD_ERROR);
+		return (report_input(l->ctx));
 	}
 	if (s == CMD_OK && l->line == 0) {
 		xasprintf(cause, "%s: empty input, not a dump", l->name);
-		return (CMD_ERROR);
+		return (report_input(l->ctx));
 	}
 	if (s == CMD_OK)
 		s = cmd_load_flush(l, cause);
@@ -430,7 +430,7 @@ cmd_load_exec(struct cmd_ctx *ctx, char **cause)
 		l.name = "stdin";
 	} else if ((f = fopen(file, "re")) == NULL) {
 		xasprintf(cause, "cannot open %s: %s", file, strerror(errno));
-		return (CMD_ERROR);
+		return (report_input(ctx));
 	} else
 		l.name = file;
 	progress_start(&l.progress, ctx);

@@ -85,8 +85,7 @@ repl_report(struct repl *r, enum cmd_status s, char *cause)
 		putchar('\n');		/* after the terminal's ^C */
 		fflush(stdout);
 	}
-	if (cause != NULL)
-		fprintf(stderr, "metactl: %s\n", cause);
+	report_failure(r->ctx, s, cause);
 	if (s == CMD_USAGE && r->ctx->entry != NULL)
 		cmd_print_usage(stderr, r->ctx->entry);
 	else if (s == CMD_USAGE)
