@@ -102,10 +102,12 @@ repl_report(struct repl *r, enum cmd_status s, char *cause)
 static void
 repl_syntax_error(struct repl *r, char *cause)
 {
+	char	*msg = NULL;
+
 	if (r->lineno > 0)
-		fprintf(stderr, "metactl: line %lu: %s\n", r->lineno, cause);
-	else
-		fprintf(stderr, "metactl: %s\n", cause);
+		xasprintf(&msg, "line %lu: %s", r->lineno, cause);
+	report_failure(r->ctx, CMD_USAGE, msg != NULL ? msg : cause);
+	free(msg);
 	free(cause);
 	r->failed = CMD_USAGE;
 }
