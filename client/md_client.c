@@ -2,6 +2,7 @@
  * The handle: creating, connecting, closing, and its error.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
@@ -256,10 +257,50 @@ md_response_error(struct md_client *h, const cJSON *resp)
 
 /* --- Connecting. --- */
 
+/*
+ * Why a connect failed with error, and what to do, true for what is at
+ * the path: metad makes its socket at a path that is free or holds a stale
+ * socket, in a directory that exists (its default one it makes itself).
+ */
+static void
+md_connect_why(const char *path, int error, char *out, size_t len)
+{
+	struct stat	 sb;
+	char		 dir[1024], def[64], *slash;
+	const char	*e = strerror(error);
+
+	snprintf(dir, sizeof dir, "%s", path);
+	snprintf(def, sizeof def, "/tmp/metad-%ld", (long)getuid());
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir)
+		*slash = '\0';
+	if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		snprintf(out, len, "it is a directory, not a socket (give the "
+		    "path of metad's socket, such as %s/metad.sock)", path);
+	else if (lstat(path, &sb) == 0 && !S_ISSOCK(sb.st_mode))
+		snprintf(out, len, "it is a file, not a socket (give the path "
+		    "of metad's socket; metad does not replace a file with "
+		    "its socket)");
+	else if (error == ECONNREFUSED)
+		snprintf(out, len, "%s (nothing listens on this socket: is "
+		    "metad running? start it with: metad --socket %s, which "
+		    "replaces the stale socket)", e, path);
+	else if (error == EACCES || error == EPERM)
+		snprintf(out, len, "%s (check the permissions of %s and of its "
+		    "directories)", e, path);
+	else if (error == ENOENT && slash != NULL && slash != dir &&
+	    strcmp(dir, def) != 0 && stat(dir, &sb) != 0)
+		snprintf(out, len, "%s (is metad running? %s does not exist: "
+		    "create it, then start metad with: metad --socket %s)", e,
+		    dir, path);
+	else
+		snprintf(out, len, "%s (is metad running? start it with: "
+		    "metad --socket %s)", e, path);
+}
+
 static int
 md_connect_error(struct md_client *h, int error)
 {
-	char	 t[32];
+	char	 t[32], why[1400];
 
 	if (error == EAGAIN || error == EWOULDBLOCK || error == ETIMEDOUT) {
 		md_format_ms(h->timeout_ms, t, sizeof t);
@@ -267,9 +308,9 @@ md_connect_error(struct md_client *h, int error)
 		    "metad did not accept the connection within %s", h->path,
 		    t));
 	}
-	return (md_fail(h, MD_E_CONNECT, "cannot connect to %s: %s (is metad "
-	    "running? start it with: metad --socket %s)", h->path,
-	    strerror(error), h->path));
+	md_connect_why(h->path, error, why, sizeof why);
+	return (md_fail(h, MD_E_CONNECT, "cannot connect to %s: %s", h->path,
+	    why));
 }
 
 /*

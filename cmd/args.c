@@ -218,6 +218,23 @@ args_u64(const char *s, const char *what, uint64_t *out, char **cause)
 	return (CMD_OK);
 }
 
+/* A lease's TTL, a duration within metad's bounds. */
+enum cmd_status
+args_ttl(const char *s, const char *what, uint64_t *ms, char **cause)
+{
+	char	 lo[32], hi[32];
+
+	if (args_duration(s, ms, cause) != CMD_OK)
+		return (CMD_USAGE);
+	if (*ms >= LEASE_TTL_MIN_MS && *ms <= LEASE_TTL_MAX_MS)
+		return (CMD_OK);
+	client_format_ms(LEASE_TTL_MIN_MS, lo, sizeof lo);
+	client_format_ms(LEASE_TTL_MAX_MS, hi, sizeof hi);
+	xasprintf(cause, "invalid %s: \"%s\" (a lease's TTL is from %s to "
+	    "%s)", what, s, lo, hi);
+	return (CMD_USAGE);
+}
+
 /* "500ms", "2s", "1m", "1h"; a bare number is seconds.  At most 24h. */
 enum cmd_status
 args_duration(const char *s, uint64_t *ms, char **cause)

@@ -53,7 +53,9 @@ client_stale(struct client *c)
 void
 client_format_ms(uint64_t ms, char *out, size_t len)
 {
-	if (ms % 60000 == 0 && ms != 0)
+	if (ms % 3600000 == 0 && ms != 0)
+		snprintf(out, len, "%" PRIu64 "h", ms / 3600000);
+	else if (ms % 60000 == 0 && ms != 0)
 		snprintf(out, len, "%" PRIu64 "m", ms / 60000);
 	else if (ms % 1000 == 0)
 		snprintf(out, len, "%" PRIu64 "s", ms / 1000);

@@ -49,6 +49,13 @@ struct client {
 	enum client_fail fail;
 
 	/*
+	 * metad's --max-value-bytes from its hello on this connection
+	 * (cmd_value_fits()); UINT64_MAX when it announces none.
+	 */
+	int		 limits_known;
+	uint64_t	 max_value_bytes;
+
+	/*
 	 * Set by an interruptible command (intr.c), else NULL: waiting on
 	 * the socket uses ppoll() with intr_mask and fails once *intr is set.
 	 */
@@ -77,7 +84,7 @@ int	 client_request(struct client *, struct buf *, cJSON **, char **);
 
 /* Now plus the client's timeout in ms on CLOCK_MONOTONIC, or -1. */
 int64_t	 client_deadline(const struct client *);
-/* "500ms", "10s", "2m": a timeout for messages. */
+/* "500ms", "10s", "2m", "1h": a duration for messages. */
 void	 client_format_ms(uint64_t, char *, size_t);
 
 #endif

@@ -100,6 +100,31 @@ cmd_global_option(struct cmd_ctx *ctx, const char *name, const char *value,
 }
 
 /*
+ * After a usage error in parsing argv: the -o that argv gives last (before
+ * any "--"), whether or not parsing reached it, so that the error is
+ * reported in the format asked for.
+ */
+static void
+cmd_scan_output(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	const char	*v;
+	int		 i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		v = NULL;
+		if ((strcmp(argv[i], "-o") == 0 ||
+		    strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--output=", 9) == 0)
+			v = argv[i] + 9;
+		else if (strncmp(argv[i], "-o", 2) == 0)
+			v = argv[i] + 2;
+		if (v != NULL)
+			output_mode_parse(v, &ctx->mode);
+	}
+}
+
+/*
  * The global options before the command in argv (argv[0] is a program
  * name).  *first is the index of the command (argc when there is none), or
  * -1 when there is nothing left to do (--help, --version).
@@ -122,6 +147,7 @@ cmd_parse_globals(struct cmd_ctx *ctx, int argc, char **argv, int *first,
 			break;
 		if (ch == '?' || ch == ':') {
 			args_bad_option(NULL, ch, argc, argv, cause);
+			cmd_scan_output(ctx, argc, argv);
 			return (CMD_USAGE);
 		}
 		if (ch == 'h') {
@@ -139,8 +165,10 @@ cmd_parse_globals(struct cmd_ctx *ctx, int argc, char **argv, int *first,
 			;	/* a short option: find its long name */
 		s = cmd_global_option(ctx, cmd_global_longopts[idx].name,
 		    optarg, cause);
-		if (s != CMD_OK)
+		if (s != CMD_OK) {
+			cmd_scan_output(ctx, argc, argv);
 			return (s);
+		}
 	}
 	*first = optind;
 	return (CMD_OK);
@@ -284,16 +312,21 @@ cmd_run(struct cmd_ctx *ctx, int argc, char **argv, char **cause)
 		xasprintf(cause, "no command given");
 		return (CMD_USAGE);
 	}
-	if ((ctx->entry = cmd_find(argc, argv, &nwords, &ctx->family,
-	    cause)) == NULL)
-		return (CMD_USAGE);
+	ctx->fail_code = NULL;
+	ctx->json_reported = 0;
 	/* getopt wants argv[0] to be a name: the command's last word. */
-	ctx->args = args_parse(ctx->entry, argc - nwords + 1,
-	    argv + nwords - 1, cause);
-	if (ctx->args == NULL)
+	if ((ctx->entry = cmd_find(argc, argv, &nwords, &ctx->family,
+	    cause)) == NULL ||
+	    (ctx->args = args_parse(ctx->entry, argc - nwords + 1,
+	    argv + nwords - 1, cause)) == NULL) {
+		cmd_scan_output(ctx, argc, argv);
 		return (CMD_USAGE);
-	if ((s = cmd_apply_globals(ctx, &done, cause)) != CMD_OK || done)
+	}
+	if ((s = cmd_apply_globals(ctx, &done, cause)) != CMD_OK || done) {
+		if (s != CMD_OK)
+			cmd_scan_output(ctx, argc, argv);
 		return (s);
+	}
 	s = ctx->entry->exec(ctx, cause);
 	args_free(ctx->args);
 	ctx->args = NULL;
@@ -400,7 +433,9 @@ cmd_read_stdin(struct cmd_ctx *ctx, struct buf *b, char **cause)
 		    "cannot also hold the input", ctx->entry->name);
 		return (CMD_USAGE);
 	}
-	return (cmd_put_read_fd(STDIN_FILENO, "stdin", b, cause));
+	if (cmd_put_read_fd(STDIN_FILENO, "stdin", b, cause) != CMD_OK)
+		return (report_input(ctx));
+	return (CMD_OK);
 }
 
 /* Starts a request object in b: {"id":N,"op":OP ... (caller closes it). */
@@ -524,9 +559,53 @@ cmd_response_error(struct cmd_ctx *ctx, const cJSON *resp)
 	enum proto_code	 code;
 
 	code = proto_code_parse(output_error(ctx->mode, resp));
+	ctx->json_reported = ctx->mode == OUTPUT_JSON;
 	if (code == PROTO_FAILED_PRECONDITION || code == PROTO_FENCED)
 		return (CMD_CONFLICT);
 	return (CMD_ERROR);
+}
+
+/*
+ * Before sending a value of len bytes: refused here with value_too_large,
+ * as metad would, when it is over metad's --max-value-bytes (asked once a
+ * connection with hello), rather than sent and answered request_too_large.
+ */
+enum cmd_status
+cmd_value_fits(struct cmd_ctx *ctx, size_t len, char **cause)
+{
+	struct buf	 b;
+	struct jw	 w;
+	cJSON		*resp;
+	enum cmd_status	 s;
+	uint64_t	 max;
+	char		*msg;
+
+	if (len == 0)
+		return (CMD_OK);
+	if ((s = cmd_connect(ctx, cause)) != CMD_OK)
+		return (s);
+	if (!ctx->client.limits_known) {
+		buf_init(&b);
+		cmd_request_open(ctx, &w, &b, "hello");
+		jw_obj_close(&w);
+		s = cmd_call(ctx, &b, &resp, cause);
+		buf_free(&b);
+		if (s != CMD_OK)
+			return (s);
+		if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp,
+		    "max_value_bytes"), &max) != 0)
+			max = UINT64_MAX;	/* an older metad */
+		cJSON_Delete(resp);
+		ctx->client.limits_known = 1;
+		ctx->client.max_value_bytes = max;
+	}
+	if (len <= ctx->client.max_value_bytes)
+		return (CMD_OK);
+	xasprintf(&msg, "value is %zu bytes, the limit is %" PRIu64
+	    " (--max-value-bytes)", len, ctx->client.max_value_bytes);
+	s = report_error(ctx, "value_too_large", msg);
+	free(msg);
+	return (s);
 }
 
 static enum cmd_status	cmd_help_exec(struct cmd_ctx *, char **);

@@ -171,7 +171,7 @@ cmd_lease_grant(struct cmd_ctx *ctx, char **cause)
 	cJSON		*resp;
 	enum cmd_status	 s;
 
-	if ((s = args_duration(ctx->args->argv[0], &ttl, cause)) != CMD_OK)
+	if ((s = args_ttl(ctx->args->argv[0], "TTL", &ttl, cause)) != CMD_OK)
 		return (s);
 	if ((s = cmd_lease_call(ctx, "lease_grant", 0, ttl,
 	    args_has(ctx->args, "session"), &resp, cause)) != CMD_OK)

@@ -367,7 +367,7 @@ cmd_load_line(struct load *l, char *line, size_t len, char **cause)
 	    cause);
 	free(msg);
 	free(why);
-	return (CMD_ERROR);
+	return (report_input(l->ctx));
 }
 
 /* "loading: 42%, 0:12 left: 1234 keys written, line 1235". */
@@ -407,11 +407,11 @@ cmd_load_run(struct load *l, FILE *f, char **cause)
 	if (s == CMD_OK && ferror(f)) {
 		xasprintf(cause, "cannot read %s: %s", l->name,
 		    strerror(errno));
-		return (CMD_ERROR);
+		return (report_input(l->ctx));
 	}
 	if (s == CMD_OK && l->line == 0) {
 		xasprintf(cause, "%s: empty input, not a dump", l->name);
-		return (CMD_ERROR);
+		return (report_input(l->ctx));
 	}
 	if (s == CMD_OK)
 		s = cmd_load_flush(l, cause);
@@ -453,7 +453,7 @@ cmd_load_exec(struct cmd_ctx *ctx, char **cause)
 		l.name = "stdin";
 	} else if ((f = fopen(file, "re")) == NULL) {
 		xasprintf(cause, "cannot open %s: %s", file, strerror(errno));
-		return (CMD_ERROR);
+		return (report_input(ctx));
 	} else
 		l.name = file;
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&

@@ -42,8 +42,6 @@
 #include "proto.h"
 
 #define LOCK_TTL_DEFAULT_MS	10000
-#define LOCK_TTL_MIN_MS		1000
-#define LOCK_TTL_MAX_MS		3600000
 #define LOCK_BUMP_TRIES		20
 #define LOCK_WAITERS_MAX	10000
 
@@ -437,13 +435,8 @@ lock_options(struct lock *lk, char **cause)
 	lk->ttl_ms = LOCK_TTL_DEFAULT_MS;
 	lk->give_up = -1;
 	if ((v = args_get(a, "ttl")) != NULL) {
-		if ((s = args_duration(v, &lk->ttl_ms, cause)) != CMD_OK)
+		if ((s = args_ttl(v, "--ttl", &lk->ttl_ms, cause)) != CMD_OK)
 			return (s);
-		if (lk->ttl_ms < LOCK_TTL_MIN_MS ||
-		    lk->ttl_ms > LOCK_TTL_MAX_MS) {
-			xasprintf(cause, "invalid --ttl: %s (1s to 1h)", v);
-			return (CMD_USAGE);
-		}
 	}
 	if ((v = args_get(a, "wait")) != NULL) {
 		if ((s = args_duration(v, &ms, cause)) != CMD_OK)

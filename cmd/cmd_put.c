@@ -100,11 +100,11 @@ cmd_put_value(struct cmd_ctx *ctx, const char *arg, const char *file,
 		return (cmd_read_stdin(ctx, v, cause));
 	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
 		xasprintf(cause, "cannot open %s: %s", file, strerror(errno));
-		return (CMD_ERROR);
+		return (report_input(ctx));
 	}
 	s = cmd_put_read_fd(fd, file, v, cause);
 	close(fd);
-	return (s);
+	return (s == CMD_ERROR ? report_input(ctx) : s);
 }
 
 static enum cmd_status
@@ -136,6 +136,8 @@ cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
 	cJSON		*resp;
 	enum cmd_status	 s;
 
+	if ((s = cmd_value_fits(ctx, v->len, cause)) != CMD_OK)
+		return (s);
 	buf_init(&b);
 	cmd_request_open(ctx, &w, &b, "put");
 	jw_name(&w, "key");

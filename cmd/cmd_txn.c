@@ -156,7 +156,7 @@ cmd_txn_input(struct cmd_ctx *ctx, cJSON **req, char **cause)
 	} else
 		*req = txn_text_parse(in.data, in.len, cause);
 	buf_free(&in);
-	return (*req == NULL ? CMD_USAGE : CMD_OK);
+	return (*req == NULL ? report_input(ctx) : CMD_OK);
 }
 
 /* The request line: req's members in order, our id, the fence. */
@@ -172,7 +172,7 @@ cmd_txn_request(struct cmd_ctx *ctx, const cJSON *req,
 	    "txn") != 0)) {
 		xasprintf(cause, "txn on stdin: \"op\" must be \"txn\" (or "
 		    "left out)");
-		return (CMD_USAGE);
+		return (report_input(ctx));
 	}
 	if (cond->fence_key != NULL &&
 	    cJSON_GetObjectItemCaseSensitive(req, "fence") != NULL) {

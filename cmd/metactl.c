@@ -34,8 +34,7 @@ metactl_finish(struct cmd_ctx *ctx, enum cmd_status s, char *cause)
 		if (s == CMD_OK || s == CMD_FALSE)
 			s = CMD_ERROR;
 	}
-	if (cause != NULL)
-		fprintf(stderr, "metactl: %s\n", cause);
+	report_failure(ctx, s, cause);
 	if (s == CMD_USAGE && !ctx->reported &&
 	    cmd_print_usage_ctx(stderr, ctx) != 0)
 		metactl_usage(stderr);

@@ -7,12 +7,14 @@
  * with its options (plus the global ones, which may also follow the
  * command), checks the number of positional arguments and calls exec.
  *
- * exec returns a cmd_status, which is the exit status (SPEC 7); only main()
- * (or the REPL, which runs one cmd_run() per line on one cmd_ctx) decides
- * to exit.  A local failure also sets *cause, a
- * message the caller prints after "metactl: " and frees; a usage error
- * (CMD_USAGE) is followed by the command's usage line.  A daemon error
- * response is rendered by output_error() and has no cause.
+ * exec returns a cmd_status, which is the exit status (metactl(1) EXIT
+ * STATUS); only main() (or the REPL, which runs one cmd_run() per line on
+ * one cmd_ctx) decides to exit.  A local failure also sets *cause, a
+ * message report_failure() prints after "metactl: " (and, under -o json, as
+ * an error object on stdout whose code is ctx->fail_code, else the exit
+ * status's: usage, unreachable, internal); a usage error (CMD_USAGE) is
+ * followed by the command's usage line.  A daemon error response is
+ * rendered by cmd_response_error() and has no cause.
  *
  * Memory: struct args points into the argv it was parsed from and owns
  * nothing else; a response (cJSON) returned by cmd_call() belongs to the
@@ -89,6 +91,10 @@ struct cmd_ctx {
 	struct client		 client;
 	uint64_t		 next_id;
 
+	/* The failure being reported (report_failure() clears them). */
+	const char		*fail_code;	/* NULL: by the exit status */
+	int			 json_reported;	/* an error object is out */
+
 	/* Set by the REPL (repl.c). */
 	int			 in_repl;	/* a session is running */
 	int			 stdin_script;	/* it reads its lines there */
@@ -147,6 +153,7 @@ enum cmd_status	 cmd_roundtrip(struct cmd_ctx *, struct buf *, cJSON **,
 enum cmd_status	 cmd_call(struct cmd_ctx *, struct buf *, cJSON **,
 		     char **);
 enum cmd_status	 cmd_response_error(struct cmd_ctx *, const cJSON *);
+enum cmd_status	 cmd_value_fits(struct cmd_ctx *, size_t, char **);
 enum cmd_status	 cmd_client_status(const struct client *);
 
 /*
@@ -184,6 +191,18 @@ int		 cmd_pages_cut(const struct cmd_pages *);
 /* suggest.c: " (did you mean ...?)" for an unknown command. */
 void		 suggest_command(struct buf *, const char *word,
 		     const char *family);
+
+/*
+ * report.c: report_failure() prints what a command left to say, the one
+ * place main() and the REPL report a failure; report_error() renders an
+ * error metactl finds itself as metad would have (code, message);
+ * report_input() marks the cause just set as bad input (code "input",
+ * exit 5) and returns CMD_ERROR.
+ */
+void		 report_failure(struct cmd_ctx *, enum cmd_status, const char *);
+enum cmd_status	 report_error(struct cmd_ctx *, const char *code,
+		     const char *msg);
+enum cmd_status	 report_input(struct cmd_ctx *);
 
 /* cmd_put.c: all of fd (txn reads stdin with it too). */
 enum cmd_status	 cmd_put_read_fd(int, const char *name, struct buf *,
@@ -260,6 +279,8 @@ const char	*args_get(const struct args *, const char *);
 enum cmd_status	 args_u64(const char *, const char *what, uint64_t *,
 		     char **);
 enum cmd_status	 args_duration(const char *, uint64_t *, char **);
+enum cmd_status	 args_ttl(const char *, const char *what, uint64_t *,
+		     char **);
 
 /* cmd_cond.c: preconditions and fence, shared by put, cas and del. */
 struct cmd_cond {

@@ -76,6 +76,8 @@ repl_restore(struct repl *r)
 static enum cmd_status
 repl_report(struct repl *r, enum cmd_status s, char *cause)
 {
+	char	*msg = NULL;
+
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (cause == NULL)
 			xasprintf(&cause, "cannot write the output: %s",
@@ -87,10 +89,12 @@ repl_report(struct repl *r, enum cmd_status s, char *cause)
 		putchar('\n');		/* after the terminal's ^C */
 		fflush(stdout);
 	}
-	if (cause != NULL && r->lineno > 0)
-		fprintf(stderr, "metactl: line %lu: %s\n", r->lineno, cause);
-	else if (cause != NULL)
-		fprintf(stderr, "metactl: %s\n", cause);
+	if (cause != NULL && r->lineno > 0) {
+		xasprintf(&msg, "line %lu: %s", r->lineno, cause);
+		report_failure(r->ctx, s, msg);
+		free(msg);
+	} else
+		report_failure(r->ctx, s, cause);
 	if (s == CMD_USAGE && cmd_print_usage_ctx(stderr, r->ctx) != 0)
 		fprintf(stderr, "(help lists the commands)\n");
 	free(cause);
@@ -105,10 +109,12 @@ repl_report(struct repl *r, enum cmd_status s, char *cause)
 static void
 repl_syntax_error(struct repl *r, char *cause)
 {
+	char	*msg = NULL;
+
 	if (r->lineno > 0)
-		fprintf(stderr, "metactl: line %lu: %s\n", r->lineno, cause);
-	else
-		fprintf(stderr, "metactl: %s\n", cause);
+		xasprintf(&msg, "line %lu: %s", r->lineno, cause);
+	report_failure(r->ctx, CMD_USAGE, msg != NULL ? msg : cause);
+	free(msg);
 	free(cause);
 	r->failed = CMD_USAGE;
 }

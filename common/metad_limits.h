@@ -22,6 +22,9 @@
 #define VIEW_MAX_BYTES_DEFAULT		(256 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
+/* A lease's TTL (lease_grant's ttl_ms; metactl's lease grant, lock --ttl). */
+#define LEASE_TTL_MIN_MS		1000
+#define LEASE_TTL_MAX_MS		3600000
 /* min_rev's wait when a get or list gives no timeout_ms. */
 #define READ_TIMEOUT_DEFAULT_MS		5000
 #define HISTORY_LIMIT_DEFAULT		100

@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "metad_limits.h"
+
 struct conn;
 struct metad;
 struct req;
@@ -54,8 +56,6 @@ struct lease_req {
 	int			 applied;	/* grant, revoke: applied */
 };
 
-#define LEASE_TTL_MIN_MS	1000
-#define LEASE_TTL_MAX_MS	3600000
 /* Lease ids fit a JSON number exactly. */
 #define LEASE_ID_MAX		((UINT64_C(1) << 53) - 1)
 /* A revoke that failed is tried again after this. */

@@ -35,6 +35,8 @@ ops_hello(struct req *r)
 	jw_cstr(&w, conn_access_name(r->conn->access));
 	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
+	JW_NAME(&w, "max_value_bytes");
+	jw_u64(&w, r->md->cfg.max_value_bytes);
 	reply_end(r, &w);
 	req_done(r);
 }

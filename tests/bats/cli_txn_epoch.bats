@@ -115,11 +115,11 @@ get k v1"
 del k deleted"
 }
 
-@test "txn: invalid input is a usage error; a bad request is exit 5" {
+@test "txn: invalid input and a bad request are exit 5" {
 	run "$METACTL" txn <<<'{"if":'
-	assert_failure 2
+	assert_failure 5
 	run "$METACTL" txn <<<'{"op":"put","key":"k","value":"v"}'
-	assert_failure 2
+	assert_failure 5
 	run "$METACTL" txn <<<'{"then":[{"op":"frob","key":"k"}]}'
 	assert_failure 5
 	assert_output --partial 'bad_request'
@@ -182,20 +182,20 @@ put b v1"
 	assert_output ""
 }
 
-@test "txn text form: errors name the line and exit 2" {
+@test "txn text form: errors name the line and exit 5 (input)" {
 	run "$METACTL" txn <<<'put k v'
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'line 1: expected a compare'
 	run "$METACTL" txn <<-'EOF'
 
 	put k two words
 	EOF
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'line 2: unexpected text after the op'
 	run "$METACTL" txn <<-'EOF'
 	version("k") = x
 	EOF
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'expected an integer'
 	run "$METACTL" txn <<-'EOF'
 	version("k") = 1
@@ -206,15 +206,15 @@ put b v1"
 
 	get k
 	EOF
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'more than three sections'
 	run "$METACTL" txn <<<'value("k") = "unterminated'
-	assert_failure 2
+	assert_failure 5
 	run "$METACTL" txn <<-'EOF'
 
 	put k b64:not-base64
 	EOF
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'base64'
 }
 

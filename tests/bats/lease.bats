@@ -177,8 +177,8 @@ gone() {
 	assert_line --index 0 --regexp "^lease $L ttl_ms 30000 remaining_ms [0-9]+ session no$"
 	assert_line --index 1 '"k 1"'
 	run mctl lease grant 0s
-	assert_failure 5
-	assert_output --partial bad_request
+	assert_failure 2
+	assert_output --partial 'from 1s to 1h'
 	run mctl lease info 0
 	assert_failure 2
 }

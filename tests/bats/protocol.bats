@@ -12,10 +12,10 @@ teardown() {
 }
 
 # Send one request line, print the one response line.
-@test "hello reports server, protocol, backend, access and rev" {
+@test "hello reports server, protocol, backend, access, rev and the value limit" {
 	run req '{"op":"hello","id":1}'
 	assert_success
-	assert_output --regexp "$(rv '^\{"id":1,"ok":true,"server":"metad","version":"[0-9.]+","protocol":1,"backend":"(sqlite|memory|etcd)","access":"rw","rev":@0\}$')"
+	assert_output --regexp "$(rv '^\{"id":1,"ok":true,"server":"metad","version":"[0-9.]+","protocol":1,"backend":"(sqlite|memory|etcd)","access":"rw","rev":@0,"max_value_bytes":1048576\}$')"
 }
 
 @test "ping answers the current rev" {

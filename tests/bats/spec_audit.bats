@@ -261,7 +261,7 @@ LINES
 	assert_output --partial '{"op":"get","kv":{"key":"w","value":"\u0000",'
 	[ "$(mctl get --raw w | od -An -tx1 | tr -d ' \n')" = 00 ]
 	run mctl txn <<<$'\nput "k\\u0000" v'
-	assert_failure 2
+	assert_failure 5
 	assert_output --partial 'a key may not hold \u0000'
 }
 
