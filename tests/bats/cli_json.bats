@@ -50,7 +50,7 @@ json_fails() {
 	assert_output ''
 	# a usage error in a script of the REPL, under its -o json
 	run -2 --separate-stderr "$METACTL" -o json repl <<<'get'
-	assert_output '{"ok":false,"error":{"code":"usage","message":"get: missing arguments"}}'
+	assert_output '{"ok":false,"error":{"code":"usage","message":"line 1: get: missing arguments"}}'
 	run -2 --separate-stderr "$METACTL" -o json repl <<<'get "k'
 	assert_output --regexp '^\{"ok":false,"error":\{"code":"usage","message":"line 1: [^"]*quote'
 }
