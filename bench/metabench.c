@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "crafted.h"
 #include "metabench.h"
 #include "sockpath.h"
 
@@ -31,6 +32,7 @@ usage(void)
 	    "--duration D] [--pipeline P]\n"
 	    "        [--value-size B] [--keys K] [--get-pct PCT] "
 	    "[--own-keys] [--no-preload]\n"
+	    "        [--crafted]"
 	    "        [--rate R] [--serializable] [--at-rev R] "
 	    "[-o text|json]\n");
 	exit(2);
@@ -86,6 +88,10 @@ bench_now(void)
 }
 
 /* Append prefix and n as 8 or more decimal digits. */
+/* --crafted: the keys, all colliding under FNV-1a (crafted.c). */
+static char	**bench_crafted;
+static size_t	  bench_ncrafted;
+
 void
 bench_key(struct buf *b, const char *prefix, uint64_t n)
 {
@@ -93,6 +99,11 @@ bench_key(struct buf *b, const char *prefix, uint64_t n)
 	int	 i = (int)sizeof d;
 
 	buf_addstr(b, prefix);
+	if (bench_crafted != NULL) {
+		buf_addstr(b, bench_crafted[n % bench_ncrafted] +
+		    strlen(BENCH_KEY_PREFIX));
+		return;
+	}
 	do {
 		d[--i] = (char)('0' + n % 10);
 		n /= 10;
@@ -131,6 +142,7 @@ static const struct option longopts[] = {
 	{ "keys",	required_argument,	NULL, 'k' },
 	{ "get-pct",	required_argument,	NULL, 'g' },
 	{ "own-keys",	no_argument,		NULL, 'O' },
+	{ "crafted",	no_argument,		NULL, 'C' },
 	{ "no-preload",	no_argument,		NULL, 'N' },
 	{ "rate",	required_argument,	NULL, 'r' },
 	{ "serializable", no_argument,		NULL, 'S' },
@@ -176,6 +188,9 @@ opts_one(struct bench_opts *o, int ch, const char *arg)
 		break;
 	case 'O':
 		o->own_keys = 1;
+		break;
+	case 'C':
+		o->crafted = 1;
 		break;
 	case 'N':
 		o->preload = 0;
@@ -245,6 +260,10 @@ opts_check(struct bench_opts *o)
 		o->keys = o->clients;
 	if (o->keys > UINT32_MAX)
 		bad("--keys", "", "at most 2^32 - 1");
+	if (o->crafted) {
+		bench_crafted = crafted_keys(BENCH_KEY_PREFIX, o->keys);
+		bench_ncrafted = o->keys;
+	}
 }
 
 static void
@@ -327,5 +346,6 @@ main(int argc, char **argv)
 		fatalx("%s", cause);
 	report_print(&b, preload_s);
 	free(b.value);
+	crafted_free(bench_crafted);
 	return (b.c.errors > 0 || b.c.lost > 0 ? 1 : 0);
 }

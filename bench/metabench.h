@@ -58,6 +58,7 @@ struct bench_opts {
 	uint64_t		 keys;
 	unsigned		 get_pct;	/* mixed */
 	int			 own_keys;	/* cas: no contention */
+	int			 crafted;	/* keys colliding in FNV-1a */
 	int			 preload;	/* get, mixed: fill keys first */
 	double			 rate;		/* watch: puts per second */
 	int			 json;

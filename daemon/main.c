@@ -22,6 +22,7 @@
 #include "metad.h"
 #include "net/server.h"
 #include "ops/snapshot.h"
+#include "store/store_hash.h"
 #include "systemd.h"
 #include "core/wait.h"
 #include "core/watch.h"
@@ -220,6 +221,8 @@ main(int argc, char **argv)
 	 * makes, the pidfile and log file.  The socket gets --socket-mode.
 	 */
 	umask(077);
+	if (store_hash_init() != 0)
+		fatalx("no random key for the hash tables (libsodium)");
 	signal(SIGPIPE, SIG_IGN);
 	/* Past the file size limit a write fails with EFBIG instead. */
 	signal(SIGXFSZ, SIG_IGN);

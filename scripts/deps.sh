@@ -6,7 +6,8 @@
 set -eu
 
 # Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
-# gRPC API), cmocka, clang (make fuzz),
+# gRPC API, libsodium for the daemon's keyed hash tables),
+# cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
 # sqlite3, curl, mandoc and groff (groff-base: the man pages' rendering
 # checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
@@ -19,7 +20,7 @@ set -eu
 # check-layers).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
-libnghttp2-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
+libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
 zsh fish wrk bc systemd man-db redis-server redis-tools python3"

@@ -37,6 +37,7 @@
 
 #include "log.h"
 #include "store/etcd/store_etcd.h"
+#include "store/store_hash.h"
 
 /* A due lease whose record could not be read is looked at again after: */
 #define ETCD_EXPIRY_RETRY_MS	250
@@ -76,10 +77,8 @@ etcd_lease_value(struct buf *b, uint64_t ttl_ms, int stamp)
 static size_t
 etcd_known_bucket(const struct etcd_expiry *x, uint64_t id)
 {
-	id ^= id >> 29;
-	id *= UINT64_C(0xbf58476d1ce4e5b9);
-	id ^= id >> 32;
-	return ((size_t)id & (x->nbuckets - 1));
+	/* Keyed: another etcd client may grant a lease of an id it chose. */
+	return ((size_t)store_hash_u64(id) & (x->nbuckets - 1));
 }
 
 struct etcd_known *

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "store/etcd/store_etcd.h"
 #include "store/etcd/store_etcd_view.h"
+#include "store/store_hash.h"
 
 #define VIEW_FILL_PAGE		10000
 #define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \
@@ -53,16 +54,11 @@ view_clear(struct etcd_view *v)
 	v->nkeys = 0;
 }
 
-/* FNV-1a. */
+/* Keyed (store_hash.h): any writer of the prefix chooses the keys. */
 static uint32_t
 view_hash(const char *k, size_t n)
 {
-	uint32_t	 h = 2166136261u;
-	size_t		 i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 16777619u;
-	return (h);
+	return ((uint32_t)store_hash_bytes(k, n));
 }
 
 static struct view_node *

@@ -13,6 +13,7 @@
 #include "store/store_local.h"
 #include "store/mem/store_mem.h"
 #include "util.h"
+#include "store/store_hash.h"
 
 /* Events by key, then (rev, seq): the history's order. */
 static int
@@ -48,17 +49,11 @@ store_mem_group_end(struct store_mem_event **v, size_t n, size_t i)
 	return (j);
 }
 
+/* Keyed (store_hash.h): a client chooses the keys. */
 static uint64_t
 store_mem_hash(const char *key, size_t len)
 {
-	uint64_t	 h = 14695981039346656037ULL;	/* FNV-1a */
-	size_t		 i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 1099511628211ULL;
-	}
-	return (h);
+	return (store_hash_bytes(key, len));
 }
 
 /* The slot of key in kept: its entry, or the empty slot ending its run. */

@@ -32,19 +32,14 @@
 #include <sqlite3.h>
 
 #include "store/sqlite/store_sqlite.h"
+#include "store/store_hash.h"
 #include "util.h"
 
+/* Keyed (store_hash.h): a client chooses the keys these maps hold. */
 uint64_t
 sq_hash(const char *key, size_t len)
 {
-	uint64_t	 h = 14695981039346656037ULL;
-	size_t		 i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 1099511628211ULL;
-	}
-	return (h);
+	return (store_hash_bytes(key, len));
 }
 
 struct sq_ent *
