@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,12 +16,38 @@ static const char	*log_name = "metad";
 static enum log_level	 log_level = LOG_LEVEL_INFO;
 static int		 log_syslog;	/* 1: syslog(3), not stderr */
 static int		 log_stamp;	/* 1: a file: each line timed */
+static int		 log_journal;	/* 1: stderr is journald's stream */
+/* Each level's syslog(3) priority, also sd-daemon(3)'s prefix "<N>". */
+static const int	 log_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
+			     LOG_DEBUG };
+
+/*
+ * Under systemd, $JOURNAL_STREAM names the device and inode of the stream
+ * journald reads: when stderr is that stream, each line starts with its
+ * priority as sd-daemon(3) prefixes it ("<4>" a warning), so that
+ * journalctl -p filters them.
+ */
+static int
+log_is_journal(void)
+{
+	const char		*v = getenv("JOURNAL_STREAM");
+	struct stat		 st;
+	unsigned long long	 dev, ino;
+	char			 c;
+
+	if (v == NULL || sscanf(v, "%llu:%llu%c", &dev, &ino, &c) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return (0);
+	return ((unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino);
+}
 
 void
 log_init(const char *name, enum log_level level)
 {
 	log_name = name;
 	log_level = level;
+	log_journal = log_is_journal();
 }
 
 void
@@ -59,6 +87,7 @@ log_to_file(const char *path)
 		close(fd);
 	}
 	log_stamp = 1;
+	log_journal = 0;
 	return (0);
 }
 
@@ -69,6 +98,7 @@ log_to_syslog(void)
 
 	openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	log_syslog = 1;
+	log_journal = 0;
 	/* Nothing is written to the terminal or file stderr was. */
 	if ((fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) != -1) {
 		dup2(fd, STDERR_FILENO);
@@ -87,18 +117,17 @@ log_vwrite(enum log_level level, const char *tag, int with_errno,
 		return;
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (log_syslog) {
-		static const int	 prio[] = { LOG_ERR, LOG_WARNING,
-					     LOG_INFO, LOG_DEBUG };
-
 		if (with_errno)
-			syslog(prio[level], "%s%s: %s", tag, msg,
+			syslog(log_prio[level], "%s%s: %s", tag, msg,
 			    strerror(saved));
 		else
-			syslog(prio[level], "%s%s", tag, msg);
+			syslog(log_prio[level], "%s%s", tag, msg);
 		errno = saved;
 		return;
 	}
-	if (log_stamp) {
+	if (log_journal)
+		fprintf(stderr, "<%d>", log_prio[level]);
+	else if (log_stamp) {
 		char		 when[32];
 		time_t		 now = time(NULL);
 		struct tm	 tm;

@@ -22,6 +22,7 @@
 #include "metad.h"
 #include "net/server.h"
 #include "ops/snapshot.h"
+#include "service.h"
 #include "store/store_hash.h"
 #include "systemd.h"
 #include "core/wait.h"
@@ -75,8 +76,7 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	md->stopping = 1;
 	log_info("%s: stopping", strsignal((int)sig));
-	if (systemd_notify("STOPPING=1") != 0)
-		log_warn("NOTIFY_SOCKET");
+	service_stopping(md->service);
 	server_stop_listening(md->server);
 	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
@@ -160,8 +160,7 @@ metad_ready(struct metad *md, int ready_fd)
 			fatal("--log-file %s", md->cfg.log_file);
 	} else if (md->cfg.log_syslog || md->cfg.daemonize)
 		log_to_syslog();
-	if (systemd_notify("READY=1") != 0)
-		log_warn("NOTIFY_SOCKET");
+	md->service = service_start(md);
 }
 
 static void
@@ -269,6 +268,7 @@ main(int argc, char **argv)
 	 * still unanswered (a remote store that did not answer in time) ends
 	 * with the connections.
 	 */
+	service_free(md.service);
 	server_close_all(md.server);
 	commit_free(md.commit);
 	lease_table_free(md.leases);

@@ -23,6 +23,7 @@ struct watch_hub;
 struct wait_list;
 struct snapshots;
 struct lease_table;
+struct service;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
@@ -64,6 +65,7 @@ struct metad {
 	struct wait_list	*waits;
 	struct snapshots	*snapshots;
 	struct lease_table	*leases;
+	struct service		*service;	/* what systemd is told */
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

@@ -89,6 +89,18 @@ systemd_listen_fd(int *fd, char **cause)
 	return (0);
 }
 
+long
+systemd_watchdog_usec(void)
+{
+	long	 usec = systemd_env_long("WATCHDOG_USEC");
+	long	 pid = systemd_env_long("WATCHDOG_PID");
+
+	if (usec <= 0 || (getenv("WATCHDOG_PID") != NULL &&
+	    pid != (long)getpid()))
+		return (0);
+	return (usec);
+}
+
 int
 systemd_notify(const char *state)
 {

@@ -25,5 +25,10 @@ int	systemd_listen_fd(int *fd, char **cause);
  * failed.
  */
 int	systemd_notify(const char *state);
+/*
+ * $WATCHDOG_USEC when systemd expects this process (not another, as
+ * $WATCHDOG_PID would say) to ping its watchdog, else 0.
+ */
+long	systemd_watchdog_usec(void);
 
 #endif

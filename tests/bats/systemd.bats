@@ -109,6 +109,77 @@ activate() {
 	assert_output --partial "descriptor 3 is not a listening Unix stream socket"
 }
 
+@test "WATCHDOG_USEC: metad pings WATCHDOG=1 from its loop; STATUS= lines say the rev and connections as they change" {
+	notify_listen "UNIX-RECVFROM:$TESTDIR/notify.sock"
+	wait_for test -S "$TESTDIR/notify.sock"
+	NOTIFY_SOCKET="$TESTDIR/notify.sock" WATCHDOG_USEC=200000 \
+	    metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	wait_for notified READY=1
+	wait_for notified "STATUS=serving, rev 0, 0 connections"
+	# Every 100 ms: a handful within a second.
+	wait_for -t 5 pings_at_least 5
+	run mctl put k v
+	assert_success
+	hold_open conn | socat - "UNIX-CONNECT:$SOCK" >/dev/null &
+	local held=$!
+	wait_for notified "STATUS=serving, rev 1, 1 connection"
+	release conn
+	wait "$held" || true
+	# A wedged loop stops pinging (SIGSTOP stands for it).
+	kill -STOP "$METAD_PID"
+	local n
+	n=$(grep -c '^WATCHDOG=1$' "$NOTIFY_LOG")
+	sleep 0.5
+	[ "$(grep -c '^WATCHDOG=1$' "$NOTIFY_LOG")" -le $((n + 1)) ]
+	kill -CONT "$METAD_PID"
+	wait_for -t 5 pings_at_least $((n + 3))
+	metad_stop
+	wait_for notified STOPPING=1
+	notified STATUS=stopping
+
+	# WATCHDOG_PID of another process: not ours to ping.
+	: >"$NOTIFY_LOG"
+	NOTIFY_SOCKET="$TESTDIR/notify.sock" WATCHDOG_USEC=100000 \
+	    WATCHDOG_PID=1 metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	wait_for notified READY=1
+	sleep 0.3
+	! notified WATCHDOG=1
+}
+
+pings_at_least() {
+	[ "$(grep -c '^WATCHDOG=1$' "$NOTIFY_LOG")" -ge "$1" ]
+}
+
+@test "under journald (JOURNAL_STREAM is stderr) each log line carries its priority prefix; elsewhere none" {
+	: >"$TESTDIR/journal"
+	JOURNAL_STREAM="$(stat -c '%d:%i' "$TESTDIR/journal")" \
+	    "$METAD" --socket "$SOCK" --store memory --log-level info \
+	    --max-connections 1 2>>"$TESTDIR/journal" 3>&- &
+	METAD_PID=$!
+	wait_for grep -q 'listening on' "$TESTDIR/journal"
+	grep -q '^<6>metad: listening on ' "$TESTDIR/journal"
+	# A warning: the connection over --max-connections.
+	hold_open one | socat - "UNIX-CONNECT:$SOCK" >/dev/null &
+	local held=$!
+	wait_for status_is connections 1 || true
+	"$METACTL" ping >/dev/null 2>&1 || true
+	metad_stop
+	release one
+	wait "$held" || true
+	grep -q '^<6>metad: .*stopping' "$TESTDIR/journal"
+	! grep -v '^<[3467]>metad: ' "$TESTDIR/journal"
+
+	# Another stream (a file that is not JOURNAL_STREAM's): plain lines.
+	: >"$TESTDIR/plain"
+	JOURNAL_STREAM="1:1" "$METAD" --socket "$SOCK" --store memory \
+	    --log-level info 2>>"$TESTDIR/plain" 3>&- &
+	METAD_PID=$!
+	wait_for grep -q 'listening on' "$TESTDIR/plain"
+	metad_stop
+	grep -q '^metad: listening on ' "$TESTDIR/plain"
+	! grep -q '^<' "$TESTDIR/plain"
+}
+
 # The units as make install puts them under PREFIX (a real path, so that
 # ExecStart names the metad installed there), verified with the installed
 # man pages on MANPATH (Documentation=).  Any message is a finding: verify
