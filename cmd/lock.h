@@ -27,6 +27,7 @@ struct lock {
 	uint64_t	 watch;		/* the watch we wait on */
 	uint64_t	 epoch;
 	const char	*why;		/* the lock was lost: why */
+	int		 sig;		/* SIGINT or SIGTERM came: forwarded */
 };
 
 /* Monotonic ms. */
@@ -36,9 +37,13 @@ enum cmd_status	 lock_keepalive(struct lock *, char **);
 /* 1 the watched key was deleted, 0 not by deadline, -1 connection lost. */
 int		 lock_deleted(struct lock *, int64_t deadline, char **);
 
-/* cmd_lock_run.c: COMMAND with the fence; its pid, or -1. */
-pid_t		 lock_spawn(struct lock *, char **argv, char **);
-/* Its exit status, or CMD_FALSE once it ended after the lock was lost. */
-int		 lock_hold(struct lock *, pid_t, char **);
+/*
+ * cmd_lock_run.c: COMMAND with the fence while the lock holds; its exit
+ * status, CMD_FALSE once it ended after the lock was lost, 128 + N when
+ * signal N (SIGINT, SIGTERM) came and was forwarded to it.
+ */
+int		 lock_run(struct lock *, char **argv, char **);
+/* After the release: a SIGTERM in the REPL ends metactl now. */
+void		 lock_terminate(struct lock *, char **);
 
 #endif
