@@ -349,3 +349,35 @@ proxy_spawn() {
 proxy_up_or_gone() {
 	[ -s "$TESTDIR/proxy.pid" ] || pid_gone "$PROXY_PID"
 }
+
+# trap_script: $TESTDIR/trap.sh SIG, a COMMAND for metactl lock that says
+# it runs (its pid in $TESTDIR/cmd), and on SIG writes "got SIG" to
+# $TESTDIR/got, then handles it slowly: it exits 0 only once the test
+# creates $TESTDIR/go (30 s at most).
+trap_script() {
+	cat >"$TESTDIR/trap.sh" <<-EOF_TRAP
+	#!/bin/sh
+	trap 'echo "got \$1" >"$TESTDIR/got"
+	i=0
+	while [ ! -e "$TESTDIR/go" ] && [ \$i -lt 600 ]; do
+		sleep 0.05
+		i=\$((i + 1))
+	done
+	exit 0' "\$1"
+	echo \$\$ >"$TESTDIR/cmd"
+	while :; do sleep 0.05; done
+	EOF_TRAP
+	rm -f "$TESTDIR/got" "$TESTDIR/go" "$TESTDIR/cmd"
+}
+
+# lease_kept_alive LEASE: its remaining TTL went up since the first look
+# (metactl refreshed it), within 10 s.
+lease_kept_alive() {
+	local r0
+	r0=$("$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }')
+	wait_for lease_remaining_above "$1" "$r0"
+}
+
+lease_remaining_above() {
+	[ "$("$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }')" -gt "$2" ]
+}
