@@ -50,8 +50,6 @@
 #define LOCK_WAITERS_MAX	10000
 
 static enum cmd_status	cmd_lock_exec(struct cmd_ctx *, char **);
-static enum cmd_status	lock_epoch_read(struct lock *, uint64_t *, uint64_t *,
-			    char **, char **);
 
 static const struct option cmd_lock_longopts[] = {
 	{ "ttl",	required_argument,	NULL, 0 },
@@ -262,51 +260,6 @@ lock_queue(struct lock *lk, int *mine, char **pred, uint64_t *rev,
 	return (CMD_OK);
 }
 
-/* "held by OWNER, epoch N", as the epoch document at NAME says. */
-static char *
-lock_holder(struct lock *lk)
-{
-	char		*owner, *ignored = NULL, *desc;
-	uint64_t	 epoch, mod_rev;
-
-	if (lock_epoch_read(lk, &epoch, &mod_rev, &owner, &ignored) !=
-	    CMD_OK || epoch == 0) {
-		free(ignored);
-		return (xstrdup("held, no epoch yet"));
-	}
-	xasprintf(&desc, "held by %s, epoch %" PRIu64, owner != NULL ?
-	    owner : "an unnamed owner", epoch);
-	free(owner);
-	return (desc);
-}
-
-/* On a terminal, once: whom we wait for. */
-static void
-lock_tell_wait(struct lock *lk, int *told)
-{
-	char	*desc;
-
-	if (*told || lk->ctx->mode == OUTPUT_JSON || !isatty(STDERR_FILENO))
-		return;
-	*told = 1;
-	desc = lock_holder(lk);
-	fprintf(stderr, "metactl: waiting for %s (%s)\n", lk->name, desc);
-	free(desc);
-}
-
-/* --wait ran out: the error names the holder. */
-static enum cmd_status
-lock_gave_up(struct lock *lk, char **cause)
-{
-	char	*desc = lock_holder(lk);
-
-	xasprintf(cause, "lock %s: not acquired within --wait %s; waiting "
-	    "for %s (%s)", lk->name, args_get(lk->ctx->args, "wait"),
-	    lk->name, desc);
-	free(desc);
-	return (CMD_FALSE);
-}
-
 /* Our turn: 0 got it, or an exit status (lk->why when lost). */
 static enum cmd_status
 lock_acquire(struct lock *lk, char **cause)
@@ -348,11 +301,7 @@ lock_acquire(struct lock *lk, char **cause)
 	}
 }
 
-/*
- * The epoch at NAME and its mod_rev (0, 0 when absent); its owner in
- * *owner (NULL when absent) if owner is not NULL.
- */
-static enum cmd_status
+enum cmd_status
 lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
     char **owner, char **cause)
 {
