@@ -370,14 +370,22 @@ trap_script() {
 	rm -f "$TESTDIR/got" "$TESTDIR/go" "$TESTDIR/cmd"
 }
 
-# lease_kept_alive LEASE: its remaining TTL went up since the first look
-# (metactl refreshed it), within 10 s.
+# lease_kept_alive LEASE: its remaining TTL, which only falls between two
+# keepalives, went up from one look to the next (metactl refreshed it),
+# within 10 s.
 lease_kept_alive() {
-	local r0
-	r0=$("$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }')
-	wait_for lease_remaining_above "$1" "$r0"
+	LEASE_LEFT=$(lease_remaining "$1")
+	wait_for lease_rose "$1"
 }
 
-lease_remaining_above() {
-	[ "$("$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }')" -gt "$2" ]
+lease_remaining() {
+	"$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }'
+}
+
+lease_rose() {
+	local left
+	left=$(lease_remaining "$1")
+	[ "$left" -gt "$LEASE_LEFT" ] && return 0
+	LEASE_LEFT=$left
+	return 1
 }
