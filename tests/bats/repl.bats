@@ -360,3 +360,20 @@ metactl_pid() {
 	assert_line --regexp '^SigBlk:[[:space:]]+0+$'
 	assert_line "$(cat "$TESTDIR/start.sig")"
 }
+
+@test "lock: a wait for the lock names the holder; Ctrl-C gives it up" {
+	"$METACTL" lock w --owner bob -- sleep 30 3>&- &
+	BG=$!
+	wait_for mctl epoch get w
+	repl_start
+	keys 'lock w -- true' Enter
+	screen_wait -x 'metactl: waiting for w (held by bob, epoch 1)'
+	keys C-c
+	prompts_wait 2
+	screen_wait -x 'metactl: interrupted'
+	# Our waiter key is gone, the holder's stays.
+	run mctl ls w/.lock/
+	assert_equal "${#lines[@]}" 1
+	run mctl epoch get w
+	assert_output 'epoch 1 owner bob'
+}
