@@ -24,6 +24,8 @@
  *    it has ended.  (COMMAND also gets SIGTERM if metactl itself dies.)
  * 6. When COMMAND ends, L is revoked (our key goes, the next waiter goes
  *    on) and metactl exits with COMMAND's status (128 + N for signal N).
+ *    SIGINT and SIGTERM while COMMAND runs go on to it; the lock is kept
+ *    until it ends, then metactl exits 130 or 143 (cmd_lock_run.c).
  */
 
 #include <errno.h>
@@ -71,7 +73,9 @@ const struct cmd_entry cmd_lock_entry = {
 	    "while COMMAND runs, COMMAND gets SIGTERM (SIGKILL 10s later) and "
 	    "metactl\nexits 1.  --wait D: give up after D, exit 1.  --owner "
 	    "(default host:pid)\ngoes into the epoch document.  Waiters are "
-	    "the keys NAME/.lock/*.\n",
+	    "the keys NAME/.lock/*.\nCtrl-C (SIGINT) or SIGTERM goes on to "
+	    "COMMAND; metactl keeps the lock until\nCOMMAND ends, then "
+	    "releases it and exits 130 (143 for SIGTERM).\n",
 	.exec = cmd_lock_exec
 };
 
@@ -118,7 +122,8 @@ lock_keepalive(struct lock *lk, char **cause)
 	s = cmd_lease_call(lk->ctx, "lease_keepalive", lk->lease, 0, 0, &resp,
 	    cause);
 	if (s != CMD_OK) {
-		lk->why = "its lease could not be kept alive";
+		if (s != CMD_INTERRUPTED)
+			lk->why = "its lease could not be kept alive";
 		return (s);
 	}
 	cJSON_Delete(resp);
@@ -151,12 +156,12 @@ lock_watch(struct lock *lk, const char *key, uint64_t from_rev, char **cause)
 	rc = client_send(&lk->w, &b, client_deadline(&lk->w), cause);
 	buf_free(&b);
 	if (rc != 0)
-		return (CMD_UNREACHABLE);
+		return (cmd_client_status(&lk->w));
 	/* Events of older watches may come first: skip them. */
 	for (;;) {
 		if (client_read_line(&lk->w, client_deadline(&lk->w), &line,
 		    &len, cause) != 0)
-			return (CMD_UNREACHABLE);
+			return (cmd_client_status(&lk->w));
 		if ((resp = proto_parse(line, len, &e)) == NULL)
 			continue;
 		if (cJSON_GetObjectItemCaseSensitive(resp, "event") == NULL)
@@ -260,7 +265,7 @@ lock_acquire(struct lock *lk, char **cause)
 	char		*pred;
 	uint64_t	 rev;
 	int64_t		 until;
-	int		 mine, rc;
+	int		 mine, rc, told = 0;
 	enum cmd_status	 s;
 
 	for (;;) {
@@ -273,6 +278,7 @@ lock_acquire(struct lock *lk, char **cause)
 		}
 		if (pred == NULL)
 			return (CMD_OK);
+		lock_tell_wait(lk, &told);
 		s = lock_watch(lk, pred, rev + 1, cause);
 		free(pred);
 		if (s != CMD_OK)
@@ -282,26 +288,22 @@ lock_acquire(struct lock *lk, char **cause)
 			if (lk->give_up != -1 && lk->give_up < until)
 				until = lk->give_up;
 			if ((rc = lock_deleted(lk, until, cause)) == -1)
-				return (CMD_UNREACHABLE);
+				return (cmd_client_status(&lk->w));
 			if (rc == 1)
 				break;
-			if (lk->give_up != -1 && lock_now() >= lk->give_up) {
-				xasprintf(cause, "lock %s: not acquired within "
-				    "--wait", lk->name);
-				return (CMD_FALSE);
-			}
+			if (lk->give_up != -1 && lock_now() >= lk->give_up)
+				return (lock_gave_up(lk, cause));
 			if ((s = lock_keepalive(lk, cause)) != CMD_OK)
 				return (s);
 		}
 	}
 }
 
-/* The epoch at NAME and its mod_rev (0, 0 when absent). */
-static enum cmd_status
+enum cmd_status
 lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
-    char **cause)
+    char **owner, char **cause)
 {
-	const cJSON		*kv;
+	const cJSON		*kv, *o;
 	cJSON			*resp, *doc;
 	struct proto_bytes	 v;
 	struct proto_err	 e;
@@ -310,6 +312,8 @@ lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
 	enum cmd_status		 s;
 
 	*epoch = *mod_rev = 0;
+	if (owner != NULL)
+		*owner = NULL;
 	buf_init(&b);
 	cmd_request_open(lk->ctx, &w, &b, "get");
 	jw_name(&w, "key");
@@ -333,6 +337,9 @@ lock_epoch_read(struct lock *lk, uint64_t *epoch, uint64_t *mod_rev,
 			    "document", lk->name, lk->name);
 			s = CMD_ERROR;
 		}
+		o = cJSON_GetObjectItemCaseSensitive(doc, "owner");
+		if (owner != NULL && cJSON_IsString(o))
+			*owner = xstrdup(o->valuestring);
 		cJSON_Delete(doc);
 	}
 	cJSON_Delete(resp);
@@ -354,8 +361,8 @@ lock_bump(struct lock *lk, uint64_t *rev, char **cause)
 	buf_init(&b);
 	buf_init(&doc);
 	for (tries = 0; tries < LOCK_BUMP_TRIES; tries++) {
-		if ((s = lock_epoch_read(lk, &epoch, &mod_rev, cause)) !=
-		    CMD_OK)
+		if ((s = lock_epoch_read(lk, &epoch, &mod_rev, NULL,
+		    cause)) != CMD_OK)
 			break;
 		buf_reset(&doc);
 		jw_init(&dw, &doc);
@@ -513,13 +520,15 @@ cmd_lock_exec(struct cmd_ctx *ctx, char **cause)
 	cJSON		*resp;
 	char		*ignored = NULL;
 	uint64_t	 rev;
-	pid_t		 pid;
 	int		 s;
 
 	memset(&lk, 0, sizeof lk);
 	lk.ctx = ctx;
 	lk.name = a->argv[0];
 	client_init(&lk.w);
+	/* In the REPL, Ctrl-C stops the wait for the lock (intr.c). */
+	lk.w.intr = ctx->client.intr;
+	lk.w.intr_mask = ctx->client.intr_mask;
 	if ((s = cmd_check_key(lk.name, "NAME", cause)) != CMD_OK ||
 	    (s = lock_options(&lk, cause)) != CMD_OK)
 		goto out;
@@ -529,11 +538,7 @@ cmd_lock_exec(struct cmd_ctx *ctx, char **cause)
 	    cause)) != CMD_OK ||
 	    (s = lock_bump(&lk, &rev, cause)) != CMD_OK)
 		goto release;
-	if ((pid = lock_spawn(&lk, a->argv + 1, cause)) == -1) {
-		s = CMD_ERROR;
-		goto release;
-	}
-	s = lock_hold(&lk, pid, cause);
+	s = lock_run(&lk, a->argv + 1, cause);
 	/* COMMAND's own status 2 is no usage error of ours. */
 	if (s == CMD_USAGE && !ctx->in_repl)
 		ctx->reported = 1;
@@ -547,6 +552,7 @@ release:
 			cJSON_Delete(resp);
 		free(ignored);
 	}
+	lock_terminate(&lk, cause);
 out:
 	client_close(&lk.w);
 	free(lk.prefix);

@@ -24,15 +24,20 @@
  * slow), metactl watches again from the first rev not delivered, on the
  * same connection: no event is lost or repeated; stderr says so once.  A
  * cancel for any other reason (compacted: the history to resume from is
- * gone) is exit status 5; a daemon that goes away is exit status 4.  On a
- * closed stdout (metactl watch k | head -1) SIGPIPE ends metactl quietly.
- * The watch ends by closing the connection (metad drops its watches).
+ * gone) is exit status 5; a daemon that goes away is exit status 4.  A
+ * stdout whose reader is gone (metactl watch k | head -1: EPIPE, SIGPIPE
+ * being ignored meanwhile) ends the watch with exit status 0, as the end
+ * of what was wanted.  The watch ends by closing the connection (metad
+ * drops its watches).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "metactl.h"
 #include "proto.h"
@@ -81,6 +86,7 @@ struct cmd_watch {
 	uint64_t	 seen;
 	uint64_t	 id;		/* the daemon's current watch */
 	int		 told_resume;
+	int		 closed;	/* stdout's reader is gone */
 };
 
 static enum cmd_status
@@ -234,6 +240,24 @@ cmd_watch_cancelled(struct cmd_watch *wt, const cJSON *ev, char **cause)
 	return (CMD_ERROR);
 }
 
+/*
+ * Nobody reads stdout any more: what is left in its buffer goes to
+ * /dev/null, so that no later flush fails.
+ */
+static void
+cmd_watch_drop_stdout(void)
+{
+	int	 fd;
+
+	if ((fd = open("/dev/null", O_WRONLY | O_CLOEXEC)) != -1) {
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	}
+	clearerr(stdout);
+	fflush(stdout);
+	clearerr(stdout);
+}
+
 /* One line from the daemon after the watch started. */
 static enum cmd_status
 cmd_watch_line(struct cmd_watch *wt, const cJSON *ev, char **cause)
@@ -260,7 +284,8 @@ cmd_watch_line(struct cmd_watch *wt, const cJSON *ev, char **cause)
 		output_json_without(ev, "watch");
 	else if ((s = cmd_watch_text(ev, put, cause)) != CMD_OK)
 		return (s);
-	fflush(stdout);
+	if (fflush(stdout) != 0 && errno == EPIPE)
+		wt->closed = 1;
 	wt->seen++;
 	return (CMD_OK);
 }
@@ -275,7 +300,7 @@ cmd_watch_loop(struct cmd_watch *wt, char **cause)
 	cJSON			*ev;
 	enum cmd_status		 s;
 
-	while (wt->count == 0 || wt->seen < wt->count) {
+	while (!wt->closed && (wt->count == 0 || wt->seen < wt->count)) {
 		if (client_read_line(c, -1, &line, &len, cause) != 0)
 			return (cmd_client_status(c));
 		if ((ev = proto_parse(line, len, &e)) == NULL) {
@@ -302,12 +327,14 @@ cmd_watch_exec(struct cmd_ctx *ctx, char **cause)
 	if ((s = cmd_watch_parse(ctx, &wt, cause)) != CMD_OK)
 		return (s);
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
+	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, &old_pipe);
 	intr_catch(&in, &ctx->client);
 	if ((s = cmd_watch_request(&wt, wt.from_rev, 0, cause)) == CMD_OK)
 		s = cmd_watch_loop(&wt, cause);
+	if (wt.closed && s == CMD_OK)
+		cmd_watch_drop_stdout();
 	if (s == CMD_INTERRUPTED) {
 		free(*cause);
 		*cause = NULL;

@@ -8,6 +8,12 @@
  * The handler is installed even when SIGINT was ignored at startup (a
  * background job of a non-interactive shell): "kill -INT" is then the way
  * to end a watch cleanly.
+ *
+ * A child metactl runs (lock's COMMAND) starts as a shell would start it:
+ * intr_startup() notes which signals were ignored when metactl started,
+ * and intr_child() gives the child those ignored, every other signal its
+ * default action, and nothing blocked, whatever the REPL or a command
+ * had set meanwhile.
  */
 #include <signal.h>
 #include <string.h>
@@ -15,6 +21,46 @@
 #include "metactl.h"
 
 static volatile sig_atomic_t	 intr_caught;
+static sigset_t			 intr_ignored;	/* at startup */
+
+void
+intr_startup(void)
+{
+	struct sigaction	 sa;
+	int			 sig;
+
+	sigemptyset(&intr_ignored);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&intr_ignored, sig);
+	}
+}
+
+int
+intr_was_ignored(int sig)
+{
+	return (sigismember(&intr_ignored, sig) == 1);
+}
+
+/* In the child, before exec: the startup dispositions, nothing blocked. */
+void
+intr_child(void)
+{
+	struct sigaction	 sa;
+	sigset_t		 none;
+	int			 sig;
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		sa.sa_handler = intr_was_ignored(sig) ? SIG_IGN : SIG_DFL;
+		sigaction(sig, &sa, NULL);	/* glibc's own: EINVAL */
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
 
 static void
 intr_handler(int sig)

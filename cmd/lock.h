@@ -27,6 +27,7 @@ struct lock {
 	uint64_t	 watch;		/* the watch we wait on */
 	uint64_t	 epoch;
 	const char	*why;		/* the lock was lost: why */
+	int		 sig;		/* SIGINT or SIGTERM came: forwarded */
 };
 
 /* Monotonic ms. */
@@ -36,9 +37,28 @@ enum cmd_status	 lock_keepalive(struct lock *, char **);
 /* 1 the watched key was deleted, 0 not by deadline, -1 connection lost. */
 int		 lock_deleted(struct lock *, int64_t deadline, char **);
 
-/* cmd_lock_run.c: COMMAND with the fence; its pid, or -1. */
-pid_t		 lock_spawn(struct lock *, char **argv, char **);
-/* Its exit status, or CMD_FALSE once it ended after the lock was lost. */
-int		 lock_hold(struct lock *, pid_t, char **);
+/*
+ * The epoch at NAME and its mod_rev (0, 0 when absent); its owner in
+ * *owner (NULL when absent) if owner is not NULL.
+ */
+enum cmd_status	 lock_epoch_read(struct lock *, uint64_t *epoch,
+		     uint64_t *mod_rev, char **owner, char **);
+
+/*
+ * cmd_lock_wait.c: on a terminal (not with -o json), once per wait
+ * (*told), "waiting for NAME (held by OWNER, epoch N)" on stderr; and
+ * --wait's error, which names the holder the same way (CMD_FALSE).
+ */
+void		 lock_tell_wait(struct lock *, int *told);
+enum cmd_status	 lock_gave_up(struct lock *, char **);
+
+/*
+ * cmd_lock_run.c: COMMAND with the fence while the lock holds; its exit
+ * status, CMD_FALSE once it ended after the lock was lost, 128 + N when
+ * signal N (SIGINT, SIGTERM) came and was forwarded to it.
+ */
+int		 lock_run(struct lock *, char **argv, char **);
+/* After the release: a SIGTERM in the REPL ends metactl now. */
+void		 lock_terminate(struct lock *, char **);
 
 #endif

@@ -53,6 +53,7 @@ main(int argc, char **argv)
 	char		*cause = NULL;
 	int		 first;
 
+	intr_startup();		/* before anything changes a signal */
 	log_init("metactl", LOG_LEVEL_WARN);
 	cmd_ctx_init(&ctx);
 	s = cmd_parse_globals(&ctx, argc, argv, &first, &cause);

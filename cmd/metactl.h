@@ -233,6 +233,14 @@ struct intr {
 
 void		 intr_catch(struct intr *, struct client *);
 void		 intr_restore(struct intr *, struct client *);
+/*
+ * The signals ignored when metactl started (intr_startup(), first thing in
+ * main()) stay ignored in a child; intr_child(), after fork() and before
+ * exec, gives every other signal its default action and blocks none.
+ */
+void		 intr_startup(void);
+int		 intr_was_ignored(int);
+void		 intr_child(void);
 
 /*
  * progress.c: a progress line on stderr for commands that may take long

@@ -137,8 +137,12 @@ PUT c v1 rev @4 3')"
 	assert_output --partial 'closed the connection'
 }
 
-@test "watch on a closed stdout (| head -1) ends quietly" {
-	"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out" &
+@test "watch on a closed stdout (| head -1) ends quietly with status 0" {
+	(
+		set -o pipefail
+		"$METACTL" watch k 2> "$TESTDIR/err" | head -1 > "$TESTDIR/out"
+		echo "$? ${PIPESTATUS[*]}" > "$TESTDIR/status"
+	) &
 	BG=$!
 	until_status watches 1
 	# metactl finds stdout closed when it writes the event after the one
@@ -156,6 +160,9 @@ PUT c v1 rev @4 3')"
 	assert_output "$(rv 'PUT k v1 rev @1 v1')"
 	run cat "$TESTDIR/err"
 	assert_output ''
+	# EPIPE is the end of what was wanted, not SIGPIPE's 141.
+	run cat "$TESTDIR/status"
+	assert_output '0 0 0'
 }
 
 @test "a slow watcher is resumed transparently: every event exactly once, in order" {

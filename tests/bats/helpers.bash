@@ -349,3 +349,43 @@ proxy_spawn() {
 proxy_up_or_gone() {
 	[ -s "$TESTDIR/proxy.pid" ] || pid_gone "$PROXY_PID"
 }
+
+# trap_script: $TESTDIR/trap.sh SIG, a COMMAND for metactl lock that says
+# it runs (its pid in $TESTDIR/cmd), and on SIG writes "got SIG" to
+# $TESTDIR/got, then handles it slowly: it exits 0 only once the test
+# creates $TESTDIR/go (30 s at most).
+trap_script() {
+	cat >"$TESTDIR/trap.sh" <<-EOF_TRAP
+	#!/bin/sh
+	trap 'echo "got \$1" >"$TESTDIR/got"
+	i=0
+	while [ ! -e "$TESTDIR/go" ] && [ \$i -lt 600 ]; do
+		sleep 0.05
+		i=\$((i + 1))
+	done
+	exit 0' "\$1"
+	echo \$\$ >"$TESTDIR/cmd"
+	while :; do sleep 0.05; done
+	EOF_TRAP
+	rm -f "$TESTDIR/got" "$TESTDIR/go" "$TESTDIR/cmd"
+}
+
+# lease_kept_alive LEASE: its remaining TTL, which only falls between two
+# keepalives, went up from one look to the next (metactl refreshed it),
+# within 10 s.
+lease_kept_alive() {
+	LEASE_LEFT=$(lease_remaining "$1")
+	wait_for lease_rose "$1"
+}
+
+lease_remaining() {
+	"$METACTL" lease info "$1" | awk 'NR == 1 { print $6 }'
+}
+
+lease_rose() {
+	local left
+	left=$(lease_remaining "$1")
+	[ "$left" -gt "$LEASE_LEFT" ] && return 0
+	LEASE_LEFT=$left
+	return 1
+}

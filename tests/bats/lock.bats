@@ -176,3 +176,58 @@ epoch_is() {
 	run mctl epoch get slow
 	assert_output --partial "epoch 1 owner $(hostname):"
 }
+
+@test "SIGINT, SIGTERM: sent on to COMMAND, the lock kept until it ends, then exit 130, 143" {
+	for sig in INT TERM; do
+		trap_script
+		# A background job of a script ignores SIGINT: not this one.
+		env --default-signal=INT "$METACTL" lock sig --ttl 1s -- sh "$TESTDIR/trap.sh" "$sig" 3>&- &
+		A=$!
+		wait_for test -s "$TESTDIR/cmd"
+		kill -"$sig" "$A"
+		wait_for test -s "$TESTDIR/got"
+		run cat "$TESTDIR/got"
+		assert_output "got $sig"
+		# COMMAND still handles it: metactl waits, the lock is held.
+		kill -0 "$A"
+		waiters sig 1
+		lease_kept_alive "$("$METACTL" lease ls | cut -d' ' -f1)"
+		touch "$TESTDIR/go"
+		wait_bg "$A" 10
+		A=
+		if [ "$sig" = INT ]; then
+			assert_equal "$STATUS" 130
+		else
+			assert_equal "$STATUS" 143
+		fi
+		run mctl ls sig/.lock/
+		assert_output ''
+	done
+}
+
+@test "COMMAND starts with nothing blocked and what was ignored at start ignored" {
+	# metactl starts with SIGUSR1 ignored and SIGUSR2 blocked.
+	start() {
+		env --ignore-signal=USR1 perl -MPOSIX -e 'sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR2)) or die; exec @ARGV or die' -- "$@"
+	}
+	want=$(start grep '^SigIgn' /proc/self/status)
+	[[ $want = *[1-9a-f]* ]]
+	run start "$METACTL" lock mask -- grep -E '^Sig(Blk|Ign)' /proc/self/status
+	assert_success
+	assert_line --regexp '^SigBlk:[[:space:]]+0+$'
+	assert_line "$want"
+}
+
+@test "a waiter on a terminal names the holder; so does --wait's error" {
+	mctl lock busy --owner bob -- sh -c 'sleep 30' 3>&- &
+	A=$!
+	wait_for epoch_is busy 1
+	run -1 script -qec "'$METACTL' lock busy --wait 300ms -- true" /dev/null
+	output=${output//$'\r'/}
+	mapfile -t lines <<<"$output"
+	assert_line --index 0 "metactl: waiting for busy (held by bob, epoch 1)"
+	assert_line --index 1 "metactl: lock busy: not acquired within --wait 300ms; waiting for busy (held by bob, epoch 1)"
+	# Not on a terminal: the error alone.
+	run -1 --separate-stderr mctl lock busy --wait 300ms -- true
+	assert_equal "$stderr" "metactl: lock busy: not acquired within --wait 300ms; waiting for busy (held by bob, epoch 1)"
+}

@@ -339,3 +339,80 @@ prompts_wait() {
 	screen_wait -x 'usage: metactl epoch get KEY'
 	prompts_wait 3
 }
+
+# metactl_pid: the metactl of session $S (the child of its term.sh).
+metactl_pid() {
+	pgrep -P "$(tm display-message -p -t "$S" '#{pane_pid}')"
+}
+
+@test "lock: Ctrl-C reaches COMMAND, the lock is kept until it ends; the session goes on" {
+	trap_script
+	repl_start
+	keys "lock sig --ttl 1s -- sh $TESTDIR/trap.sh INT" Enter
+	wait_for test -s "$TESTDIR/cmd"
+	keys C-c
+	wait_for test -s "$TESTDIR/got"
+	run cat "$TESTDIR/got"
+	assert_output "got INT"
+	# COMMAND still handles it: the lock is held, its lease kept alive.
+	run mctl ls sig/.lock/
+	assert_equal "${#lines[@]}" 1
+	lease_kept_alive "$("$METACTL" lease ls | cut -d' ' -f1)"
+	touch "$TESTDIR/go"
+	prompts_wait 2
+	run mctl ls sig/.lock/
+	assert_output ''
+	keys 'put k after' Enter
+	screen_wait -x '1'
+}
+
+@test "lock: SIGTERM goes on to COMMAND; metactl exits 143 once the lock is released" {
+	trap_script
+	repl_start
+	keys "lock sig -- sh $TESTDIR/trap.sh TERM" Enter
+	wait_for test -s "$TESTDIR/cmd"
+	kill -TERM "$(metactl_pid)"
+	wait_for test -s "$TESTDIR/got"
+	run cat "$TESTDIR/got"
+	assert_output "got TERM"
+	run mctl ls sig/.lock/
+	assert_equal "${#lines[@]}" 1
+	! on_screen -F '[exited' 1
+	touch "$TESTDIR/go"
+	screen_wait '[exited 143]'
+	run mctl ls sig/.lock/
+	assert_output ''
+}
+
+@test "lock: COMMAND starts with nothing blocked and only what was ignored at start ignored" {
+	# metactl starts with SIGUSR1 ignored, SIGTTIN and SIGTTOU not.
+	cat >"$TESTDIR/mc" <<-EOF_MC
+	#!/bin/sh
+	exec env --ignore-signal=USR1 --default-signal=TTIN,TTOU sh -c 'grep "^SigIgn" /proc/self/status >"\$0"; exec "\$@"' "$TESTDIR/start.sig" "$METACTL" "\$@"
+	EOF_MC
+	chmod +x "$TESTDIR/mc"
+	METACTL="$TESTDIR/mc" repl_start
+	# exec: sh would give a child of its own a mask of its own.
+	keys "lock mask -- sh -c 'exec grep -E \"^Sig(Blk|Ign)\" /proc/self/status >$TESTDIR/cmd.sig'" Enter
+	prompts_wait 2
+	run cat "$TESTDIR/cmd.sig"
+	assert_line --regexp '^SigBlk:[[:space:]]+0+$'
+	assert_line "$(cat "$TESTDIR/start.sig")"
+}
+
+@test "lock: a wait for the lock names the holder; Ctrl-C gives it up" {
+	"$METACTL" lock w --owner bob -- sleep 30 3>&- &
+	BG=$!
+	wait_for mctl epoch get w
+	repl_start
+	keys 'lock w -- true' Enter
+	screen_wait -x 'metactl: waiting for w (held by bob, epoch 1)'
+	keys C-c
+	prompts_wait 2
+	screen_wait -x 'metactl: interrupted'
+	# Our waiter key is gone, the holder's stays.
+	run mctl ls w/.lock/
+	assert_equal "${#lines[@]}" 1
+	run mctl epoch get w
+	assert_output 'epoch 1 owner bob'
+}
