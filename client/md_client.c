@@ -120,25 +120,7 @@ md_fd(const struct md_client *h)
 	return (h->fd);
 }
 
-void
-md_format_ms(uint64_t ms, char *out, size_t len)
-{
-	if (ms % 60000 == 0 && ms != 0)
-		snprintf(out, len, "%" PRIu64 "m", ms / 60000);
-	else if (ms % 1000 == 0)
-		snprintf(out, len, "%" PRIu64 "s", ms / 1000);
-	else
-		snprintf(out, len, "%" PRIu64 "ms", ms);
-}
 
-int64_t
-md_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 /* --- Errors. --- */
 
@@ -303,7 +285,7 @@ md_connect_error(struct md_client *h, int error)
 	char	 t[32], why[1400];
 
 	if (error == EAGAIN || error == EWOULDBLOCK || error == ETIMEDOUT) {
-		md_format_ms(h->timeout_ms, t, sizeof t);
+		format_ms(h->timeout_ms, t, sizeof t);
 		return (md_fail(h, MD_E_DEADLINE, "cannot connect to %s: "
 		    "metad did not accept the connection within %s", h->path,
 		    t));

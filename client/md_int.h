@@ -82,8 +82,6 @@ int		 md_fail(struct md_client *, enum md_err, const char *, ...)
 void		 md_clearerr(struct md_client *);
 /* An "ok":false response: its code, message and details on the handle. */
 int		 md_response_error(struct md_client *, const cJSON *);
-void		 md_format_ms(uint64_t, char *, size_t);
-int64_t		 md_now_ms(void);
 
 /* md_io.c */
 int64_t		 md_deadline(const struct md_client *);

@@ -23,7 +23,7 @@ md_deadline(const struct md_client *h)
 {
 	if (h->timeout_ms == 0)
 		return (-1);
-	return (md_now_ms() + (int64_t)h->timeout_ms);
+	return (mono_ms() + (int64_t)h->timeout_ms);
 }
 
 int
@@ -31,7 +31,7 @@ md_timed_out(struct md_client *h)
 {
 	char	 t[32];
 
-	md_format_ms(h->timeout_ms, t, sizeof t);
+	format_ms(h->timeout_ms, t, sizeof t);
 	return (md_fail(h, MD_E_DEADLINE, "no answer from metad on %s within "
 	    "%s", h->path, t));
 }
@@ -42,7 +42,7 @@ md_quiet(struct md_client *h, int64_t timeout_ms)
 {
 	char	 t[32];
 
-	md_format_ms((uint64_t)timeout_ms, t, sizeof t);
+	format_ms((uint64_t)timeout_ms, t, sizeof t);
 	return (md_seterr(h, MD_E_DEADLINE, "no answer from metad on %s "
 	    "within %s", h->path, t));
 }
@@ -59,7 +59,7 @@ md_wait(struct md_client *h, short events, int64_t deadline)
 	for (;;) {
 		left = -1;
 		if (deadline != -1) {
-			left = deadline - md_now_ms();
+			left = deadline - mono_ms();
 			if (left < 0)
 				left = 0;
 			if (left > INT_MAX)
@@ -382,7 +382,7 @@ md_recv(struct md_client *h, int64_t timeout_ms, const char **line,
 
 	md_clearerr(h);
 	if (timeout_ms >= 0)
-		deadline = md_now_ms() + timeout_ms;
+		deadline = mono_ms() + timeout_ms;
 	if ((rc = md_read_user(h, deadline, line, len)) == -2)
 		return (md_quiet(h, timeout_ms));
 	return (rc);

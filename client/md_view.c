@@ -376,7 +376,7 @@ md_view_changed(void *arg)
 int
 md_view_poll(struct md_view *v, int64_t timeout_ms)
 {
-	int64_t	 now = md_now_ms();
+	int64_t	 now = mono_ms();
 	int	 rc;
 
 	md_clearerr(v->h);
@@ -386,7 +386,7 @@ md_view_poll(struct md_view *v, int64_t timeout_ms)
 	rc = md_pump(v->h, timeout_ms < 0 ? -1 : now + timeout_ms,
 	    md_view_changed, v);
 	if (rc == 0)	/* and whatever else has come */
-		rc = md_pump(v->h, md_now_ms(), md_view_never, NULL);
+		rc = md_pump(v->h, mono_ms(), md_view_never, NULL);
 	if (rc == -1 || md_view_check(v) != 0)
 		return (-1);
 	return (v->changed);
@@ -417,7 +417,7 @@ md_view_wait(struct md_view *v, uint64_t rev, int64_t timeout_ms)
 
 	md_clearerr(v->h);
 	deadline = timeout_ms < 0 ? md_deadline(v->h) :
-	    md_now_ms() + timeout_ms;
+	    mono_ms() + timeout_ms;
 	while (v->rev < rev) {
 		if (md_view_check(v) != 0)
 			return (-1);
@@ -439,7 +439,7 @@ md_view_wait(struct md_view *v, uint64_t rev, int64_t timeout_ms)
 			    v->rev, (unsigned long long)rev));
 		v->changed = 0;
 		if (v->rev < rev && v->pings == 0 && md_pump(v->h,
-		    md_now_ms() + MD_VIEW_RETRY_MS, md_view_changed, v) == -1)
+		    mono_ms() + MD_VIEW_RETRY_MS, md_view_changed, v) == -1)
 			return (-1);
 	}
 	return (0);

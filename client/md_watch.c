@@ -224,7 +224,7 @@ md_watch_next(struct md_watch *w, int64_t timeout_ms, struct md_event *ev)
 	proto_bytes_free(&w->cur_val);
 	w->cur = NULL;
 	if (timeout_ms >= 0)
-		deadline = md_now_ms() + timeout_ms;
+		deadline = mono_ms() + timeout_ms;
 	if (!md_watch_ready(w)) {
 		if (w->h->fd == -1)
 			return (md_seterr(w->h, MD_E_CONNECT, "not connected "

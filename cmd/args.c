@@ -228,8 +228,8 @@ args_ttl(const char *s, const char *what, uint64_t *ms, char **cause)
 		return (CMD_USAGE);
 	if (*ms >= LEASE_TTL_MIN_MS && *ms <= LEASE_TTL_MAX_MS)
 		return (CMD_OK);
-	client_format_ms(LEASE_TTL_MIN_MS, lo, sizeof lo);
-	client_format_ms(LEASE_TTL_MAX_MS, hi, sizeof hi);
+	format_ms(LEASE_TTL_MIN_MS, lo, sizeof lo);
+	format_ms(LEASE_TTL_MAX_MS, hi, sizeof hi);
 	xasprintf(cause, "invalid %s: \"%s\" (a lease's TTL is from %s to "
 	    "%s)", what, s, lo, hi);
 	return (CMD_USAGE);

@@ -50,34 +50,14 @@ client_stale(struct client *c)
 	return (c->md != NULL && md_stale(c->md));
 }
 
-void
-client_format_ms(uint64_t ms, char *out, size_t len)
-{
-	if (ms % 3600000 == 0 && ms != 0)
-		snprintf(out, len, "%" PRIu64 "h", ms / 3600000);
-	else if (ms % 60000 == 0 && ms != 0)
-		snprintf(out, len, "%" PRIu64 "m", ms / 60000);
-	else if (ms % 1000 == 0)
-		snprintf(out, len, "%" PRIu64 "s", ms / 1000);
-	else
-		snprintf(out, len, "%" PRIu64 "ms", ms);
-}
 
-static int64_t
-client_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 int64_t
 client_deadline(const struct client *c)
 {
 	if (c->timeout_ms == 0)
 		return (-1);
-	return (client_now() + (int64_t)c->timeout_ms);
+	return (mono_ms() + (int64_t)c->timeout_ms);
 }
 
 /* The library's error as metactl's failure kind and message. */
@@ -134,7 +114,7 @@ client_send(struct client *c, struct buf *req, int64_t deadline,
 	if (client_ready(c, cause) != 0)
 		return (-1);
 	if (deadline != -1) {
-		left = deadline - client_now();
+		left = deadline - mono_ms();
 		md_set_timeout(c->md, left > 0 ? (uint64_t)left : 1);
 	}
 	if (md_send(c->md, req->data, req->len) != 0)
@@ -151,7 +131,7 @@ client_read_line(struct client *c, int64_t deadline, const char **line,
 	if (client_ready(c, cause) != 0)
 		return (-1);
 	if (deadline != -1) {
-		left = deadline - client_now();
+		left = deadline - mono_ms();
 		if (left < 0)
 			left = 0;
 	}

@@ -84,7 +84,5 @@ int	 client_request(struct client *, struct buf *, cJSON **, char **);
 
 /* Now plus the client's timeout in ms on CLOCK_MONOTONIC, or -1. */
 int64_t	 client_deadline(const struct client *);
-/* "500ms", "10s", "2m", "1h": a duration for messages. */
-void	 client_format_ms(uint64_t, char *, size_t);
 
 #endif

@@ -381,7 +381,7 @@ cmd_print_help(FILE *f)
 	const struct cmd_entry	**e;
 	char			 t[32];
 
-	client_format_ms(METACTL_TIMEOUT_DEFAULT_MS, t, sizeof t);
+	format_ms(METACTL_TIMEOUT_DEFAULT_MS, t, sizeof t);
 	fprintf(f, "usage: metactl %s COMMAND [ARGS]\n\ncommands:\n",
 	    CMD_GLOBAL_USAGE);
 	for (e = cmd_table; *e != NULL; e++)

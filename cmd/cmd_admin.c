@@ -162,14 +162,6 @@ cmd_admin_status(struct cmd_ctx *ctx, char **cause)
 	return (CMD_OK);
 }
 
-static double
-cmd_admin_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
-}
 
 static enum cmd_status
 cmd_admin_ping(struct cmd_ctx *ctx, char **cause)
@@ -181,10 +173,10 @@ cmd_admin_ping(struct cmd_ctx *ctx, char **cause)
 
 	if ((s = cmd_connect(ctx, cause)) != CMD_OK)
 		return (s);
-	start = cmd_admin_now_ms();
+	start = ((double)mono_ns() / 1e6);
 	if ((s = cmd_admin_call(ctx, "ping", &resp, cause)) != CMD_OK)
 		return (s);
-	rtt = cmd_admin_now_ms() - start;
+	rtt = ((double)mono_ns() / 1e6) - start;
 	if (ctx->mode == OUTPUT_JSON)
 		output_json(resp);
 	else if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp,

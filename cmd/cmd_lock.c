@@ -80,14 +80,6 @@ const struct cmd_entry cmd_lock_entry = {
 };
 
 
-int64_t
-lock_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 static uint64_t
 lock_u64(const cJSON *o, const char *name)
@@ -117,7 +109,7 @@ lock_keepalive(struct lock *lk, char **cause)
 	cJSON		*resp;
 	enum cmd_status	 s;
 
-	if (lock_now() < lk->next_ka)
+	if (mono_ms() < lk->next_ka)
 		return (CMD_OK);
 	s = cmd_lease_call(lk->ctx, "lease_keepalive", lk->lease, 0, 0, &resp,
 	    cause);
@@ -127,7 +119,7 @@ lock_keepalive(struct lock *lk, char **cause)
 		return (s);
 	}
 	cJSON_Delete(resp);
-	lk->next_ka = lock_now() + (int64_t)lk->ttl_ms / 3;
+	lk->next_ka = mono_ms() + (int64_t)lk->ttl_ms / 3;
 	return (CMD_OK);
 }
 
@@ -193,7 +185,7 @@ lock_deleted(struct lock *lk, int64_t deadline, char **cause)
 	for (;;) {
 		if (client_read_line(&lk->w, deadline, &line, &len,
 		    cause) != 0) {
-			if (lock_now() >= deadline &&
+			if (mono_ms() >= deadline &&
 			    lk->w.fail == CLIENT_FAIL_UNREACHABLE &&
 			    client_connected(&lk->w)) {
 				free(*cause);
@@ -291,7 +283,7 @@ lock_acquire(struct lock *lk, char **cause)
 				return (cmd_client_status(&lk->w));
 			if (rc == 1)
 				break;
-			if (lk->give_up != -1 && lock_now() >= lk->give_up)
+			if (lk->give_up != -1 && mono_ms() >= lk->give_up)
 				return (lock_gave_up(lk, cause));
 			if ((s = lock_keepalive(lk, cause)) != CMD_OK)
 				return (s);
@@ -448,7 +440,7 @@ lock_options(struct lock *lk, char **cause)
 	if ((v = args_get(a, "wait")) != NULL) {
 		if ((s = args_duration(v, &ms, cause)) != CMD_OK)
 			return (s);
-		lk->give_up = lock_now() + (int64_t)ms;
+		lk->give_up = mono_ms() + (int64_t)ms;
 	}
 	if ((v = args_get(a, "owner")) != NULL) {
 		if (strlen(v) > OWNER_MAX_BYTES || !utf8_valid(v, strlen(v))) {
@@ -487,7 +479,7 @@ lock_enter(struct lock *lk, char **cause)
 		return (s == CMD_FALSE ? CMD_ERROR : s);
 	lk->lease = lock_u64(resp, "lease");
 	cJSON_Delete(resp);
-	lk->next_ka = lock_now() + (int64_t)lk->ttl_ms / 3;
+	lk->next_ka = mono_ms() + (int64_t)lk->ttl_ms / 3;
 	xasprintf(&lk->key, "%s%016" PRIx64, lk->prefix, lk->lease);
 	buf_init(&b);
 	cmd_request_open(lk->ctx, &w, &b, "put");

@@ -219,7 +219,7 @@ lock_hold(struct lock *lk, pid_t pid, char **cause)
 			return (CMD_ERROR);
 		}
 		lock_sig_forward(lk, pid);
-		now = lock_now();
+		now = mono_ms();
 		if (lk->why != NULL) {
 			if (term_at == -1) {
 				fprintf(stderr, "metactl: lock %s lost (%s): "

@@ -30,8 +30,6 @@ struct lock {
 	int		 sig;		/* SIGINT or SIGTERM came: forwarded */
 };
 
-/* Monotonic ms. */
-int64_t		 lock_now(void);
 /* Keep the lease alive if it is time; else CMD_OK at once. */
 enum cmd_status	 lock_keepalive(struct lock *, char **);
 /* 1 the watched key was deleted, 0 not by deadline, -1 connection lost. */

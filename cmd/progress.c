@@ -18,21 +18,13 @@
 #define PROGRESS_DELAY_MS	1000
 #define PROGRESS_TICK_MS	100
 
-static int64_t
-progress_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 void
 progress_start(struct progress *p, const struct cmd_ctx *ctx)
 {
 	memset(p, 0, sizeof *p);
 	p->on = ctx->mode != OUTPUT_JSON && isatty(STDERR_FILENO);
-	p->start_ms = progress_now_ms();
+	p->start_ms = mono_ms();
 }
 
 /* 1 when progress_show() would draw now: for a line costly to format. */
@@ -43,7 +35,7 @@ progress_due(const struct progress *p)
 
 	if (!p->on)
 		return (0);
-	now = progress_now_ms();
+	now = mono_ms();
 	return (now - p->start_ms >= PROGRESS_DELAY_MS &&
 	    (!p->shown || now - p->last_ms >= PROGRESS_TICK_MS));
 }
@@ -52,7 +44,7 @@ progress_due(const struct progress *p)
 uint64_t
 progress_rate(const struct progress *p, uint64_t n)
 {
-	int64_t	 ms = progress_now_ms() - p->start_ms;
+	int64_t	 ms = mono_ms() - p->start_ms;
 
 	return (ms > 0 ? (uint64_t)((double)n * 1000 / (double)ms) : 0);
 }
@@ -65,7 +57,7 @@ void
 progress_eta(const struct progress *p, uint64_t done, uint64_t total,
     char *out, size_t len)
 {
-	int64_t		 ms = progress_now_ms() - p->start_ms;
+	int64_t		 ms = mono_ms() - p->start_ms;
 	uint64_t	 pct, left;
 
 	if (done > total)
@@ -93,7 +85,7 @@ progress_show(struct progress *p, const char *fmt, ...)
 
 	if (!progress_due(p))
 		return;
-	p->last_ms = progress_now_ms();
+	p->last_ms = mono_ms();
 	p->shown = 1;
 	fputs("\r\033[K", stderr);
 	va_start(ap, fmt);

@@ -1,7 +1,9 @@
+#include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "util.h"
@@ -169,4 +171,39 @@ parse_u64(const char *s, uint64_t *out)
 	}
 	*out = v;
 	return (0);
+}
+
+int64_t
+mono_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+int64_t
+mono_us(void)
+{
+	return (mono_ns() / 1000);
+}
+
+int64_t
+mono_ms(void)
+{
+	return (mono_ns() / 1000000);
+}
+
+/* A duration as metactl's options take it: 1h, 2m, 10s or 500ms. */
+void
+format_ms(uint64_t ms, char *out, size_t len)
+{
+	if (ms % 3600000 == 0 && ms != 0)
+		snprintf(out, len, "%" PRIu64 "h", ms / 3600000);
+	else if (ms % 60000 == 0 && ms != 0)
+		snprintf(out, len, "%" PRIu64 "m", ms / 60000);
+	else if (ms % 1000 == 0)
+		snprintf(out, len, "%" PRIu64 "s", ms / 1000);
+	else
+		snprintf(out, len, "%" PRIu64 "ms", ms);
 }

@@ -40,4 +40,10 @@ char	*buf_cstr(struct buf *);	/* NUL-terminates, returns data */
 /* Parse a decimal uint64 (no sign, no spaces) into *out; -1 if invalid. */
 int	 parse_u64(const char *, uint64_t *);
 
+/* CLOCK_MONOTONIC: for timeouts and durations, never for dates. */
+int64_t	 mono_ns(void);
+int64_t	 mono_us(void);
+int64_t	 mono_ms(void);
+void	 format_ms(uint64_t, char *, size_t);
+
 #endif

@@ -57,14 +57,6 @@ sq_arm(struct store_sqlite *q, int ms)
 	event_add(q->ckpt_ev, &tv);
 }
 
-static int64_t
-sq_now_us(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
-}
 
 /* When the next checkpoint is due, in ms from now (0: now). */
 int64_t
@@ -101,7 +93,7 @@ sq_due(struct store *s, int64_t now)
 	l.wal_pages = q->wal_pages;
 	if (q->ckpt_ev != NULL) {
 		if (now == 0)
-			now = sq_now_us();
+			now = mono_us();
 		l.first_ms = (now - q->first_us) / 1000;
 		l.last_ms = (now - q->last_us) / 1000;
 	}
@@ -340,7 +332,7 @@ store_sqlite_ckpt_slice(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
-	int64_t			 until = sq_now_us() + SQ_SLICE_US;
+	int64_t			 until = mono_us() + SQ_SLICE_US;
 	uint64_t		 rev, from, to;
 	size_t			 i;
 	int			 rc = 0;
@@ -367,7 +359,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	if (q->ck_phase == SQ_CK_KV) {
 		for (; i < q->fn && rc == 0; i++) {
 			rc = sq_apply(q, q->fsorted[i], &err);
-			if ((i & 31) == 31 && sq_now_us() >= until)
+			if ((i & 31) == 31 && mono_us() >= until)
 				break;
 		}
 		if (i < q->fn)
@@ -482,7 +474,7 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
-	int64_t			 now = sq_now_us(), due;
+	int64_t			 now = mono_us(), due;
 	size_t			 i;
 
 	if (p->n > 0) {
