@@ -78,14 +78,6 @@ opt_duration(const char *arg)
 	return (d);
 }
 
-uint64_t
-bench_now(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
-}
 
 /* Append prefix and n as 8 or more decimal digits. */
 /* --crafted: the keys, all colliding under FNV-1a (crafted.c). */

@@ -127,7 +127,6 @@ struct inflight	*bconn_head(struct bconn *);
 void		 bconn_pop(struct bconn *);
 uint64_t	 bconn_rand(struct bconn *);
 
-uint64_t	 bench_now(void);	/* CLOCK_MONOTONIC, ns */
 void		 bench_key(struct buf *, const char *, uint64_t);
 
 struct bench;

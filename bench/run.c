@@ -66,7 +66,7 @@ run_read(struct bench *b, struct bthread *th, struct bconn *bc)
 		xasprintf(&th->cause, "read: %s", strerror(errno));
 		return (-1);
 	}
-	now = bench_now();
+	now = (uint64_t)mono_ns();
 	while ((line = bconn_line(bc, &len)) != NULL)
 		load_answer(b, th, bc, line, len, now);
 	if (rc == 0) {
@@ -104,7 +104,7 @@ run_events(struct bench *b, struct bthread *th, int stopping)
 		if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
 		    run_read(b, th, bc) != 0)
 			return (-1);
-		if (run_refill(b, bc, bench_now(), stopping))
+		if (run_refill(b, bc, (uint64_t)mono_ns(), stopping))
 			stopping = 1;
 		if (run_send(th, bc) != 0) {
 			xasprintf(&th->cause, "write: %s", strerror(errno));
@@ -123,7 +123,7 @@ run_thread(void *arg)
 	unsigned	 i;
 	int		 stopping = 0, rc;
 
-	now = bench_now();
+	now = (uint64_t)mono_ns();
 	for (i = 0; i < th->nconns; i++) {
 		stopping |= run_refill(b, &th->conns[i], now, stopping);
 		if (run_send(th, &th->conns[i]) != 0) {
@@ -132,7 +132,7 @@ run_thread(void *arg)
 		}
 	}
 	for (;;) {
-		now = bench_now();
+		now = (uint64_t)mono_ns();
 		if (now >= b->t_stop)
 			stopping = 1;
 		if (stopping && run_inflight(th) == 0)
@@ -235,7 +235,7 @@ run_clients(struct bench *b, char **cause)
 		first += n;
 	}
 	if (rc == 0) {
-		b->t_start = bench_now();
+		b->t_start = (uint64_t)mono_ns();
 		b->t_stop = b->t_start + (uint64_t)(b->o.duration * 1e9);
 		b->t_end = b->t_stop + (uint64_t)(BENCH_DRAIN_S * 1e9);
 		for (i = 1; i < b->nth; i++) {
@@ -246,7 +246,7 @@ run_clients(struct bench *b, char **cause)
 		run_thread(&b->th[0]);
 		for (i = 1; i < b->nth; i++)
 			pthread_join(b->th[i].tid, NULL);
-		b->t_end = bench_now();
+		b->t_end = (uint64_t)mono_ns();
 	}
 	if (run_collect(b, cause) != 0)
 		rc = -1;

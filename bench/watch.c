@@ -129,7 +129,7 @@ watch_read(struct watch *ws, struct bconn *bc)
 		xasprintf(&ws->cause, "read: %s", strerror(errno));
 		return (-1);
 	}
-	now = bench_now();
+	now = (uint64_t)mono_ns();
 	while ((line = bconn_line(bc, &len)) != NULL)
 		watch_line(ws, bc, line, now);
 	if (rc == 0) {
@@ -160,10 +160,10 @@ watch_poll(struct watch *ws, int timeout_ms)
 static int
 watch_wait_acks(struct watch *ws)
 {
-	uint64_t	 end = bench_now() + (uint64_t)(WATCH_ACK_S * 1e9);
+	uint64_t	 end = (uint64_t)mono_ns() + (uint64_t)(WATCH_ACK_S * 1e9);
 
 	while (ws->acks < ws->nw) {
-		if (bench_now() >= end) {
+		if ((uint64_t)mono_ns() >= end) {
 			xasprintf(&ws->cause, "only %u of %u watches were "
 			    "answered in %.0f s", ws->acks, ws->nw, WATCH_ACK_S);
 			return (-1);
@@ -227,11 +227,11 @@ watch_loop(struct watch *ws)
 	struct bench	*b = ws->b;
 	uint64_t	 now;
 
-	b->t_start = bench_now();
+	b->t_start = (uint64_t)mono_ns();
 	b->t_stop = b->t_start + (uint64_t)(b->o.duration * 1e9);
 	b->t_end = b->t_stop + (uint64_t)(BENCH_DRAIN_S * 1e9);
 	for (;;) {
-		now = bench_now();
+		now = (uint64_t)mono_ns();
 		if (now >= b->t_stop && ws->sent < ws->nev)
 			ws->nev = ws->sent;	/* out of time */
 		if (ws->sent == ws->nev && ws->acked == ws->sent &&
@@ -243,10 +243,10 @@ watch_loop(struct watch *ws)
 		    now >= b->t_start + watch_due(ws, ws->sent) &&
 		    watch_send(ws, now) != 0)
 			return (-1);
-		if (watch_poll(ws, watch_timeout(ws, bench_now())) != 0)
+		if (watch_poll(ws, watch_timeout(ws, (uint64_t)mono_ns())) != 0)
 			return (-1);
 	}
-	b->t_end = bench_now();
+	b->t_end = (uint64_t)mono_ns();
 	b->events = ws->sent;
 	b->c.ops = ws->sent;
 	b->c.lost = ws->sent * ws->nw - ws->delivered;
