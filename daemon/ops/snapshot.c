@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "enc.h"
+#include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
@@ -35,6 +36,7 @@ struct snapshots {
 	TAILQ_HEAD(, snapshot)		 list;
 	unsigned			 n;
 	uint64_t			 next_id;
+	char				*dir;	/* ours, 0700: made at first */
 };
 
 struct snapshots *
@@ -81,6 +83,9 @@ snapshots_free(struct snapshots *set)
 		}
 		snapshot_free(sn);
 	}
+	if (set->dir != NULL && rmdir(set->dir) == -1)
+		log_warn("snapshots: removing %s", set->dir);
+	free(set->dir);
 	free(set);
 }
 
@@ -153,20 +158,37 @@ snapshot_taken(void *arg, uint64_t rev, const struct store_err *se)
 	req_done(r);
 }
 
-/* Where snapshots are written before they are unlinked: $TMPDIR. */
+/*
+ * Where a snapshot is written before it is unlinked: a file made O_EXCL
+ * in a directory of the daemon's own, made 0700 by mkdtemp(3) under
+ * $TMPDIR at the first snapshot.  Nobody else can create a file in it, so
+ * no other local user can plant the -wal or -shm file that SQLite opens
+ * beside a database in WAL mode (whose frames would then be read into the
+ * snapshot), nor swap the snapshot itself.
+ */
 static char *
-snapshot_tmp_path(char *why, size_t len)
+snapshot_tmp_path(struct snapshots *set, char *why, size_t len)
 {
-	const char	*dir = getenv("TMPDIR");
+	const char	*tmp = getenv("TMPDIR");
 	char		*path;
 	int		 fd;
 
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	xasprintf(&path, "%s/metad-snapshot.XXXXXX", dir);
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	if (set->dir == NULL) {
+		xasprintf(&set->dir, "%s/metad-snapshots.XXXXXX", tmp);
+		if (mkdtemp(set->dir) == NULL) {
+			snprintf(why, len, "cannot create a directory for "
+			    "snapshots in %s: %s", tmp, strerror(errno));
+			free(set->dir);
+			set->dir = NULL;
+			return (NULL);
+		}
+	}
+	xasprintf(&path, "%s/snapshot.XXXXXX", set->dir);
 	if ((fd = mkostemp(path, O_CLOEXEC)) == -1) {
 		snprintf(why, len, "cannot create a snapshot file in %s: %s",
-		    dir, strerror(errno));
+		    set->dir, strerror(errno));
 		free(path);
 		return (NULL);
 	}
@@ -189,7 +211,7 @@ snapshot_op_snapshot(struct req *r)
 		req_done(r);
 		return;
 	}
-	if ((path = snapshot_tmp_path(why, sizeof why)) == NULL) {
+	if ((path = snapshot_tmp_path(set, why, sizeof why)) == NULL) {
 		reply_error(r, PROTO_INTERNAL, why);
 		req_done(r);
 		return;

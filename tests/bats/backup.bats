@@ -375,3 +375,39 @@ pause_metad() {
 	run req '{"op":"snapshot"}'
 	assert_output --partial '"snapshot":6,'
 }
+
+# traced PID: every thread of PID has a tracer attached.
+traced() {
+	! grep -h '^TracerPid:' /proc/"$1"/task/*/status | grep -q '[[:space:]]0$'
+}
+
+@test "a snapshot is written in a directory of the daemon's own (0700, made with mkdtemp), not in a shared \$TMPDIR; it goes when the daemon stops" {
+	metad_stop
+	mkdir -m 1777 "$TESTDIR/tmp"
+	TMPDIR="$TESTDIR/tmp" metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
+	run mctl put k v
+	assert_success
+	# Where its files are opened: strace on the running daemon.
+	strace -f -qq -p "$METAD_PID" -e trace=openat -o "$TESTDIR/trace" &
+	local tracer=$!
+	wait_for traced "$METAD_PID"
+	run mctl snapshot save "$TESTDIR/snap.db"
+	assert_success
+	kill -INT "$tracer"
+	wait "$tracer" || true
+	local dir
+	dir=$(find "$TESTDIR/tmp" -mindepth 1 -maxdepth 1)
+	# One entry in the shared directory: the daemon's own, 0700 and empty
+	# (the snapshot, read to its end, is unlinked).
+	[ "$(printf '%s\n' "$dir" | wc -l)" -eq 1 ]
+	[[ $dir == "$TESTDIR/tmp/metad-snapshots."?????? ]]
+	[ "$(stat -c %a "$dir")" = 700 ]
+	[ -z "$(ls -A "$dir")" ]
+	# Every file the snapshot opened in TMPDIR (and its -wal, -shm) was in it.
+	grep -o "\"$TESTDIR/tmp/[^\"]*\"" "$TESTDIR/trace" | sort -u >"$TESTDIR/opened"
+	[ -s "$TESTDIR/opened" ]
+	! grep -v "^\"$dir/snapshot\\.[A-Za-z0-9]\\{6\\}\\(-wal\\|-shm\\|-journal\\)\\?\"\$" "$TESTDIR/opened"
+	[ "$(sqlite3 "$TESTDIR/snap.db" 'PRAGMA integrity_check')" = ok ]
+	metad_stop
+	[ -z "$(ls -A "$TESTDIR/tmp")" ]
+}

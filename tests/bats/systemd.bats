@@ -109,9 +109,26 @@ activate() {
 	assert_output --partial "descriptor 3 is not a listening Unix stream socket"
 }
 
+# notify_listen_one PATH: one listener process on the datagram socket PATH
+# writing each datagram whole, then a newline, to $NOTIFY_LOG (socat's
+# fork per datagram lets two children's writes interleave when datagrams
+# come 100 ms apart).
+notify_listen_one() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode() + "\n")
+        f.flush()
+' "$1" "$NOTIFY_LOG" 2>/dev/null &
+	LISTENER_PID=$!
+	wait_for test -S "$1"
+}
+
 @test "WATCHDOG_USEC: metad pings WATCHDOG=1 from its loop; STATUS= lines say the rev and connections as they change" {
-	notify_listen "UNIX-RECVFROM:$TESTDIR/notify.sock"
-	wait_for test -S "$TESTDIR/notify.sock"
+	notify_listen_one "$TESTDIR/notify.sock"
 	NOTIFY_SOCKET="$TESTDIR/notify.sock" WATCHDOG_USEC=200000 \
 	    metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
 	wait_for notified READY=1
