@@ -62,7 +62,7 @@ struct bench_opts {
 	int			 preload;	/* get, mixed: fill keys first */
 	double			 rate;		/* watch: puts per second */
 	int			 json;
-	/* get, mixed: the gets' read options (SPEC 8). */
+	/* get, mixed: the gets' read options (metad-protocol(7)). */
 	int			 serializable;
 	uint64_t		 at_rev;	/* 0: the current state */
 };

@@ -1,6 +1,6 @@
 /*
  * lease grant TTL [--session], lease keepalive ID [--forever], lease revoke
- * ID, lease info ID, lease ls (SPEC 7, 9).
+ * ID, lease info ID, lease ls (metactl(1), COMMANDS).
  *
  * Text output: grant prints the lease id alone (l=$(metactl lease grant
  * 30s)); keepalive prints the TTL in ms after each refresh; revoke the rev

@@ -1,5 +1,5 @@
 /*
- * lock NAME [--ttl D] [--owner O] [--wait D] -- COMMAND [ARG...] (SPEC 9).
+ * lock NAME [--ttl D] [--owner O] [--wait D] -- COMMAND [ARG...] (metactl(1)).
  *
  * The recipe is etcd's concurrency.Mutex over metad's leases:
  *

@@ -6,7 +6,8 @@
  * The global --timeout (default 10s) is how long the daemon waits; metactl
  * itself gives up WAIT_GRACE_MS later.  --timeout 0 waits forever (the
  * daemon's wait is limited to 24 hours, so metactl asks again).  A wait
- * that timed out is exit status 1 ("the condition does not hold", SPEC 7),
+ * that timed out is exit status 1 ("the condition does not hold":
+ * metactl(1), EXIT STATUS),
  * with the daemon's message on stderr (and, -o json, its error response on
  * stdout); Ctrl-C is exit status 130.
  */

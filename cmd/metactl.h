@@ -35,7 +35,7 @@
 #include "output.h"
 #include "util.h"
 
-/* Exit statuses (SPEC 7). */
+/* Exit statuses (metactl(1), EXIT STATUS). */
 enum cmd_status {
 	CMD_OK = 0,		/* success */
 	CMD_FALSE = 1,		/* the condition does not hold */
