@@ -198,10 +198,11 @@ $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS)
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 # The etcd codec's test links its object (and libnghttp2's flags, unused).
-build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd/etcd_pb.o \
-		   build/daemon/store/etcd/etcd_pb_wire.o $(COMMON_OBJS)
-build/tests/test_etcd_pb: build/daemon/store/etcd/etcd_pb.o \
+ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
+		   build/daemon/store/etcd/etcd_pb_msg.o \
 		   build/daemon/store/etcd/etcd_pb_wire.o
+build/tests/test_etcd_pb: TEST_OBJS = $(ETCD_PB_OBJS) $(COMMON_OBJS)
+build/tests/test_etcd_pb: $(ETCD_PB_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
 build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
