@@ -75,8 +75,6 @@ etcd_http_close(struct etcd_http *h)
 	}
 	if (h->probe_timer != NULL)
 		event_free(h->probe_timer);
-	if (h->probe_conn != NULL)
-		evhttp_connection_free(h->probe_conn);
 	if (h->base != NULL)
 		event_base_free(h->base);
 	memset(h, 0, sizeof *h);
@@ -215,12 +213,13 @@ etcd_http_probe_schedule(struct etcd_http *h)
 }
 
 static void
-etcd_http_probe_done(struct evhttp_request *req, void *arg)
+etcd_http_probe_done(void *arg, int status, struct buf *body, cJSON *reply)
 {
 	struct etcd_http	*h = arg;
 	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
 
-	if (req != NULL && evhttp_request_get_response_code(req) == 200) {
+	cJSON_Delete(reply);
+	if (status == 200) {
 		log_info("etcd: %s answers again", ep->url);
 		ep->healthy = 1;
 		h->cur = h->probe_ep;
@@ -232,25 +231,21 @@ etcd_http_probe_done(struct evhttp_request *req, void *arg)
 	etcd_http_probe_schedule(h);
 }
 
-/* Ask the next endpoint, on the daemon's loop, whether etcd is back. */
+/*
+ * Ask the next endpoint, on the daemon's loop, whether etcd is back: its
+ * Maintenance.Status over gRPC (an empty request; the answer, in
+ * protobuf, is only checked).
+ */
 static void
 etcd_http_probe_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_http	*h = arg;
 	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
+	struct store_err	 err;
 
-	if (h->probe_conn != NULL)
-		evhttp_connection_free(h->probe_conn);
-	h->probe_conn = evhttp_connection_base_new(h->main, NULL, ep->host,
-	    ep->port);
-	if (h->probe_conn == NULL) {
-		etcd_http_probe_schedule(h);
-		return;
-	}
-	evhttp_connection_set_timeout(h->probe_conn, ETCD_HTTP_TIMEOUT_S);
-	evhttp_connection_set_retries(h->probe_conn, 0);
-	if (etcd_http_request(h->probe_conn, ep, "/v3/maintenance/status",
-	    "{}", etcd_http_probe_done, h) == NULL)
+	if (etcd_grpc_call(&h->grpc, h->probe_ep, 0, ep->host, ep->port,
+	    ETCD_PB_STATUS, "", 0, 1, ETCD_HTTP_TIMEOUT_S * 1000,
+	    etcd_http_probe_done, h, &err) != 0)
 		etcd_http_probe_schedule(h);
 }
 

@@ -72,8 +72,7 @@ struct etcd_http {
 	struct event_base	*main;
 	int			 down;
 	struct event		*probe_timer;
-	struct evhttp_connection *probe_conn;
-	unsigned		 probe_ep;
+	unsigned		 probe_ep;	/* asked over gRPC */
 	/* Calls answered on main (etcd_http_call_async). */
 	struct evhttp_connection *aconn[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];
 	unsigned		 abusy[STORE_ENDPOINTS_MAX][ETCD_ASYNC_CONNS];

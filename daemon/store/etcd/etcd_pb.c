@@ -64,6 +64,12 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 		etcd_pb_put_bytes(b, f->no, raw, (size_t)r);
 		free(raw);
 		return (0);
+	case PB_STRING:
+		if (!cJSON_IsString(it))
+			return (*why = "a string field is not a string", -1);
+		etcd_pb_put_bytes(b, f->no, it->valuestring,
+		    strlen(it->valuestring));
+		return (0);
 	case PB_INT:
 	case PB_UINT:
 		if (pb_json_int(it, &v) != 0)
@@ -195,6 +201,37 @@ pb_add_int(cJSON *obj, const char *name, uint64_t v, int is_signed)
 	pb_add_string(obj, name, s);
 }
 
+/* it, an element of the repeated field name, after those seen before. */
+static void
+pb_add_elem(cJSON *obj, const char *name, int seen, cJSON *it)
+{
+	cJSON	*arr;
+
+	arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+	if (arr == NULL) {
+		arr = cJSON_CreateArray();
+		cJSON_AddItemToObjectCS(obj, name, arr);
+	}
+	cJSON_AddItemToArray(arr, it);
+}
+
+/* A bytes field in base64, a string as it is: malloc'd. */
+static char *
+pb_str(enum pb_type type, const uint8_t *p, size_t n)
+{
+	char	*s;
+
+	if (type == PB_BYTES) {
+		s = xmalloc(b64_encoded_len(n) + 1);
+		b64_encode(p, n, s);
+	} else {
+		s = xmalloc(n + 1);
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return (s);
+}
+
 /*
  * A field's value into obj; with obj NULL, only checked.  seen: the fields
  * of obj given before (a bit per index in the table): only those can be
@@ -204,25 +241,32 @@ static int
 pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
     const uint8_t *p, size_t n, int depth, int seen)
 {
-	cJSON	*sub, *arr;
+	cJSON	*sub = NULL;
 	char	*s;
 	int	 k;
 
-	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
+	if ((f->type == PB_BYTES || f->type == PB_STRING ||
+	    f->type == PB_MSG) != (wt == 2))
 		return (-1);	/* the wrong wire type */
 	if (obj == NULL)
 		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
 		    NULL) : 0);
-	if (seen && !(f->type == PB_MSG && f->repeated))
+	if (seen && !f->repeated)
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 	switch (f->type) {
 	case PB_BYTES:
-		if (n > 0) {
-			s = xmalloc(b64_encoded_len(n) + 1);
-			b64_encode(p, n, s);
+	case PB_STRING:
+		if (n == 0 && !f->repeated)
+			return (0);
+		s = pb_str(f->type, p, n);
+		if (!f->repeated) {
 			pb_add_string(obj, f->name, s);
+			return (0);
 		}
-		return (0);
+		sub = cJSON_CreateNull();
+		sub->type = cJSON_String;
+		sub->valuestring = s;
+		break;
 	case PB_INT:
 	case PB_UINT:
 		if (v != 0)
@@ -254,16 +298,10 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 			cJSON_AddItemToObjectCS(obj, f->name, sub);
 			return (0);
 		}
-		arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, f->name) :
-		    NULL;
-		if (arr == NULL) {
-			arr = cJSON_CreateArray();
-			cJSON_AddItemToObjectCS(obj, f->name, arr);
-		}
-		cJSON_AddItemToArray(arr, sub);
-		return (0);
+		break;
 	}
-	return (-1);
+	pb_add_elem(obj, f->name, seen, sub);
+	return (0);
 }
 
 /* The message m in p[0..n) into obj (NULL: only checked); -1: malformed. */

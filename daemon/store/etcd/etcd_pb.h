@@ -28,6 +28,7 @@ enum etcd_pb_rpc {
 	ETCD_PB_PUT,
 	ETCD_PB_DELETE,
 	ETCD_PB_TXN,
+	ETCD_PB_STATUS,		/* Maintenance.Status */
 	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
 };

@@ -11,7 +11,8 @@
 
 #include "store/etcd/etcd_pb.h"
 
-enum pb_type { PB_BYTES, PB_INT, PB_UINT, PB_BOOL, PB_ENUM, PB_MSG };
+enum pb_type { PB_BYTES, PB_STRING, PB_INT, PB_UINT, PB_BOOL, PB_ENUM,
+    PB_MSG };
 
 struct pb_msg;
 
@@ -19,7 +20,7 @@ struct pb_field {
 	const char		*name;		/* the gateway's (OrigName) */
 	uint32_t		 no;
 	enum pb_type		 type;
-	int			 repeated;	/* of messages only */
+	int			 repeated;	/* messages, bytes, strings */
 	const struct pb_msg	*msg;		/* PB_MSG */
 	const char *const	*names;		/* PB_ENUM, NULL-ended */
 };

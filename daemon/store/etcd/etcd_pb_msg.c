@@ -164,6 +164,22 @@ static const struct pb_field f_watch_r[] = {
 static const struct pb_msg m_watch = MSG(f_watch);
 static const struct pb_msg m_watch_r = MSG(f_watch_r);
 
+/* Maintenance.Status: no request field. */
+static const struct pb_field f_status_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "version", 2, PB_STRING, 0, NULL, NULL },
+	{ "dbSize", 3, PB_INT, 0, NULL, NULL },
+	{ "leader", 4, PB_UINT, 0, NULL, NULL },
+	{ "raftIndex", 5, PB_UINT, 0, NULL, NULL },
+	{ "raftTerm", 6, PB_UINT, 0, NULL, NULL },
+	{ "raftAppliedIndex", 7, PB_UINT, 0, NULL, NULL },
+	{ "errors", 8, PB_STRING, 1, NULL, NULL },
+	{ "dbSizeInUse", 9, PB_INT, 0, NULL, NULL },
+	{ "isLearner", 10, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_msg m_empty = { NULL, 0 };
+static const struct pb_msg m_status_r = MSG(f_status_r);
+
 const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	[ETCD_PB_RANGE] = { "/v3/kv/range", "/etcdserverpb.KV/Range",
 	    &m_range, &m_range_r },
@@ -173,6 +189,8 @@ const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	    "/etcdserverpb.KV/DeleteRange", &m_delete, &m_delete_r },
 	[ETCD_PB_TXN] = { "/v3/kv/txn", "/etcdserverpb.KV/Txn", &m_txn,
 	    &m_txn_r },
+	[ETCD_PB_STATUS] = { "/v3/maintenance/status",
+	    "/etcdserverpb.Maintenance/Status", &m_empty, &m_status_r },
 	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
 	[ETCD_PB_WATCH] = { "", "/etcdserverpb.Watch/Watch", &m_watch,
 	    &m_watch_r },
