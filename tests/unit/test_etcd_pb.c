@@ -482,9 +482,10 @@ test_decode_fuzz(void **state)
 }
 
 /*
- * The calls beyond the KV ones of metad's writes: each request back as it
- * went (none given: "{}"), and an answer laid out by hand from rpc.proto's
- * field numbers, as the gateway gives it (unknown fields skipped).
+ * The calls beyond the KV ones of metad's writes: each request encoded as
+ * laid out by hand from rpc.proto's field numbers and back as it went
+ * (none given: "{}"), and an answer laid out by hand, as the gateway gives
+ * it (unknown fields skipped).
  */
 #define PB(s)	s, sizeof s - 1
 static void
@@ -493,12 +494,20 @@ test_more_rpcs(void **state)
 	static const struct {
 		enum etcd_pb_rpc	 rpc;
 		const char		*path, *method, *req;
+		const char		*reqpb;
+		size_t			 reqn;
 		const char		*resp;
 		size_t			 n;
 		const char		*want;
 	} cases[] = {
+		{ ETCD_PB_COMPACT, "/v3/kv/compaction",
+		    "/etcdserverpb.KV/Compact",
+		    "{\"revision\":\"41\",\"physical\":true}",
+		    PB("\x08\x29\x10\x01"),
+		    PB("\x0a\x04\x08\x01\x18\x2a"),
+		    "{\"header\":{\"cluster_id\":\"1\",\"revision\":\"42\"}}" },
 		{ ETCD_PB_STATUS, "/v3/maintenance/status",
-		    "/etcdserverpb.Maintenance/Status", "{}",
+		    "/etcdserverpb.Maintenance/Status", "{}", PB(""),
 		    PB("\x0a\x02\x18\x05" "\x12\x05" "3.4.0" "\x18\x80\x20"
 		    "\x20\x07" "\x42\x01" "x" "\x42\x00" "\x50\x01" "\x78\x01"),
 		    "{\"header\":{\"revision\":\"5\"},\"version\":\"3.4.0\","
@@ -517,6 +526,9 @@ test_more_rpcs(void **state)
 		buf_init(&b);
 		assert_int_equal(etcd_pb_encode(cases[i].rpc, cases[i].req,
 		    &b, &why), 0);
+		assert_int_equal(b.len, cases[i].reqn);
+		assert_memory_equal(b.len > 0 ? b.data : "", cases[i].reqpb,
+		    cases[i].reqn);
 		j = etcd_pb_decode_request(cases[i].rpc, b.data, b.len);
 		assert_json(j, cases[i].req);
 		cJSON_Delete(j);

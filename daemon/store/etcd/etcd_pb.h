@@ -28,6 +28,7 @@ enum etcd_pb_rpc {
 	ETCD_PB_PUT,
 	ETCD_PB_DELETE,
 	ETCD_PB_TXN,
+	ETCD_PB_COMPACT,
 	ETCD_PB_STATUS,		/* Maintenance.Status */
 	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
@@ -72,7 +73,9 @@ enum {
 	ETCD_PB_RANGE_KEY = 1, ETCD_PB_RANGE_REV = 4,
 	ETCD_PB_PUT_KEY = 1, ETCD_PB_PUT_VALUE = 2, ETCD_PB_PUT_LEASE = 3,
 	ETCD_PB_PUT_PREV_KV = 4,
-	ETCD_PB_DELETE_KEY = 1
+	ETCD_PB_DELETE_KEY = 1,
+	/* CompactionRequest */
+	ETCD_PB_COMPACT_REV = 1
 };
 
 /* The answer in p[0..n) as the gateway's JSON, or NULL if malformed. */

@@ -164,6 +164,17 @@ static const struct pb_field f_watch_r[] = {
 static const struct pb_msg m_watch = MSG(f_watch);
 static const struct pb_msg m_watch_r = MSG(f_watch_r);
 
+/* KV.Compact */
+static const struct pb_field f_compact[] = {
+	{ "revision", 1, PB_INT, 0, NULL, NULL },
+	{ "physical", 2, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_field f_header_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+};
+static const struct pb_msg m_compact = MSG(f_compact);
+static const struct pb_msg m_header_r = MSG(f_header_r);
+
 /* Maintenance.Status: no request field. */
 static const struct pb_field f_status_r[] = {
 	{ "header", 1, PB_MSG, 0, &m_header, NULL },
@@ -189,6 +200,8 @@ const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	    "/etcdserverpb.KV/DeleteRange", &m_delete, &m_delete_r },
 	[ETCD_PB_TXN] = { "/v3/kv/txn", "/etcdserverpb.KV/Txn", &m_txn,
 	    &m_txn_r },
+	[ETCD_PB_COMPACT] = { "/v3/kv/compaction", "/etcdserverpb.KV/Compact",
+	    &m_compact, &m_header_r },
 	[ETCD_PB_STATUS] = { "/v3/maintenance/status",
 	    "/etcdserverpb.Maintenance/Status", &m_empty, &m_status_r },
 	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
