@@ -40,7 +40,8 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 	if (h->nep == 0)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "no etcd "
 		    "endpoint given (etcd:http://HOST:PORT[,...])"));
-	if ((h->base = event_base_new()) == NULL)
+	if ((h->base = event_base_new()) == NULL ||
+	    etcd_grpc_init(&h->sync, h->base, ETCD_REPLY_MAX_BYTES) != 0)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "event_base_new failed"));
 	h->main = main;
@@ -57,11 +58,8 @@ etcd_http_close(struct etcd_http *h)
 {
 	unsigned	 i;
 
-	for (i = 0; i < h->nep; i++) {
-		if (h->conn[i] != NULL)
-			evhttp_connection_free(h->conn[i]);
-	}
 	etcd_grpc_close(&h->grpc);
+	etcd_grpc_close(&h->sync);
 	etcd_http_acalls_free(h);
 	for (i = 0; i < h->nep; i++) {
 		unsigned j;
@@ -101,10 +99,10 @@ etcd_http_request(struct evhttp_connection *conn,
 }
 
 struct etcd_call {
-	struct event_base	*base;
 	int			 done;
 	int			 status;	/* 0: no answer */
-	struct buf		 body;
+	struct buf		 body;		/* an error's */
+	cJSON			*reply;
 };
 
 /*
@@ -132,49 +130,44 @@ etcd_http_take(struct evhttp_request *req, struct buf *b)
 }
 
 static void
-etcd_http_done(struct evhttp_request *req, void *arg)
+etcd_http_sync_done(void *arg, int status, struct buf *body, cJSON *reply)
 {
 	struct etcd_call	*c = arg;
 
 	c->done = 1;
-	c->status = etcd_http_take(req, &c->body);
-	event_base_loopbreak(c->base);
+	c->status = status;
+	c->reply = reply;
+	c->body = *body;	/* taken */
+	buf_init(body);
 }
 
-/* One attempt on the current endpoint: the HTTP status, 0 if none. */
+/*
+ * One attempt on the current endpoint, over gRPC on the private base (the
+ * loop runs until it is answered or timed out): the status, 0 if none.
+ */
 static int
-etcd_http_try(struct etcd_http *h, const char *path, const char *body,
-    struct buf *out)
+etcd_http_try(struct etcd_http *h, enum etcd_pb_rpc rpc, const struct buf *pb,
+    struct etcd_call *c)
 {
 	struct etcd_endpoint	*ep = &h->ep[h->cur];
-	struct etcd_call	 c;
+	struct store_err	 err;
 
-	if (h->conn[h->cur] == NULL) {
-		h->conn[h->cur] = evhttp_connection_base_new(h->base, NULL,
-		    ep->host, ep->port);
-		if (h->conn[h->cur] == NULL)
-			return (0);
-		evhttp_connection_set_timeout(h->conn[h->cur],
-		    ETCD_HTTP_TIMEOUT_S);
-		evhttp_connection_set_retries(h->conn[h->cur], 0);
-	}
-	memset(&c, 0, sizeof c);
-	c.base = h->base;
-	c.body = *out;
-	if (etcd_http_request(h->conn[h->cur], ep, path, body,
-	    etcd_http_done, &c) == NULL)
+	memset(c, 0, sizeof *c);
+	buf_init(&c->body);
+	if (etcd_grpc_call(&h->sync, h->cur, 0, ep->host, ep->port, rpc,
+	    pb->data, pb->len, 0, ETCD_HTTP_TIMEOUT_S * 1000,
+	    etcd_http_sync_done, c, &err) != 0)
 		return (0);
-	while (!c.done) {
+	while (!c->done) {
 		if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
-			break;	/* nothing pending: no answer will come */
+			break;
 	}
-	*out = c.body;
-	if (c.status == 0) {
-		/* Start afresh on this endpoint next time. */
-		evhttp_connection_free(h->conn[h->cur]);
-		h->conn[h->cur] = NULL;
+	if (!c->done) {
+		/* The loop failed: the call is dropped, its cb never runs. */
+		etcd_grpc_close(&h->sync);
+		(void)etcd_grpc_init(&h->sync, h->base, ETCD_REPLY_MAX_BYTES);
 	}
-	return (c.status);
+	return (c->status);
 }
 
 static int
@@ -296,27 +289,37 @@ int
 etcd_http_call(struct etcd_http *h, const char *path, const char *body,
     cJSON **out, struct store_err *err)
 {
-	struct buf	 b;
-	unsigned	 tries;
-	int		 status = 0;
+	enum etcd_pb_rpc	 rpc = etcd_pb_rpc_of(path);
+	struct etcd_call	 c;
+	struct buf		 pb;
+	const char		*why;
+	unsigned		 tries;
+	int			 status = 0, rc = 0;
 
 	*out = NULL;
 	if (h->down)
 		return (etcd_http_down_err(err));
-	buf_init(&b);
+	buf_init(&pb);
+	if (etcd_pb_encode(rpc, body, &pb, &why) != 0) {
+		buf_free(&pb);
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: %s",
+		    path, why));
+	}
 	for (tries = 0; tries < h->nep; tries++) {
-		buf_reset(&b);
-		if ((status = etcd_http_try(h, path, body, &b)) != 0)
+		if ((status = etcd_http_try(h, rpc, &pb, &c)) != 0)
 			break;
+		buf_free(&c.body);
 		h->ep[h->cur].healthy = 0;
 		h->cur = (h->cur + 1) % h->nep;
 	}
-	if (status == 0) {
-		buf_free(&b);
+	buf_free(&pb);
+	if (status == 0)
 		return (etcd_http_unreachable(h, err));
-	}
 	h->ep[h->cur].healthy = 1;
-	status = etcd_http_parse(&b, status, path, out, err);
-	buf_free(&b);
-	return (status);
+	if (status == 200 && c.reply != NULL)
+		*out = c.reply;
+	else
+		rc = etcd_http_parse(&c.body, status, path, out, err);
+	buf_free(&c.body);
+	return (rc);
 }

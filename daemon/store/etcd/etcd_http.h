@@ -64,7 +64,7 @@ struct etcd_endpoint {
 
 struct etcd_http {
 	struct event_base	*base;		/* private, for blocking calls */
-	struct evhttp_connection *conn[STORE_ENDPOINTS_MAX];
+	struct etcd_grpc	 sync;		/* their gRPC, on base */
 	struct etcd_endpoint	 ep[STORE_ENDPOINTS_MAX];
 	unsigned		 nep;
 	unsigned		 cur;		/* the endpoint in use */
