@@ -30,6 +30,12 @@ enum etcd_pb_rpc {
 	ETCD_PB_TXN,
 	ETCD_PB_COMPACT,
 	ETCD_PB_STATUS,		/* Maintenance.Status */
+	ETCD_PB_LEASE_GRANT,	/* Lease.LeaseGrant */
+	ETCD_PB_LEASE_REVOKE,
+	/* A stream, carried as a call: one request, one answer. */
+	ETCD_PB_LEASE_KEEPALIVE,
+	ETCD_PB_LEASE_TTL,	/* Lease.LeaseTimeToLive */
+	ETCD_PB_LEASE_LEASES,
 	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
 };

@@ -191,6 +191,48 @@ static const struct pb_field f_status_r[] = {
 static const struct pb_msg m_empty = { NULL, 0 };
 static const struct pb_msg m_status_r = MSG(f_status_r);
 
+/* The Lease service. */
+static const struct pb_field f_lgrant[] = {
+	{ "TTL", 1, PB_INT, 0, NULL, NULL },
+	{ "ID", 2, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_field f_lgrant_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "ID", 2, PB_INT, 0, NULL, NULL },
+	{ "TTL", 3, PB_INT, 0, NULL, NULL },
+	{ "error", 4, PB_STRING, 0, NULL, NULL },
+};
+static const struct pb_field f_lid[] = {	/* revoke, keepalive */
+	{ "ID", 1, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_field f_lka_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "ID", 2, PB_INT, 0, NULL, NULL },
+	{ "TTL", 3, PB_INT, 0, NULL, NULL },
+};
+static const struct pb_field f_lttl[] = {
+	{ "ID", 1, PB_INT, 0, NULL, NULL },
+	{ "keys", 2, PB_BOOL, 0, NULL, NULL },
+};
+static const struct pb_field f_lttl_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "ID", 2, PB_INT, 0, NULL, NULL },
+	{ "TTL", 3, PB_INT, 0, NULL, NULL },
+	{ "grantedTTL", 4, PB_INT, 0, NULL, NULL },
+	{ "keys", 5, PB_BYTES, 1, NULL, NULL },
+};
+static const struct pb_msg m_lid = MSG(f_lid);
+static const struct pb_field f_lleases_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "leases", 2, PB_MSG, 1, &m_lid, NULL },	/* LeaseStatus */
+};
+static const struct pb_msg m_lgrant = MSG(f_lgrant);
+static const struct pb_msg m_lgrant_r = MSG(f_lgrant_r);
+static const struct pb_msg m_lka_r = MSG(f_lka_r);
+static const struct pb_msg m_lttl = MSG(f_lttl);
+static const struct pb_msg m_lttl_r = MSG(f_lttl_r);
+static const struct pb_msg m_lleases_r = MSG(f_lleases_r);
+
 const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	[ETCD_PB_RANGE] = { "/v3/kv/range", "/etcdserverpb.KV/Range",
 	    &m_range, &m_range_r },
@@ -204,6 +246,16 @@ const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	    &m_compact, &m_header_r },
 	[ETCD_PB_STATUS] = { "/v3/maintenance/status",
 	    "/etcdserverpb.Maintenance/Status", &m_empty, &m_status_r },
+	[ETCD_PB_LEASE_GRANT] = { "/v3/lease/grant",
+	    "/etcdserverpb.Lease/LeaseGrant", &m_lgrant, &m_lgrant_r },
+	[ETCD_PB_LEASE_REVOKE] = { "/v3/lease/revoke",
+	    "/etcdserverpb.Lease/LeaseRevoke", &m_lid, &m_header_r },
+	[ETCD_PB_LEASE_KEEPALIVE] = { "/v3/lease/keepalive",
+	    "/etcdserverpb.Lease/LeaseKeepAlive", &m_lid, &m_lka_r },
+	[ETCD_PB_LEASE_TTL] = { "/v3/lease/timetolive",
+	    "/etcdserverpb.Lease/LeaseTimeToLive", &m_lttl, &m_lttl_r },
+	[ETCD_PB_LEASE_LEASES] = { "/v3/lease/leases",
+	    "/etcdserverpb.Lease/LeaseLeases", &m_empty, &m_lleases_r },
 	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
 	[ETCD_PB_WATCH] = { "", "/etcdserverpb.Watch/Watch", &m_watch,
 	    &m_watch_r },

@@ -1,6 +1,12 @@
 /*
- * The etcd backend's leases (SPEC 9): etcd leases, through the JSON
- * gateway's /v3/lease/{grant,keepalive,timetolive,leases,revoke}.  etcd
+ * The etcd backend's leases (metad-protocol(7), lease_grant and the
+ * lease ops after it): etcd leases, through its gRPC
+ * Lease service (LeaseGrant, LeaseKeepAlive, LeaseTimeToLive, LeaseLeases,
+ * LeaseRevoke; the requests and answers in the gateway's JSON shape,
+ * etcd_pb.h).  LeaseKeepAlive is a bidirectional stream: each refresh is
+ * a stream of its own, one request then half-closed, whose one answer
+ * etcd sends before it ends the stream; a refresh is rare (a client's
+ * keepalive), so no stream is kept open between them.  etcd
  * keeps them and their deadlines, so they are shared by every daemon on
  * that etcd and expire by etcd's clock whether a daemon runs or not; etcd
  * deletes an expired or revoked lease's keys at one revision, and the watch
@@ -367,8 +373,7 @@ etcd_ka_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		etcd_state_err(c, err);
 		return;
 	}
-	etcd_lease_state(c->id, cJSON_GetObjectItemCaseSensitive(reply,
-	    "result"), "TTL", &c->ls);
+	etcd_lease_state(c->id, reply, "TTL", &c->ls);
 	if (!c->ls.found) {
 		c->done(c->arg, &c->ls, NULL);
 		etcd_lcall_free(c);
