@@ -370,3 +370,70 @@ etcd_pb_check(enum etcd_pb_rpc rpc, const void *p, size_t n)
 		return (-1);
 	return (pb_walk(pb_rpcs[rpc].resp, p, n, 0, NULL));
 }
+
+/* The gateway's encodings of bytes and int64s, for the callers' JSON. */
+
+char *
+etcd_b64(const void *p, size_t n)
+{
+	char	*s;
+
+	s = xmalloc(b64_encoded_len(n) + 1);
+	b64_encode(p, n, s);
+	return (s);
+}
+
+unsigned char *
+etcd_unb64(const cJSON *obj, const char *name, size_t *len)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	unsigned char	*out;
+	size_t		 n;
+	long		 r;
+
+	*len = 0;
+	if (!cJSON_IsString(it)) {
+		out = xmalloc(1);
+		out[0] = '\0';
+		return (out);
+	}
+	n = strlen(it->valuestring);
+	out = xmalloc(n / 4 * 3 + 1);
+	if ((r = b64_decode(it->valuestring, n, out)) < 0)
+		r = 0;
+	out[r] = '\0';
+	*len = (size_t)r;
+	return (out);
+}
+
+uint64_t
+etcd_u64(const cJSON *obj, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	uint64_t	 v = 0;
+
+	if (cJSON_IsString(it) && parse_u64(it->valuestring, &v) == 0)
+		return (v);
+	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
+		return ((uint64_t)it->valuedouble);
+	return (0);
+}
+
+/* The base64 of the first key after every key starting with p. */
+char *
+etcd_prefix_end64(const char *p, size_t n)
+{
+	unsigned char	*e = xmemdup(p, n);
+	char		*s;
+
+	while (n > 0 && e[n - 1] == 0xff)
+		n--;
+	if (n == 0) {
+		free(e);
+		return (xstrdup("AA=="));	/* "\0": to the end */
+	}
+	e[n - 1]++;
+	s = etcd_b64(e, n);
+	free(e);
+	return (s);
+}

@@ -413,7 +413,7 @@ etcd_commit_send(struct etcd_commit *c)
 	buf_init(&b);
 	switch (c->step) {
 	case STEP_TXN:
-		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE, "/v3/kv/txn",
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE, "/v3/kv/txn",
 		    &c->body, etcd_commit_cb, c, &err);
 		if (rc != 0) {
 			buf_free(&b);
@@ -423,12 +423,12 @@ etcd_commit_send(struct etcd_commit *c)
 		break;
 	case STEP_RESOLVE:
 		etcd_resolve_body(c, &b);
-		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE |
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE |
 		    ETCD_CALL_COPY, "/v3/kv/txn", &b, etcd_commit_cb, c, &err);
 		break;
 	case STEP_BLIND:
 		etcd_blind_body(c, &b);
-		rc = etcd_http_call_pb(&e->http, 0, "/v3/kv/txn", &b,
+		rc = etcd_call_pb(&e->client, 0, "/v3/kv/txn", &b,
 		    etcd_commit_cb, c, &err);
 		break;
 	default:
@@ -437,7 +437,7 @@ etcd_commit_send(struct etcd_commit *c)
 		 * event of the revision it compacts at.
 		 */
 		etcd_pb_put_int(&b, ETCD_PB_COMPACT_REV, c->compact_to - 1);
-		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE,
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE,
 		    "/v3/kv/compaction", &b, etcd_commit_cb, c, &err);
 		break;
 	}

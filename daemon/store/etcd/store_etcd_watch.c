@@ -186,7 +186,7 @@ etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 	cJSON_Delete(reply);
 	e->wst = NULL;
 	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
-	    e->http.ep[e->wep].url, e->st->rev + 1);
+	    e->client.ep[e->wep].url, e->st->rev + 1);
 	etcd_watch_schedule(e);
 }
 
@@ -197,7 +197,7 @@ etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 static int
 etcd_stream_open(struct store_etcd *e)
 {
-	struct etcd_endpoint	*ep = &e->http.ep[e->wep];
+	struct etcd_endpoint	*ep = &e->client.ep[e->wep];
 	struct store_err	 err;
 	char			 body[1024];
 
@@ -209,7 +209,7 @@ etcd_stream_open(struct store_etcd *e)
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
 	    e->st->rev + 1);
-	e->wst = etcd_grpc_stream(&e->http.grpc, e->wep, ep->host, ep->port,
+	e->wst = etcd_grpc_stream(&e->client.grpc, e->wep, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
 	    etcd_stream_done, e, &err);
 	if (e->wst == NULL) {
@@ -234,7 +234,7 @@ etcd_watch_schedule(struct store_etcd *e)
 {
 	struct timeval	 tv = { 0, ETCD_RECONNECT_MS * 1000 };
 
-	e->wep = (e->wep + 1) % e->http.nep;
+	e->wep = (e->wep + 1) % e->client.nep;
 	evtimer_add(e->wtimer, &tv);
 }
 
@@ -247,7 +247,7 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 	if (e->wtimer == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
-	e->wep = e->http.cur;
+	e->wep = e->client.cur;
 	if (etcd_stream_open(e) != 0)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
 		    "open the etcd watch stream"));
@@ -266,7 +266,7 @@ store_etcd_watch_stop(struct store_etcd *e)
 	etcd_view_close(e);
 }
 
-/* After etcd_http_close(): no lease call is out any more. */
+/* After etcd_client_close(): no lease call is out any more. */
 void
 store_etcd_watch_end(struct store_etcd *e)
 {
@@ -414,13 +414,13 @@ static void
 etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
     store_history_done cb, void *arg)
 {
-	unsigned		 cur = e->http.cur;
-	struct etcd_endpoint	*ep = &e->http.ep[cur];
+	unsigned		 cur = e->client.cur;
+	struct etcd_endpoint	*ep = &e->client.ep[cur];
 	struct etcd_replay	*rp;
 	struct store_err	 err;
 	char			 body[1024];
 
-	if (e->http.down) {
+	if (e->client.down) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
 		    "unreachable: history from rev %" PRIu64 " cannot be read "
 		    "now", from);
@@ -441,8 +441,8 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
 	    e->wbeg64, e->wend64, from);
-	rp->st = etcd_grpc_stream(&e->http.grpc, cur, ep->host, ep->port,
-	    ETCD_PB_WATCH, body, ETCD_HTTP_TIMEOUT_S * 1000, etcd_replay_msg,
+	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
 	    etcd_replay_ended, rp, &err);
 	if (rp->st == NULL) {
 		rp->failed = rp->done = 1;

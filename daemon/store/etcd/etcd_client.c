@@ -3,20 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "enc.h"
-#include "store/etcd/etcd_http.h"
-#include "store/etcd/etcd_http_int.h"
+#include "store/etcd/etcd_client.h"
+#include "store/etcd/etcd_client_int.h"
 #include "log.h"
 #include "util.h"
 
-static void	etcd_http_probe_cb(evutil_socket_t, short, void *);
+static void	etcd_client_probe_cb(evutil_socket_t, short, void *);
 
 int
-etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
+etcd_client_init(struct etcd_client *h, const char *urls, struct event_base *main,
     struct store_err *err)
 {
 	const char	*p = urls, *comma;
@@ -30,7 +28,7 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 		if (h->nep == STORE_ENDPOINTS_MAX)
 			return (store_err_set(err, STORE_ERR_INTERNAL, "more "
 			    "than %d etcd endpoints", STORE_ENDPOINTS_MAX));
-		if (etcd_http_parse_url(&h->ep[h->nep], p, len, err) != 0)
+		if (etcd_client_parse_url(&h->ep[h->nep], p, len, err) != 0)
 			return (-1);
 		h->nep++;
 		p += len;
@@ -46,7 +44,7 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 		    "event_base_new failed"));
 	h->main = main;
 	if (main != NULL && ((h->probe_timer = evtimer_new(main,
-	    etcd_http_probe_cb, h)) == NULL || etcd_grpc_init(&h->grpc, main,
+	    etcd_client_probe_cb, h)) == NULL || etcd_grpc_init(&h->grpc, main,
 	    ETCD_REPLY_MAX_BYTES) != 0))
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
@@ -54,48 +52,16 @@ etcd_http_init(struct etcd_http *h, const char *urls, struct event_base *main,
 }
 
 void
-etcd_http_close(struct etcd_http *h)
+etcd_client_close(struct etcd_client *h)
 {
-	unsigned	 i;
-
 	etcd_grpc_close(&h->grpc);
 	etcd_grpc_close(&h->sync);
-	etcd_http_acalls_free(h);
-	for (i = 0; i < h->nep; i++) {
-		unsigned j;
-
-		for (j = 0; j < ETCD_ASYNC_CONNS; j++) {
-			if (h->aconn[i][j] != NULL)
-				evhttp_connection_free(h->aconn[i][j]);
-		}
-		if (h->cconn[i] != NULL)
-			evhttp_connection_free(h->cconn[i]);
-	}
+	etcd_client_acalls_free(h);
 	if (h->probe_timer != NULL)
 		event_free(h->probe_timer);
 	if (h->base != NULL)
 		event_base_free(h->base);
 	memset(h, 0, sizeof *h);
-}
-
-struct evhttp_request *
-etcd_http_request(struct evhttp_connection *conn,
-    const struct etcd_endpoint *ep, const char *path, const char *body,
-    void (*cb)(struct evhttp_request *, void *), void *arg)
-{
-	struct evhttp_request	*req;
-	struct evkeyvalq	*hd;
-
-	if ((req = evhttp_request_new(cb, arg)) == NULL)
-		return (NULL);
-	hd = evhttp_request_get_output_headers(req);
-	evhttp_add_header(hd, "Host", ep->host);
-	evhttp_add_header(hd, "Content-Type", "application/json");
-	evbuffer_add(evhttp_request_get_output_buffer(req), body,
-	    strlen(body));
-	if (evhttp_make_request(conn, req, EVHTTP_REQ_POST, path) != 0)
-		return (NULL);	/* evhttp freed req */
-	return (req);
 }
 
 struct etcd_call {
@@ -105,32 +71,8 @@ struct etcd_call {
 	cJSON			*reply;
 };
 
-/*
- * The HTTP status of an answer (0: none came), its body appended to b;
- * -1 for a body over ETCD_REPLY_MAX_BYTES.
- */
-int
-etcd_http_take(struct evhttp_request *req, struct buf *b)
-{
-	struct evbuffer	*in;
-	size_t		 n;
-	int		 status;
-
-	if (req == NULL || (status = evhttp_request_get_response_code(req)) ==
-	    0)
-		return (0);
-	in = evhttp_request_get_input_buffer(req);
-	if ((n = evbuffer_get_length(in)) > ETCD_REPLY_MAX_BYTES)
-		return (-1);
-	buf_reserve(b, b->len + n + 1);
-	if (evbuffer_remove(in, b->data + b->len, n) != (int)n)
-		return (-1);
-	b->len += n;
-	return (status);
-}
-
 static void
-etcd_http_sync_done(void *arg, int status, struct buf *body, cJSON *reply)
+etcd_client_sync_done(void *arg, int status, struct buf *body, cJSON *reply)
 {
 	struct etcd_call	*c = arg;
 
@@ -146,7 +88,7 @@ etcd_http_sync_done(void *arg, int status, struct buf *body, cJSON *reply)
  * loop runs until it is answered or timed out): the status, 0 if none.
  */
 static int
-etcd_http_try(struct etcd_http *h, enum etcd_pb_rpc rpc, const struct buf *pb,
+etcd_client_try(struct etcd_client *h, enum etcd_pb_rpc rpc, const struct buf *pb,
     struct etcd_call *c)
 {
 	struct etcd_endpoint	*ep = &h->ep[h->cur];
@@ -155,8 +97,8 @@ etcd_http_try(struct etcd_http *h, enum etcd_pb_rpc rpc, const struct buf *pb,
 	memset(c, 0, sizeof *c);
 	buf_init(&c->body);
 	if (etcd_grpc_call(&h->sync, h->cur, 0, ep->host, ep->port, rpc,
-	    pb->data, pb->len, 0, ETCD_HTTP_TIMEOUT_S * 1000,
-	    etcd_http_sync_done, c, &err) != 0)
+	    pb->data, pb->len, 0, ETCD_CALL_TIMEOUT_S * 1000,
+	    etcd_client_sync_done, c, &err) != 0)
 		return (0);
 	while (!c->done) {
 		if (event_base_loop(h->base, EVLOOP_ONCE) != 0)
@@ -171,7 +113,7 @@ etcd_http_try(struct etcd_http *h, enum etcd_pb_rpc rpc, const struct buf *pb,
 }
 
 static int
-etcd_http_fail(const struct buf *b, int status, const char *path,
+etcd_client_fail(const struct buf *b, int status, const char *path,
     struct store_err *err)
 {
 	enum store_errcode	 code = STORE_ERR_INTERNAL;
@@ -198,7 +140,7 @@ etcd_http_fail(const struct buf *b, int status, const char *path,
 }
 
 static void
-etcd_http_probe_schedule(struct etcd_http *h)
+etcd_client_probe_schedule(struct etcd_client *h)
 {
 	struct timeval	 tv = { 0, ETCD_PROBE_MS * 1000 };
 
@@ -206,9 +148,9 @@ etcd_http_probe_schedule(struct etcd_http *h)
 }
 
 static void
-etcd_http_probe_done(void *arg, int status, struct buf *body, cJSON *reply)
+etcd_client_probe_done(void *arg, int status, struct buf *body, cJSON *reply)
 {
-	struct etcd_http	*h = arg;
+	struct etcd_client	*h = arg;
 	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
 
 	cJSON_Delete(reply);
@@ -221,7 +163,7 @@ etcd_http_probe_done(void *arg, int status, struct buf *body, cJSON *reply)
 	}
 	ep->healthy = 0;
 	h->probe_ep = (h->probe_ep + 1) % h->nep;
-	etcd_http_probe_schedule(h);
+	etcd_client_probe_schedule(h);
 }
 
 /*
@@ -230,20 +172,20 @@ etcd_http_probe_done(void *arg, int status, struct buf *body, cJSON *reply)
  * protobuf, is only checked).
  */
 static void
-etcd_http_probe_cb(evutil_socket_t fd, short what, void *arg)
+etcd_client_probe_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct etcd_http	*h = arg;
+	struct etcd_client	*h = arg;
 	struct etcd_endpoint	*ep = &h->ep[h->probe_ep];
 	struct store_err	 err;
 
 	if (etcd_grpc_call(&h->grpc, h->probe_ep, 0, ep->host, ep->port,
-	    ETCD_PB_STATUS, "", 0, 1, ETCD_HTTP_TIMEOUT_S * 1000,
-	    etcd_http_probe_done, h, &err) != 0)
-		etcd_http_probe_schedule(h);
+	    ETCD_PB_STATUS, "", 0, 1, ETCD_CALL_TIMEOUT_S * 1000,
+	    etcd_client_probe_done, h, &err) != 0)
+		etcd_client_probe_schedule(h);
 }
 
 int
-etcd_http_down_err(struct store_err *err)
+etcd_client_down_err(struct store_err *err)
 {
 	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
 	    "unreachable (no endpoint answered; retrying every %d ms)",
@@ -252,14 +194,14 @@ etcd_http_down_err(struct store_err *err)
 
 /* No endpoint answered: fail at once until the probe finds one that does. */
 int
-etcd_http_unreachable(struct etcd_http *h, struct store_err *err)
+etcd_client_unreachable(struct etcd_client *h, struct store_err *err)
 {
 	if (h->main != NULL && !h->down) {
 		log_warnx("etcd: no endpoint answers; requests fail at once "
 		    "until one does");
 		h->down = 1;
 		h->probe_ep = h->cur;
-		etcd_http_probe_schedule(h);
+		etcd_client_probe_schedule(h);
 	}
 	return (store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd is "
 	    "unreachable (%u endpoint%s tried)", h->nep,
@@ -268,7 +210,7 @@ etcd_http_unreachable(struct etcd_http *h, struct store_err *err)
 
 /* An answer of etcd (status, body b) as *out, or an error. */
 int
-etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
+etcd_client_parse(struct buf *b, int status, const char *path, cJSON **out,
     struct store_err *err)
 {
 	*out = NULL;
@@ -277,7 +219,7 @@ etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: a "
 		    "reply over %u bytes", path, ETCD_REPLY_MAX_BYTES));
 	if (status != 200)
-		return (etcd_http_fail(b, status, path, err));
+		return (etcd_client_fail(b, status, path, err));
 	*out = cJSON_ParseWithLengthOpts(b->data, b->len + 1, NULL, 1);
 	if (*out == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd %s: the "
@@ -286,7 +228,7 @@ etcd_http_parse(struct buf *b, int status, const char *path, cJSON **out,
 }
 
 int
-etcd_http_call(struct etcd_http *h, const char *path, const char *body,
+etcd_call_sync(struct etcd_client *h, const char *path, const char *body,
     cJSON **out, struct store_err *err)
 {
 	enum etcd_pb_rpc	 rpc = etcd_pb_rpc_of(path);
@@ -298,7 +240,7 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 
 	*out = NULL;
 	if (h->down)
-		return (etcd_http_down_err(err));
+		return (etcd_client_down_err(err));
 	buf_init(&pb);
 	if (etcd_pb_encode(rpc, body, &pb, &why) != 0) {
 		buf_free(&pb);
@@ -306,7 +248,7 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 		    path, why));
 	}
 	for (tries = 0; tries < h->nep; tries++) {
-		if ((status = etcd_http_try(h, rpc, &pb, &c)) != 0)
+		if ((status = etcd_client_try(h, rpc, &pb, &c)) != 0)
 			break;
 		buf_free(&c.body);
 		h->ep[h->cur].healthy = 0;
@@ -314,12 +256,46 @@ etcd_http_call(struct etcd_http *h, const char *path, const char *body,
 	}
 	buf_free(&pb);
 	if (status == 0)
-		return (etcd_http_unreachable(h, err));
+		return (etcd_client_unreachable(h, err));
 	h->ep[h->cur].healthy = 1;
 	if (status == 200 && c.reply != NULL)
 		*out = c.reply;
 	else
-		rc = etcd_http_parse(&c.body, status, path, out, err);
+		rc = etcd_client_parse(&c.body, status, path, out, err);
 	buf_free(&c.body);
 	return (rc);
+}
+
+int
+etcd_client_parse_url(struct etcd_endpoint *ep, const char *url, size_t len,
+    struct store_err *err)
+{
+	const char	*hp, *colon;
+	char		*end;
+	unsigned long	 port;
+
+	if (len >= sizeof ep->url || len < 8 || strncmp(url, "http://", 7) != 0)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%.*s\": expected http://HOST:PORT", (int)(len > 64 ?
+		    64 : len), url));
+	memcpy(ep->url, url, len);
+	ep->url[len] = '\0';
+	if (ep->url[len - 1] == '/')
+		ep->url[len - 1] = '\0';
+	hp = ep->url + 7;
+	colon = strrchr(hp, ':');
+	if (colon == NULL || (size_t)(colon - hp) >= sizeof ep->host ||
+	    colon == hp)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": expected http://HOST:PORT", ep->url));
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || port == 0 || port > 65535)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "etcd endpoint "
+		    "\"%s\": bad port", ep->url));
+	memcpy(ep->host, hp, colon - hp);
+	ep->host[colon - hp] = '\0';
+	ep->port = (unsigned short)port;
+	ep->healthy = 1;
+	return (0);
 }
