@@ -14,9 +14,10 @@
  * do not.
  *
  *   dropproxy -l PORT -u http://127.0.0.1:ETCDPORT [-n N]
- *       [-m MATCH | -k KEY] [-d MS] [-p PIDFILE]
+ *       [-m MATCH | -k KEY] [-r METHOD] [-d MS] [-p PIDFILE]
  * -k KEY: MATCH is KEY's base64 (and KEY's bytes in a gRPC call, whose
- * answer dropproxy_h2.c drops by closing the connection).
+ * answer dropproxy_h2.c drops by closing the connection).  -r METHOD: the
+ * gRPC calls whose answers are lost are METHOD's, not KV/Txn's.
  *
  * One line on stderr per dropped reply; PIDFILE is written once listening
  * (and removed on exit); SIGTERM or SIGINT stops it.  Exit: 0 stopped by a
@@ -61,7 +62,8 @@ static void
 proxy_usage(void)
 {
 	fprintf(stderr, "usage: dropproxy -l PORT -u http://%s:ETCDPORT "
-	    "[-n N] [-m MATCH | -k KEY] [-d MS] [-p PIDFILE]\n", PROXY_HOST);
+	    "[-n N] [-m MATCH | -k KEY] [-r METHOD] [-d MS] [-p PIDFILE]\n",
+	    PROXY_HOST);
 	exit(2);
 }
 
@@ -109,7 +111,8 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 
 	px->drops_left = 1;
 	px->match = PROXY_MATCH_DEFAULT;
-	while ((ch = getopt(argc, argv, "l:u:n:m:k:d:p:")) != -1) {
+	px->method = PROXY_METHOD_DEFAULT;
+	while ((ch = getopt(argc, argv, "l:u:n:m:k:r:d:p:")) != -1) {
 		switch (ch) {
 		case 'l':
 			if (proxy_parse_long(optarg, 1, 65535, &v) == -1)
@@ -138,6 +141,11 @@ proxy_parse_args(struct proxy *px, int argc, char **argv)
 			px->match_raw = optarg;
 			px->match = px->match_b64;
 			b64_encode(optarg, strlen(optarg), px->match_b64);
+			break;
+		case 'r':
+			if (strncmp(optarg, "/etcdserverpb.", 14) != 0)
+				proxy_usage();
+			px->method = optarg;
 			break;
 		case 'd':
 			if (proxy_parse_long(optarg, 0, PROXY_DELAY_MAX_MS,

@@ -20,6 +20,7 @@
 #define PROXY_MAX_PENDING	(64 * 1024 * 1024)	/* unsent to a client */
 #define PROXY_IDLE_TIMEOUT_S	3600	/* a quiet watch stream lives on */
 #define PROXY_MATCH_DEFAULT	"\"compare\""
+#define PROXY_METHOD_DEFAULT	"/etcdserverpb.KV/Txn"	/* -r */
 #define PROXY_PATH_MAX		4096
 #define PROXY_DELAY_MAX_MS	10000
 #define PROXY_DELAY_PATH	"/v3/watch"	/* the streams -d delays */
@@ -64,6 +65,7 @@ struct proxy {
 	long				 delay_ms;	/* 0: none */
 	const char			*match;
 	const char			*match_raw;	/* -k KEY */
+	const char			*method;	/* -r: a gRPC call's */
 	char				 match_b64[5472];	/* its base64 */
 	unsigned short			 http_port;	/* dropproxy.c's */
 	struct evconnlistener		*lst;		/* the front door */

@@ -3,8 +3,10 @@
  * One that opens with HTTP/2's preface (metad's gRPC calls, h2c) is relayed
  * to etcd frame by frame: the proxy reads the header blocks (HPACK, with
  * libnghttp2's inflater) to know each call's :path, and a call to
- * /etcdserverpb.KV/Txn whose request matches (with -k KEY: names KEY; -m
- * TEXT: holds TEXT; else: has a compare, as metad's writes do) is let
+ * /etcdserverpb.KV/Txn (-r: to METHOD) whose request matches (with -k
+ * KEY: names KEY; -m TEXT: holds TEXT; else: has its field 1, a Txn's
+ * compare as metad's writes have, a Compact's revision, a LeaseGrant's
+ * TTL, a LeaseRevoke's or LeaseKeepAlive's ID) is let
  * through to etcd; when etcd's answer to it ends, both connections are
  * closed without relaying it: every answer still in flight on that
  * connection is lost with it, as when a member dies.  With -d MS, once a
@@ -31,7 +33,6 @@
 
 #define H2_PREFACE	"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define H2_PREFACE_LEN	24
-#define H2_TXN_PATH	"/etcdserverpb.KV/Txn"
 #define H2_WATCH_PATH	"/etcdserverpb.Watch/Watch"
 #define H2_CALLS_MAX	1024
 
@@ -125,7 +126,7 @@ h2_varint(const uint8_t **p, size_t *n, uint64_t *v)
 	return (0);
 }
 
-/* A protobuf message's top level has field no (length-delimited). */
+/* A protobuf message's top level has field no (varint or bytes). */
 static int
 h2_has_field(const uint8_t *p, size_t n, unsigned no)
 {
@@ -138,7 +139,7 @@ h2_has_field(const uint8_t *p, size_t n, unsigned no)
 			return (0);
 		if (h2_varint(&p, &n, &v) != 0)
 			return (0);
-		if ((tag >> 3) == no && (tag & 7) == 2)
+		if ((tag >> 3) == no)
 			return (1);
 		if ((tag & 7) == 2) {
 			if (v > n)
@@ -197,8 +198,8 @@ h2_headers(struct proxy_tcp *t, int32_t id, const uint8_t *p, size_t n,
 		n -= (size_t)r;
 		if ((flags & NGHTTP2_HD_INFLATE_EMIT) && c != NULL &&
 		    nv.namelen == 5 && memcmp(nv.name, ":path", 5) == 0 &&
-		    nv.valuelen == strlen(H2_TXN_PATH) &&
-		    memcmp(nv.value, H2_TXN_PATH, nv.valuelen) == 0)
+		    nv.valuelen == strlen(t->px->method) &&
+		    memcmp(nv.value, t->px->method, nv.valuelen) == 0)
 			c->txn = 1;
 		if ((flags & NGHTTP2_HD_INFLATE_EMIT) && t->px->delay_ms > 0 &&
 		    nv.namelen == 5 && memcmp(nv.name, ":path", 5) == 0 &&
@@ -372,7 +373,7 @@ h2_relay(struct proxy_tcp *t, struct bufferevent *from, int client)
 		    (uint32_t)t->doomed) {
 			fprintf(stderr, "dropproxy: dropped the reply to POST "
 			    "%s (gRPC stream %d: its connection closed)\n",
-			    H2_TXN_PATH, (int)t->doomed);
+			    t->px->method, (int)t->doomed);
 			return (-1);
 		}
 		if (!client && t->delayed) {
