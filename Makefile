@@ -27,7 +27,8 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-PKGS		 = libevent libcjson sqlite3 libnghttp2
+# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp).
+PKGS		 = libevent_core libcjson sqlite3 libnghttp2
 
 ifeq ($(V),1)
 Q =
@@ -413,15 +414,14 @@ $(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h $(CLIENT_A) build/flags
 
 check check-etcd bats: $(LINCHECK)
 
-# Fault injection: tests/faults/dropproxy.c, an HTTP proxy in front of etcd
-# that lets a write commit and loses its answer (tests/bats/dropproxy.bats,
-# in the etcd pass), or relays etcd's watch streams late (-d,
-# tests/bats/etcd_view_lag.bats).
+# Fault injection: tests/faults/dropproxy.c, a gRPC (HTTP/2) proxy in front
+# of etcd that lets a write commit and loses its answer
+# (tests/bats/dropproxy.bats, in the etcd pass), or relays etcd's watch
+# streams late (-d, tests/bats/etcd_view_lag.bats).
 DROPPROXY	 = build/tests/dropproxy
 
-$(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_later.c \
-    tests/faults/dropproxy_h2.c common/enc.c tests/faults/dropproxy.h \
-    build/flags
+$(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_h2.c \
+    tests/faults/dropproxy.h build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ \

@@ -12,9 +12,8 @@
  * connection is lost with it, as when a member dies.  With -d MS, once a
  * connection carries a call to /etcdserverpb.Watch/Watch (metad's event
  * stream, on a connection of its own), everything etcd sends on it is
- * relayed MS ms late, in order.  Any other connection
- * (HTTP/1.1: the gateway, watch streams) is relayed byte for byte to the
- * proxy's HTTP side (dropproxy.c) on a port of its own.
+ * relayed MS ms late, in order.  Any other connection (HTTP/1.1: etcd's
+ * JSON gateway, which metad does not use) is closed at once.
  */
 #include <netinet/in.h>
 
@@ -55,7 +54,7 @@ struct proxy_tcp {
 	TAILQ_HEAD(, h2_later)	 later;
 	struct event		*later_ev;
 	struct bufferevent	*cl, *up;
-	int			 mode;		/* 0: undecided, 1: plain, 2: h2 */
+	int			 mode;		/* 0: undecided, 2: h2 */
 	int			 preface;	/* passed */
 	int			 closing;
 	nghttp2_hd_inflater	*hd;
@@ -435,14 +434,15 @@ tcp_decide(struct proxy_tcp *t)
 	p = evbuffer_pullup(in, (ssize_t)n);
 	if (memcmp(p, H2_PREFACE, n) == 0 && n < H2_PREFACE_LEN)
 		return (0);	/* more to come */
-	t->mode = memcmp(p, H2_PREFACE, n) == 0 ? 2 : 1;
-	if (t->mode == 2 && (nghttp2_hd_inflate_new(&t->hd) != 0))
+	if (memcmp(p, H2_PREFACE, n) != 0)
+		return (-1);	/* not HTTP/2: closed */
+	t->mode = 2;
+	if (nghttp2_hd_inflate_new(&t->hd) != 0)
 		return (-1);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(t->mode == 2 ? t->px->up_port :
-	    t->px->http_port);
+	sin.sin_port = htons(t->px->up_port);
 	if ((t->up = bufferevent_socket_new(t->px->base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		return (-1);
@@ -464,10 +464,7 @@ tcp_read_cb(struct bufferevent *bev, void *arg)
 		proxy_tcp_free(t);
 		return;
 	}
-	if (t->mode == 1)
-		bufferevent_write_buffer(client ? t->up : t->cl,
-		    bufferevent_get_input(bev));
-	else if (t->mode == 2 && h2_relay(t, bev, client) != 0)
+	if (t->mode == 2 && h2_relay(t, bev, client) != 0)
 		proxy_tcp_free(t);
 }
 
