@@ -27,7 +27,9 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-PKGS		 = libevent libcjson sqlite3 libnghttp2 libsodium
+# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
+# libsodium: the keyed hash of the daemon's tables.
+PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
 
 ifeq ($(V),1)
 Q =
@@ -198,10 +200,11 @@ $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS)
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 # The etcd codec's test links its object (and libnghttp2's flags, unused).
-build/tests/test_etcd_pb: TEST_OBJS = build/daemon/store/etcd/etcd_pb.o \
-		   build/daemon/store/etcd/etcd_pb_wire.o $(COMMON_OBJS)
-build/tests/test_etcd_pb: build/daemon/store/etcd/etcd_pb.o \
+ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
+		   build/daemon/store/etcd/etcd_pb_msg.o \
 		   build/daemon/store/etcd/etcd_pb_wire.o
+build/tests/test_etcd_pb: TEST_OBJS = $(ETCD_PB_OBJS) $(COMMON_OBJS)
+build/tests/test_etcd_pb: $(ETCD_PB_OBJS)
 # The keyed hash's test crafts its colliding keys as the benchmark does.
 build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o
@@ -417,15 +420,14 @@ $(LINCHECK): $(LINCHECK_SRCS) tests/lin/linsearch.h $(CLIENT_A) build/flags
 
 check check-etcd bats: $(LINCHECK)
 
-# Fault injection: tests/faults/dropproxy.c, an HTTP proxy in front of etcd
-# that lets a write commit and loses its answer (tests/bats/dropproxy.bats,
-# in the etcd pass), or relays etcd's watch streams late (-d,
-# tests/bats/etcd_view_lag.bats).
+# Fault injection: tests/faults/dropproxy.c, a gRPC (HTTP/2) proxy in front
+# of etcd that lets a write commit and loses its answer
+# (tests/bats/dropproxy.bats, in the etcd pass), or relays etcd's watch
+# streams late (-d, tests/bats/etcd_view_lag.bats).
 DROPPROXY	 = build/tests/dropproxy
 
-$(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_later.c \
-    tests/faults/dropproxy_h2.c common/enc.c tests/faults/dropproxy.h \
-    build/flags
+$(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_h2.c \
+    tests/faults/dropproxy.h build/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ \

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
-# The fault injector tests/faults/dropproxy.c (build/tests/dropproxy): an
-# HTTP proxy in front of etcd that relays requests and answers, streams
-# included (late with -d), and loses the answer to the first write txn
-# after etcd has committed it.  Runs in the etcd pass (tests/run-etcd), talking to etcd's
-# JSON gateway with curl, and to its gRPC API (HTTP/2, as metad's writes)
-# with etcdctl.
+# The fault injector tests/faults/dropproxy.c (build/tests/dropproxy): a
+# gRPC (HTTP/2) proxy in front of etcd that relays calls and their
+# answers, streams included (late with -d), and loses the answer to the
+# first write txn (or, -r, call of another method) after etcd has done it.
+# Runs in the etcd pass (tests/run-etcd), talking to it with etcdctl and
+# metad, and to etcd itself, for what it holds, with curl.
 
 # bats file_tags=store:etcd
 
@@ -28,7 +28,7 @@ setup() {
 
 teardown() {
 	local rc=0
-	stop_bg "${CURL_PID:-}"
+	stop_bg "${CURL_PID:-}" "${M_PID:-}"
 	proxy_stop || rc=1
 	[ -n "${TESTDIR:-}" ] && rm -rf "$TESTDIR"
 	TESTDIR=
@@ -72,115 +72,16 @@ value_of() {
 	    jq -r '.kvs[0].value // empty' | base64 -d
 }
 
-# txn_body KEY VALUE: a txn with a compare (KEY absent), as metad's writes.
-txn_body() {
-	printf '{"compare":[{"key":"%s","target":"CREATE","result":"EQUAL",' \
-	    "$(b64 "$1")"
-	printf '"create_revision":"0"}],"success":[{"request_put":'
-	printf '{"key":"%s","value":"%s"}}]}' "$(b64 "$1")" "$(b64 "$2")"
-}
-
-@test "dropproxy: a range is relayed" {
-	put_direct "${PREFIX}k" hello
-	run -0 value_of "$PROXY" "${PREFIX}k"
-	assert_output hello
+@test "dropproxy: an HTTP/1.1 connection is closed unanswered" {
+	run -52 curl -s "$PROXY/v3/kv/range" -d '{"key":"AA=="}'
+	assert_output ""
 	run -0 cat "$TESTDIR/proxy.log"
 	assert_output ""
-}
-
-@test "dropproxy: the first write txn commits but gets no answer, the second is answered" {
-	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}a" one)"
-	assert_output ""
-	run -0 value_of "$ETCD" "${PREFIX}a"
-	assert_output one
-	run -0 cat "$TESTDIR/proxy.log"
-	assert_output "dropproxy: dropped the reply to POST /v3/kv/txn"
-	run -0 curl -sf "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}b" two)"
-	assert_output --partial '"succeeded":true'
-	run -0 value_of "$ETCD" "${PREFIX}b"
-	assert_output two
-	run -0 grep -c dropped "$TESTDIR/proxy.log"
-	assert_output 1
-}
-
-@test "dropproxy: a watch streams an event written after it started" {
-	local out="$TESTDIR/watch.out"
-	curl -sN "$PROXY/v3/watch" \
-	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
-	    >"$out" &
-	CURL_PID=$!
-	# etcd confirms the watch first ("created"), then sends events.
-	wait_for grep -q '"created":true' "$out"
-	put_direct "${PREFIX}w" later
-	wait_for grep -q "\"value\":\"$(b64 later)\"" "$out"
-	# The stream is still open: curl has not finished.
-	kill -0 "$CURL_PID"
-}
-
-@test "dropproxy: a watcher that goes away does not stop the proxy" {
-	curl -sN "$PROXY/v3/watch" \
-	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
-	    >"$TESTDIR/watch.out" &
-	CURL_PID=$!
-	wait_for grep -q '"created":true' "$TESTDIR/watch.out"
-	stop_bg "$CURL_PID"
-	CURL_PID=
-	put_direct "${PREFIX}w" after
-	run -0 value_of "$PROXY" "${PREFIX}w"
-	assert_output after
-}
-
-@test "dropproxy: -n 0 drops nothing, -n -1 every write txn" {
-	proxy_stop
-	proxy_start -n 0
-	run -0 curl -sf "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}a" 1)"
-	assert_output --partial '"succeeded":true'
-	proxy_stop
-	proxy_start -n -1
-	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}b" 2)"
-	run -52 curl -s "$PROXY/v3/kv/txn" -d "$(txn_body "${PREFIX}c" 3)"
-	run -0 value_of "$ETCD" "${PREFIX}c"
-	assert_output 3
-	run -0 grep -c dropped "$TESTDIR/proxy.log"
-	assert_output 2
-}
-
-@test "dropproxy: a body over 64 MiB is answered 413" {
-	head -c $((64 * 1024 * 1024 + 1)) /dev/zero >"$TESTDIR/big"
-	run -0 curl -s -o /dev/null -w '%{http_code}' "$PROXY/v3/kv/put" \
-	    --data-binary "@$TESTDIR/big"
-	assert_output 413
 }
 
 @test "dropproxy: SIGTERM stops it and removes its pid file" {
 	proxy_stop
 	[ ! -e "$TESTDIR/proxy.pid" ]
-}
-
-@test "dropproxy: -d relays a watch stream's pieces late, in order; calls at once" {
-	proxy_stop
-	proxy_start -d 1000
-	local out="$TESTDIR/watch.out" t0 t1
-	curl -sN "$PROXY/v3/watch" \
-	    -d "{\"create_request\":{\"key\":\"$(b64 "${PREFIX}w")\"}}" \
-	    >"$out" &
-	CURL_PID=$!
-	wait_for grep -q '"created":true' "$out"
-	t0=$(date +%s%N)
-	put_direct "${PREFIX}w" one
-	put_direct "${PREFIX}w" two
-	# A call is not delayed: its answer comes well before the stream's.
-	run -0 value_of "$PROXY" "${PREFIX}w"
-	assert_output two
-	run grep -c '"events"' "$out"
-	assert_output 0
-	wait_for grep -q "\"value\":\"$(b64 two)\"" "$out"
-	t1=$(date +%s%N)
-	[ $(((t1 - t0) / 1000000)) -ge 1000 ]
-	# In the order etcd sent them.
-	run -0 grep -o '"value":"[^"]*"' "$out"
-	assert_output "$(printf '"value":"%s"\n"value":"%s"' "$(b64 one)" "$(b64 two)")"
-	kill -0 "$CURL_PID"
 }
 
 # grpc_txn URL KEY VALUE: a txn through etcd's gRPC API (etcdctl), its
@@ -244,4 +145,120 @@ grpc_get() {
 	run -2 "$DROPPROXY" -u "$ETCD"
 	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -d 10001
 	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -d -1
+	run -2 "$DROPPROXY" -l "$(free_port)" -u "$ETCD" -r KV/Txn
 }
+
+# grpc_watch URL KEY REV OUT: etcdctl watching KEY from REV through URL,
+# in the background (CURL_PID), its events in OUT.
+grpc_watch() {
+	timeout -k 1 60 env ETCDCTL_API=3 etcdctl --endpoints "$1" watch \
+	    --rev "$3" "$2" >"$4" 2>&1 &
+	CURL_PID=$!
+}
+
+# etcd_rev: etcd's current revision, asked directly.
+etcd_rev() {
+	curl -sf "$ETCD/v3/kv/range" -d '{"key":"AA=="}' |
+	    jq -r '.header.revision'
+}
+
+@test "dropproxy: gRPC: a range is relayed; the first txn with a compare commits but gets no answer, the second is answered" {
+	put_direct "${PREFIX}k" hello
+	run -0 grpc_get "$PROXY" "${PREFIX}k"
+	assert_output hello
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output ""
+	run grpc_txn "$PROXY" "${PREFIX}a" one
+	assert_failure
+	run -0 value_of "$ETCD" "${PREFIX}a"
+	assert_output one
+	run -0 grpc_txn "$PROXY" "${PREFIX}b" two
+	assert_output --partial SUCCESS
+	run -0 grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 1
+}
+
+@test "dropproxy: gRPC: a watch streams events; a watcher that goes away does not stop the proxy; -n 0 drops nothing" {
+	local rev out="$TESTDIR/watch.out"
+	put_direct "${PREFIX}w" before
+	rev=$(etcd_rev)
+	grpc_watch "$PROXY" "${PREFIX}w" "$rev" "$out"
+	wait_for grep -qx before "$out"
+	put_direct "${PREFIX}w" later
+	wait_for grep -qx later "$out"
+	kill -0 "$CURL_PID"
+	stop_bg "$CURL_PID"
+	CURL_PID=
+	run -0 grpc_get "$PROXY" "${PREFIX}w"
+	assert_output later
+	proxy_stop
+	proxy_start -n 0
+	run -0 grpc_txn "$PROXY" "${PREFIX}a" 1
+	assert_output --partial SUCCESS
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output ""
+}
+
+@test "dropproxy: gRPC: -d relays a Watch connection late, in order; other calls at once" {
+	local rev t0 t1 out="$TESTDIR/watch.out"
+	proxy_stop
+	proxy_start -d 1000
+	put_direct "${PREFIX}w" zero
+	rev=$(etcd_rev)
+	grpc_watch "$PROXY" "${PREFIX}w" "$rev" "$out"
+	wait_for grep -qx zero "$out"
+	t0=$(date +%s%N)
+	put_direct "${PREFIX}w" one
+	put_direct "${PREFIX}w" two
+	run -0 grpc_get "$PROXY" "${PREFIX}w"
+	assert_output two
+	run grep -c -x two "$out"
+	assert_output 0
+	wait_for grep -qx two "$out"
+	t1=$(date +%s%N)
+	[ $(((t1 - t0) / 1000000)) -ge 1000 ]
+	run -0 grep -x -e zero -e one -e two "$out"
+	assert_output "$(printf 'zero\none\ntwo')"
+}
+
+# metad_on_proxy: a daemon on the proxy alone (socket $M), in its own
+# etcd prefix.
+metad_on_proxy() {
+	M="$TESTDIR/m.sock"
+	metad_spawn M_PID "$M" "$TESTDIR/m.log" --store "etcd:$PROXY" \
+	    --etcd-prefix "$PREFIX"
+}
+
+@test "dropproxy: gRPC -r KV/Compact: a compaction whose answer is lost is sent again, and done once" {
+	local rev
+	proxy_stop
+	proxy_start -r /etcdserverpb.KV/Compact
+	metad_on_proxy
+	mctl -s "$M" put c a >/dev/null
+	rev=$(mctl -s "$M" -o json put c b | jq -r .rev)
+	run -0 mctl -s "$M" compact "$rev"
+	run -0 cat "$TESTDIR/proxy.log"
+	assert_output --regexp '^dropproxy: dropped the reply to POST /etcdserverpb.KV/Compact \(gRPC stream [0-9]+: its connection closed\)$'
+	run -0 mctl -s "$M" status
+	assert_line "compact_rev: $rev"
+	run -0 mctl -s "$M" get c
+	assert_output b
+}
+
+@test "dropproxy: gRPC -r Lease/LeaseGrant: a grant whose answer is lost fails, its lease unseen; the next is answered" {
+	local l
+	proxy_stop
+	proxy_start -r /etcdserverpb.Lease/LeaseGrant
+	metad_on_proxy
+	run mctl -s "$M" lease grant 60s
+	assert_failure
+	assert_output --partial "etcd /v3/lease/grant: no answer"
+	run -0 grep -c "dropped the reply to POST /etcdserverpb.Lease/LeaseGrant" "$TESTDIR/proxy.log"
+	assert_output 1
+	run -0 mctl -s "$M" lease grant 60s
+	l=$output
+	run -0 mctl -s "$M" lease ls
+	assert_output --partial "$l"
+	[ "${#lines[@]}" -eq 1 ]
+}
+

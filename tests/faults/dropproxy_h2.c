@@ -3,16 +3,17 @@
  * One that opens with HTTP/2's preface (metad's gRPC calls, h2c) is relayed
  * to etcd frame by frame: the proxy reads the header blocks (HPACK, with
  * libnghttp2's inflater) to know each call's :path, and a call to
- * /etcdserverpb.KV/Txn whose request matches (with -k KEY: names KEY; -m
- * TEXT: holds TEXT; else: has a compare, as metad's writes do) is let
+ * /etcdserverpb.KV/Txn (-r: to METHOD) whose request matches (with -k
+ * KEY: names KEY; -m TEXT: holds TEXT; else: has its field 1, a Txn's
+ * compare as metad's writes have, a Compact's revision, a LeaseGrant's
+ * TTL, a LeaseRevoke's or LeaseKeepAlive's ID) is let
  * through to etcd; when etcd's answer to it ends, both connections are
  * closed without relaying it: every answer still in flight on that
  * connection is lost with it, as when a member dies.  With -d MS, once a
  * connection carries a call to /etcdserverpb.Watch/Watch (metad's event
  * stream, on a connection of its own), everything etcd sends on it is
- * relayed MS ms late, in order.  Any other connection
- * (HTTP/1.1: the gateway, watch streams) is relayed byte for byte to the
- * proxy's HTTP side (dropproxy.c) on a port of its own.
+ * relayed MS ms late, in order.  Any other connection (HTTP/1.1: etcd's
+ * JSON gateway, which metad does not use) is closed at once.
  */
 #include <netinet/in.h>
 
@@ -31,7 +32,6 @@
 
 #define H2_PREFACE	"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define H2_PREFACE_LEN	24
-#define H2_TXN_PATH	"/etcdserverpb.KV/Txn"
 #define H2_WATCH_PATH	"/etcdserverpb.Watch/Watch"
 #define H2_CALLS_MAX	1024
 
@@ -54,7 +54,7 @@ struct proxy_tcp {
 	TAILQ_HEAD(, h2_later)	 later;
 	struct event		*later_ev;
 	struct bufferevent	*cl, *up;
-	int			 mode;		/* 0: undecided, 1: plain, 2: h2 */
+	int			 mode;		/* 0: undecided, 2: h2 */
 	int			 preface;	/* passed */
 	int			 closing;
 	nghttp2_hd_inflater	*hd;
@@ -125,7 +125,7 @@ h2_varint(const uint8_t **p, size_t *n, uint64_t *v)
 	return (0);
 }
 
-/* A protobuf message's top level has field no (length-delimited). */
+/* A protobuf message's top level has field no (varint or bytes). */
 static int
 h2_has_field(const uint8_t *p, size_t n, unsigned no)
 {
@@ -138,7 +138,7 @@ h2_has_field(const uint8_t *p, size_t n, unsigned no)
 			return (0);
 		if (h2_varint(&p, &n, &v) != 0)
 			return (0);
-		if ((tag >> 3) == no && (tag & 7) == 2)
+		if ((tag >> 3) == no)
 			return (1);
 		if ((tag & 7) == 2) {
 			if (v > n)
@@ -197,8 +197,8 @@ h2_headers(struct proxy_tcp *t, int32_t id, const uint8_t *p, size_t n,
 		n -= (size_t)r;
 		if ((flags & NGHTTP2_HD_INFLATE_EMIT) && c != NULL &&
 		    nv.namelen == 5 && memcmp(nv.name, ":path", 5) == 0 &&
-		    nv.valuelen == strlen(H2_TXN_PATH) &&
-		    memcmp(nv.value, H2_TXN_PATH, nv.valuelen) == 0)
+		    nv.valuelen == strlen(t->px->method) &&
+		    memcmp(nv.value, t->px->method, nv.valuelen) == 0)
 			c->txn = 1;
 		if ((flags & NGHTTP2_HD_INFLATE_EMIT) && t->px->delay_ms > 0 &&
 		    nv.namelen == 5 && memcmp(nv.name, ":path", 5) == 0 &&
@@ -372,7 +372,7 @@ h2_relay(struct proxy_tcp *t, struct bufferevent *from, int client)
 		    (uint32_t)t->doomed) {
 			fprintf(stderr, "dropproxy: dropped the reply to POST "
 			    "%s (gRPC stream %d: its connection closed)\n",
-			    H2_TXN_PATH, (int)t->doomed);
+			    t->px->method, (int)t->doomed);
 			return (-1);
 		}
 		if (!client && t->delayed) {
@@ -434,14 +434,15 @@ tcp_decide(struct proxy_tcp *t)
 	p = evbuffer_pullup(in, (ssize_t)n);
 	if (memcmp(p, H2_PREFACE, n) == 0 && n < H2_PREFACE_LEN)
 		return (0);	/* more to come */
-	t->mode = memcmp(p, H2_PREFACE, n) == 0 ? 2 : 1;
-	if (t->mode == 2 && (nghttp2_hd_inflate_new(&t->hd) != 0))
+	if (memcmp(p, H2_PREFACE, n) != 0)
+		return (-1);	/* not HTTP/2: closed */
+	t->mode = 2;
+	if (nghttp2_hd_inflate_new(&t->hd) != 0)
 		return (-1);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(t->mode == 2 ? t->px->up_port :
-	    t->px->http_port);
+	sin.sin_port = htons(t->px->up_port);
 	if ((t->up = bufferevent_socket_new(t->px->base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		return (-1);
@@ -463,10 +464,7 @@ tcp_read_cb(struct bufferevent *bev, void *arg)
 		proxy_tcp_free(t);
 		return;
 	}
-	if (t->mode == 1)
-		bufferevent_write_buffer(client ? t->up : t->cl,
-		    bufferevent_get_input(bev));
-	else if (t->mode == 2 && h2_relay(t, bev, client) != 0)
+	if (t->mode == 2 && h2_relay(t, bev, client) != 0)
 		proxy_tcp_free(t);
 }
 

@@ -1,5 +1,5 @@
 /*
- * etcd's gRPC API, for the KV calls of etcd_http.c's asynchronous calls:
+ * etcd's gRPC API, for every call of etcd_client.c and the watch streams:
  * HTTP/2 without TLS, with prior knowledge (etcd serves gRPC on its client
  * URLs), with libnghttp2 on a libevent bufferevent, one connection per
  * endpoint with many calls (streams) on it at once (and one more for the

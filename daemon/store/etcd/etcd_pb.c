@@ -1,6 +1,6 @@
 /*
- * etcd's KV messages: gateway JSON <-> protobuf (etcd_pb.h), driven by a
- * table of each message's fields.
+ * etcd's messages: gateway JSON <-> protobuf (etcd_pb.h), driven by the
+ * tables of each message's fields (etcd_pb_msg.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,216 +9,8 @@
 
 #include "enc.h"
 #include "store/etcd/etcd_pb.h"
+#include "store/etcd/etcd_pb_int.h"
 #include "util.h"
-
-enum pb_type { PB_BYTES, PB_INT, PB_UINT, PB_BOOL, PB_ENUM, PB_MSG };
-
-struct pb_msg;
-
-struct pb_field {
-	const char		*name;		/* the gateway's (OrigName) */
-	uint32_t		 no;
-	enum pb_type		 type;
-	int			 repeated;	/* of messages only */
-	const struct pb_msg	*msg;		/* PB_MSG */
-	const char *const	*names;		/* PB_ENUM, NULL-ended */
-};
-
-struct pb_msg {
-	const struct pb_field	*f;
-	size_t			 n;
-};
-
-#define NF(a)	(sizeof (a) / sizeof (a)[0])
-#define MSG(a)	{ a, NF(a) }
-
-static const char *const cmp_result[] = { "EQUAL", "GREATER", "LESS",
-    "NOT_EQUAL", NULL };
-static const char *const cmp_target[] = { "VERSION", "CREATE", "MOD",
-    "VALUE", "LEASE", NULL };
-static const char *const sort_order[] = { "NONE", "ASCEND", "DESCEND",
-    NULL };
-static const char *const sort_target[] = { "KEY", "VERSION", "CREATE",
-    "MOD", "VALUE", NULL };
-
-static const struct pb_field f_compare[] = {
-	{ "result", 1, PB_ENUM, 0, NULL, cmp_result },
-	{ "target", 2, PB_ENUM, 0, NULL, cmp_target },
-	{ "key", 3, PB_BYTES, 0, NULL, NULL },
-	{ "version", 4, PB_INT, 0, NULL, NULL },
-	{ "create_revision", 5, PB_INT, 0, NULL, NULL },
-	{ "mod_revision", 6, PB_INT, 0, NULL, NULL },
-	{ "value", 7, PB_BYTES, 0, NULL, NULL },
-	{ "lease", 8, PB_INT, 0, NULL, NULL },
-	{ "range_end", 64, PB_BYTES, 0, NULL, NULL },
-};
-static const struct pb_field f_range[] = {
-	{ "key", 1, PB_BYTES, 0, NULL, NULL },
-	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
-	{ "limit", 3, PB_INT, 0, NULL, NULL },
-	{ "revision", 4, PB_INT, 0, NULL, NULL },
-	{ "sort_order", 5, PB_ENUM, 0, NULL, sort_order },
-	{ "sort_target", 6, PB_ENUM, 0, NULL, sort_target },
-	{ "serializable", 7, PB_BOOL, 0, NULL, NULL },
-	{ "keys_only", 8, PB_BOOL, 0, NULL, NULL },
-	{ "count_only", 9, PB_BOOL, 0, NULL, NULL },
-	{ "min_mod_revision", 10, PB_INT, 0, NULL, NULL },
-	{ "max_mod_revision", 11, PB_INT, 0, NULL, NULL },
-	{ "min_create_revision", 12, PB_INT, 0, NULL, NULL },
-	{ "max_create_revision", 13, PB_INT, 0, NULL, NULL },
-};
-static const struct pb_field f_put[] = {
-	{ "key", 1, PB_BYTES, 0, NULL, NULL },
-	{ "value", 2, PB_BYTES, 0, NULL, NULL },
-	{ "lease", 3, PB_INT, 0, NULL, NULL },
-	{ "prev_kv", 4, PB_BOOL, 0, NULL, NULL },
-	{ "ignore_value", 5, PB_BOOL, 0, NULL, NULL },
-	{ "ignore_lease", 6, PB_BOOL, 0, NULL, NULL },
-};
-static const struct pb_field f_delete[] = {
-	{ "key", 1, PB_BYTES, 0, NULL, NULL },
-	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
-	{ "prev_kv", 3, PB_BOOL, 0, NULL, NULL },
-};
-static const struct pb_msg m_compare = MSG(f_compare);
-static const struct pb_msg m_range = MSG(f_range);
-static const struct pb_msg m_put = MSG(f_put);
-static const struct pb_msg m_delete = MSG(f_delete);
-static const struct pb_msg m_txn, m_requestop;
-static const struct pb_field f_requestop[] = {
-	{ "request_range", 1, PB_MSG, 0, &m_range, NULL },
-	{ "request_put", 2, PB_MSG, 0, &m_put, NULL },
-	{ "request_delete_range", 3, PB_MSG, 0, &m_delete, NULL },
-	{ "request_txn", 4, PB_MSG, 0, &m_txn, NULL },
-};
-static const struct pb_field f_txn[] = {
-	{ "compare", 1, PB_MSG, 1, &m_compare, NULL },
-	{ "success", 2, PB_MSG, 1, &m_requestop, NULL },
-	{ "failure", 3, PB_MSG, 1, &m_requestop, NULL },
-};
-static const struct pb_msg m_requestop = MSG(f_requestop);
-static const struct pb_msg m_txn = MSG(f_txn);
-
-/* The answers. */
-static const struct pb_field f_header[] = {
-	{ "cluster_id", 1, PB_UINT, 0, NULL, NULL },
-	{ "member_id", 2, PB_UINT, 0, NULL, NULL },
-	{ "revision", 3, PB_INT, 0, NULL, NULL },
-	{ "raft_term", 4, PB_UINT, 0, NULL, NULL },
-};
-static const struct pb_field f_kv[] = {
-	{ "key", 1, PB_BYTES, 0, NULL, NULL },
-	{ "create_revision", 2, PB_INT, 0, NULL, NULL },
-	{ "mod_revision", 3, PB_INT, 0, NULL, NULL },
-	{ "version", 4, PB_INT, 0, NULL, NULL },
-	{ "value", 5, PB_BYTES, 0, NULL, NULL },
-	{ "lease", 6, PB_INT, 0, NULL, NULL },
-};
-static const struct pb_msg m_header = MSG(f_header);
-static const struct pb_msg m_kv = MSG(f_kv);
-static const struct pb_field f_range_r[] = {
-	{ "header", 1, PB_MSG, 0, &m_header, NULL },
-	{ "kvs", 2, PB_MSG, 1, &m_kv, NULL },
-	{ "more", 3, PB_BOOL, 0, NULL, NULL },
-	{ "count", 4, PB_INT, 0, NULL, NULL },
-};
-static const struct pb_field f_put_r[] = {
-	{ "header", 1, PB_MSG, 0, &m_header, NULL },
-	{ "prev_kv", 2, PB_MSG, 0, &m_kv, NULL },
-};
-static const struct pb_field f_delete_r[] = {
-	{ "header", 1, PB_MSG, 0, &m_header, NULL },
-	{ "deleted", 2, PB_INT, 0, NULL, NULL },
-	{ "prev_kvs", 3, PB_MSG, 1, &m_kv, NULL },
-};
-static const struct pb_msg m_range_r = MSG(f_range_r);
-static const struct pb_msg m_put_r = MSG(f_put_r);
-static const struct pb_msg m_delete_r = MSG(f_delete_r);
-static const struct pb_msg m_txn_r, m_responseop;
-static const struct pb_field f_responseop[] = {
-	{ "response_range", 1, PB_MSG, 0, &m_range_r, NULL },
-	{ "response_put", 2, PB_MSG, 0, &m_put_r, NULL },
-	{ "response_delete_range", 3, PB_MSG, 0, &m_delete_r, NULL },
-	{ "response_txn", 4, PB_MSG, 0, &m_txn_r, NULL },
-};
-static const struct pb_field f_txn_r[] = {
-	{ "header", 1, PB_MSG, 0, &m_header, NULL },
-	{ "succeeded", 2, PB_BOOL, 0, NULL, NULL },
-	{ "responses", 3, PB_MSG, 1, &m_responseop, NULL },
-};
-static const struct pb_msg m_responseop = MSG(f_responseop);
-static const struct pb_msg m_txn_r = MSG(f_txn_r);
-
-/* The watch stream (rpc.proto's Watch): one create or progress request. */
-static const char *const ev_type[] = { "PUT", "DELETE", NULL };
-static const struct pb_field f_wcreate[] = {
-	{ "key", 1, PB_BYTES, 0, NULL, NULL },
-	{ "range_end", 2, PB_BYTES, 0, NULL, NULL },
-	{ "start_revision", 3, PB_INT, 0, NULL, NULL },
-	{ "progress_notify", 4, PB_BOOL, 0, NULL, NULL },
-	{ "prev_kv", 6, PB_BOOL, 0, NULL, NULL },
-};
-static const struct pb_field f_wcancel[] = {
-	{ "watch_id", 1, PB_INT, 0, NULL, NULL },
-};
-static const struct pb_msg m_wcreate = MSG(f_wcreate);
-static const struct pb_msg m_wcancel = MSG(f_wcancel);
-static const struct pb_field f_watch[] = {
-	{ "create_request", 1, PB_MSG, 0, &m_wcreate, NULL },
-	{ "cancel_request", 2, PB_MSG, 0, &m_wcancel, NULL },
-};
-static const struct pb_field f_event[] = {
-	{ "type", 1, PB_ENUM, 0, NULL, ev_type },
-	{ "kv", 2, PB_MSG, 0, &m_kv, NULL },
-	{ "prev_kv", 3, PB_MSG, 0, &m_kv, NULL },
-};
-static const struct pb_msg m_event = MSG(f_event);
-static const struct pb_field f_watch_r[] = {
-	{ "header", 1, PB_MSG, 0, &m_header, NULL },
-	{ "watch_id", 2, PB_INT, 0, NULL, NULL },
-	{ "created", 3, PB_BOOL, 0, NULL, NULL },
-	{ "canceled", 4, PB_BOOL, 0, NULL, NULL },
-	{ "compact_revision", 5, PB_INT, 0, NULL, NULL },
-	{ "fragment", 7, PB_BOOL, 0, NULL, NULL },
-	{ "events", 11, PB_MSG, 1, &m_event, NULL },
-};
-static const struct pb_msg m_watch = MSG(f_watch);
-static const struct pb_msg m_watch_r = MSG(f_watch_r);
-
-static const struct {
-	const char		*path, *method;
-	const struct pb_msg	*req, *resp;
-} rpcs[] = {
-	[ETCD_PB_RANGE] = { "/v3/kv/range", "/etcdserverpb.KV/Range",
-	    &m_range, &m_range_r },
-	[ETCD_PB_PUT] = { "/v3/kv/put", "/etcdserverpb.KV/Put", &m_put,
-	    &m_put_r },
-	[ETCD_PB_DELETE] = { "/v3/kv/deleterange",
-	    "/etcdserverpb.KV/DeleteRange", &m_delete, &m_delete_r },
-	[ETCD_PB_TXN] = { "/v3/kv/txn", "/etcdserverpb.KV/Txn", &m_txn,
-	    &m_txn_r },
-	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
-	[ETCD_PB_WATCH] = { "", "/etcdserverpb.Watch/Watch", &m_watch,
-	    &m_watch_r },
-};
-
-enum etcd_pb_rpc
-etcd_pb_rpc_of(const char *path)
-{
-	unsigned	 i;
-
-	for (i = 0; i < ETCD_PB_WATCH; i++) {
-		if (strcmp(path, rpcs[i].path) == 0)
-			return ((enum etcd_pb_rpc)i);
-	}
-	return (ETCD_PB_NONE);
-}
-
-const char *
-etcd_pb_method(enum etcd_pb_rpc rpc)
-{
-	return (rpc < ETCD_PB_NONE ? rpcs[rpc].method : NULL);
-}
 
 /* Encoding. */
 
@@ -271,6 +63,12 @@ pb_encode_field(const struct pb_field *f, const cJSON *it, struct buf *b,
 		}
 		etcd_pb_put_bytes(b, f->no, raw, (size_t)r);
 		free(raw);
+		return (0);
+	case PB_STRING:
+		if (!cJSON_IsString(it))
+			return (*why = "a string field is not a string", -1);
+		etcd_pb_put_bytes(b, f->no, it->valuestring,
+		    strlen(it->valuestring));
 		return (0);
 	case PB_INT:
 	case PB_UINT:
@@ -356,7 +154,7 @@ etcd_pb_encode(enum etcd_pb_rpc rpc, const char *json, struct buf *out,
 		cJSON_Delete(j);
 		return (*why = "the request is not a JSON object", -1);
 	}
-	rc = pb_encode_msg(rpcs[rpc].req, j, out, 0, why);
+	rc = pb_encode_msg(pb_rpcs[rpc].req, j, out, 0, why);
 	cJSON_Delete(j);
 	return (rc);
 }
@@ -403,6 +201,37 @@ pb_add_int(cJSON *obj, const char *name, uint64_t v, int is_signed)
 	pb_add_string(obj, name, s);
 }
 
+/* it, an element of the repeated field name, after those seen before. */
+static void
+pb_add_elem(cJSON *obj, const char *name, int seen, cJSON *it)
+{
+	cJSON	*arr;
+
+	arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+	if (arr == NULL) {
+		arr = cJSON_CreateArray();
+		cJSON_AddItemToObjectCS(obj, name, arr);
+	}
+	cJSON_AddItemToArray(arr, it);
+}
+
+/* A bytes field in base64, a string as it is: malloc'd. */
+static char *
+pb_str(enum pb_type type, const uint8_t *p, size_t n)
+{
+	char	*s;
+
+	if (type == PB_BYTES) {
+		s = xmalloc(b64_encoded_len(n) + 1);
+		b64_encode(p, n, s);
+	} else {
+		s = xmalloc(n + 1);
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return (s);
+}
+
 /*
  * A field's value into obj; with obj NULL, only checked.  seen: the fields
  * of obj given before (a bit per index in the table): only those can be
@@ -412,25 +241,32 @@ static int
 pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
     const uint8_t *p, size_t n, int depth, int seen)
 {
-	cJSON	*sub, *arr;
+	cJSON	*sub = NULL;
 	char	*s;
 	int	 k;
 
-	if ((f->type == PB_BYTES || f->type == PB_MSG) != (wt == 2))
+	if ((f->type == PB_BYTES || f->type == PB_STRING ||
+	    f->type == PB_MSG) != (wt == 2))
 		return (-1);	/* the wrong wire type */
 	if (obj == NULL)
 		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
 		    NULL) : 0);
-	if (seen && !(f->type == PB_MSG && f->repeated))
+	if (seen && !f->repeated)
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 	switch (f->type) {
 	case PB_BYTES:
-		if (n > 0) {
-			s = xmalloc(b64_encoded_len(n) + 1);
-			b64_encode(p, n, s);
+	case PB_STRING:
+		if (n == 0 && !f->repeated)
+			return (0);
+		s = pb_str(f->type, p, n);
+		if (!f->repeated) {
 			pb_add_string(obj, f->name, s);
+			return (0);
 		}
-		return (0);
+		sub = cJSON_CreateNull();
+		sub->type = cJSON_String;
+		sub->valuestring = s;
+		break;
 	case PB_INT:
 	case PB_UINT:
 		if (v != 0)
@@ -462,16 +298,10 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 			cJSON_AddItemToObjectCS(obj, f->name, sub);
 			return (0);
 		}
-		arr = seen ? cJSON_GetObjectItemCaseSensitive(obj, f->name) :
-		    NULL;
-		if (arr == NULL) {
-			arr = cJSON_CreateArray();
-			cJSON_AddItemToObjectCS(obj, f->name, arr);
-		}
-		cJSON_AddItemToArray(arr, sub);
-		return (0);
+		break;
 	}
-	return (-1);
+	pb_add_elem(obj, f->name, seen, sub);
+	return (0);
 }
 
 /* The message m in p[0..n) into obj (NULL: only checked); -1: malformed. */
@@ -522,7 +352,7 @@ etcd_pb_decode(enum etcd_pb_rpc rpc, const void *p, size_t n)
 {
 	if (rpc >= ETCD_PB_NONE)
 		return (NULL);
-	return (pb_decode_msg(rpcs[rpc].resp, p, n, 0));
+	return (pb_decode_msg(pb_rpcs[rpc].resp, p, n, 0));
 }
 
 cJSON *
@@ -530,7 +360,7 @@ etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
 {
 	if (rpc >= ETCD_PB_NONE)
 		return (NULL);
-	return (pb_decode_msg(rpcs[rpc].req, p, n, 0));
+	return (pb_decode_msg(pb_rpcs[rpc].req, p, n, 0));
 }
 
 int
@@ -538,5 +368,72 @@ etcd_pb_check(enum etcd_pb_rpc rpc, const void *p, size_t n)
 {
 	if (rpc >= ETCD_PB_NONE)
 		return (-1);
-	return (pb_walk(rpcs[rpc].resp, p, n, 0, NULL));
+	return (pb_walk(pb_rpcs[rpc].resp, p, n, 0, NULL));
+}
+
+/* The gateway's encodings of bytes and int64s, for the callers' JSON. */
+
+char *
+etcd_b64(const void *p, size_t n)
+{
+	char	*s;
+
+	s = xmalloc(b64_encoded_len(n) + 1);
+	b64_encode(p, n, s);
+	return (s);
+}
+
+unsigned char *
+etcd_unb64(const cJSON *obj, const char *name, size_t *len)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	unsigned char	*out;
+	size_t		 n;
+	long		 r;
+
+	*len = 0;
+	if (!cJSON_IsString(it)) {
+		out = xmalloc(1);
+		out[0] = '\0';
+		return (out);
+	}
+	n = strlen(it->valuestring);
+	out = xmalloc(n / 4 * 3 + 1);
+	if ((r = b64_decode(it->valuestring, n, out)) < 0)
+		r = 0;
+	out[r] = '\0';
+	*len = (size_t)r;
+	return (out);
+}
+
+uint64_t
+etcd_u64(const cJSON *obj, const char *name)
+{
+	const cJSON	*it = cJSON_GetObjectItemCaseSensitive(obj, name);
+	uint64_t	 v = 0;
+
+	if (cJSON_IsString(it) && parse_u64(it->valuestring, &v) == 0)
+		return (v);
+	if (cJSON_IsNumber(it) && it->valuedouble >= 0)
+		return ((uint64_t)it->valuedouble);
+	return (0);
+}
+
+/* The base64 of the first key after every key starting with p. */
+char *
+etcd_prefix_end64(const char *p, size_t n)
+{
+	unsigned char	*e = xmemdup(p, n);
+	char		*s;
+
+	while (n > 0 && e[n - 1] == 0xff)
+		n--;
+	if (n == 0) {
+		free(e);
+		return (xstrdup("AA=="));	/* "\0": to the end */
+	}
+	e[n - 1]++;
+	s = etcd_b64(e, n);
+	free(e);
+	return (s);
 }

@@ -1,11 +1,12 @@
 /*
- * etcd's KV messages in protobuf, for its gRPC API (etcd_grpc.c), to and
+ * etcd's messages in protobuf, for its gRPC API (etcd_grpc.c), to and
  * from the JSON of its gateway, so that the callers' requests and answers
- * keep the gateway's shape whichever transport carries them: a request's
- * JSON (TxnRequest, RangeRequest, PutRequest, DeleteRangeRequest, nested
- * txns included; WatchRequest: a create or cancel request) is encoded, an answer is decoded into the tree the gateway
- * would have sent (bytes in base64, int64s as strings, zero values left
- * out).  Hand-written from etcd 3.4's rpc.proto and kv.proto: only the
+ * keep the gateway's shape (the callers build and read that JSON): a
+ * request's JSON (KV: TxnRequest, nested txns included, RangeRequest,
+ * PutRequest, DeleteRangeRequest, CompactionRequest; WatchRequest: a
+ * create or cancel request; the Lease service's; Maintenance.Status's) is
+ * encoded, an answer is decoded into the tree the gateway would have sent
+ * (bytes in base64, int64s as strings, zero values left out).  Hand-written from etcd 3.4's rpc.proto and kv.proto: only the
  * fields named there, by number; unknown fields of an answer are skipped.
  *
  * The decoder reads nothing past the buffer it is given and no deeper than
@@ -28,6 +29,14 @@ enum etcd_pb_rpc {
 	ETCD_PB_PUT,
 	ETCD_PB_DELETE,
 	ETCD_PB_TXN,
+	ETCD_PB_COMPACT,
+	ETCD_PB_STATUS,		/* Maintenance.Status */
+	ETCD_PB_LEASE_GRANT,	/* Lease.LeaseGrant */
+	ETCD_PB_LEASE_REVOKE,
+	/* A stream, carried as a call: one request, one answer. */
+	ETCD_PB_LEASE_KEEPALIVE,
+	ETCD_PB_LEASE_TTL,	/* Lease.LeaseTimeToLive */
+	ETCD_PB_LEASE_LEASES,
 	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
 };
@@ -71,7 +80,9 @@ enum {
 	ETCD_PB_RANGE_KEY = 1, ETCD_PB_RANGE_REV = 4,
 	ETCD_PB_PUT_KEY = 1, ETCD_PB_PUT_VALUE = 2, ETCD_PB_PUT_LEASE = 3,
 	ETCD_PB_PUT_PREV_KV = 4,
-	ETCD_PB_DELETE_KEY = 1
+	ETCD_PB_DELETE_KEY = 1,
+	/* CompactionRequest */
+	ETCD_PB_COMPACT_REV = 1
 };
 
 /* The answer in p[0..n) as the gateway's JSON, or NULL if malformed. */
@@ -147,5 +158,17 @@ int		 etcd_pb_varint(const uint8_t *p, size_t n, uint64_t *v);
 int		 etcd_pb_next(const uint8_t **p, const uint8_t *end,
 		    uint32_t *no, int *wt, uint64_t *v, const uint8_t **data,
 		    size_t *len);
+
+/*
+ * The gateway's encodings, for the JSON of the requests and answers:
+ * bytes in base64; a prefix's range_end (the first key after every key
+ * starting with it) in base64.
+ */
+char		*etcd_b64(const void *, size_t);
+char		*etcd_prefix_end64(const char *, size_t);
+/* Decodes a base64 field of obj (absent: empty); malloc'd, *len set. */
+unsigned char	*etcd_unb64(const cJSON *obj, const char *name, size_t *len);
+/* An int64-as-string (or number) field; 0 when absent. */
+uint64_t	 etcd_u64(const cJSON *obj, const char *name);
 
 #endif

@@ -215,7 +215,7 @@ etcd_begin_send(struct etcd_batch *b, struct store_err *err)
 		b->snap_chunk++;
 	}
 	buf_addstr(&b64, "]}");
-	rc = etcd_http_call_async(&e->http, "/v3/kv/txn", buf_cstr(&b64),
+	rc = etcd_call_async(&e->client, "/v3/kv/txn", buf_cstr(&b64),
 	    etcd_begin_cb, b, err);
 	buf_free(&b64);
 	return (rc);
@@ -485,7 +485,7 @@ etcd_load(struct store *st, struct store_err *err)
 	cJSON_Delete(reply);
 	buf_init(&b);
 	etcd_probe_body(e, &b);
-	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), &reply,
+	rc = etcd_call_sync(&e->client, "/v3/kv/range", buf_cstr(&b), &reply,
 	    err);
 	buf_free(&b);
 	if (rc != 0)
@@ -518,7 +518,7 @@ store_etcd_open(struct store *st, const char *arg,
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
-	    etcd_http_init(&e->http, arg, opts->base, err) != 0 ||
+	    etcd_client_init(&e->client, arg, opts->base, err) != 0 ||
 	    etcd_load(st, err) != 0 || etcd_find_compact_rev(st, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
@@ -551,7 +551,7 @@ store_etcd_close(struct store *st)
 	e->last = NULL;
 	etcd_evs_clear(&e->cache, 0);
 	free(e->cache.v);
-	etcd_http_close(&e->http);
+	etcd_client_close(&e->client);
 	store_etcd_leases_free(e);
 	store_etcd_watch_end(e);
 	/* What etcd never answered ends so, now that it never will. */

@@ -18,7 +18,7 @@
 #ifndef METAD_STORE_ETCD_H
 #define METAD_STORE_ETCD_H
 
-#include "store/etcd/etcd_http.h"
+#include "store/etcd/etcd_client.h"
 #include "store/store.h"
 #include "util.h"
 
@@ -96,7 +96,7 @@ struct etcd_expiry;
 
 struct store_etcd {
 	struct store		*st;
-	struct etcd_http	 http;
+	struct etcd_client	 client;
 	char			 prefix[ETCD_PREFIX_MAX];	/* P "k/" */
 	size_t			 prefix_len;
 	char			 sentinel[ETCD_PREFIX_MAX];	/* P "rev": older metad's */

@@ -402,17 +402,6 @@ etcd_commit_cb(void *arg, const struct buf *answer,
 	}
 }
 
-/* The compaction's answer (the gateway's): none of it is read. */
-static void
-etcd_commit_compact_cb(void *arg, const cJSON *reply,
-    const struct store_err *err)
-{
-	struct buf	 none;
-
-	buf_init(&none);
-	etcd_commit_cb(arg, reply != NULL ? &none : NULL, err);
-}
-
 static void
 etcd_commit_send(struct etcd_commit *c)
 {
@@ -424,7 +413,7 @@ etcd_commit_send(struct etcd_commit *c)
 	buf_init(&b);
 	switch (c->step) {
 	case STEP_TXN:
-		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE, "/v3/kv/txn",
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE, "/v3/kv/txn",
 		    &c->body, etcd_commit_cb, c, &err);
 		if (rc != 0) {
 			buf_free(&b);
@@ -434,20 +423,22 @@ etcd_commit_send(struct etcd_commit *c)
 		break;
 	case STEP_RESOLVE:
 		etcd_resolve_body(c, &b);
-		rc = etcd_http_call_pb(&e->http, ETCD_CALL_ONCE |
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE |
 		    ETCD_CALL_COPY, "/v3/kv/txn", &b, etcd_commit_cb, c, &err);
 		break;
 	case STEP_BLIND:
 		etcd_blind_body(c, &b);
-		rc = etcd_http_call_pb(&e->http, 0, "/v3/kv/txn", &b,
+		rc = etcd_call_pb(&e->client, 0, "/v3/kv/txn", &b,
 		    etcd_commit_cb, c, &err);
 		break;
 	default:
-		/* etcd keeps no event of the revision it compacts at. */
-		buf_printf(&b, "{\"revision\":\"%" PRIu64 "\"}",
-		    c->compact_to - 1);
-		rc = etcd_http_call_once(&e->http, "/v3/kv/compaction",
-		    buf_cstr(&b), etcd_commit_compact_cb, c, &err);
+		/*
+		 * A CompactionRequest (KV.Compact), sent once: etcd keeps no
+		 * event of the revision it compacts at.
+		 */
+		etcd_pb_put_int(&b, ETCD_PB_COMPACT_REV, c->compact_to - 1);
+		rc = etcd_call_pb(&e->client, ETCD_CALL_ONCE,
+		    "/v3/kv/compaction", &b, etcd_commit_cb, c, &err);
 		break;
 	}
 	buf_free(&b);

@@ -186,7 +186,7 @@ etcd_range(struct store_etcd *e, const char *key64, const char *end64,
 
 	buf_init(&b);
 	etcd_range_body(&b, key64, end64, rev, limit, keys_only);
-	rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b), out, err);
+	rc = etcd_call_sync(&e->client, "/v3/kv/range", buf_cstr(&b), out, err);
 	buf_free(&b);
 	if (rc == 0)
 		(void)etcd_header_rev(e, *out);

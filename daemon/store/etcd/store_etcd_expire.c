@@ -319,7 +319,7 @@ etcd_known_checked(void *arg, const cJSON *reply, const struct store_err *err)
 	}
 	k->busy = 1;
 	snprintf(body, sizeof body, "{\"ID\":\"%" PRIu64 "\"}", k->id);
-	if (etcd_http_call_async(&e->http, "/v3/lease/revoke", body,
+	if (etcd_call_async(&e->client, "/v3/lease/revoke", body,
 	    etcd_known_revoked, k, &e2) != 0)
 		etcd_known_revoked(k, NULL, &e2);
 }
@@ -346,7 +346,7 @@ etcd_known_due(evutil_socket_t fd, short what, void *arg)
 	etcd_range_body(&b, k64, NULL, 0, 0, 1);
 	free(k64);
 	k->busy = 1;
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_known_checked, k, &err) != 0)
 		etcd_known_checked(k, NULL, &err);
 	buf_free(&b);
@@ -417,7 +417,7 @@ etcd_expiry_open(struct store_etcd *e, struct store_err *err)
 		etcd_records_body(e, &b, last, last_len, e->st->rev);
 		free(last);
 		last = NULL;
-		rc = etcd_http_call(&e->http, "/v3/kv/range", buf_cstr(&b),
+		rc = etcd_call_sync(&e->client, "/v3/kv/range", buf_cstr(&b),
 		    &reply, err);
 		buf_free(&b);
 		if (rc != 0)
@@ -494,7 +494,7 @@ etcd_expiry_reload(struct store_etcd *e)
 	/* Leases granted meanwhile (one page: the rest by etcd's TTL). */
 	buf_init(&b);
 	etcd_records_body(e, &b, NULL, 0, 0);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_expiry_reloaded, e, &err) != 0)
 		etcd_expiry_reloaded(e, NULL, &err);
 	buf_free(&b);

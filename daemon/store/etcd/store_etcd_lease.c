@@ -1,6 +1,12 @@
 /*
- * The etcd backend's leases (SPEC 9): etcd leases, through the JSON
- * gateway's /v3/lease/{grant,keepalive,timetolive,leases,revoke}.  etcd
+ * The etcd backend's leases (metad-protocol(7), lease_grant and the
+ * lease ops after it): etcd leases, through its gRPC
+ * Lease service (LeaseGrant, LeaseKeepAlive, LeaseTimeToLive, LeaseLeases,
+ * LeaseRevoke; the requests and answers in the gateway's JSON shape,
+ * etcd_pb.h).  LeaseKeepAlive is a bidirectional stream: each refresh is
+ * a stream of its own, one request then half-closed, whose one answer
+ * etcd sends before it ends the stream; a refresh is rare (a client's
+ * keepalive), so no stream is kept open between them.  etcd
  * keeps them and their deadlines, so they are shared by every daemon on
  * that etcd and expire by etcd's clock whether a daemon runs or not; etcd
  * deletes an expired or revoked lease's keys at one revision, and the watch
@@ -21,7 +27,7 @@
  *
  * A put naming a lease carries it in its txn (store_etcd_txn.c); etcd
  * refuses a txn naming a lease it lacks, as STORE_ERR_NO_LEASE
- * (etcd_http.c).  A lease's keys are those etcd attached to it under the
+ * (etcd_client.c).  A lease's keys are those etcd attached to it under the
  * prefix; they come back as keys only (timetolive tells no more).
  */
 #include <sys/random.h>
@@ -85,10 +91,10 @@ etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
 	ls->found = ls->ttl_ms > 0;
 }
 
-/* POST body to path for c, cb its answer; fails c at once if it cannot. */
+/* The call of path for c, cb its answer; fails c at once if it cannot. */
 void
 etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
-    etcd_http_cb cb)
+    etcd_call_cb cb)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
@@ -106,8 +112,8 @@ etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
 		    c->id, strcmp(path, "/v3/lease/timetolive") == 0 &&
 		    (c->rdone != NULL || c->kdone != NULL || c->marker) ?
 		    ",\"keys\":true" : "");
-	rc = once ? etcd_http_call_once(&e->http, path, body, cb, c, &err) :
-	    etcd_http_call_async(&e->http, path, body, cb, c, &err);
+	rc = once ? etcd_call_once(&e->client, path, body, cb, c, &err) :
+	    etcd_call_async(&e->client, path, body, cb, c, &err);
 	if (rc != 0)
 		cb(c, NULL, &err);
 }
@@ -155,7 +161,7 @@ etcd_lease_new_id(int session)
 	return (session ? id | ETCD_LEASE_SESSION : id);
 }
 
-static void	etcd_lease_mark(struct etcd_lcall *, etcd_http_cb);
+static void	etcd_lease_mark(struct etcd_lcall *, etcd_call_cb);
 static void	etcd_mark_cb(void *, const cJSON *, const struct store_err *);
 
 static void
@@ -204,7 +210,7 @@ etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
 }
 
 static void
-etcd_lease_mark(struct etcd_lcall *c, etcd_http_cb cb)
+etcd_lease_mark(struct etcd_lcall *c, etcd_call_cb cb)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
@@ -221,7 +227,7 @@ etcd_lease_mark(struct etcd_lcall *c, etcd_http_cb cb)
 	    PRIu64 "\"}", m, v64, c->id);
 	free(m);
 	free(v64);
-	if (etcd_http_call_once(&e->http, "/v3/kv/put", buf_cstr(&b),
+	if (etcd_call_once(&e->client, "/v3/kv/put", buf_cstr(&b),
 	    cb, c, &err) != 0)
 		cb(c, NULL, &err);
 	buf_free(&b);
@@ -367,8 +373,7 @@ etcd_ka_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		etcd_state_err(c, err);
 		return;
 	}
-	etcd_lease_state(c->id, cJSON_GetObjectItemCaseSensitive(reply,
-	    "result"), "TTL", &c->ls);
+	etcd_lease_state(c->id, reply, "TTL", &c->ls);
 	if (!c->ls.found) {
 		c->done(c->arg, &c->ls, NULL);
 		etcd_lcall_free(c);
@@ -382,7 +387,7 @@ etcd_ka_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	buf_init(&b);
 	etcd_range_body(&b, m, NULL, 0, 0, 0);
 	free(m);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_ka_record, c, &e2) != 0)
 		etcd_ka_record(c, NULL, &e2);
 	buf_free(&b);

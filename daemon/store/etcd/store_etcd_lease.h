@@ -51,9 +51,9 @@ struct etcd_lcall {
 
 struct etcd_lcall *etcd_lcall_new(struct store *, uint64_t id, void *arg);
 void	etcd_lcall_free(struct etcd_lcall *);
-/* POST path's body for c (once: etcd_http_call_once), cb its answer. */
+/* The call of path for c (once: etcd_call_once), cb its answer. */
 void	etcd_lcall_send(struct etcd_lcall *, const char *path, int once,
-	    etcd_http_cb);
+	    etcd_call_cb);
 /* A lease_state from a gateway answer's object o, its TTL field ttl. */
 void	etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
 	    struct store_lease_state *);

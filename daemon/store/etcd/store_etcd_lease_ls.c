@@ -169,7 +169,7 @@ etcd_leases_fill(struct etcd_lcall *c)
 		subs[i].i = i;
 		snprintf(body, sizeof body, "{\"ID\":\"%" PRIu64 "\"}",
 		    c->ids[i]);
-		if (etcd_http_call_async(&e->http, "/v3/lease/timetolive",
+		if (etcd_call_async(&e->client, "/v3/lease/timetolive",
 		    body, etcd_leases_ttl_cb, &subs[i], &err) != 0) {
 			c->lerr = err;
 			c->failed = 1;
@@ -245,7 +245,7 @@ store_etcd_read_leases(struct store *st, store_leases_done done, void *arg)
 	etcd_range_body(&b, k64, end64, 0, 0, 0);
 	free(k64);
 	free(end64);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_leases_cb, c, &err) != 0)
 		etcd_leases_cb(c, NULL, &err);
 	buf_free(&b);

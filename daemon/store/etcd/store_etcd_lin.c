@@ -154,7 +154,7 @@ etcd_lin_kick(evutil_socket_t fd, short what, void *arg)
 	TAILQ_INSERT_TAIL(&v->probes, p, entry);
 	buf_init(&b);
 	etcd_probe_body(v->e, &b);
-	if (etcd_http_call_async(&v->e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&v->e->client, "/v3/kv/range", buf_cstr(&b),
 	    lin_probe_back, p, &err) != 0)
 		lin_probe_back(p, NULL, &err);
 	buf_free(&b);

@@ -114,7 +114,7 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 	buf_init(&b);
 	etcd_range_body(&b, beg64, end64, rev, end64 != NULL ? limit + 1 : 0,
 	    keys_only);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_aread_cb, ar, &err) != 0)
 		etcd_aread_cb(ar, NULL, &err);
 	buf_free(&b);
@@ -250,22 +250,22 @@ store_etcd_read_stats(struct store *st, store_stats_done done, void *arg)
 	as->e = e;
 	as->done = done;
 	as->arg = arg;
-	as->out = 1 + e->http.nep + 1;	/* + 1: until all are sent */
-	as->ss.nendpoints = e->http.nep;
+	as->out = 1 + e->client.nep + 1;	/* + 1: until all are sent */
+	as->ss.nendpoints = e->client.nep;
 	etcd_view_stats(e, &as->ss);
-	for (i = 0; i < e->http.nep; i++) {
+	for (i = 0; i < e->client.nep; i++) {
 		snprintf(as->ss.endpoint[i].url,
-		    sizeof as->ss.endpoint[i].url, "%s", e->http.ep[i].url);
+		    sizeof as->ss.endpoint[i].url, "%s", e->client.ep[i].url);
 		p = xcalloc(1, sizeof *p);
 		p->as = as;
 		p->ep = i;
-		if (etcd_http_call_at(&e->http, i, "/v3/maintenance/status",
+		if (etcd_call_at(&e->client, i, "/v3/maintenance/status",
 		    "{}", etcd_astats_probe, p, &err) != 0)
 			etcd_astats_probe(p, NULL, &err);
 	}
 	buf_init(&b);
 	etcd_range_body(&b, e->kbeg64, e->kend64, 0, 0, 2);
-	if (etcd_http_call_async(&e->http, "/v3/kv/range", buf_cstr(&b),
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_astats_count, as, &err) != 0)
 		etcd_astats_count(as, NULL, &err);
 	buf_free(&b);

@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "log.h"
 #include "store/etcd/store_etcd.h"
@@ -57,12 +55,12 @@ etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
 }
 
 /*
- * One watch response of the stream (w: etcd_pb_watch_read); -1: an error
- * (no header).
+ * One watch response (w: etcd_pb_watch_read) of the stream (stream set) or
+ * of a history replay; -1: an error (no header).
  */
 static int
 etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
-    struct etcd_evs *out, struct etcd_wmsg *m)
+    struct etcd_evs *out, struct etcd_wmsg *m, int stream)
 {
 	struct etcd_pb_kv	 kv;
 	uint32_t		 seq = 0;
@@ -73,74 +71,8 @@ etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
 	m->canceled = w->canceled;
 	m->compact_rev = w->compact_rev;
 	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
-		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, 1);
+		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, stream);
 	return (!w->header && !m->canceled ? -1 : 0);
-}
-
-/* The same from the gateway's JSON ("result": history replays). */
-static int
-etcd_wmsg_of(struct store_etcd *e, const cJSON *res, struct etcd_evs *out,
-    struct etcd_wmsg *m)
-{
-	const cJSON	*it, *type;
-	struct etcd_jkv	 j;
-	uint32_t	 seq = 0;
-
-	memset(m, 0, sizeof *m);
-	m->created = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
-	    "created"));
-	m->canceled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res,
-	    "canceled"));
-	m->compact_rev = etcd_u64(res, "compact_revision");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res,
-	    "events")) {
-		type = cJSON_GetObjectItemCaseSensitive(it, "type");
-		etcd_jkv_of(&j, cJSON_GetObjectItemCaseSensitive(it, "kv"));
-		etcd_wmsg_ev(e, &j.kv, cJSON_IsString(type) &&
-		    strcmp(type->valuestring, "DELETE") == 0, out, m, &seq, 0);
-		etcd_jkv_free(&j);
-	}
-	/* -1: an error object */
-	return (cJSON_GetObjectItemCaseSensitive(res, "header") == NULL &&
-	    !m->canceled ? -1 : 0);
-}
-
-/* Parse one watch response line of the gateway (history replays). */
-static int
-etcd_wmsg_parse(struct store_etcd *e, const char *line, size_t len,
-    struct etcd_evs *out, struct etcd_wmsg *m)
-{
-	cJSON	*root;
-	int	 rc;
-
-	memset(m, 0, sizeof *m);
-	if ((root = cJSON_ParseWithLength(line, len)) == NULL)
-		return (-1);
-	rc = etcd_wmsg_of(e, cJSON_GetObjectItemCaseSensitive(root, "result"),
-	    out, m);
-	cJSON_Delete(root);
-	return (rc);
-}
-
-/* Append what came in, pass each complete line to fn. */
-static void
-etcd_lines(struct buf *b, struct evbuffer *in,
-    void (*fn)(void *, const char *, size_t), void *arg)
-{
-	size_t	 n = evbuffer_get_length(in), start = 0, i;
-
-	buf_reserve(b, b->len + n + 1);
-	evbuffer_remove(in, b->data + b->len, n);
-	b->len += n;
-	for (i = 0; i < b->len; i++) {
-		if (b->data[i] != '\n')
-			continue;
-		if (i > start)
-			fn(arg, b->data + start, i - start);
-		start = i + 1;
-	}
-	memmove(b->data, b->data + start, b->len - start);
-	b->len -= start;
 }
 
 /* Keep the cache bounded: drop whole revisions from its head. */
@@ -222,7 +154,7 @@ etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 		return (-1);
 	if (e->wcancelled)
 		return (0);	/* a stream etcd cancelled: being reopened */
-	if (etcd_wmsg_pb(e, &w, &e->cache, &m) != 0) {
+	if (etcd_wmsg_pb(e, &w, &e->cache, &m, 1) != 0) {
 		log_warnx("etcd watch: a response without a header (%zu "
 		    "bytes)", n);
 		return (0);
@@ -254,7 +186,7 @@ etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 	cJSON_Delete(reply);
 	e->wst = NULL;
 	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
-	    e->http.ep[e->wep].url, e->st->rev + 1);
+	    e->client.ep[e->wep].url, e->st->rev + 1);
 	etcd_watch_schedule(e);
 }
 
@@ -265,7 +197,7 @@ etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 static int
 etcd_stream_open(struct store_etcd *e)
 {
-	struct etcd_endpoint	*ep = &e->http.ep[e->wep];
+	struct etcd_endpoint	*ep = &e->client.ep[e->wep];
 	struct store_err	 err;
 	char			 body[1024];
 
@@ -277,7 +209,7 @@ etcd_stream_open(struct store_etcd *e)
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
 	    e->st->rev + 1);
-	e->wst = etcd_grpc_stream(&e->http.grpc, e->wep, ep->host, ep->port,
+	e->wst = etcd_grpc_stream(&e->client.grpc, e->wep, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
 	    etcd_stream_done, e, &err);
 	if (e->wst == NULL) {
@@ -302,7 +234,7 @@ etcd_watch_schedule(struct store_etcd *e)
 {
 	struct timeval	 tv = { 0, ETCD_RECONNECT_MS * 1000 };
 
-	e->wep = (e->wep + 1) % e->http.nep;
+	e->wep = (e->wep + 1) % e->client.nep;
 	evtimer_add(e->wtimer, &tv);
 }
 
@@ -315,7 +247,7 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 	if (e->wtimer == NULL)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
-	e->wep = e->http.cur;
+	e->wep = e->client.cur;
 	if (etcd_stream_open(e) != 0)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
 		    "open the etcd watch stream"));
@@ -334,7 +266,7 @@ store_etcd_watch_stop(struct store_etcd *e)
 	etcd_view_close(e);
 }
 
-/* After etcd_http_close(): no lease call is out any more. */
+/* After etcd_client_close(): no lease call is out any more. */
 void
 store_etcd_watch_end(struct store_etcd *e)
 {
@@ -342,18 +274,17 @@ store_etcd_watch_end(struct store_etcd *e)
 }
 
 /*
- * History older than the cache: a watch from the asked revision on the
- * daemon's loop (on the gateway, through evhttp's chunked reads), read
- * until it reaches until (the last metad revision below the cache) or has
- * max events, whole revisions.
+ * History older than the cache: a gRPC Watch from the asked revision on
+ * the daemon's loop (a stream of its own on the endpoint's streams
+ * connection), read until it reaches until (the last metad revision below
+ * the cache) or has max events, whole revisions.
  */
 struct etcd_replay {
 	struct store_etcd	*e;
 	LIST_ENTRY(etcd_replay)	 entry;		/* e->replays */
-	struct evhttp_connection *conn;
+	struct etcd_gstream	*st;		/* NULL once ended */
 	struct event		*fire;		/* the end, from the loop */
 	struct etcd_evs		 evs;
-	struct buf		 b;
 	uint64_t		 from, until;
 	size_t			 max;
 	int			 done, failed;
@@ -362,16 +293,19 @@ struct etcd_replay {
 	void			*arg;
 };
 
-static void
-etcd_replay_line(void *arg, const char *line, size_t len)
+/* A message of the replay's stream (etcd_grpc.h): -1 if malformed. */
+static int
+etcd_replay_msg(void *arg, const uint8_t *p, size_t n)
 {
 	struct etcd_replay	*rp = arg;
+	struct etcd_pb_watch	 w;
 	struct etcd_wmsg	 m;
 
 	if (rp->done)
-		return;
-	if (etcd_wmsg_parse(rp->e, line, len, &rp->evs, &m) != 0 ||
-	    m.canceled) {
+		return (0);
+	if (etcd_pb_watch_read(p, n, &w) != 0)
+		return (-1);	/* the stream ends: failed */
+	if (etcd_wmsg_pb(rp->e, &w, &rp->evs, &m, 0) != 0 || m.canceled) {
 		rp->failed = 1;
 		rp->compact_rev = m.compact_rev;
 		rp->done = 1;
@@ -380,22 +314,17 @@ etcd_replay_line(void *arg, const char *line, size_t len)
 		rp->done = 1;
 	if (rp->done)
 		event_active(rp->fire, 0, 0);
+	return (0);
 }
 
+/* The replay's stream ended (etcd ended it, it failed, or idled out). */
 static void
-etcd_replay_chunk(struct evhttp_request *req, void *arg)
+etcd_replay_ended(void *arg, int status, struct buf *body, cJSON *reply)
 {
 	struct etcd_replay	*rp = arg;
 
-	etcd_lines(&rp->b, evhttp_request_get_input_buffer(req),
-	    etcd_replay_line, rp);
-}
-
-static void
-etcd_replay_done(struct evhttp_request *req, void *arg)
-{
-	struct etcd_replay	*rp = arg;
-
+	cJSON_Delete(reply);
+	rp->st = NULL;
 	if (!rp->done)
 		rp->failed = 1;
 	rp->done = 1;
@@ -436,12 +365,11 @@ static void
 etcd_replay_free(struct etcd_replay *rp)
 {
 	LIST_REMOVE(rp, entry);
-	if (rp->conn != NULL)
-		evhttp_connection_free(rp->conn);
+	if (rp->st != NULL)
+		etcd_grpc_stream_drop(rp->st);
 	if (rp->fire != NULL)
 		event_free(rp->fire);
 	etcd_evs_free(&rp->evs);
-	buf_free(&rp->b);
 	free(rp);
 }
 
@@ -486,13 +414,13 @@ static void
 etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
     store_history_done cb, void *arg)
 {
-	struct etcd_endpoint	*ep = &e->http.ep[e->http.cur];
-	struct evhttp_request	*req;
+	unsigned		 cur = e->client.cur;
+	struct etcd_endpoint	*ep = &e->client.ep[cur];
 	struct etcd_replay	*rp;
 	struct store_err	 err;
 	char			 body[1024];
 
-	if (e->http.down) {
+	if (e->client.down) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
 		    "unreachable: history from rev %" PRIu64 " cannot be read "
 		    "now", from);
@@ -507,24 +435,19 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	rp->cb = cb;
 	rp->arg = arg;
 	LIST_INSERT_HEAD(&e->replays, rp, entry);
-	buf_init(&rp->b);
-	rp->conn = evhttp_connection_base_new(e->opts.base, NULL, ep->host,
-	    ep->port);
-	rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end, rp);
-	if (rp->conn == NULL || rp->fire == NULL)
+	if ((rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end,
+	    rp)) == NULL)
 		fatalx("etcd_replay: out of memory");
-	evhttp_connection_set_retries(rp->conn, 0);
-	evhttp_connection_set_timeout(rp->conn, ETCD_HTTP_TIMEOUT_S);
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
 	    e->wbeg64, e->wend64, from);
-	req = etcd_http_request(rp->conn, ep, "/v3/watch", body,
-	    etcd_replay_done, rp);
-	if (req == NULL) {
+	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
+	    etcd_replay_ended, rp, &err);
+	if (rp->st == NULL) {
 		rp->failed = rp->done = 1;
 		event_active(rp->fire, 0, 0);
-	} else
-		evhttp_request_set_chunked_cb(req, etcd_replay_chunk);
+	}
 }
 
 void
