@@ -248,6 +248,7 @@ main(int argc, char **argv)
 	md.waits = wait_create();
 	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
+	events_listen(md.events, commit_delivered, md.commit);
 	md.leases = lease_table_create(&md);
 	lease_table_load(md.leases);
 	/* A socket from systemd is served as it is; else ours is made. */

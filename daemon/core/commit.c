@@ -94,7 +94,7 @@ commit_park_arm(struct commit *cm)
  * in park order, not rev order.  Their connections answer in request
  * order whatever order they end in.
  */
-void
+static void
 commit_unpark(struct commit *cm, uint64_t rev)
 {
 	struct req	*r, *next;
@@ -110,6 +110,12 @@ commit_unpark(struct commit *cm, uint64_t rev)
 	}
 	if (TAILQ_FIRST(&cm->parked) != head || cm->nparked == 0)
 		commit_park_arm(cm);
+}
+
+void
+commit_delivered(void *arg, uint64_t delivered)
+{
+	commit_unpark(arg, delivered);
 }
 
 static void

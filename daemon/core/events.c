@@ -1,6 +1,5 @@
 #include <stdlib.h>
 
-#include "core/commit.h"
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
@@ -10,6 +9,8 @@
 
 /* Events read from the history at a time for live delivery. */
 #define EVENTS_CHUNK	1024
+/* Listeners at most (the commit is the one there is). */
+#define EVENTS_LISTENERS_MAX	4
 
 struct events {
 	struct metad	*md;
@@ -17,6 +18,11 @@ struct events {
 	uint64_t	 target;	/* durable, to hand out */
 	uint64_t	 compact_rev;	/* the watches were told of */
 	int		 reading;
+	struct {
+		events_listener	*fn;
+		void		*arg;
+	}		 listeners[EVENTS_LISTENERS_MAX];
+	int		 nlisteners;
 };
 
 static void	events_read(struct events *);
@@ -37,6 +43,27 @@ void
 events_free(struct events *ev)
 {
 	free(ev);
+}
+
+void
+events_listen(struct events *ev, events_listener *fn, void *arg)
+{
+	if (ev->nlisteners == EVENTS_LISTENERS_MAX)
+		fatalx("events_listen: more than %d listeners",
+		    EVENTS_LISTENERS_MAX);
+	ev->listeners[ev->nlisteners].fn = fn;
+	ev->listeners[ev->nlisteners].arg = arg;
+	ev->nlisteners++;
+}
+
+/* Tell the listeners what was delivered. */
+static void
+events_tell(struct events *ev)
+{
+	int	 i;
+
+	for (i = 0; i < ev->nlisteners; i++)
+		ev->listeners[i].fn(ev->listeners[i].arg, ev->delivered);
 }
 
 uint64_t
@@ -108,7 +135,7 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 	wait_sweep(md->waits);
 	wait_reached(md->waits, ev->delivered);
 	events_compacted(ev);
-	commit_unpark(md->commit, ev->delivered);
+	events_tell(ev);
 	events_read(ev);
 }
 
@@ -118,8 +145,8 @@ events_read(struct events *ev)
 	if (ev->reading || ev->delivered >= ev->target)
 		return;
 	if (!watch_any(ev->md->watch) && !wait_any(ev->md->waits)) {
-		ev->delivered = ev->target;	/* nobody to tell */
-		commit_unpark(ev->md->commit, ev->delivered);
+		ev->delivered = ev->target;	/* no watch or wait to tell */
+		events_tell(ev);
 		return;
 	}
 	ev->reading = 1;

@@ -246,6 +246,7 @@ fuzz_open(void)
 		fatalx("store_open: %s", se.msg);
 	md.watch = watch_hub_create(&md);
 	md.events = events_create(&md);
+	events_listen(md.events, commit_delivered, md.commit);
 	md.leases = lease_table_create(&md);
 	lease_table_load(md.leases);
 	for (i = 0; i < FUZZ_CONNS; i++) {
