@@ -27,6 +27,15 @@ struct events {
 
 static void	events_read(struct events *);
 
+/* ev->delivered is rev: the watch hub and the waits read it too. */
+static void
+events_set(struct events *ev, uint64_t rev)
+{
+	ev->delivered = rev;
+	watch_set_delivered(ev->md->watch, rev);
+	wait_set_delivered(ev->md->waits, rev);
+}
+
 struct events *
 events_create(struct metad *md)
 {
@@ -34,7 +43,8 @@ events_create(struct metad *md)
 
 	ev = xcalloc(1, sizeof *ev);
 	ev->md = md;
-	ev->delivered = ev->target = md->store->rev;
+	ev->target = md->store->rev;
+	events_set(ev, ev->target);
 	ev->compact_rev = md->store->compact_rev;
 	return (ev);
 }
@@ -99,7 +109,7 @@ events_lost(struct events *ev)
 	    "were delivered; cancelling the watches that needed them",
 	    (unsigned long long)ev->delivered + 1, (unsigned long long)to);
 	watch_lost(ev->md->watch, to + 1);
-	ev->delivered = to;
+	events_set(ev, to);
 }
 
 static void
@@ -120,16 +130,16 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 		    (unsigned long long)ev->delivered + 1,
 		    (unsigned long long)ev->target, se->msg);
 		watch_failed(md->watch);
-		ev->delivered = ev->target;
+		events_set(ev, ev->target);
 	} else {
 		for (i = 0; i < n; i++) {
 			watch_event(md->watch, &evs[i]);
 			wait_event(md->waits, &evs[i]);
 		}
 		if (more && n > 0 && evs[n - 1].rev < ev->target)
-			ev->delivered = evs[n - 1].rev;
+			events_set(ev, evs[n - 1].rev);
 		else
-			ev->delivered = ev->target;
+			events_set(ev, ev->target);
 	}
 	watch_delivered(md->watch, ev->delivered);
 	wait_sweep(md->waits);
@@ -145,7 +155,7 @@ events_read(struct events *ev)
 	if (ev->reading || ev->delivered >= ev->target)
 		return;
 	if (!watch_any(ev->md->watch) && !wait_any(ev->md->waits)) {
-		ev->delivered = ev->target;	/* no watch or wait to tell */
+		events_set(ev, ev->target);	/* no watch or wait to tell */
 		events_tell(ev);
 		return;
 	}

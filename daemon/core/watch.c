@@ -8,7 +8,6 @@
 #include <event2/event.h>
 
 #include "net/conn.h"
-#include "core/events.h"
 #include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
@@ -40,6 +39,7 @@ struct watch_hub {
 	TAILQ_HEAD(, watch)	 watches;
 	uint64_t		 next_id;
 	int			 sweep;
+	uint64_t		 delivered;	/* events' (watch_set_delivered) */
 };
 
 struct watch_hub *
@@ -220,9 +220,9 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 	buf_free(&body);
 	if (stopped)
 		return;
-	if (!more && w->next_rev <= events_delivered(w->hub->md->events))
-		w->next_rev = events_delivered(w->hub->md->events) + 1;
-	if (w->next_rev > events_delivered(w->hub->md->events))
+	if (!more && w->next_rev <= w->hub->delivered)
+		w->next_rev = w->hub->delivered + 1;
+	if (w->next_rev > w->hub->delivered)
 		w->live = 1;
 	else
 		watch_catch_up(w);
@@ -234,7 +234,7 @@ watch_catch_up(struct watch *w)
 {
 	if (w->live || w->dead || w->reading || w->c == NULL)
 		return;
-	if (w->next_rev > events_delivered(w->hub->md->events)) {
+	if (w->next_rev > w->hub->delivered) {
 		w->live = 1;
 		return;
 	}
@@ -311,6 +311,12 @@ watch_delivered(struct watch_hub *hub, uint64_t rev)
 			w->next_rev = rev + 1;
 	}
 	watch_sweep(hub);
+}
+
+void
+watch_set_delivered(struct watch_hub *hub, uint64_t rev)
+{
+	hub->delivered = rev;
 }
 
 void
@@ -431,7 +437,7 @@ watch_start(struct req *r)
 	w->id = hub->next_id++;
 	w->c = r->conn;
 	w->next_rev = from != 0 ? from :
-	    events_delivered(r->md->events) + 1;
+	    hub->delivered + 1;
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&r->conn->watches, w, conn_entry);
 	r->md->nwatches++;
@@ -441,7 +447,7 @@ watch_start(struct req *r)
 	jw_name(&jw, "watch");
 	jw_u64(&jw, w->id);
 	jw_name(&jw, "rev");
-	jw_u64(&jw, events_delivered(r->md->events));
+	jw_u64(&jw, hub->delivered);
 	reply_end(r, &jw);
 	return (w);
 }

@@ -33,6 +33,11 @@ int	watch_any(struct watch_hub *);
 void	watch_event(struct watch_hub *, const struct store_event *);
 /* Every event up to rev was handed out. */
 void	watch_delivered(struct watch_hub *, uint64_t rev);
+/*
+ * Events' newest rev whose events were all delivered, told at each change
+ * (a new watch starts after it).
+ */
+void	watch_set_delivered(struct watch_hub *, uint64_t rev);
 /* Events could not be read: live watches cannot go on exactly. */
 void	watch_failed(struct watch_hub *);
 /* History below rev is gone: cancel watches that still needed it. */
