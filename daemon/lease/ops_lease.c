@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/commit.h"
 #include "net/conn.h"
 #include "lease/lease.h"
+#include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
@@ -102,6 +104,49 @@ ops_lease_state_free(void *arg)
 			lease_unrevoke(r->md->leases, l);
 	}
 	free(lr);
+}
+
+/* A due lease's revoke ended: done, or tried again later. */
+static void
+ops_lease_revoke_done(struct req *r)
+{
+	struct lease_table	*lt = r->md->leases;
+	struct lease_req	*lr = r->state;
+	struct lease		*l;
+
+	if ((l = lease_lookup(lt, lr->id)) != NULL && l->revoking &&
+	    l->heap_i == SIZE_MAX) {
+		if (ops_lease_answered_ok(r))
+			lease_remove(lt, l);
+		else {
+			log_warnx("lease %llu: revoke failed: %.*s",
+			    (unsigned long long)l->id, (int)r->resp.len,
+			    (const char *)r->resp.data);
+			lease_retry(lt, l);
+		}
+	}
+	lr->applied = 0;	/* done here, not by its state_free */
+	req_free(r);
+}
+
+void
+ops_lease_due(struct lease *l, void *arg)
+{
+	struct metad		*md = arg;
+	struct lease_req	*lr;
+	struct req		*r;
+
+	r = xcalloc(1, sizeof *r);
+	r->md = md;
+	r->op = ops_find("lease_revoke");
+	buf_init(&r->resp);
+	lr = xcalloc(1, sizeof *lr);
+	lr->id = l->id;
+	lr->req = r;
+	r->state = lr;
+	r->state_free = ops_lease_state_free;
+	r->on_done = ops_lease_revoke_done;
+	commit_enqueue(md->commit, r);
 }
 
 int

@@ -16,6 +16,7 @@
 #include "store/store.h"
 
 struct conn;
+struct lease;
 
 /* Handle one request line from conn; 1 if it must wait (see conn.h). */
 int		 ops_handle(struct conn *, const char *, size_t);
@@ -122,6 +123,12 @@ int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
 int	ops_lease_answered_ok(const struct req *);
 /* A lease op's state_free: undoes an applied grant or revoke that failed. */
 void	ops_lease_state_free(void *);
+/*
+ * The lease table's on_due (lease_table_create, arg the metad): a local
+ * lease's revoke, a lease_revoke request of the daemon's own through the
+ * group commit.
+ */
+void	ops_lease_due(struct lease *, void *);
 /* 1 if the lease lives, else 0 with r answered not_found. */
 int	ops_lease_live(struct req *, uint64_t);
 /* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
