@@ -19,6 +19,8 @@ struct store_event;
 struct wait_list;
 
 struct wait_list	*wait_create(void);
+/* The wait op (a row of ops.c's table). */
+void			 wait_op_wait(struct req *);
 /* At exit: waits still open end unanswered (their conns closed). */
 void			 wait_free(struct wait_list *);
 int			 wait_any(struct wait_list *);

@@ -10,7 +10,7 @@
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
-#include "ops/ops.h"
+#include "core/req.h"
 #include "core/reply.h"
 #include "core/watch.h"
 

@@ -22,10 +22,14 @@
 
 struct conn;
 struct metad;
+struct req;
 struct store_event;
 struct watch_hub;
 
 struct watch_hub	*watch_hub_create(struct metad *);
+/* The watch and unwatch ops (rows of ops.c's table). */
+void			 watch_op_watch(struct req *);
+void			 watch_op_unwatch(struct req *);
 void			 watch_hub_free(struct watch_hub *);
 
 int	watch_any(struct watch_hub *);

@@ -10,6 +10,8 @@
 #include "ops/ops.h"
 #include "core/reply.h"
 #include "ops/snapshot.h"
+#include "core/wait.h"
+#include "core/watch.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },

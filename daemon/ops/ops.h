@@ -134,9 +134,4 @@ int	ops_lease_live(struct req *, uint64_t);
 /* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
 const struct op *ops_lease_remote_find(const char *);
 
-/* watch, unwatch (watch.c) and wait (wait.c). */
-void	watch_op_watch(struct req *);
-void	watch_op_unwatch(struct req *);
-void	wait_op_wait(struct req *);
-
 #endif
