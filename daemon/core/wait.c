@@ -7,7 +7,6 @@
 
 #include <event2/event.h>
 
-#include "net/conn.h"
 #include "log.h"
 #include "metad.h"
 #include "core/req.h"
