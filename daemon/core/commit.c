@@ -5,7 +5,6 @@
 #include <event2/event.h>
 
 #include "core/commit.h"
-#include "net/conn.h"
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
@@ -238,8 +237,8 @@ commit_end(struct cbatch *b)
 
 	while ((r = TAILQ_FIRST(&b->reqs)) != NULL) {
 		TAILQ_REMOVE(&b->reqs, r, entry);
-		if (r->conn != NULL)	/* NULL: the daemon's own (a revoke) */
-			r->conn->writes_out--;
+		if (r->order != NULL)	/* NULL: the daemon's own (a revoke) */
+			r->order->writes_out--;
 		if (cm->closing) {
 			req_done(r);
 			continue;
@@ -411,8 +410,8 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 	ks->n = 0;
 	if (cm->md->store->backend->ordered)
 		return (1);	/* it lands behind the batches out, on them */
-	if (r->conn != NULL && (r->conn->commit_gen == cm->gen ||
-	    r->conn->writes_out > 0))
+	if (r->order != NULL && (r->order->gen == cm->gen ||
+	    r->order->writes_out > 0))
 		return (0);
 	if (r->op->keys != NULL)
 		r->op->keys(r, ks);
@@ -448,8 +447,8 @@ commit_run(struct commit *cm)
 		for (r = TAILQ_FIRST(&cm->queue); r != NULL; r = next) {
 			next = TAILQ_NEXT(r, entry);
 			if (!commit_may_start(cm, r, &ks)) {
-				if (r->conn != NULL)
-					r->conn->commit_gen = cm->gen;
+				if (r->order != NULL)
+					r->order->gen = cm->gen;
 				continue;
 			}
 			if (b == NULL) {
@@ -473,8 +472,8 @@ commit_run(struct commit *cm)
 		    commit_retry_cb, b)) == NULL)
 			fatalx("evtimer_new");
 		TAILQ_FOREACH(r, &b->reqs, entry) {
-			if (r->conn != NULL)
-				r->conn->writes_out++;
+			if (r->order != NULL)
+				r->order->writes_out++;
 		}
 		TAILQ_INSERT_TAIL(&cm->out, b, entry);
 		cm->nout++;

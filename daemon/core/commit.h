@@ -25,6 +25,17 @@ struct commit;
 struct metad;
 struct req;
 
+/*
+ * A source of writes whose order the commit keeps (a connection's): how
+ * many of its writes are in batches out, and the batch scan that last
+ * passed one over.  Its owner embeds it, zeroed, and points each of its
+ * write requests at it (req->order).
+ */
+struct commit_order {
+	unsigned		 writes_out;
+	unsigned		 gen;
+};
+
 struct commit	*commit_create(struct metad *);
 /* At exit: requests not answered yet end unanswered (their conns closed). */
 void		 commit_free(struct commit *);

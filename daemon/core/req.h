@@ -28,6 +28,7 @@
 #include "store/store.h"
 #include "util.h"
 
+struct commit_order;
 struct conn;
 struct metad;
 
@@ -67,6 +68,8 @@ struct write_args {
 struct req {
 	struct metad		*md;
 	struct conn		*conn;
+	/* Its connection's write order (commit.h), or NULL: the daemon's. */
+	struct commit_order	*order;
 	cJSON			*json;
 	const struct op		*op;
 	/* The id as JSON text (id_len 0: none), in strs or id_owned. */

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 
+#include "core/commit.h"
 #include "core/req.h"
 #include "util.h"
 
@@ -61,8 +62,7 @@ struct conn {
 	int			 closing;	 /* close once flushed */
 	int			 dead;
 	unsigned		 refs;		 /* requests alive */
-	unsigned		 writes_out;	 /* in commit batches out */
-	unsigned		 commit_gen;	 /* passed over in that scan */
+	struct commit_order	 order;		 /* its writes, to the commit */
 	TAILQ_HEAD(, watch)	 watches;
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;

@@ -138,6 +138,7 @@ ops_handle(struct conn *c, const char *line, size_t len)
 	r->md = c->md;
 	r->conn = c;
 	r->on_done = conn_req_done;
+	r->order = &c->order;
 	buf_init(&r->resp);
 	rc = ops_fast(r, line, len) ? 0 : ops_decode(r, line, len, &e);
 	if (rc == 0 && req_writes(r)) {
