@@ -44,6 +44,13 @@ struct precond {
 	uint64_t		 n;
 };
 
+/* The access a connection was given, which each of its requests carries. */
+enum conn_access {
+	CONN_ACCESS_NONE,
+	CONN_ACCESS_RO,
+	CONN_ACCESS_RW
+};
+
 /*
  * A write's fence ("fence":{"key":K,"epoch":N}; set 0: none), parsed and
  * checked by ops/fence.c.
@@ -68,6 +75,7 @@ struct write_args {
 struct req {
 	struct metad		*md;
 	struct conn		*conn;
+	enum conn_access	 access;	/* its connection's */
 	/* Its connection's write order (commit.h), or NULL: the daemon's. */
 	struct commit_order	*order;
 	cJSON			*json;
@@ -95,7 +103,7 @@ struct req {
 	void			 (*on_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
-	/* ops_handle's requests: room for the line's strings (ops_fast). */
+	/* A connection's requests: room for the line's strings (ops_fast). */
 	char			 strs[];
 };
 

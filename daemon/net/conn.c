@@ -170,6 +170,60 @@ conn_owes(struct conn *c)
 	return (1);
 }
 
+static int
+conn_blank(const char *line, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++) {
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Admit a request line: a write may start behind writes of its connection
+ * (the group commit keeps their order); anything else only once
+ * everything before it is answered.  1: the line must wait.
+ */
+static int
+conn_handle(struct conn *c, const char *line, size_t len)
+{
+	struct req		*r;
+	struct proto_err	 e;
+	int			 rc;
+
+	if (conn_blank(line, len))
+		return (0);
+	if (c->nother > 0)
+		return (1);
+	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
+	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
+	memset(r, 0, sizeof *r);
+	r->md = c->md;
+	r->conn = c;
+	r->access = c->access;
+	r->on_done = conn_req_done;
+	r->order = &c->order;
+	buf_init(&r->resp);
+	rc = ops_parse(r, line, len, &e);
+	if (rc == 0 && req_writes(r)) {
+		conn_enqueue(c, r);
+		ops_start(r, rc, &e);
+		return (0);
+	}
+	if (c->nreqs > 0) {
+		req_free(r);
+		c->blocked = 1;		/* not parsed again until then */
+		return (1);
+	}
+	r->op = rc == 0 ? r->op : NULL;
+	conn_enqueue(c, r);
+	ops_start(r, rc, &e);
+	return (0);
+}
+
 /* Handle the next whole line; 0 when there is none or we must wait. */
 static int
 conn_next(struct conn *c)
@@ -203,7 +257,7 @@ conn_next(struct conn *c)
 		evbuffer_drain(c->in, len + eol_len);
 		return (1);
 	}
-	if (ops_handle(c, line, len) != 0)
+	if (conn_handle(c, line, len) != 0)
 		return (0);	/* must wait for an answer owed: line stays */
 	evbuffer_drain(c->in, len + eol_len);
 	return (!c->dead);

@@ -31,12 +31,6 @@ struct evbuffer;
 struct watch;
 struct metad;
 
-enum conn_access {
-	CONN_ACCESS_NONE,
-	CONN_ACCESS_RO,
-	CONN_ACCESS_RW
-};
-
 struct conn {
 	struct metad		*md;
 	int			 fd;
