@@ -175,16 +175,3 @@ events_notify(void *arg, uint64_t from, uint64_t to)
 	ev->target = to;
 	events_read(ev);
 }
-
-void
-events_conn_closed(struct events *ev, struct conn *c)
-{
-	watch_conn_closed(c);
-	wait_conn_closed(ev->md->waits, c);
-}
-
-void
-events_conn_drained(struct events *ev, struct conn *c)
-{
-	watch_conn_drained(c);
-}

@@ -31,6 +31,7 @@
 struct commit_order;
 struct conn;
 struct metad;
+struct watch_peer;
 
 enum precond_kind {
 	PRECOND_NONE,
@@ -76,6 +77,7 @@ struct req {
 	struct metad		*md;
 	struct conn		*conn;
 	enum conn_access	 access;	/* its connection's */
+	struct watch_peer	*peer;		/* its connection's (watch.h) */
 	/* Its connection's write order (commit.h), or NULL: the daemon's. */
 	struct commit_order	*order;
 	cJSON			*json;

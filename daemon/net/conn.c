@@ -17,7 +17,7 @@
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
-#include "core/events.h"
+#include "core/wait.h"
 #include "lease/lease.h"
 #include "ops/ops.h"
 #include "proto.h"
@@ -30,6 +30,19 @@
 
 static void	conn_read_cb(evutil_socket_t, short, void *);
 static void	conn_write_cb(evutil_socket_t, short, void *);
+
+/* The connection as its watches' peer (watch.h). */
+static void
+conn_peer_send(void *arg, const void *data, size_t len)
+{
+	conn_send(arg, data, len);
+}
+
+static int
+conn_peer_full(void *arg)
+{
+	return (conn_output_full(arg));
+}
 
 struct conn *
 conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
@@ -44,7 +57,13 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->gid = gid;
 	c->pid = pid;
 	c->access = access;
-	TAILQ_INIT(&c->watches);
+	TAILQ_INIT(&c->peer.watches);
+	c->peer.md = md;
+	c->peer.uid = (long)uid;
+	c->peer.pid = (long)pid;
+	c->peer.arg = c;
+	c->peer.send = conn_peer_send;
+	c->peer.full = conn_peer_full;
 	TAILQ_INIT(&c->reqs);
 	c->in = evbuffer_new();
 	c->out = evbuffer_new();
@@ -206,6 +225,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->access = c->access;
 	r->on_done = conn_req_done;
 	r->order = &c->order;
+	r->peer = &c->peer;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	if (rc == 0 && req_writes(r)) {
@@ -418,8 +438,8 @@ conn_drained(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (!TAILQ_EMPTY(&c->watches))
-		events_conn_drained(c->md->events, c);
+	if (!TAILQ_EMPTY(&c->peer.watches))
+		watch_peer_drained(&c->peer);
 	if (c->stalled && !c->dead) {
 		c->stalled = 0;
 		conn_process(c);
@@ -476,7 +496,8 @@ conn_close(struct conn *c)
 		if (r->done)
 			conn_dequeue(c, r);
 	}
-	events_conn_closed(c->md->events, c);
+	watch_peer_closed(&c->peer);
+	wait_conn_closed(c->md->waits, c);
 	lease_conn_closed(c->md->leases, c);
 	close(c->fd);
 	c->fd = -1;

@@ -24,6 +24,7 @@
 
 #include "core/commit.h"
 #include "core/req.h"
+#include "core/watch.h"
 #include "util.h"
 
 struct event;
@@ -57,7 +58,7 @@ struct conn {
 	int			 dead;
 	unsigned		 refs;		 /* requests alive */
 	struct commit_order	 order;		 /* its writes, to the commit */
-	TAILQ_HEAD(, watch)	 watches;
+	struct watch_peer	 peer;		 /* its watches */
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;
 };
