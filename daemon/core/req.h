@@ -152,5 +152,7 @@ req_writes(const struct req *r)
 /* r->resp is r's whole answer: send it in its turn. */
 void	req_done(struct req *);
 void	req_free(struct req *);
+/* "rw", "ro" or "none", as hello answers it. */
+const char	*req_access_name(enum conn_access);
 
 #endif

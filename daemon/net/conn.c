@@ -78,19 +78,6 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	return (c);
 }
 
-const char *
-conn_access_name(enum conn_access a)
-{
-	switch (a) {
-	case CONN_ACCESS_RW:
-		return ("rw");
-	case CONN_ACCESS_RO:
-		return ("ro");
-	default:
-		return ("none");
-	}
-}
-
 void
 conn_reading(struct conn *c, int on)
 {

@@ -84,6 +84,5 @@ void		 conn_enqueue(struct conn *, struct req *);
 void		 conn_req_done(struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
-const char	*conn_access_name(enum conn_access);
 
 #endif
