@@ -77,6 +77,7 @@ struct req {
 	struct metad		*md;
 	struct conn		*conn;
 	enum conn_access	 access;	/* its connection's */
+	const int		*conn_dead;	/* its connection's: closed */
 	struct watch_peer	*peer;		/* its connection's (watch.h) */
 	/* Its connection's write order (commit.h), or NULL: the daemon's. */
 	struct commit_order	*order;

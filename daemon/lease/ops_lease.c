@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/commit.h"
-#include "net/conn.h"
 #include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
@@ -193,7 +192,7 @@ ops_lease_grant_apply(struct req *r, uint64_t rev, int *wrote,
 	jw_u64(&w, l->ttl_ms);
 	reply_end(r, &w);
 	/* Its connection closed before the grant was applied. */
-	if (l->session && (r->conn == NULL || r->conn->dead))
+	if (l->session && (r->conn == NULL || *r->conn_dead))
 		lease_expire(lt, l);
 	return (0);
 }

@@ -213,6 +213,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->on_done = conn_req_done;
 	r->order = &c->order;
 	r->peer = &c->peer;
+	r->conn_dead = &c->dead;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	if (rc == 0 && req_writes(r)) {
