@@ -65,8 +65,8 @@ struct lease_req {
 /* A local lease is due (revoking now): revoke it, arg as given. */
 typedef void	 lease_due_fn(struct lease *, void *arg);
 
-struct lease_table *lease_table_create(struct metad *, lease_due_fn *,
-		    void *arg);
+struct lease_table *lease_table_create(struct metad *md,
+		    lease_due_fn *on_due, void *arg);
 /* The store's leases, each with its whole TTL; sessions revoked. */
 void		 lease_table_load(struct lease_table *);
 void		 lease_table_free(struct lease_table *);
