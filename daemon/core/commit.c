@@ -46,14 +46,6 @@ struct commit {
 
 static void	commit_run(struct commit *);
 
-static uint64_t
-monotime_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
 static void	commit_begin(struct cbatch *);
 
 static void
@@ -74,7 +66,7 @@ commit_park_arm(struct commit *cm)
 {
 	struct req	*r = TAILQ_FIRST(&cm->parked);
 	struct timeval	 tv;
-	uint64_t	 now = monotime_ms(), due;
+	uint64_t	 now = (uint64_t)mono_ms(), due;
 
 	if (r == NULL) {
 		event_del(cm->park_timer);
@@ -122,7 +114,7 @@ commit_park_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct commit	*cm = arg;
 	struct req	*r;
-	uint64_t	 now = monotime_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	while ((r = TAILQ_FIRST(&cm->parked)) != NULL &&
 	    r->parked_ms + COMMIT_PARK_MS <= now) {
@@ -233,7 +225,7 @@ commit_end(struct cbatch *b)
 {
 	struct commit	*cm = b->cm;
 	struct req	*r;
-	uint64_t	 now = monotime_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	while ((r = TAILQ_FIRST(&b->reqs)) != NULL) {
 		TAILQ_REMOVE(&b->reqs, r, entry);

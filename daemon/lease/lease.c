@@ -33,15 +33,6 @@ struct lease_table {
 	TAILQ_HEAD(, lease)	 sessions;
 };
 
-uint64_t
-lease_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
 static size_t
 lease_bucket(const struct lease_table *lt, uint64_t id)
 {
@@ -177,7 +168,7 @@ lease_arm(struct lease_table *lt)
 	at = lt->heap[0]->deadline;
 	if (lt->timer_at == at)
 		return;
-	now = lease_now_ms();
+	now = (uint64_t)mono_ms();
 	wait = at > now ? at - now : 0;
 	tv.tv_sec = (time_t)(wait / 1000);
 	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
@@ -224,7 +215,7 @@ lease_due_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct lease_table	*lt = arg;
 	struct lease		*l;
-	uint64_t		 now = lease_now_ms();
+	uint64_t		 now = (uint64_t)mono_ms();
 
 	lt->timer_at = 0;
 	while (lt->nheap > 0 && (l = lt->heap[0])->deadline <= now) {
@@ -341,7 +332,8 @@ void
 lease_refresh(struct lease_table *lt, struct lease *l)
 {
 	/* A remote lease is due for its next keepalive. */
-	l->deadline = lease_now_ms() + (lt->remote ? l->ttl_ms / 3 : l->ttl_ms);
+	l->deadline = (uint64_t)mono_ms() +
+	    (lt->remote ? l->ttl_ms / 3 : l->ttl_ms);
 	if (l->heap_i == SIZE_MAX)
 		lease_heap_push(lt, l);
 	else {
@@ -383,7 +375,7 @@ lease_retry(struct lease_table *lt, struct lease *l)
 	l->revoked = 0;
 	if (lt->md->stopping || l->heap_i != SIZE_MAX)
 		return;
-	l->deadline = lease_now_ms() + LEASE_RETRY_MS;
+	l->deadline = (uint64_t)mono_ms() + LEASE_RETRY_MS;
 	lease_heap_push(lt, l);
 	lease_arm(lt);
 }

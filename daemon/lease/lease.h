@@ -71,7 +71,6 @@ struct lease_table *lease_table_create(struct metad *md,
 void		 lease_table_load(struct lease_table *);
 void		 lease_table_free(struct lease_table *);
 
-uint64_t	 lease_now_ms(void);
 /* A live lease (not revoking), or NULL. */
 struct lease	*lease_find(struct lease_table *, uint64_t);
 /* A lease still in the table, revoking or not, or NULL. */

@@ -311,7 +311,7 @@ ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 {
 	struct req		*r = arg;
 	struct lease_req	*lr = r->state;
-	uint64_t		 now = lease_now_ms();
+	uint64_t		 now = (uint64_t)mono_ms();
 
 	ops_lease_info_answer(r, lr->deadline > now ? lr->deadline - now : 0,
 	    n, kvs, more, se);
@@ -348,7 +348,7 @@ ops_lease_list(struct req *r)
 	struct lease	**v;
 	struct jw	 w;
 	size_t		 i, n;
-	uint64_t	 now = lease_now_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	v = lease_list(r->md->leases, &n);
 	reply_begin(r, &w);
