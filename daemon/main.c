@@ -21,6 +21,7 @@
 #include "log.h"
 #include "metad.h"
 #include "net/server.h"
+#include "ops/ops.h"
 #include "ops/snapshot.h"
 #include "service.h"
 #include "store/store_hash.h"
@@ -248,7 +249,8 @@ main(int argc, char **argv)
 	md.waits = wait_create();
 	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
-	md.leases = lease_table_create(&md);
+	events_listen(md.events, commit_delivered, md.commit);
+	md.leases = lease_table_create(&md, ops_lease_due, &md);
 	lease_table_load(md.leases);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||

@@ -5,7 +5,6 @@
 #include <event2/event.h>
 
 #include "core/commit.h"
-#include "net/conn.h"
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
@@ -47,14 +46,6 @@ struct commit {
 
 static void	commit_run(struct commit *);
 
-static uint64_t
-monotime_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
 static void	commit_begin(struct cbatch *);
 
 static void
@@ -75,7 +66,7 @@ commit_park_arm(struct commit *cm)
 {
 	struct req	*r = TAILQ_FIRST(&cm->parked);
 	struct timeval	 tv;
-	uint64_t	 now = monotime_ms(), due;
+	uint64_t	 now = (uint64_t)mono_ms(), due;
 
 	if (r == NULL) {
 		event_del(cm->park_timer);
@@ -94,7 +85,7 @@ commit_park_arm(struct commit *cm)
  * in park order, not rev order.  Their connections answer in request
  * order whatever order they end in.
  */
-void
+static void
 commit_unpark(struct commit *cm, uint64_t rev)
 {
 	struct req	*r, *next;
@@ -112,12 +103,18 @@ commit_unpark(struct commit *cm, uint64_t rev)
 		commit_park_arm(cm);
 }
 
+void
+commit_delivered(void *arg, uint64_t delivered)
+{
+	commit_unpark(arg, delivered);
+}
+
 static void
 commit_park_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct commit	*cm = arg;
 	struct req	*r;
-	uint64_t	 now = monotime_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	while ((r = TAILQ_FIRST(&cm->parked)) != NULL &&
 	    r->parked_ms + COMMIT_PARK_MS <= now) {
@@ -228,12 +225,12 @@ commit_end(struct cbatch *b)
 {
 	struct commit	*cm = b->cm;
 	struct req	*r;
-	uint64_t	 now = monotime_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	while ((r = TAILQ_FIRST(&b->reqs)) != NULL) {
 		TAILQ_REMOVE(&b->reqs, r, entry);
-		if (r->conn != NULL)	/* NULL: the daemon's own (a revoke) */
-			r->conn->writes_out--;
+		if (r->order != NULL)	/* NULL: the daemon's own (a revoke) */
+			r->order->writes_out--;
 		if (cm->closing) {
 			req_done(r);
 			continue;
@@ -405,8 +402,8 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 	ks->n = 0;
 	if (cm->md->store->backend->ordered)
 		return (1);	/* it lands behind the batches out, on them */
-	if (r->conn != NULL && (r->conn->commit_gen == cm->gen ||
-	    r->conn->writes_out > 0))
+	if (r->order != NULL && (r->order->gen == cm->gen ||
+	    r->order->writes_out > 0))
 		return (0);
 	if (r->op->keys != NULL)
 		r->op->keys(r, ks);
@@ -442,8 +439,8 @@ commit_run(struct commit *cm)
 		for (r = TAILQ_FIRST(&cm->queue); r != NULL; r = next) {
 			next = TAILQ_NEXT(r, entry);
 			if (!commit_may_start(cm, r, &ks)) {
-				if (r->conn != NULL)
-					r->conn->commit_gen = cm->gen;
+				if (r->order != NULL)
+					r->order->gen = cm->gen;
 				continue;
 			}
 			if (b == NULL) {
@@ -467,8 +464,8 @@ commit_run(struct commit *cm)
 		    commit_retry_cb, b)) == NULL)
 			fatalx("evtimer_new");
 		TAILQ_FOREACH(r, &b->reqs, entry) {
-			if (r->conn != NULL)
-				r->conn->writes_out++;
+			if (r->order != NULL)
+				r->order->writes_out++;
 		}
 		TAILQ_INSERT_TAIL(&cm->out, b, entry);
 		cm->nout++;

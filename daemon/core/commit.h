@@ -10,7 +10,7 @@
  * has one write out at a time when batches go out together, and a write
  * waits while a batch out names one of its keys.  A write is answered once the store
  * is durable and its events have been delivered to watches and waits
- * (commit_unpark), so a watcher has a write's event before its writer has
+ * (commit_delivered, an events listener), so a watcher has a write's event before its writer has
  * the answer.  If a commit fails, every write of the batch is answered
  * with the error and nothing of it remains.
  *
@@ -25,6 +25,17 @@ struct commit;
 struct metad;
 struct req;
 
+/*
+ * A source of writes whose order the commit keeps (a connection's): how
+ * many of its writes are in batches out, and the batch scan that last
+ * passed one over.  Its owner embeds it, zeroed, and points each of its
+ * write requests at it (req->order).
+ */
+struct commit_order {
+	unsigned		 writes_out;
+	unsigned		 gen;
+};
+
 struct commit	*commit_create(struct metad *);
 /* At exit: requests not answered yet end unanswered (their conns closed). */
 void		 commit_free(struct commit *);
@@ -33,7 +44,10 @@ void		 commit_enqueue(struct commit *, struct req *);
 unsigned	 commit_queued(struct commit *);
 /* Batches out at the store (not landed yet). */
 unsigned	 commit_out(struct commit *);
-/* The events up to rev were delivered: answer who waited for them. */
-void		 commit_unpark(struct commit *, uint64_t rev);
+/*
+ * An events listener (events_listen, arg the commit): the events up to
+ * delivered are out, answer who waited for them.
+ */
+void		 commit_delivered(void *, uint64_t delivered);
 
 #endif

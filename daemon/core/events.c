@@ -1,6 +1,5 @@
 #include <stdlib.h>
 
-#include "core/commit.h"
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
@@ -10,6 +9,8 @@
 
 /* Events read from the history at a time for live delivery. */
 #define EVENTS_CHUNK	1024
+/* Listeners at most (the commit is the one there is). */
+#define EVENTS_LISTENERS_MAX	4
 
 struct events {
 	struct metad	*md;
@@ -17,9 +18,23 @@ struct events {
 	uint64_t	 target;	/* durable, to hand out */
 	uint64_t	 compact_rev;	/* the watches were told of */
 	int		 reading;
+	struct {
+		events_listener	*fn;
+		void		*arg;
+	}		 listeners[EVENTS_LISTENERS_MAX];
+	int		 nlisteners;
 };
 
 static void	events_read(struct events *);
+
+/* ev->delivered is rev: the watch hub and the waits read it too. */
+static void
+events_set(struct events *ev, uint64_t rev)
+{
+	ev->delivered = rev;
+	watch_set_delivered(ev->md->watch, rev);
+	wait_set_delivered(ev->md->waits, rev);
+}
 
 struct events *
 events_create(struct metad *md)
@@ -28,7 +43,8 @@ events_create(struct metad *md)
 
 	ev = xcalloc(1, sizeof *ev);
 	ev->md = md;
-	ev->delivered = ev->target = md->store->rev;
+	ev->target = md->store->rev;
+	events_set(ev, ev->target);
 	ev->compact_rev = md->store->compact_rev;
 	return (ev);
 }
@@ -37,6 +53,27 @@ void
 events_free(struct events *ev)
 {
 	free(ev);
+}
+
+void
+events_listen(struct events *ev, events_listener *fn, void *arg)
+{
+	if (ev->nlisteners == EVENTS_LISTENERS_MAX)
+		fatalx("events_listen: more than %d listeners",
+		    EVENTS_LISTENERS_MAX);
+	ev->listeners[ev->nlisteners].fn = fn;
+	ev->listeners[ev->nlisteners].arg = arg;
+	ev->nlisteners++;
+}
+
+/* Tell the listeners what was delivered. */
+static void
+events_tell(struct events *ev)
+{
+	int	 i;
+
+	for (i = 0; i < ev->nlisteners; i++)
+		ev->listeners[i].fn(ev->listeners[i].arg, ev->delivered);
 }
 
 uint64_t
@@ -72,7 +109,7 @@ events_lost(struct events *ev)
 	    "were delivered; cancelling the watches that needed them",
 	    (unsigned long long)ev->delivered + 1, (unsigned long long)to);
 	watch_lost(ev->md->watch, to + 1);
-	ev->delivered = to;
+	events_set(ev, to);
 }
 
 static void
@@ -93,22 +130,22 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 		    (unsigned long long)ev->delivered + 1,
 		    (unsigned long long)ev->target, se->msg);
 		watch_failed(md->watch);
-		ev->delivered = ev->target;
+		events_set(ev, ev->target);
 	} else {
 		for (i = 0; i < n; i++) {
 			watch_event(md->watch, &evs[i]);
 			wait_event(md->waits, &evs[i]);
 		}
 		if (more && n > 0 && evs[n - 1].rev < ev->target)
-			ev->delivered = evs[n - 1].rev;
+			events_set(ev, evs[n - 1].rev);
 		else
-			ev->delivered = ev->target;
+			events_set(ev, ev->target);
 	}
 	watch_delivered(md->watch, ev->delivered);
 	wait_sweep(md->waits);
 	wait_reached(md->waits, ev->delivered);
 	events_compacted(ev);
-	commit_unpark(md->commit, ev->delivered);
+	events_tell(ev);
 	events_read(ev);
 }
 
@@ -118,8 +155,8 @@ events_read(struct events *ev)
 	if (ev->reading || ev->delivered >= ev->target)
 		return;
 	if (!watch_any(ev->md->watch) && !wait_any(ev->md->waits)) {
-		ev->delivered = ev->target;	/* nobody to tell */
-		commit_unpark(ev->md->commit, ev->delivered);
+		events_set(ev, ev->target);	/* no watch or wait to tell */
+		events_tell(ev);
 		return;
 	}
 	ev->reading = 1;
@@ -137,17 +174,4 @@ events_notify(void *arg, uint64_t from, uint64_t to)
 		return;
 	ev->target = to;
 	events_read(ev);
-}
-
-void
-events_conn_closed(struct events *ev, struct conn *c)
-{
-	watch_conn_closed(c);
-	wait_conn_closed(ev->md->waits, c);
-}
-
-void
-events_conn_drained(struct events *ev, struct conn *c)
-{
-	watch_conn_drained(c);
 }

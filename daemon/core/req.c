@@ -16,6 +16,19 @@ req_done(struct req *r)
 	r->on_done(r);
 }
 
+const char *
+req_access_name(enum conn_access a)
+{
+	switch (a) {
+	case CONN_ACCESS_RW:
+		return ("rw");
+	case CONN_ACCESS_RO:
+		return ("ro");
+	default:
+		return ("none");
+	}
+}
+
 void
 req_free(struct req *r)
 {

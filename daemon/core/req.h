@@ -28,8 +28,10 @@
 #include "store/store.h"
 #include "util.h"
 
+struct commit_order;
 struct conn;
 struct metad;
+struct watch_peer;
 
 enum precond_kind {
 	PRECOND_NONE,
@@ -41,6 +43,13 @@ enum precond_kind {
 struct precond {
 	enum precond_kind	 kind;
 	uint64_t		 n;
+};
+
+/* The access a connection was given, which each of its requests carries. */
+enum conn_access {
+	CONN_ACCESS_NONE,
+	CONN_ACCESS_RO,
+	CONN_ACCESS_RW
 };
 
 /*
@@ -67,6 +76,11 @@ struct write_args {
 struct req {
 	struct metad		*md;
 	struct conn		*conn;
+	enum conn_access	 access;	/* its connection's */
+	const int		*conn_dead;	/* its connection's: closed */
+	struct watch_peer	*peer;		/* its connection's (watch.h) */
+	/* Its connection's write order (commit.h), or NULL: the daemon's. */
+	struct commit_order	*order;
 	cJSON			*json;
 	const struct op		*op;
 	/* The id as JSON text (id_len 0: none), in strs or id_owned. */
@@ -92,7 +106,7 @@ struct req {
 	void			 (*on_done)(struct req *);
 	TAILQ_ENTRY(req)	 entry;		/* its owner's queue */
 	TAILQ_ENTRY(req)	 conn_entry;	/* the connection's order */
-	/* ops_handle's requests: room for the line's strings (ops_fast). */
+	/* A connection's requests: room for the line's strings (ops_fast). */
 	char			 strs[];
 };
 
@@ -139,5 +153,7 @@ req_writes(const struct req *r)
 /* r->resp is r's whole answer: send it in its turn. */
 void	req_done(struct req *);
 void	req_free(struct req *);
+/* "rw", "ro" or "none", as hello answers it. */
+const char	*req_access_name(enum conn_access);
 
 #endif

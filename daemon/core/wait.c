@@ -7,11 +7,9 @@
 
 #include <event2/event.h>
 
-#include "net/conn.h"
-#include "core/events.h"
 #include "log.h"
 #include "metad.h"
-#include "ops/ops.h"
+#include "core/req.h"
 #include "core/reply.h"
 #include "core/wait.h"
 
@@ -31,6 +29,7 @@ struct waiter {
 
 struct wait_list {
 	TAILQ_HEAD(, waiter)	 waiters;
+	uint64_t		 delivered;	/* events' (wait_set_delivered) */
 };
 
 struct wait_list *
@@ -41,6 +40,12 @@ wait_create(void)
 	wl = xcalloc(1, sizeof *wl);
 	TAILQ_INIT(&wl->waiters);
 	return (wl);
+}
+
+void
+wait_set_delivered(struct wait_list *wl, uint64_t rev)
+{
+	wl->delivered = rev;
 }
 
 int
@@ -112,7 +117,7 @@ wait_answer(struct waiter *wt, const struct store_kv *kv)
 	if (kv == NULL && wt->key == NULL) {
 		snprintf(msg, sizeof msg, "the daemon's view did not reach "
 		    "rev %" PRIu64 " in time (it is at %" PRIu64 ")", wt->rev,
-		    events_delivered(r->md->events));
+		    r->md->waits->delivered);
 		reply_error(r, PROTO_TIMEOUT, msg);
 	} else if (kv != NULL) {
 		reply_begin(r, &w);
@@ -277,7 +282,7 @@ wait_rev(struct req *r, uint64_t rev, uint64_t timeout_ms,
 	struct waiter	*wt;
 	struct timeval	 tv;
 
-	if (events_delivered(r->md->events) >= rev) {
+	if (r->md->waits->delivered >= rev) {
 		go(r);
 		return;
 	}

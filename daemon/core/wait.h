@@ -19,6 +19,8 @@ struct store_event;
 struct wait_list;
 
 struct wait_list	*wait_create(void);
+/* The wait op (a row of ops.c's table). */
+void			 wait_op_wait(struct req *);
 /* At exit: waits still open end unanswered (their conns closed). */
 void			 wait_free(struct wait_list *);
 int			 wait_any(struct wait_list *);
@@ -26,6 +28,11 @@ unsigned		 wait_count(struct wait_list *);
 /* A durable event; answers the waits it satisfies. */
 void			 wait_event(struct wait_list *,
 			    const struct store_event *);
+/*
+ * Events' newest rev whose events were all delivered, told at each change
+ * (a rev wait up to it goes on at once).
+ */
+void			 wait_set_delivered(struct wait_list *, uint64_t);
 /* End answered waits, resuming their connections. */
 void			 wait_sweep(struct wait_list *);
 void			 wait_conn_closed(struct wait_list *, struct conn *);

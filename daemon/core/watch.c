@@ -7,11 +7,9 @@
 
 #include <event2/event.h>
 
-#include "net/conn.h"
-#include "core/events.h"
 #include "log.h"
 #include "metad.h"
-#include "ops/ops.h"
+#include "core/req.h"
 #include "core/reply.h"
 #include "core/watch.h"
 
@@ -21,7 +19,7 @@
 struct watch {
 	struct watch_hub	*hub;
 	uint64_t		 id;
-	struct conn		*c;
+	struct watch_peer	*peer;		/* its connection's, or NULL */
 	char			*key;		/* the key or the prefix */
 	size_t			 key_len;
 	int			 prefix;
@@ -40,6 +38,7 @@ struct watch_hub {
 	TAILQ_HEAD(, watch)	 watches;
 	uint64_t		 next_id;
 	int			 sweep;
+	uint64_t		 delivered;	/* events' (watch_set_delivered) */
 };
 
 struct watch_hub *
@@ -101,19 +100,19 @@ watch_send(struct watch *w, const struct buf *body)
 	int	 n;
 
 	n = snprintf(head, sizeof head, "{\"watch\":%" PRIu64, w->id);
-	conn_send(w->c, head, (size_t)n);
-	conn_send(w->c, body->data, body->len);
+	w->peer->send(w->peer->arg, head, (size_t)n);
+	w->peer->send(w->peer->arg, body->data, body->len);
 }
 
 /* Its history read, if one is out, frees it when it comes back. */
 static void
 watch_free(struct watch *w)
 {
-	if (w->c != NULL) {
+	if (w->peer != NULL) {
 		TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
-		TAILQ_REMOVE(&w->c->watches, w, conn_entry);
+		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
 		w->hub->md->nwatches--;
-		w->c = NULL;
+		w->peer = NULL;
 	}
 	if (w->reading)
 		return;
@@ -139,19 +138,19 @@ watch_cancel(struct watch *w, const char *reason)
 		n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64
 		    ",\"event\":\"cancelled\",\"reason\":\"%s\","
 		    "\"next_rev\":%" PRIu64 "}\n", w->id, reason, w->next_rev);
-	conn_send(w->c, line, (size_t)n);
+	w->peer->send(w->peer->arg, line, (size_t)n);
 	w->dead = 1;
 	w->hub->sweep = 1;
 }
 
 static void
-watch_cancel_conn(struct conn *c, const char *reason)
+watch_cancel_peer(struct watch_peer *p, const char *reason)
 {
 	struct watch	*w;
 
-	log_info("uid %ld pid %ld: cancelling watches (%s)", (long)c->uid,
-	    (long)c->pid, reason);
-	TAILQ_FOREACH(w, &c->watches, conn_entry)
+	log_info("uid %ld pid %ld: cancelling watches (%s)", p->uid, p->pid,
+	    reason);
+	TAILQ_FOREACH(w, &p->watches, conn_entry)
 		watch_cancel(w, reason);
 }
 
@@ -187,7 +186,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 	int		 stopped = 0;
 
 	w->reading = 0;
-	if (w->c == NULL || w->dead) {
+	if (w->peer == NULL || w->dead) {
 		watch_free(w);
 		return;
 	}
@@ -204,7 +203,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 		if (evs[i].rev < w->next_rev)
 			continue;
 		if (evs[i].rev != w->emitting) {
-			if (conn_output_full(w->c)) {
+			if (w->peer->full(w->peer->arg)) {
 				stopped = 1;	/* conn drained: resume */
 				break;
 			}
@@ -220,9 +219,9 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 	buf_free(&body);
 	if (stopped)
 		return;
-	if (!more && w->next_rev <= events_delivered(w->hub->md->events))
-		w->next_rev = events_delivered(w->hub->md->events) + 1;
-	if (w->next_rev > events_delivered(w->hub->md->events))
+	if (!more && w->next_rev <= w->hub->delivered)
+		w->next_rev = w->hub->delivered + 1;
+	if (w->next_rev > w->hub->delivered)
 		w->live = 1;
 	else
 		watch_catch_up(w);
@@ -232,9 +231,9 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 static void
 watch_catch_up(struct watch *w)
 {
-	if (w->live || w->dead || w->reading || w->c == NULL)
+	if (w->live || w->dead || w->reading || w->peer == NULL)
 		return;
-	if (w->next_rev > events_delivered(w->hub->md->events)) {
+	if (w->next_rev > w->hub->delivered) {
 		w->live = 1;
 		return;
 	}
@@ -244,13 +243,13 @@ watch_catch_up(struct watch *w)
 }
 
 void
-watch_conn_drained(struct conn *c)
+watch_peer_drained(struct watch_peer *p)
 {
 	struct watch	*w;
-	struct watch_hub *hub = c->md->watch;
+	struct watch_hub *hub = p->md->watch;
 
-	TAILQ_FOREACH(w, &c->watches, conn_entry) {
-		if (conn_output_full(c))
+	TAILQ_FOREACH(w, &p->watches, conn_entry) {
+		if (p->full(p->arg))
 			break;
 		watch_catch_up(w);
 	}
@@ -266,9 +265,9 @@ watch_deliver(struct watch *w, const struct store_event *ev,
 	if (ev->rev != w->emitting) {
 		if (ev->rev < w->next_rev)
 			return;		/* before its from_rev */
-		if (conn_output_full(w->c)) {
+		if (w->peer->full(w->peer->arg)) {
 			w->next_rev = ev->rev;
-			watch_cancel_conn(w->c, "slow_consumer");
+			watch_cancel_peer(w->peer, "slow_consumer");
 			return;
 		}
 		w->emitting = ev->rev;
@@ -314,6 +313,12 @@ watch_delivered(struct watch_hub *hub, uint64_t rev)
 }
 
 void
+watch_set_delivered(struct watch_hub *hub, uint64_t rev)
+{
+	hub->delivered = rev;
+}
+
+void
 watch_failed(struct watch_hub *hub)
 {
 	struct watch	*w;
@@ -348,11 +353,11 @@ watch_lost(struct watch_hub *hub, uint64_t rev)
 }
 
 void
-watch_conn_closed(struct conn *c)
+watch_peer_closed(struct watch_peer *p)
 {
 	struct watch	*w;
 
-	while ((w = TAILQ_FIRST(&c->watches)) != NULL)
+	while ((w = TAILQ_FIRST(&p->watches)) != NULL)
 		watch_free(w);
 }
 
@@ -399,7 +404,7 @@ watch_start(struct req *r)
 	uint64_t		 from;
 	unsigned		 n = 0;
 
-	TAILQ_FOREACH(w, &r->conn->watches, conn_entry)
+	TAILQ_FOREACH(w, &r->peer->watches, conn_entry)
 		n++;
 	w = xcalloc(1, sizeof *w);
 	if (watch_args(r, w, &from, &e) != 0) {
@@ -429,11 +434,11 @@ watch_start(struct req *r)
 	}
 	w->hub = hub;
 	w->id = hub->next_id++;
-	w->c = r->conn;
+	w->peer = r->peer;
 	w->next_rev = from != 0 ? from :
-	    events_delivered(r->md->events) + 1;
+	    hub->delivered + 1;
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
-	TAILQ_INSERT_TAIL(&r->conn->watches, w, conn_entry);
+	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
 	r->md->nwatches++;
 
 	/* The answer goes first (nothing is before it), then the history. */
@@ -441,7 +446,7 @@ watch_start(struct req *r)
 	jw_name(&jw, "watch");
 	jw_u64(&jw, w->id);
 	jw_name(&jw, "rev");
-	jw_u64(&jw, events_delivered(r->md->events));
+	jw_u64(&jw, hub->delivered);
 	reply_end(r, &jw);
 	return (w);
 }
@@ -472,7 +477,7 @@ watch_stop(struct req *r)
 		reply_error(r, e.code, e.msg);
 		return;
 	}
-	TAILQ_FOREACH(w, &r->conn->watches, conn_entry) {
+	TAILQ_FOREACH(w, &r->peer->watches, conn_entry) {
 		if (w->id == id && !w->dead)
 			break;
 	}

@@ -13,19 +13,42 @@
  * from ("next_rev"): nothing is lost, and memory stays bounded.
  *
  * Ownership: the hub owns watches; a connection's are freed when it closes
- * (watch_conn_closed), or, if a history read is out, when it comes back.
+ * (watch_peer_closed), or, if a history read is out, when it comes back.
+ * The hub sees a connection only as its watch_peer.
  */
 #ifndef METAD_WATCH_H
 #define METAD_WATCH_H
 
-#include <stdint.h>
+#include <sys/queue.h>
 
-struct conn;
+#include <stdint.h>
+#include <stddef.h>
+
 struct metad;
+struct req;
 struct store_event;
+struct watch;
 struct watch_hub;
 
+/*
+ * A connection's side of its watches: the connection embeds it, fills it
+ * in, and points each of its requests at it (req->peer).  The hub sends
+ * the watches' lines with send and asks full (its unsent output over
+ * --max-pending-bytes) before a live event.
+ */
+struct watch_peer {
+	TAILQ_HEAD(, watch)	 watches;
+	struct metad		*md;
+	long			 uid, pid;	/* for the log */
+	void			*arg;		/* send's and full's */
+	void			 (*send)(void *, const void *, size_t);
+	int			 (*full)(void *);
+};
+
 struct watch_hub	*watch_hub_create(struct metad *);
+/* The watch and unwatch ops (rows of ops.c's table). */
+void			 watch_op_watch(struct req *);
+void			 watch_op_unwatch(struct req *);
 void			 watch_hub_free(struct watch_hub *);
 
 int	watch_any(struct watch_hub *);
@@ -33,6 +56,11 @@ int	watch_any(struct watch_hub *);
 void	watch_event(struct watch_hub *, const struct store_event *);
 /* Every event up to rev was handed out. */
 void	watch_delivered(struct watch_hub *, uint64_t rev);
+/*
+ * Events' newest rev whose events were all delivered, told at each change
+ * (a new watch starts after it).
+ */
+void	watch_set_delivered(struct watch_hub *, uint64_t rev);
 /* Events could not be read: live watches cannot go on exactly. */
 void	watch_failed(struct watch_hub *);
 /* History below rev is gone: cancel watches that still needed it. */
@@ -43,7 +71,8 @@ void	watch_compacted(struct watch_hub *, uint64_t rev);
  */
 void	watch_lost(struct watch_hub *, uint64_t rev);
 /* The connection's output drained: continue catching up. */
-void	watch_conn_drained(struct conn *);
-void	watch_conn_closed(struct conn *);
+void	watch_peer_drained(struct watch_peer *);
+/* The connection closes: its watches end. */
+void	watch_peer_closed(struct watch_peer *);
 
 #endif

@@ -12,12 +12,9 @@
 
 #include <event2/event.h>
 
-#include "core/commit.h"
 #include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
-#include "ops/ops.h"
-#include "core/req.h"
 #include "util.h"
 
 struct lease_table {
@@ -31,17 +28,10 @@ struct lease_table {
 	struct event		*timer;
 	uint64_t		 timer_at;	/* armed for, 0: not armed */
 	int			 remote;	/* store_leases_remote() */
+	lease_due_fn		*on_due;	/* a local lease's revoke */
+	void			*on_due_arg;
 	TAILQ_HEAD(, lease)	 sessions;
 };
-
-uint64_t
-lease_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
 
 static size_t
 lease_bucket(const struct lease_table *lt, uint64_t id)
@@ -178,7 +168,7 @@ lease_arm(struct lease_table *lt)
 	at = lt->heap[0]->deadline;
 	if (lt->timer_at == at)
 		return;
-	now = lease_now_ms();
+	now = (uint64_t)mono_ms();
 	wait = at > now ? at - now : 0;
 	tv.tv_sec = (time_t)(wait / 1000);
 	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
@@ -225,7 +215,7 @@ lease_due_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct lease_table	*lt = arg;
 	struct lease		*l;
-	uint64_t		 now = lease_now_ms();
+	uint64_t		 now = (uint64_t)mono_ms();
 
 	lt->timer_at = 0;
 	while (lt->nheap > 0 && (l = lt->heap[0])->deadline <= now) {
@@ -246,12 +236,14 @@ lease_due_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct lease_table *
-lease_table_create(struct metad *md)
+lease_table_create(struct metad *md, lease_due_fn *on_due, void *arg)
 {
 	struct lease_table	*lt;
 
 	lt = xcalloc(1, sizeof *lt);
 	lt->md = md;
+	lt->on_due = on_due;
+	lt->on_due_arg = arg;
 	lt->nbuckets = 64;
 	lt->remote = store_leases_remote(md->store);
 	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
@@ -340,7 +332,8 @@ void
 lease_refresh(struct lease_table *lt, struct lease *l)
 {
 	/* A remote lease is due for its next keepalive. */
-	l->deadline = lease_now_ms() + (lt->remote ? l->ttl_ms / 3 : l->ttl_ms);
+	l->deadline = (uint64_t)mono_ms() +
+	    (lt->remote ? l->ttl_ms / 3 : l->ttl_ms);
 	if (l->heap_i == SIZE_MAX)
 		lease_heap_push(lt, l);
 	else {
@@ -357,29 +350,6 @@ lease_unsession(struct lease_table *lt, struct lease *l)
 		TAILQ_REMOVE(&lt->sessions, l, sentry);
 		l->conn = NULL;
 	}
-}
-
-/* The internal revoke ended: done, or tried again later. */
-static void
-lease_revoke_done(struct req *r)
-{
-	struct lease_table	*lt = r->md->leases;
-	struct lease_req	*lr = r->state;
-	struct lease		*l;
-
-	if ((l = lease_lookup(lt, lr->id)) != NULL && l->revoking &&
-	    l->heap_i == SIZE_MAX) {
-		if (ops_lease_answered_ok(r))
-			lease_remove(lt, l);
-		else {
-			log_warnx("lease %llu: revoke failed: %.*s",
-			    (unsigned long long)l->id, (int)r->resp.len,
-			    (const char *)r->resp.data);
-			lease_retry(lt, l);
-		}
-	}
-	lr->applied = 0;	/* done here, not by its state_free */
-	req_free(r);
 }
 
 void
@@ -405,7 +375,7 @@ lease_retry(struct lease_table *lt, struct lease *l)
 	l->revoked = 0;
 	if (lt->md->stopping || l->heap_i != SIZE_MAX)
 		return;
-	l->deadline = lease_now_ms() + LEASE_RETRY_MS;
+	l->deadline = (uint64_t)mono_ms() + LEASE_RETRY_MS;
 	lease_heap_push(lt, l);
 	lease_arm(lt);
 }
@@ -458,9 +428,7 @@ lease_revoking(struct lease_table *lt, struct lease *l)
 void
 lease_expire(struct lease_table *lt, struct lease *l)
 {
-	struct lease_req	*lr;
 	struct lease_rcall	*rc;
-	struct req		*r;
 
 	lease_revoking(lt, l);
 	if (lt->md->stopping)
@@ -473,17 +441,7 @@ lease_expire(struct lease_table *lt, struct lease *l)
 		    lease_revoked_remote, rc);
 		return;
 	}
-	r = xcalloc(1, sizeof *r);
-	r->md = lt->md;
-	r->op = ops_find("lease_revoke");
-	buf_init(&r->resp);
-	lr = xcalloc(1, sizeof *lr);
-	lr->id = l->id;
-	lr->req = r;
-	r->state = lr;
-	r->state_free = ops_lease_state_free;
-	r->on_done = lease_revoke_done;
-	commit_enqueue(lt->md->commit, r);
+	lt->on_due(l, lt->on_due_arg);
 }
 
 void

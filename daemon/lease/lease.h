@@ -8,11 +8,12 @@
  * earliest, so an idle lease costs nothing until it is due and a
  * keepalive costs O(log n).  When a lease is due (or its session's
  * connection closes) it is marked revoking at once -- from then on it is
- * unknown to puts and keepalives -- and a lease_revoke request goes
- * through the group commit like any write: its keys are deleted at one
- * rev, and watchers get the delete events before anything after it is
- * answered.  The lease leaves the table when that revoke is applied; a
- * revoke that fails is tried again a second later.
+ * unknown to puts and keepalives -- and handed to the table's on_due,
+ * given at creation (ops_lease_due: a lease_revoke request through the
+ * group commit like any write: its keys are deleted at one rev, and
+ * watchers get the delete events before anything after it is answered).
+ * The lease leaves the table when that revoke is applied; a revoke that
+ * fails is tried again a second later.  The table builds no request.
  */
 #ifndef METAD_LEASE_H
 #define METAD_LEASE_H
@@ -61,12 +62,15 @@ struct lease_req {
 /* A revoke that failed is tried again after this. */
 #define LEASE_RETRY_MS		1000
 
-struct lease_table *lease_table_create(struct metad *);
+/* A local lease is due (revoking now): revoke it, arg as given. */
+typedef void	 lease_due_fn(struct lease *, void *arg);
+
+struct lease_table *lease_table_create(struct metad *md,
+		    lease_due_fn *on_due, void *arg);
 /* The store's leases, each with its whole TTL; sessions revoked. */
 void		 lease_table_load(struct lease_table *);
 void		 lease_table_free(struct lease_table *);
 
-uint64_t	 lease_now_ms(void);
 /* A live lease (not revoking), or NULL. */
 struct lease	*lease_find(struct lease_table *, uint64_t);
 /* A lease still in the table, revoking or not, or NULL. */
@@ -83,7 +87,7 @@ struct lease	*lease_add_remote(struct lease_table *, uint64_t id,
 		    uint64_t ttl_ms, struct conn *c);
 /* Due ttl_ms from now again. */
 void		 lease_refresh(struct lease_table *, struct lease *);
-/* Mark it revoking and queue its revoke through the commit. */
+/* Mark it revoking and revoke it: on_due, or at the store (remote). */
 void		 lease_expire(struct lease_table *, struct lease *);
 /* Mark it revoking (out of the heap; unknown to puts), nothing queued. */
 void		 lease_revoking(struct lease_table *, struct lease *);

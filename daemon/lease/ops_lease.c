@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/conn.h"
+#include "core/commit.h"
 #include "lease/lease.h"
+#include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
@@ -104,6 +105,49 @@ ops_lease_state_free(void *arg)
 	free(lr);
 }
 
+/* A due lease's revoke ended: done, or tried again later. */
+static void
+ops_lease_revoke_done(struct req *r)
+{
+	struct lease_table	*lt = r->md->leases;
+	struct lease_req	*lr = r->state;
+	struct lease		*l;
+
+	if ((l = lease_lookup(lt, lr->id)) != NULL && l->revoking &&
+	    l->heap_i == SIZE_MAX) {
+		if (ops_lease_answered_ok(r))
+			lease_remove(lt, l);
+		else {
+			log_warnx("lease %llu: revoke failed: %.*s",
+			    (unsigned long long)l->id, (int)r->resp.len,
+			    (const char *)r->resp.data);
+			lease_retry(lt, l);
+		}
+	}
+	lr->applied = 0;	/* done here, not by its state_free */
+	req_free(r);
+}
+
+void
+ops_lease_due(struct lease *l, void *arg)
+{
+	struct metad		*md = arg;
+	struct lease_req	*lr;
+	struct req		*r;
+
+	r = xcalloc(1, sizeof *r);
+	r->md = md;
+	r->op = ops_find("lease_revoke");
+	buf_init(&r->resp);
+	lr = xcalloc(1, sizeof *lr);
+	lr->id = l->id;
+	lr->req = r;
+	r->state = lr;
+	r->state_free = ops_lease_state_free;
+	r->on_done = ops_lease_revoke_done;
+	commit_enqueue(md->commit, r);
+}
+
 int
 ops_lease_grant_prepare(struct req *r, struct proto_err *e)
 {
@@ -148,7 +192,7 @@ ops_lease_grant_apply(struct req *r, uint64_t rev, int *wrote,
 	jw_u64(&w, l->ttl_ms);
 	reply_end(r, &w);
 	/* Its connection closed before the grant was applied. */
-	if (l->session && (r->conn == NULL || r->conn->dead))
+	if (l->session && (r->conn == NULL || *r->conn_dead))
 		lease_expire(lt, l);
 	return (0);
 }
@@ -267,7 +311,7 @@ ops_lease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 {
 	struct req		*r = arg;
 	struct lease_req	*lr = r->state;
-	uint64_t		 now = lease_now_ms();
+	uint64_t		 now = (uint64_t)mono_ms();
 
 	ops_lease_info_answer(r, lr->deadline > now ? lr->deadline - now : 0,
 	    n, kvs, more, se);
@@ -304,7 +348,7 @@ ops_lease_list(struct req *r)
 	struct lease	**v;
 	struct jw	 w;
 	size_t		 i, n;
-	uint64_t	 now = lease_now_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	v = lease_list(r->md->leases, &n);
 	reply_begin(r, &w);

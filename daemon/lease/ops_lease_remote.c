@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/conn.h"
 #include "lease/lease.h"
 #include "metad.h"
 #include "ops/ops.h"
@@ -81,7 +80,7 @@ ops_rlease_granted(void *arg, const struct store_lease_state *ls,
 		/* Kept alive while its connection lives (lease.c). */
 		l = lease_add_remote(r->md->leases, ls->id, ls->ttl_ms,
 		    r->conn);
-		if (r->conn == NULL || r->conn->dead)
+		if (r->conn == NULL || *r->conn_dead)
 			lease_expire(r->md->leases, l);
 	}
 	req_done(r);

@@ -17,7 +17,7 @@
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
-#include "core/events.h"
+#include "core/wait.h"
 #include "lease/lease.h"
 #include "ops/ops.h"
 #include "proto.h"
@@ -30,6 +30,19 @@
 
 static void	conn_read_cb(evutil_socket_t, short, void *);
 static void	conn_write_cb(evutil_socket_t, short, void *);
+
+/* The connection as its watches' peer (watch.h). */
+static void
+conn_peer_send(void *arg, const void *data, size_t len)
+{
+	conn_send(arg, data, len);
+}
+
+static int
+conn_peer_full(void *arg)
+{
+	return (conn_output_full(arg));
+}
 
 struct conn *
 conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
@@ -44,7 +57,13 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->gid = gid;
 	c->pid = pid;
 	c->access = access;
-	TAILQ_INIT(&c->watches);
+	TAILQ_INIT(&c->peer.watches);
+	c->peer.md = md;
+	c->peer.uid = (long)uid;
+	c->peer.pid = (long)pid;
+	c->peer.arg = c;
+	c->peer.send = conn_peer_send;
+	c->peer.full = conn_peer_full;
 	TAILQ_INIT(&c->reqs);
 	c->in = evbuffer_new();
 	c->out = evbuffer_new();
@@ -57,19 +76,6 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 		fatalx("conn_create: out of memory");
 	conn_reading(c, 1);
 	return (c);
-}
-
-const char *
-conn_access_name(enum conn_access a)
-{
-	switch (a) {
-	case CONN_ACCESS_RW:
-		return ("rw");
-	case CONN_ACCESS_RO:
-		return ("ro");
-	default:
-		return ("none");
-	}
 }
 
 void
@@ -170,6 +176,62 @@ conn_owes(struct conn *c)
 	return (1);
 }
 
+static int
+conn_blank(const char *line, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++) {
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Admit a request line: a write may start behind writes of its connection
+ * (the group commit keeps their order); anything else only once
+ * everything before it is answered.  1: the line must wait.
+ */
+static int
+conn_handle(struct conn *c, const char *line, size_t len)
+{
+	struct req		*r;
+	struct proto_err	 e;
+	int			 rc;
+
+	if (conn_blank(line, len))
+		return (0);
+	if (c->nother > 0)
+		return (1);
+	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
+	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
+	memset(r, 0, sizeof *r);
+	r->md = c->md;
+	r->conn = c;
+	r->access = c->access;
+	r->on_done = conn_req_done;
+	r->order = &c->order;
+	r->peer = &c->peer;
+	r->conn_dead = &c->dead;
+	buf_init(&r->resp);
+	rc = ops_parse(r, line, len, &e);
+	if (rc == 0 && req_writes(r)) {
+		conn_enqueue(c, r);
+		ops_start(r, rc, &e);
+		return (0);
+	}
+	if (c->nreqs > 0) {
+		req_free(r);
+		c->blocked = 1;		/* not parsed again until then */
+		return (1);
+	}
+	r->op = rc == 0 ? r->op : NULL;
+	conn_enqueue(c, r);
+	ops_start(r, rc, &e);
+	return (0);
+}
+
 /* Handle the next whole line; 0 when there is none or we must wait. */
 static int
 conn_next(struct conn *c)
@@ -203,7 +265,7 @@ conn_next(struct conn *c)
 		evbuffer_drain(c->in, len + eol_len);
 		return (1);
 	}
-	if (ops_handle(c, line, len) != 0)
+	if (conn_handle(c, line, len) != 0)
 		return (0);	/* must wait for an answer owed: line stays */
 	evbuffer_drain(c->in, len + eol_len);
 	return (!c->dead);
@@ -364,8 +426,8 @@ conn_drained(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	if (!TAILQ_EMPTY(&c->watches))
-		events_conn_drained(c->md->events, c);
+	if (!TAILQ_EMPTY(&c->peer.watches))
+		watch_peer_drained(&c->peer);
 	if (c->stalled && !c->dead) {
 		c->stalled = 0;
 		conn_process(c);
@@ -422,7 +484,8 @@ conn_close(struct conn *c)
 		if (r->done)
 			conn_dequeue(c, r);
 	}
-	events_conn_closed(c->md->events, c);
+	watch_peer_closed(&c->peer);
+	wait_conn_closed(c->md->waits, c);
 	lease_conn_closed(c->md->leases, c);
 	close(c->fd);
 	c->fd = -1;

@@ -22,19 +22,15 @@
 
 #include <stddef.h>
 
+#include "core/commit.h"
 #include "core/req.h"
+#include "core/watch.h"
 #include "util.h"
 
 struct event;
 struct evbuffer;
 struct watch;
 struct metad;
-
-enum conn_access {
-	CONN_ACCESS_NONE,
-	CONN_ACCESS_RO,
-	CONN_ACCESS_RW
-};
 
 struct conn {
 	struct metad		*md;
@@ -61,9 +57,8 @@ struct conn {
 	int			 closing;	 /* close once flushed */
 	int			 dead;
 	unsigned		 refs;		 /* requests alive */
-	unsigned		 writes_out;	 /* in commit batches out */
-	unsigned		 commit_gen;	 /* passed over in that scan */
-	TAILQ_HEAD(, watch)	 watches;
+	struct commit_order	 order;		 /* its writes, to the commit */
+	struct watch_peer	 peer;		 /* its watches */
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;
 };
@@ -89,6 +84,5 @@ void		 conn_enqueue(struct conn *, struct req *);
 void		 conn_req_done(struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
-const char	*conn_access_name(enum conn_access);
 
 #endif

@@ -3,13 +3,14 @@
 #include <string.h>
 
 #include "core/commit.h"
-#include "net/conn.h"
 #include "enc.h"
 #include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
 #include "ops/snapshot.h"
+#include "core/wait.h"
+#include "core/watch.h"
 
 static const struct op ops_table[] = {
 	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
@@ -89,71 +90,33 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    !(r->op->flags & OP_RO_READS) &&
-	    r->conn->access != CONN_ACCESS_RW)
+	    r->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only", r->op->name));
 	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
 		return (-1);
 	if ((r->op->flags & OP_RO_READS) &&
-	    r->conn->access != CONN_ACCESS_RW && ops_txn_writes(r))
+	    r->access != CONN_ACCESS_RW && ops_txn_writes(r))
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only (a txn of gets only may "
 		    "run)", r->op->name));
 	return (0);
 }
 
-static int
-ops_blank(const char *line, size_t len)
+int
+ops_parse(struct req *r, const char *line, size_t len, struct proto_err *e)
 {
-	size_t	 i;
-
-	for (i = 0; i < len; i++) {
-		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
-			return (0);
-	}
-	return (1);
+	return (ops_fast(r, line, len) ? 0 : ops_decode(r, line, len, e));
 }
 
-/*
- * A write may start behind writes of its connection (the group commit
- * keeps their order); anything else only once everything before it is
- * answered.  1: the line must wait.
- */
-int
-ops_handle(struct conn *c, const char *line, size_t len)
+void
+ops_start(struct req *r, int rc, const struct proto_err *e)
 {
-	struct req		*r;
-	struct proto_err	 e;
-	int			 rc;
-
-	if (ops_blank(line, len))
-		return (0);
-	if (c->nother > 0)
-		return (1);
-	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
-	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
-	memset(r, 0, sizeof *r);
-	r->md = c->md;
-	r->conn = c;
-	r->on_done = conn_req_done;
-	buf_init(&r->resp);
-	rc = ops_fast(r, line, len) ? 0 : ops_decode(r, line, len, &e);
-	if (rc == 0 && req_writes(r)) {
-		conn_enqueue(c, r);
-		commit_enqueue(c->md->commit, r);
-		return (0);
-	}
-	if (c->nreqs > 0) {
-		req_free(r);
-		c->blocked = 1;		/* not parsed again until then */
-		return (1);
-	}
-	r->op = rc == 0 ? r->op : NULL;
-	conn_enqueue(c, r);
 	if (rc != 0) {
-		reply_error(r, e.code, e.msg);
+		reply_error(r, e->code, e->msg);
 		req_done(r);
-	} else
+	} else if (req_writes(r))
+		commit_enqueue(r->md->commit, r);
+	else
 		r->op->run(r);
-	return (0);
 }

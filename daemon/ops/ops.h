@@ -1,6 +1,7 @@
 /*
- * The op dispatch table and the ops.  ops_handle() decodes a request line,
- * checks access, and runs its op: a write op is validated (prepare: every
+ * The op dispatch table and the ops.  ops_parse() decodes a request line
+ * and checks access; ops_start() runs the op of a request its connection
+ * admitted (net/conn.c: the request order): a write op is validated (prepare: every
  * argument checked before any work) and queued for the group commit, which
  * calls apply inside a batch at the request's revision; any other op runs
  * at once and ends in req_done(), now or later (req.h).
@@ -16,9 +17,21 @@
 #include "store/store.h"
 
 struct conn;
+struct lease;
 
-/* Handle one request line from conn; 1 if it must wait (see conn.h). */
-int		 ops_handle(struct conn *, const char *, size_t);
+/*
+ * Decode a request line into r, made by its connection with room
+ * OPS_FAST_ROOM(len) for the line's strings: the direct decoder, else the
+ * general one.  0, or -1 with e, the answer.
+ */
+int		 ops_parse(struct req *, const char *, size_t,
+		    struct proto_err *);
+/*
+ * Start r, admitted in its turn (rc and e as ops_parse gave them): an
+ * error is answered, a decoded write goes to the group commit, another op
+ * runs.  r ends in req_done(), now or later.
+ */
+void		 ops_start(struct req *, int rc, const struct proto_err *);
 /*
  * The general decoder of a request line into r (a cJSON tree, the id, the
  * op, access, the op's fields and prepare): 0, or -1 with e, the answer.
@@ -57,7 +70,7 @@ int		 ops_fast_decode(const char *, size_t, size_t max_value,
  * what ops_fast_decode writes and the id's text after it (all from the
  * line, none longer there). */
 #define OPS_FAST_ROOM(len)	((len) + 2)
-/* r (from ops_handle, with its strs) as ops_decode would make it: 1, or 0
+/* r (from ops_parse, with its strs) as ops_decode would make it: 1, or 0
  * untouched. */
 int		 ops_fast(struct req *, const char *, size_t);
 const struct op	*ops_find(const char *);
@@ -122,14 +135,15 @@ int	ops_lease_arg(const cJSON *, int, uint64_t *, struct proto_err *);
 int	ops_lease_answered_ok(const struct req *);
 /* A lease op's state_free: undoes an applied grant or revoke that failed. */
 void	ops_lease_state_free(void *);
+/*
+ * The lease table's on_due (lease_table_create, arg the metad): a local
+ * lease's revoke, a lease_revoke request of the daemon's own through the
+ * group commit.
+ */
+void	ops_lease_due(struct lease *, void *);
 /* 1 if the lease lives, else 0 with r answered not_found. */
 int	ops_lease_live(struct req *, uint64_t);
 /* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
 const struct op *ops_lease_remote_find(const char *);
-
-/* watch, unwatch (watch.c) and wait (wait.c). */
-void	watch_op_watch(struct req *);
-void	watch_op_unwatch(struct req *);
-void	wait_op_wait(struct req *);
 
 #endif

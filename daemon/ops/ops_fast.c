@@ -26,7 +26,6 @@
  */
 #include <string.h>
 
-#include "net/conn.h"
 #include "enc.h"
 #include "metad.h"
 #include "metad_limits.h"
@@ -430,7 +429,7 @@ ops_fast(struct req *r, const char *line, size_t len)
 	    &f))
 		return (0);
 	r->op = ops_find(f.op);
-	if ((r->op->flags & OP_WRITE) && r->conn->access != CONN_ACCESS_RW) {
+	if ((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) {
 		r->op = NULL;
 		return (0);
 	}

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "net/conn.h"
 #include "metad.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
@@ -32,7 +31,7 @@ ops_hello(struct req *r)
 	JW_NAME(&w, "backend");
 	jw_cstr(&w, r->md->store->backend->name);
 	JW_NAME(&w, "access");
-	jw_cstr(&w, conn_access_name(r->conn->access));
+	jw_cstr(&w, req_access_name(r->access));
 	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(r->md->store));
 	JW_NAME(&w, "max_value_bytes");
@@ -202,7 +201,7 @@ ops_get(struct req *r)
 	struct proto_err	 e;
 	struct read_args	*a;
 
-	a = xmalloc(sizeof *a);		/* not calloc: see ops_handle() */
+	a = xmalloc(sizeof *a);		/* not calloc: see conn_handle() */
 	memset(a, 0, sizeof *a);
 	if (r->json == NULL) {
 		/* ops_fast: a key and consistency, other options' defaults */

@@ -246,7 +246,8 @@ fuzz_open(void)
 		fatalx("store_open: %s", se.msg);
 	md.watch = watch_hub_create(&md);
 	md.events = events_create(&md);
-	md.leases = lease_table_create(&md);
+	events_listen(md.events, commit_delivered, md.commit);
+	md.leases = lease_table_create(&md, ops_lease_due, &md);
 	lease_table_load(md.leases);
 	for (i = 0; i < FUZZ_CONNS; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |

@@ -31,6 +31,8 @@ ops_fast_cmp_req(struct metad *md, struct conn *c, size_t room)
 	r = xcalloc(1, sizeof *r + room);
 	r->md = md;
 	r->conn = c;
+	r->access = c->access;
+	r->conn_dead = &c->dead;
 	buf_init(&r->resp);
 	return (r);
 }

@@ -275,7 +275,6 @@ struct etcd_known {
 	struct etcd_known	*hnext;
 };
 
-uint64_t etcd_now_ms(void);
 /* 1 if a lease of ttl_ms that etcd granted for etcd_ttl_s is stamped. */
 int	 etcd_lease_stamped(uint64_t ttl_ms, uint64_t etcd_ttl_s);
 /* A record's value. */

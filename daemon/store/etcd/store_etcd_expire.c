@@ -51,15 +51,6 @@ struct etcd_expiry {
 	unsigned		 gen;		/* of the last reload */
 };
 
-uint64_t
-etcd_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
 int
 etcd_lease_stamped(uint64_t ttl_ms, uint64_t etcd_ttl_s)
 {
@@ -147,7 +138,7 @@ static void
 etcd_known_arm(struct etcd_known *k)
 {
 	struct timeval	 tv;
-	uint64_t	 now = etcd_now_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 	uint64_t	 wait = k->deadline > now ? k->deadline - now : 0;
 
 	tv.tv_sec = (time_t)(wait / 1000);
@@ -188,7 +179,7 @@ etcd_expiry_learn(struct store_etcd *e, uint64_t id, uint64_t ttl_ms,
 	if (k->timer == NULL && (k->timer = evtimer_new(e->opts.base,
 	    etcd_known_due, k)) == NULL)
 		fatalx("evtimer_new");
-	k->deadline = etcd_now_ms() + ttl_ms;
+	k->deadline = (uint64_t)mono_ms() + ttl_ms;
 	etcd_known_arm(k);
 }
 
@@ -273,7 +264,7 @@ etcd_known_revoked(void *arg, const cJSON *reply, const struct store_err *err)
 	    strstr(err->msg, "requested lease not found") == NULL) {
 		log_warnx("lease %" PRIu64 ": revoke failed: %s", k->id,
 		    err->msg);
-		k->deadline = etcd_now_ms() + ETCD_EXPIRY_RETRY_MS;
+		k->deadline = (uint64_t)mono_ms() + ETCD_EXPIRY_RETRY_MS;
 		etcd_known_arm(k);
 		return;
 	}
@@ -289,7 +280,7 @@ etcd_known_checked(void *arg, const cJSON *reply, const struct store_err *err)
 	struct store_etcd	*e = k->e;
 	struct store_err	 e2;
 	const cJSON		*kvs;
-	uint64_t		 rev, now = etcd_now_ms();
+	uint64_t		 rev, now = (uint64_t)mono_ms();
 	char			 body[64];
 
 	k->busy = 0;
@@ -478,7 +469,7 @@ etcd_expiry_reload(struct store_etcd *e)
 	struct etcd_known	*k;
 	struct store_err	 err;
 	struct buf		 b;
-	uint64_t		 now = etcd_now_ms();
+	uint64_t		 now = (uint64_t)mono_ms();
 	size_t			 i;
 
 	if (x == NULL)
@@ -503,7 +494,7 @@ etcd_expiry_reload(struct store_etcd *e)
 uint64_t
 etcd_known_remaining(const struct etcd_known *k)
 {
-	uint64_t	 now = etcd_now_ms();
+	uint64_t	 now = (uint64_t)mono_ms();
 
 	return (k->deadline > now ? k->deadline - now : 0);
 }
