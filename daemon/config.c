@@ -470,19 +470,19 @@ config_defaults(struct metad_config *cfg)
 }
 
 /*
- * getopt's '?': a flag given a value (optopt is the option), an unknown
- * short option (optopt is its letter) or an unknown long one (arg).
+ * getopt's '?': a flag given a value (opt, getopt's optopt, is the option),
+ * an unknown short option (opt is its letter) or an unknown long one (arg).
  */
 static void
-config_unknown(const char *arg, int optopt, char **cause)
+config_unknown(const char *arg, int opt, char **cause)
 {
 	size_t	 n = strcspn(arg, "=");
 
-	if (optopt >= OPT_SOCKET)
+	if (opt >= OPT_SOCKET)
 		xasprintf(cause, "option --%s takes no value",
-		    config_options[optopt - OPT_SOCKET].name);
-	else if (optopt != 0)
-		xasprintf(cause, "unknown option \"-%c\"", optopt);
+		    config_options[opt - OPT_SOCKET].name);
+	else if (opt != 0)
+		xasprintf(cause, "unknown option \"-%c\"", opt);
 	else
 		xasprintf(cause, "unknown option \"%.*s\"", (int)n, arg);
 }
