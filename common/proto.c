@@ -175,6 +175,54 @@ proto_checked(cJSON *j, struct proto_err *e)
 	return (j);
 }
 
+static int
+proto_hex(char c)
+{
+	return ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' &&
+	    (c | 0x20) <= 'f'));
+}
+
+/*
+ * Every string in the line as RFC 8259 writes one: no raw control
+ * character, every escape one of \" \\ \/ \b \f \n \r \t \uXXXX.  cJSON
+ * is lax there: it takes "ab\u00zz" as "ab" and a NUL, which would store a
+ * truncated key or value without a word.  0, or -1 with e.
+ */
+static int
+proto_strict_strings(const char *s, size_t len, struct proto_err *e)
+{
+	size_t	 i;
+	int	 in = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!in) {
+			in = s[i] == '"';
+			continue;
+		}
+		if (s[i] == '"')
+			in = 0;
+		else if ((unsigned char)s[i] < 0x20)
+			return (proto_fail(e, PROTO_BAD_REQUEST, "request is "
+			    "not valid JSON: a control character in a string "
+			    "(byte %zu)", i));
+		else if (s[i] == '\\') {
+			if (i + 1 < len && strchr("\"\\/bfnrt", s[i + 1]) != NULL &&
+			    s[i + 1] != '\0') {
+				i++;
+				continue;
+			}
+			if (i + 5 >= len || s[i + 1] != 'u' ||
+			    !proto_hex(s[i + 2]) || !proto_hex(s[i + 3]) ||
+			    !proto_hex(s[i + 4]) || !proto_hex(s[i + 5]))
+				return (proto_fail(e, PROTO_BAD_REQUEST,
+				    "request is not valid JSON: a bad escape "
+				    "in a string (byte %zu)", i));
+			i += 5;
+		}
+	}
+	return (0);
+}
+
 cJSON *
 proto_parse(const char *line, size_t len, struct proto_err *e)
 {
@@ -187,6 +235,8 @@ proto_parse(const char *line, size_t len, struct proto_err *e)
 		proto_fail(e, PROTO_BAD_REQUEST, "request holds a NUL byte");
 		return (NULL);
 	}
+	if (proto_strict_strings(line, len, e) != 0)
+		return (NULL);
 	if (memmem(line, len, "\xc0\x80", 2) != NULL) {
 		proto_fail(e, PROTO_BAD_REQUEST, "request is not valid UTF-8 "
 		    "(it holds the bytes C0 80)");

@@ -151,15 +151,35 @@ ops_id_integer(const char *tok, size_t n)
 	return (1);
 }
 
-/* A string's text (with its quotes) holds no raw control character. */
+/*
+ * A string's text, with its quotes, as RFC 8259 writes one: UTF-8, no raw
+ * control character, every escape one of \" \\ \/ \b \f \n \r \t \uXXXX
+ * (cJSON takes a bad \u escape as a NUL: its text must not be echoed).
+ */
 static int
-ops_id_plain(const char *tok, size_t n)
+ops_id_strict(const char *tok, size_t n)
 {
-	size_t	 i;
+	size_t	 i, k;
 
-	for (i = 0; i < n; i++) {
+	if (n < 2 || tok[0] != '"' || tok[n - 1] != '"' ||
+	    !utf8_valid(tok, n))
+		return (0);
+	for (i = 1; i < n - 1; i++) {
 		if ((unsigned char)tok[i] < 0x20)
 			return (0);
+		if (tok[i] != '\\')
+			continue;
+		if (++i >= n - 1)
+			return (0);
+		if (strchr("\"\\/bfnrt", tok[i]) != NULL && tok[i] != '\0')
+			continue;
+		if (tok[i] != 'u' || i + 4 >= n - 1)
+			return (0);
+		for (k = i + 1; k <= i + 4; k++)
+			if (!((tok[k] >= '0' && tok[k] <= '9') ||
+			    ((tok[k] | 0x20) >= 'a' && (tok[k] | 0x20) <= 'f')))
+				return (0);
+		i += 4;
 	}
 	return (1);
 }
@@ -183,9 +203,10 @@ ops_id_take(struct req *r, const char *line, size_t len,
 		if (!utf8_valid(f->valuestring, strlen(f->valuestring)))
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "is not valid UTF-8"));
-		if (n < 2 || tok[0] != '"' || !ops_id_plain(tok, n))
+		if (!ops_id_strict(tok, n))
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
-			    "holds a control character"));
+			    "is not a JSON string as RFC 8259 writes one (a raw "
+			    "control character or a bad escape)"));
 	} else if (!cJSON_IsNumber(f) || n == 0 || !ops_id_integer(tok, n))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" must "
 		    "be a string or an integer of at most %d digits",

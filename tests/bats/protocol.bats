@@ -200,6 +200,28 @@ REQS
 	assert_regex "${lines[4]}" 'a string or an integer of at most 64 digits'
 }
 
+@test "a string with a bad escape or a raw control character is bad_request, never a truncated key or value" {
+	run raw <<'REQS'
+{"op":"put","key":"k","value":"ab\u00zzcd"}
+{"op":"put","key":"k\u00zz","value":"x"}
+{"op":"put","key":"k","value":"a	b"}
+{"op":"txn","then":[{"op":"put","key":"t","value":"\x"}]}
+{"op":"ping","id":"\u000\u0001"}
+{"op":"put","key":"k","value":"a\u0000b\u00e9\n\/"}
+REQS
+	local i
+	for i in 0 1 3 4; do
+		assert_regex "${lines[$i]}" '^\{"ok":false,"error":\{"code":"bad_request","message":"request is not valid JSON: a bad escape in a string'
+	done
+	assert_regex "${lines[2]}" '"code":"bad_request","message":"request is not valid JSON: a control character in a string'
+	assert_regex "${lines[5]}" '"ok":true'
+	run req '{"op":"get","key":"k"}'
+	assert_output --partial '"value":"a\u0000bé\n/"'
+	run req '{"op":"list"}'
+	assert_output --partial '"kvs":[{"key":"k",'
+	refute_output --partial '"key":"t"'
+}
+
 @test "a member named twice in one object is bad_request, however its name is spelled" {
 	run raw <<'REQS'
 {"op":"put","op":"get","key":"k","value":"v"}
