@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Access control by peer credentials (SPEC 6): runs clients as another uid.
+# Access control by peer credentials (metad(8), ACCESS): runs clients as
+# another uid.
 
 load helpers
 

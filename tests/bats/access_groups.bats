@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# Group lists (SPEC 6) match the peer process's supplementary groups, as the
-# kernel reports them: any number of groups, and no user or group database
-# (the uid and gids below have no /etc/passwd or /etc/group entry).
+# Group lists (metad(8), ACCESS) match the peer process's supplementary
+# groups, as the kernel reports them: any number of groups, and no user or
+# group database (the uid and gids below have no /etc/passwd or /etc/group
+# entry).
 
 load helpers
 

@@ -149,7 +149,7 @@ check_consistent() {
 	assert_output 100003
 	mctl -s "$TESTDIR/src.sock" put k/000007 changed >/dev/null
 	# Two keys attached to a lease: the dump leaves the lease out
-	# (SPEC 10), and the target holds them detached.
+	# (metactl(1), load), and the target holds them detached.
 	lease=$(mctl -s "$TESTDIR/src.sock" lease grant 1h)
 	mctl -s "$TESTDIR/src.sock" put leased/1 a --lease "$lease" >/dev/null
 	mctl -s "$TESTDIR/src.sock" put leased/2 b --lease "$lease" >/dev/null

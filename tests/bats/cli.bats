@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # metactl, through the real binaries: output, JSON mode, exit statuses,
-# socket resolution and timeouts (SPEC 7).
+# socket resolution and timeouts (metactl(1)).
 
 load helpers
 
@@ -140,7 +140,8 @@ assert_json_line() {
 	mctl put nl "$(printf 'x\ny')" >/dev/null
 	mctl get --raw nl | cmp - <(printf 'x\ny')
 	# The daemon sends bytes that are not UTF-8 as base64; NUL bytes are
-	# UTF-8, sent as \u0000 (SPEC 3).
+	# UTF-8, sent as \u0000 (metad-protocol(7), KEYS, VALUES AND KV
+	# OBJECTS).
 	run -0 mctl -o json get k3
 	assert_output --partial '"value_b64":"//5vaw=="'
 	run -0 mctl -o json get k0

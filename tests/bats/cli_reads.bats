@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# metactl get --rev, ls --rev and history (SPEC 7, 8): output, paging and
-# exit statuses, through the binaries.
+# metactl get --rev, ls --rev and history (metactl(1); metad-protocol(7),
+# READS AT A REVISION): output, paging and exit statuses, through the
+# binaries.
 
 load helpers
 

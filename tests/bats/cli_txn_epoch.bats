@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# metactl epoch, txn and --fence (SPEC 3 and 7).
+# metactl epoch, txn and --fence (metactl(1): COMMANDS, TRANSACTIONS).
 
 load helpers
 

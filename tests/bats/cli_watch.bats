@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# metactl watch, wait and compact (SPEC 7).
+# metactl watch, wait and compact (metactl(1), COMMANDS).
 
 load helpers
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# libmetad-client (SPEC 11): its cmocka tests (tests/client) against a
+# libmetad-client (metad_client(3)): its cmocka tests (tests/client) against a
 # daemon started here, with a second one whose small --max-pending-bytes
 # makes a lagging watcher a slow consumer; its exports; the example; and
 # an install into a temporary prefix that a program builds against with
@@ -81,8 +81,8 @@ lib_make() {
 	assert_success
 	assert_line --index 0 --regexp "^bob leads demo with epoch 2"
 	assert_line --index 2 "epoch 1 refused: the epoch at the fence key is 2, the write carried 1"
-	# The state key was on bob's session lease (SPEC 9), revoked when
-	# the program's connection closed.
+	# The state key was on bob's session lease (metad-protocol(7),
+	# LEASES), revoked when the program's connection closed.
 	assert_line --index 0 "bob leads demo with epoch 2 (lease held)"
 	wait_for -t 10 key_absent election/demo/state
 	run "$METACTL" get election/demo/state

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Leases and locks on etcd (SPEC 9): etcd's own leases, shared by two
-# daemons on one etcd and prefix, and expiring by etcd's clock when the
-# daemon that kept a session alive is killed.
+# Leases and locks on etcd (metad-protocol(7), LEASES): etcd's own leases,
+# shared by two daemons on one etcd and prefix, and expiring by etcd's clock
+# when the daemon that kept a session alive is killed.
 
 # bats file_tags=store:etcd
 

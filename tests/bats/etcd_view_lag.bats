@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
-# Linearizable reads through a daemon whose view lags (SPEC section 8): two
-# daemons on one etcd and prefix, A direct, B behind tests/faults/dropproxy
-# -d, which relays etcd's watch streams to B late while its calls (the
-# probe, writes, direct reads) go through at once.  A read through B must
-# see a write A acknowledged before it was sent: by waiting for its view to
-# reach the probe's revision, or, past 1 s, by asking etcd.  Runs in the
-# etcd pass (tests/run-etcd).
+# Linearizable reads through a daemon whose view lags (metad-protocol(7),
+# CONSISTENCY): two daemons on one etcd and prefix, A direct, B behind
+# tests/faults/dropproxy -d, which relays etcd's watch streams to B late while
+# its calls (the probe, writes, direct reads) go through at once.  A read
+# through B must see a write A acknowledged before it was sent: by waiting for
+# its view to reach the probe's revision, or, past 1 s, by asking etcd.  Runs
+# in the etcd pass (tests/run-etcd).
 
 # bats file_tags=store:etcd
 
@@ -101,7 +101,8 @@ get_b() {
 	wait_for -t 10 bash -c "printf '%s\n' '{\"op\":\"get\",\"key\":\"s\",\"consistency\":\"serializable\"}' | socat -t 5 - UNIX-CONNECT:$B | grep -q '\"value\":\"old\"'"
 	put_a s new
 	get_b s serializable
-	# Either value is allowed (SPEC section 8); not waiting 3 s is not.
+	# Either value is allowed (metad-protocol(7), CONSISTENCY); not
+	# waiting 3 s is not.
 	[[ $VALUE == old || $VALUE == new ]] || {
 		echo "serializable read through B: $GOT" >&2
 		return 1

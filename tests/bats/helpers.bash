@@ -150,9 +150,9 @@ metad_cleanup() {
 
 # Revisions.  An empty sqlite or memory store is at rev 0; a test's fresh
 # prefix on etcd starts at etcd's current revision, which earlier tests
-# moved (SPEC 2: the etcd backend reports etcd's own revisions).  R0 is the
-# rev of the store when the test's first daemon answered, so tests write a
-# revision as @N, "the test's Nth write": rv '{"rev":@2}' prints
+# moved (metad(8), Revisions: the etcd backend reports etcd's own revisions).
+# R0 is the rev of the store when the test's first daemon answered, so tests
+# write a revision as @N, "the test's Nth write": rv '{"rev":@2}' prints
 # {"rev":2} on sqlite and {"rev":R0+2} on etcd.
 rev_base() {
 	[ -z "${R0:-}" ] || return 0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Leases and sessions (SPEC 9), over the raw socket and metactl.
+# Leases and sessions (metad-protocol(7), LEASES), over the raw socket and
+# metactl.
 
 load helpers
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# metactl lock NAME -- COMMAND (SPEC 9): mutual exclusion, FIFO, epochs,
-# the fence in COMMAND's environment, a dead holder, a lost lock.
+# metactl lock NAME -- COMMAND (metactl(1), lock): mutual exclusion, FIFO,
+# epochs, the fence in COMMAND's environment, a dead holder, a lost lock.
 
 load helpers
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Answers leave in request order on one connection, whatever each request
-# waits for (SPEC 4, 8), on every backend: the connection answers from the
-# head of its queue only.
+# waits for (metad-protocol(7), Pipelining and ordering; CONSISTENCY), on
+# every backend: the connection answers from the head of its queue only.
 
 load helpers
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The wire protocol, spoken over the raw socket (SPEC 4).
+# The wire protocol, spoken over the raw socket (metad-protocol(7)).
 
 load helpers
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Reads at a revision, key history, min_rev and consistency (SPEC 8), and
-# unknown request fields (SPEC 4), over the raw socket.
+# Reads at a revision, key history, min_rev and consistency
+# (metad-protocol(7): READS AT A REVISION, CONSISTENCY), and unknown request
+# fields (metad-protocol(7), REQUESTS AND RESPONSES), over the raw socket.
 
 load helpers
 

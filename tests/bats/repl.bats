@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# metactl repl (SPEC 7): a script of commands on stdin, and the interactive
-# shell on a terminal, driven through tmux (a private server per test).
+# metactl repl (metactl(1), REPL): a script of commands on stdin, and the
+# interactive shell on a terminal, driven through tmux (a private server per
+# test).
 
 load helpers
 bats_require_minimum_version 1.5.0

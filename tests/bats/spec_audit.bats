@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Findings of a SPEC conformance audit, one test each, run on every backend
-# unless tagged: what a black-box tester of SPEC.md tries with the raw
+# Findings of a conformance audit against the documented contract
+# (metad-protocol(7), metad(8), metactl(1)), one test each, run on every
+# backend unless tagged: what a black-box tester tries with the raw
 # protocol and with metactl.
 
 load helpers
@@ -26,8 +27,9 @@ teardown() {
 	metad_cleanup
 }
 
-# SPEC 4: a request naming a field its op does not know answers bad_request
-# naming the field, a txn's compares and ops included.
+# metad-protocol(7), REQUESTS AND RESPONSES: a request naming a field its op
+# does not know answers bad_request naming the field, a txn's compares and ops
+# included.
 @test "a txn compare or op naming an unknown field answers bad_request naming it" {
 	metad_start
 	run req '{"op":"txn","then":[{"op":"put","key":"k","value":"v","bogus":1}]}'
@@ -46,9 +48,9 @@ teardown() {
 	assert_output --partial '"succeeded":true'
 }
 
-# SPEC 6 (ro access): a txn that only reads is a read, as in etcd, where a
-# read-only role may run a txn of ranges; one with a put or a delete in
-# either branch is refused whatever its compares decide.
+# metad(8), ACCESS (ro access): a txn that only reads is a read, as in etcd,
+# where a read-only role may run a txn of ranges; one with a put or a delete
+# in either branch is refused whatever its compares decide.
 @test "a read-only connection may run a txn of gets only, not one that may write" {
 	need_other_uid
 	metad_start --socket-mode 0666 --read-only-uid nobody
@@ -84,10 +86,10 @@ LINES
 	assert_line --index 5 --regexp '^\{"ok":false,"error":\{"code":"bad_request"'
 }
 
-# SPEC 2 and 3: a value is any bytes, and a request may send it as
-# "value" (a JSON string, whose \u0000 is a NUL) or "value_b64".  A key
-# holds no NUL byte: bad_request.  A value holding NUL is valid UTF-8 and
-# comes back as "value" with \u0000 (metad-protocol(7)).
+# metad-protocol(7), KEYS, VALUES AND KV OBJECTS: a value is any bytes, and a
+# request may send it as "value" (a JSON string, whose \u0000 is a NUL) or
+# "value_b64".  A key holds no NUL byte: bad_request.  A value holding NUL is
+# valid UTF-8 and comes back as "value" with \u0000 (metad-protocol(7)).
 @test "a \\u0000 in a value is stored as a NUL byte; in a key it is bad_request" {
 	metad_start
 	run raw <<'LINES'
@@ -118,9 +120,9 @@ LINES
 	assert_output '{"ok":false,"error":{"code":"bad_request","message":"request is not valid UTF-8 (it holds the bytes C0 80)"}}'
 }
 
-# SPEC 4 (value_too_large): with --max-value-bytes above what etcd takes
-# in one request (its --max-request-bytes, 1.5 MiB by default), a put
-# etcd refuses for its size is value_too_large, not internal.
+# metad-protocol(7), LIMITS (value_too_large): with --max-value-bytes above
+# what etcd takes in one request (its --max-request-bytes, 1.5 MiB by
+# default), a put etcd refuses for its size is value_too_large, not internal.
 # bats test_tags=store:etcd
 @test "etcd: a value etcd refuses for its size is value_too_large, nothing written" {
 	store_is etcd || skip "about etcd's request limit"
@@ -135,8 +137,9 @@ LINES
 	assert_success
 }
 
-# SPEC 4, as for the txn's compares and ops: the "fence" object of a put,
-# delete or txn naming a field it does not know is bad_request naming it.
+# metad-protocol(7), FENCES, as for the txn's compares and ops: the "fence"
+# object of a put, delete or txn naming a field it does not know is
+# bad_request naming it.
 @test "a fence naming an unknown field answers bad_request naming it, nothing written" {
 	metad_start
 	run raw <<'LINES'
@@ -154,7 +157,7 @@ LINES
 	assert_line --index 5 "$(rv '{"ok":true,"kv":{"key":"k","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
 }
 
-# SPEC 4 and metad-protocol(7): a line ends with LF, a CR before it is
+# metad-protocol(7), FRAMING: a line ends with LF, a CR before it is
 # ignored; so a request of exactly --max-request-bytes fits with CRLF too,
 # and one byte more is request_too_large either way.
 @test "a request of exactly --max-request-bytes fits whether it ends in LF or CRLF" {
@@ -171,9 +174,10 @@ LINES
 	assert_line --index 3 "$(rv '{"ok":true,"rev":@2}')"
 }
 
-# SPEC 4: one response per request, in request order, request_too_large
-# included: it waits for the answers owed to the writes before it, whether
-# the line's end was seen or not (an unterminated line past the limit).
+# metad-protocol(7), Pipelining and ordering: one response per request, in
+# request order, request_too_large included: it waits for the answers owed to
+# the writes before it, whether the line's end was seen or not (an
+# unterminated line past the limit).
 @test "request_too_large is answered in request order, after earlier pipelined writes" {
 	metad_start --max-request-bytes 1024
 	local v
@@ -186,11 +190,11 @@ LINES
 	assert_equal "${#lines[@]}" 4
 }
 
-# SPEC 3: "A value that is valid UTF-8 is sent as "value"; any other as
-# "value_b64"."  Bytes holding NUL are valid UTF-8 (U+0000): every answer
-# and event carrying a value sends them as "value", the NUL as \u0000 and
-# every other control character escaped as JSON requires; bytes that are
-# not UTF-8 (\xff) still as value_b64.
+# metad-protocol(7), KEYS, VALUES AND KV OBJECTS: "A value that is valid UTF-8
+# is sent as "value"; any other as "value_b64"."  Bytes holding NUL are valid
+# UTF-8 (U+0000): every answer and event carrying a value sends them as
+# "value", the NUL as \u0000 and every other control character escaped as JSON
+# requires; bytes that are not UTF-8 (\xff) still as value_b64.
 @test "a value holding NUL is answered as \"value\" with \\u0000 in get, list, history, txn, wait and watch" {
 	metad_start
 	run raw <<'LINES'

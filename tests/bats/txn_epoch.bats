@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Transactions, epochs and fences (SPEC 3), spoken over the raw socket.
+# Transactions, epochs and fences (metad-protocol(7): TRANSACTIONS, EPOCHS,
+# FENCES), spoken over the raw socket.
 
 load helpers
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Watches, waits, history and compaction over the raw protocol (SPEC 3).
+# Watches, waits, history and compaction over the raw protocol
+# (metad-protocol(7), WATCHES, wait, history, compact).
 
 load helpers
 

@@ -118,7 +118,10 @@ test_put_get(void **state)
 	assert_md_ok(h, md_get(h, fx_key(0, "absent"), NULL, &kv, &rev));
 	assert_null(kv);
 
-	/* As of a past revision (SPEC 8), and above the current one. */
+	/*
+	 * As of a past revision (metad-protocol(7), READS AT A REVISION), and
+	 * above the current one.
+	 */
 	memset(&ro, 0, sizeof ro);
 	ro.rev = pr.rev;
 	assert_md_ok(h, md_get(h, fx_key(0, "a"), &ro, &kv, NULL));
@@ -317,7 +320,7 @@ test_txn(void **state)
 	md_free(h);
 }
 
-/* Leases (SPEC 9): every backend has them. */
+/* Leases (metad-protocol(7), LEASES): every backend has them. */
 static void
 test_leases(void **state)
 {
@@ -389,9 +392,10 @@ test_raw(void **state)
 }
 
 /*
- * SPEC 3: a value holding NUL bytes is valid UTF-8, answered as "value"
- * with \u0000 escapes; the library hands out its bytes with their length,
- * in get, list and a txn's answer, and sends such values itself.
+ * metad-protocol(7), KEYS, VALUES AND KV OBJECTS: a value holding NUL bytes
+ * is valid UTF-8, answered as "value" with \u0000 escapes; the library hands
+ * out its bytes with their length, in get, list and a txn's answer, and sends
+ * such values itself.
  */
 static void
 test_nul_values(void **state)

@@ -299,7 +299,10 @@ test_jw_value(void **state)
 		    "\xbf\xbf\"}"),
 		VC("l\n\"q\"\x7f", "{\"value\":\"l\\n\\\"q\\\"\x7f\"}"),
 		VC("\x01\x1f", "{\"value\":\"\\u0001\\u001f\"}"),
-		/* NUL is valid UTF-8 (U+0000): "value", escaped (SPEC 3). */
+		/*
+		 * NUL is valid UTF-8 (U+0000): "value", escaped
+		 * (metad-protocol(7), KEYS, VALUES AND KV OBJECTS).
+		 */
 		VC("a\0b", "{\"value\":\"a\\u0000b\"}"),
 		VC("\0", "{\"value\":\"\\u0000\"}"),
 		VC("abc\0", "{\"value\":\"abc\\u0000\"}"),

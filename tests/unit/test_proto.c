@@ -255,7 +255,10 @@ test_parse_nul_escape(void **state)
 	assert_err(&e, PROTO_BAD_REQUEST, "C0 80");
 }
 
-/* A \u0000 in a value is a NUL byte of the value (SPEC 2: any bytes). */
+/*
+ * A \u0000 in a value is a NUL byte of the value (metad-protocol(7), KEYS,
+ * VALUES AND KV OBJECTS: any bytes).
+ */
 static void
 test_parse_nul_escape_value(void **state)
 {
