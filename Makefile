@@ -7,6 +7,8 @@
 #   make uninstall PREFIX=/usr/local   remove what make install put there
 #                        (binaries, man pages, completions, systemd units,
 #                        the library, the licence)
+#   make unit            build and run the unit tests only
+#   make deb             the Debian packages, in build/deb/ (debian/)
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -260,6 +262,8 @@ check-runner:
 check-layers:
 	$(Q)./scripts/check-layers
 
+# The unit tests alone: builds and runs them, installs nothing (the Debian
+# package build runs it: debian/rules).
 unit: $(UNIT_BINS)
 	$(Q)./tests/run --unit-only $(UNIT_BINS)
 
@@ -359,6 +363,18 @@ uninstall:
 
 clean:
 	rm -rf build bin
+
+# Debian packages (debian/; README.md, "Debian packages"):
+#   make deb         dpkg-buildpackage -us -uc -b in a copy of the tree,
+#                    then lintian: the packages land in build/deb/
+#   make deb-check   as root: checks their contents, installs them, runs
+#                    the autopkgtests (debian/tests) on them, purges them
+.PHONY: deb deb-check
+deb:
+	$(Q)./scripts/deb.sh
+
+deb-check:
+	$(Q)./scripts/deb-check.sh build/deb
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
