@@ -369,12 +369,18 @@ clean:
 #                    then lintian: the packages land in build/deb/
 #   make deb-check   as root: checks their contents, installs them, runs
 #                    the autopkgtests (debian/tests) on them, purges them
-.PHONY: deb deb-check
+#   make deb-chroot  as root, with debootstrap: builds them in a fresh
+#                    Debian 12 with debian/control's build dependencies
+#                    only, installs, tries and purges them in another
+.PHONY: deb deb-check deb-chroot
 deb:
 	$(Q)./scripts/deb.sh
 
 deb-check:
 	$(Q)./scripts/deb-check.sh build/deb
+
+deb-chroot:
+	$(Q)./scripts/deb-chroot.sh
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
