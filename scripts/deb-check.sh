@@ -66,8 +66,14 @@ for d in "$daemon" "$cli" "$lib" "$dev"; do
 done
 dpkg-deb -I "$lib" shlibs | grep -qx "libmetad-client 0 libmetad-client0 (>= 0.1.0)" ||
     fail "libmetad-client0's shlibs"
-dpkg-deb -I "$lib" symbols | grep -q '^ md_connect@Base ' ||
-    fail "libmetad-client0's symbols"
+# Its symbols are the functions of the header, each one.
+grep -oE '\bmd_[a-z0-9_]+[[:space:]]*\(' include/metad/client.h |
+    tr -d ' (' | sort -u >"$tmp/header"
+dpkg-deb -I "$lib" symbols | sed -n 's/^ \(md_[^@]*\)@Base .*/\1/p' |
+    sort >"$tmp/symbols"
+diff "$tmp/header" "$tmp/symbols" ||
+    fail "libmetad-client0's symbols are not the functions of client.h"
+echo "ok: libmetad-client0's symbols: the $(wc -l <"$tmp/symbols") functions of client.h"
 # The service runs the packaged binary.
 dpkg-deb --fsys-tarfile "$daemon" |
     tar -xOf - ./lib/systemd/system/metad.service |

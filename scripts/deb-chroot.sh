@@ -57,13 +57,7 @@ debootstrap --variant=minbase "$suite" "$top/base" "$mirror" >"$top/debootstrap.
 
 echo "deb-chroot: the build, with debian/control's build dependencies only"
 fresh build
-mkdir "$top/build/src" "$top/build/src/metad"
-git ls-files --cached --others --exclude-standard |
-    while IFS= read -r f; do
-	if [ -e "$f" ] || [ -L "$f" ]; then
-		printf '%s\n' "$f"
-	fi
-    done | tar -cf - -T - | tar -xf - -C "$top/build/src/metad"
+scripts/copy-tree.sh "$top/build/src/metad"
 inroot "$top/build" apt-get update -qq
 inroot "$top/build" apt-get install -y -qq --no-install-recommends \
     build-essential >/dev/null

@@ -1,11 +1,11 @@
 #!/bin/sh
 # make deb: the Debian packages (debian/), built by dpkg-buildpackage -us
-# -uc -b in a copy of the tree at build/deb/src, so that what it writes to
-# the parent directory (the .debs, .buildinfo and .changes) lands in
-# build/deb/, and its "debian/rules clean" (make clean) leaves the tree's
-# own build/ and bin/ alone.  The copy holds the files git knows of (and
-# new ones it does not ignore), or outside git the tree without build/,
-# bin/ and .git.  Then lintian on the .changes: an error fails.
+# -uc -b in a copy of the tree in a temporary directory, whose parent
+# directory gets what dpkg-buildpackage writes there (the .debs, .buildinfo
+# and .changes): they are then moved to build/deb/.  So the tree's parent
+# is left alone, and so are the tree's build/ and bin/ ("debian/rules
+# clean" runs make clean).  The copy: scripts/copy-tree.sh.  Then lintian
+# on the .changes: an error fails.
 #   scripts/deb.sh [--no-lintian]
 # Needs the build dependencies of debian/control (dpkg-buildpackage checks
 # them) and lintian; not root.
@@ -16,23 +16,16 @@ lint=1
 
 out=build/deb
 rm -rf "$out"
-mkdir -p "$out/src"
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	# (not the ones deleted from the work tree)
-	git ls-files --cached --others --exclude-standard |
-	    while IFS= read -r f; do
-		if [ -e "$f" ] || [ -L "$f" ]; then
-			printf '%s\n' "$f"
-		fi
-	    done | tar -cf - -T - | tar -xf - -C "$out/src"
-else
-	tar --exclude=./build --exclude=./bin --exclude=./.git -cf - . |
-	    tar -xf - -C "$out/src"
-fi
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/metad-deb.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+scripts/copy-tree.sh "$work/metad"
 
 start=$(date +%s)
-(cd "$out/src" && dpkg-buildpackage -us -uc -b)
-rm -rf "$out/src"
+(cd "$work/metad" && dpkg-buildpackage -us -uc -b)
+find "$work" -maxdepth 1 -type f -exec mv {} "$out/" \;
 echo "deb: built in $(($(date +%s) - start)) s:"
 ls -1 "$out"
 
