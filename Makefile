@@ -372,7 +372,10 @@ clean:
 #   make deb-chroot  as root, with debootstrap: builds them in a fresh
 #                    Debian 12 with debian/control's build dependencies
 #                    only, installs, tries and purges them in another
-.PHONY: deb deb-check deb-chroot
+#   make deb-systemd as root, with debootstrap: metad's package under a
+#                    systemd booted in namespaces of its own (the socket
+#                    enabled, metad.service started by it, the purge)
+.PHONY: deb deb-check deb-chroot deb-systemd
 deb:
 	$(Q)./scripts/deb.sh
 
@@ -381,6 +384,9 @@ deb-check:
 
 deb-chroot:
 	$(Q)./scripts/deb-chroot.sh
+
+deb-systemd:
+	$(Q)./scripts/deb-systemd.sh
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
