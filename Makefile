@@ -7,6 +7,8 @@
 #   make uninstall PREFIX=/usr/local   remove what make install put there
 #                        (binaries, man pages, completions, systemd units,
 #                        the library, the licence)
+#   make unit            build and run the unit tests only
+#   make deb             the Debian packages, in build/deb/ (debian/)
 #
 # Knobs: WERROR=1 (warnings are errors), SANITIZER=address,undefined,
 # V=1 (show commands), DEBUG=1 (-O0).  CPPFLAGS, CFLAGS and LDFLAGS are
@@ -269,6 +271,8 @@ check-runner:
 check-layers:
 	$(Q)./scripts/check-layers
 
+# The unit tests alone: builds and runs them, installs nothing (the Debian
+# package build runs it: debian/rules).
 unit: $(UNIT_BINS)
 	$(Q)./tests/run --unit-only $(UNIT_BINS)
 
@@ -368,6 +372,30 @@ uninstall:
 
 clean:
 	rm -rf build bin
+
+# Debian packages (debian/; README.md, "Debian packages"):
+#   make deb         dpkg-buildpackage -us -uc -b in a copy of the tree,
+#                    then lintian: the packages land in build/deb/
+#   make deb-check   as root: checks their contents, installs them, runs
+#                    the autopkgtests (debian/tests) on them, purges them
+#   make deb-chroot  as root, with debootstrap: builds them in a fresh
+#                    Debian 12 with debian/control's build dependencies
+#                    only, installs, tries and purges them in another
+#   make deb-systemd as root, with debootstrap: metad's package under a
+#                    systemd booted in namespaces of its own (the socket
+#                    enabled, metad.service started by it, the purge)
+.PHONY: deb deb-check deb-chroot deb-systemd
+deb:
+	$(Q)./scripts/deb.sh
+
+deb-check:
+	$(Q)./scripts/deb-check.sh build/deb
+
+deb-chroot:
+	$(Q)./scripts/deb-chroot.sh
+
+deb-systemd:
+	$(Q)./scripts/deb-systemd.sh
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 

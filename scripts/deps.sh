@@ -17,18 +17,22 @@ set -eu
 # in systemd.bats, no running systemd needed) and man-db (verify opens the
 # units' Documentation= man pages),
 # redis-server and redis-tools (make bench-redis), python3 (make
-# check-layers).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
+# check-layers).  The Debian packages (make deb, make deb-check, .ci/run):
+# debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
+# debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
-zsh fish wrk bc systemd man-db redis-server redis-tools python3"
+zsh fish wrk bc systemd man-db redis-server redis-tools python3
+debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.
 CMDS="bats socat jq sqlite3 curl mandoc groff ps ss etcd etcdctl prlimit
 setpriv mount umount mountpoint strace tmux zsh fish valgrind clang
-systemd-socket-activate systemd-analyze man python3"
+systemd-socket-activate systemd-analyze man python3 dpkg-buildpackage
+lintian autopkgtest debootstrap"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1 || SUDO="sudo"
