@@ -21,6 +21,9 @@
 /* --view-max-bytes default: the etcd backend's view of its keys. */
 #define VIEW_MAX_BYTES_DEFAULT		(256 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024
+/* Per peer other than root and the daemon's own uid. */
+#define CONNS_PER_PEER_DEFAULT		64
+#define WATCHES_PER_PEER_DEFAULT	65536
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
 /* A lease's TTL (lease_grant's ttl_ms; metactl's lease grant, lock --ttl). */
 #define LEASE_TTL_MIN_MS		1000

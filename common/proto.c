@@ -26,7 +26,8 @@ static const char *proto_code_names[] = {
 	"permission_denied",
 	"unavailable",
 	"storage_full",
-	"internal"
+	"internal",
+	"resource_exhausted"
 };
 
 const char *

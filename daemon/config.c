@@ -19,7 +19,8 @@
 
 enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
-	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_SOCKET_MODE,
+	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_MAX_CONN_PEER,
+	OPT_MAX_WATCH_PEER, OPT_SOCKET_MODE,
 	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_LOG_FILE, OPT_LOG_SYSLOG,
 	OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID, OPT_RO_GID, OPT_ETCD_PREFIX,
 	OPT_VIEW_MAX, OPT_FOREGROUND, OPT_DAEMONIZE, OPT_HELP, OPT_VERSION
@@ -34,6 +35,9 @@ static const struct option config_options[] = {
 	{ "max-request-bytes",	required_argument, NULL, OPT_MAX_REQUEST },
 	{ "max-pending-bytes",	required_argument, NULL, OPT_MAX_PENDING },
 	{ "max-connections",	required_argument, NULL, OPT_MAX_CONN },
+	{ "max-connections-per-peer", required_argument, NULL,
+	    OPT_MAX_CONN_PEER },
+	{ "max-watches-per-peer", required_argument, NULL, OPT_MAX_WATCH_PEER },
 	{ "socket-mode",	required_argument, NULL, OPT_SOCKET_MODE },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "log-level",		required_argument, NULL, OPT_LOG_LEVEL },
@@ -74,6 +78,10 @@ static const struct config_help {
 	{ "N",		"unsent output a connection may hold before its "
 			"reads pause and watches end (default 8m)" },
 	{ "N",		"client connections served at once (default 1024)" },
+	{ "N",		"connections of one peer (a uid other than root and "
+			"metad's own) at once (default 64)" },
+	{ "N",		"watches of one such peer, all its connections "
+			"together (default 65536)" },
 	{ "MODE",	"the socket file's permission bits, octal "
 			"(default 0600)" },
 	{ "PATH",	"write the daemon's pid there once it serves" },
@@ -146,6 +154,8 @@ config_help(FILE *f)
 		snprintf(name, sizeof name, "--%s%s%s", o->name,
 		    h->arg != NULL ? " " : "", h->arg != NULL ? h->arg : "");
 		fprintf(f, "  %-24s", name);
+		if (strlen(name) > 23)		/* too long: text below */
+			fprintf(f, "\n%26s", "");
 		config_help_wrap(f, h->text, 26, 79);
 	}
 }
@@ -350,6 +360,18 @@ config_set(struct metad_config *cfg, int opt, const char *arg,
 			return (0);
 		}
 		break;
+	case OPT_MAX_CONN_PEER:
+		if (config_size(arg, 1000000, &v) == 0 && v > 0) {
+			cfg->max_conns_per_peer = (unsigned)v;
+			return (0);
+		}
+		break;
+	case OPT_MAX_WATCH_PEER:
+		if (config_size(arg, 100000000, &v) == 0 && v > 0) {
+			cfg->max_watches_per_peer = (unsigned)v;
+			return (0);
+		}
+		break;
 	case OPT_SOCKET_MODE:
 		mode = strtoul(arg, &end, 8);
 		if (*arg != '\0' && *end == '\0' && mode <= 0777) {
@@ -464,6 +486,8 @@ config_defaults(struct metad_config *cfg)
 	cfg->max_value_bytes = VALUE_MAX_BYTES_DEFAULT;
 	cfg->max_pending_bytes = PENDING_BYTES_DEFAULT;
 	cfg->max_connections = MAX_CONNECTIONS_DEFAULT;
+	cfg->max_conns_per_peer = CONNS_PER_PEER_DEFAULT;
+	cfg->max_watches_per_peer = WATCHES_PER_PEER_DEFAULT;
 	cfg->view_max_bytes = VIEW_MAX_BYTES_DEFAULT;
 	cfg->socket_mode = 0600;
 	cfg->log_level = LOG_LEVEL_INFO;

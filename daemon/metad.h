@@ -42,6 +42,8 @@ struct metad_config {
 	size_t		 max_pending_bytes;
 	size_t		 view_max_bytes;	/* etcd: the view's */
 	unsigned	 max_connections;
+	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
+	unsigned	 max_watches_per_peer;
 	mode_t		 socket_mode;
 	struct id_list	 allow_uid;	/* read-write */
 	struct id_list	 allow_gid;

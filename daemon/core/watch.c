@@ -112,6 +112,8 @@ watch_free(struct watch *w)
 		TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
 		w->hub->md->nwatches--;
+		if (w->peer->peer_watches != NULL)
+			(*w->peer->peer_watches)--;
 		w->peer = NULL;
 	}
 	if (w->reading)
@@ -413,6 +415,16 @@ watch_start(struct req *r)
 		reply_error(r, e.code, e.msg);
 		return (NULL);
 	}
+	if (r->peer->peer_watches != NULL && *r->peer->peer_watches >=
+	    r->md->cfg.max_watches_per_peer) {
+		free(w->key);
+		free(w);
+		snprintf(e.msg, sizeof e.msg, "uid %ld has %u watches, the "
+		    "limit is %u (--max-watches-per-peer)", r->peer->uid,
+		    *r->peer->peer_watches, r->md->cfg.max_watches_per_peer);
+		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
+		return (NULL);
+	}
 	if (n >= WATCHES_PER_CONN_MAX || (from != 0 && from < st->compact_rev)) {
 		free(w->key);
 		free(w);
@@ -440,6 +452,8 @@ watch_start(struct req *r)
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
 	r->md->nwatches++;
+	if (r->peer->peer_watches != NULL)
+		(*r->peer->peer_watches)++;
 
 	/* The answer goes first (nothing is before it), then the history. */
 	reply_begin(r, &jw);

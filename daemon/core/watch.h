@@ -40,6 +40,9 @@ struct watch_peer {
 	TAILQ_HEAD(, watch)	 watches;
 	struct metad		*md;
 	long			 uid, pid;	/* for the log */
+	/* The watches of every connection of this peer, bound by
+	 * --max-watches-per-peer; NULL: root or metad's own uid. */
+	unsigned		*peer_watches;
 	void			*arg;		/* send's and full's */
 	void			 (*send)(void *, const void *, size_t);
 	int			 (*full)(void *);

@@ -31,6 +31,7 @@ struct event;
 struct evbuffer;
 struct watch;
 struct metad;
+struct server_peer;
 
 struct conn {
 	struct metad		*md;
@@ -59,6 +60,7 @@ struct conn {
 	unsigned		 refs;		 /* requests alive */
 	struct commit_order	 order;		 /* its writes, to the commit */
 	struct watch_peer	 peer;		 /* its watches */
+	struct server_peer	*server_peer;	 /* its uid's quota, or NULL */
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 dirty_entry;
 };

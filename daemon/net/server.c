@@ -27,8 +27,22 @@
 
 TAILQ_HEAD(conn_list, conn);
 
+/*
+ * A peer other than root and metad's own uid (those are bound only by the
+ * daemon-wide limits), while it has a connection: what it holds, against
+ * --max-connections-per-peer and --max-watches-per-peer.  Few: one per
+ * uid the access lists let in.
+ */
+struct server_peer {
+	uid_t			 uid;
+	unsigned		 conns;
+	unsigned		 watches;	/* its watch_peers' count */
+	LIST_ENTRY(server_peer)	 entry;
+};
+
 struct server {
 	struct metad		*md;
+	LIST_HEAD(, server_peer) peers;
 	int			 fd;
 	struct event		*accept_ev;
 	struct event		*resume_ev;
@@ -155,6 +169,7 @@ server_create(struct metad *md, int fd, char **cause)
 	}
 	s->path = xstrdup(md->cfg.socket_path);
 	TAILQ_INIT(&s->conns);
+	LIST_INIT(&s->peers);
 	TAILQ_INIT(&s->dead);
 	TAILQ_INIT(&s->dirty);
 	s->accept_ev = event_new(md->base, fd, EV_READ | EV_PERSIST,
@@ -325,6 +340,34 @@ server_refuse(int fd, enum proto_code code, const char *msg)
 	close(fd);
 }
 
+/* uid's record, made if need be; NULL for root and metad's own uid. */
+static struct server_peer *
+server_peer_get(struct server *s, uid_t uid)
+{
+	struct server_peer	*p;
+
+	if (uid == 0 || uid == geteuid())
+		return (NULL);
+	LIST_FOREACH(p, &s->peers, entry) {
+		if (p->uid == uid)
+			return (p);
+	}
+	p = xcalloc(1, sizeof *p);
+	p->uid = uid;
+	LIST_INSERT_HEAD(&s->peers, p, entry);
+	return (p);
+}
+
+/* A record that holds nothing any more goes. */
+static void
+server_peer_put(struct server_peer *p)
+{
+	if (p->conns == 0 && p->watches == 0) {
+		LIST_REMOVE(p, entry);
+		free(p);
+	}
+}
+
 static void
 server_accept_one(struct server *s, int fd)
 {
@@ -332,6 +375,7 @@ server_accept_one(struct server *s, int fd)
 	struct ucred	 cred;
 	socklen_t	 len = sizeof cred;
 	enum conn_access access;
+	struct server_peer *p;
 	struct conn	*c;
 	char		 msg[128];
 
@@ -355,7 +399,20 @@ server_accept_one(struct server *s, int fd)
 		server_refuse(fd, PROTO_UNAVAILABLE, msg);
 		return;
 	}
+	if ((p = server_peer_get(s, cred.uid)) != NULL &&
+	    p->conns >= md->cfg.max_conns_per_peer) {
+		snprintf(msg, sizeof msg, "uid %ld has %u connections, the "
+		    "limit is %u (--max-connections-per-peer)",
+		    (long)cred.uid, p->conns, md->cfg.max_conns_per_peer);
+		server_peer_put(p);
+		server_refuse(fd, PROTO_RESOURCE_EXHAUSTED, msg);
+		return;
+	}
 	c = conn_create(md, fd, cred.uid, cred.gid, cred.pid, access);
+	if ((c->server_peer = p) != NULL) {
+		p->conns++;
+		c->peer.peer_watches = &p->watches;
+	}
 	TAILQ_INSERT_TAIL(&s->conns, c, entry);
 	md->nconns++;
 	log_debug("connection from uid %ld pid %ld", (long)cred.uid,
@@ -431,6 +488,12 @@ server_conn_closed(struct server *s, struct conn *c)
 	TAILQ_REMOVE(&s->conns, c, entry);
 	TAILQ_INSERT_TAIL(&s->dead, c, entry);
 	s->md->nconns--;
+	if (c->server_peer != NULL) {
+		c->server_peer->conns--;
+		server_peer_put(c->server_peer);
+		c->server_peer = NULL;
+		c->peer.peer_watches = NULL;
+	}
 	event_active(s->reap_ev, 0, 0);
 }
 

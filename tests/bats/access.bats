@@ -97,3 +97,71 @@ nobody_req() {
 	assert_failure 2
 	assert_output --partial 'unknown user "no-such-user-here"'
 }
+
+# hold_as_nobody NAME REQUEST...: a connection of uid 65534 sending the
+# REQUEST lines, its answers in $TESTDIR/NAME.out, held open until
+# "release NAME".
+hold_as_nobody() {
+	local name=$1
+	shift
+	{
+		printf '%s\n' "$@"
+		hold_open "$name"
+	} | as_nobody socat -t 10 - "UNIX-CONNECT:$SOCK" >"$TESTDIR/$name.out" &
+}
+
+@test "--max-connections-per-peer: a read-only peer at its limit is refused resource_exhausted; the owner and root are not affected" {
+	need_other_uid
+	metad_start --socket-mode 0666 --read-only-uid 65534 \
+	    --max-connections-per-peer 3
+	local i
+	for i in 1 2 3; do
+		hold_as_nobody "c$i" '{"op":"ping"}'
+	done
+	for i in 1 2 3; do
+		wait_for grep -q '"ok":true' "$TESTDIR/c$i.out"
+	done
+	# Three of the peer's, and status's own.
+	run status_field connections
+	assert_output 4
+	# The fourth of that uid: refused at once, before any request, and
+	# named.
+	run as_nobody socat -t 2 -u "UNIX-CONNECT:$SOCK" -
+	assert_output --partial '"code":"resource_exhausted"'
+	assert_output --partial 'uid 65534 has 3 connections, the limit is 3 (--max-connections-per-peer)'
+	# The owner (root here) goes on, as many as it likes.
+	for i in 1 2 3 4 5; do
+		run mctl ping
+		assert_success
+	done
+	# A freed slot is the peer's again.
+	release c1
+	wait_for status_is connections 3
+	run nobody_req '{"op":"ping"}'
+	assert_output --partial '"ok":true'
+	release c2
+	release c3
+}
+
+@test "--max-watches-per-peer: the peer's watches over all its connections are bound; unwatch and closing free them" {
+	need_other_uid
+	metad_start --socket-mode 0666 --read-only-uid 65534 \
+	    --max-watches-per-peer 3
+	hold_as_nobody a '{"op":"watch","key":"a1"}' '{"op":"watch","key":"a2"}'
+	wait_for has_lines 2 "$TESTDIR/a.out"
+	hold_as_nobody b '{"op":"watch","key":"b1"}' '{"op":"watch","key":"b2"}'
+	wait_for has_lines 2 "$TESTDIR/b.out"
+	run cat "$TESTDIR/b.out"
+	assert_line --index 0 --partial '"ok":true'
+	assert_line --index 1 --partial '"code":"resource_exhausted"'
+	assert_line --index 1 --partial 'uid 65534 has 3 watches, the limit is 3 (--max-watches-per-peer)'
+	# The owner's watches do not count against the peer, nor are bound.
+	run watch_lines 1 '{"op":"watch","key":"o"}'
+	assert_output --partial '"ok":true'
+	# Closing a connection gives its watches back.
+	release a
+	wait_for status_is watches 1
+	run nobody_req '{"op":"watch","key":"c1"}'
+	assert_output --partial '"ok":true'
+	release b
+}
