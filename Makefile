@@ -379,7 +379,7 @@ clean:
 #   in build/fuzz/artifacts and fails.  make build/fuzz/fuzz_NAME builds one.
 FUZZ_CC		?= clang
 FUZZ_SECONDS	?= 60
-FUZZ_TARGETS	 = request fast pb grpc
+FUZZ_TARGETS	 = request fast pb grpc txn
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 # clang's -Wshadow also counts a libc global a parameter shadows (getopt's
@@ -425,7 +425,8 @@ build/fuzz/fuzz_fast: tests/unit/ops_fast_cmp.h
 # A harness that includes the file it fuzzes (for its static functions).
 build/fuzz/fuzz_grpc: daemon/store/etcd/etcd_grpc.c
 build/fuzz/fuzz_load: cmd/cmd_load.c
-build/fuzz/fuzz_load: EXTRA_CPPFLAGS = $(RL_CFLAGS) -iquote cmd
+build/fuzz/fuzz_load build/fuzz/fuzz_txn: EXTRA_CPPFLAGS = $(RL_CFLAGS) \
+    -iquote cmd
 build/fuzz/fuzz_load build/fuzz/fuzz_txn: FUZZ_EXTRA_LIBS = $(RL_LIBS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) build/fuzz/flags
 	@$(if $(Q),echo "  FUZZLD  $@")
