@@ -379,7 +379,7 @@ clean:
 #   in build/fuzz/artifacts and fails.  make build/fuzz/fuzz_NAME builds one.
 FUZZ_CC		?= clang
 FUZZ_SECONDS	?= 60
-FUZZ_TARGETS	 = request fast pb grpc txn
+FUZZ_TARGETS	 = request fast pb grpc load txn
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 # clang's -Wshadow also counts a libc global a parameter shadows (getopt's
