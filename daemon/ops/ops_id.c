@@ -180,17 +180,19 @@ ops_id_take(struct req *r, const char *line, size_t len,
 		if (strlen(f->valuestring) > ID_MAX_BYTES)
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "is longer than %d bytes", ID_MAX_BYTES));
-		/*
-		 * The text echoed too: an escape decoding to NUL ("\u0000",
-		 * or cJSON's "\u0" and a non-hex byte) ends valuestring early.
-		 */
-		if (!utf8_valid(f->valuestring, strlen(f->valuestring)) ||
-		    !utf8_valid(tok, n))
+		if (!utf8_valid(f->valuestring, strlen(f->valuestring)))
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "is not valid UTF-8"));
 		if (n < 2 || tok[0] != '"' || !ops_id_plain(tok, n))
 			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
 			    "holds a control character"));
+		/*
+		 * The text echoed too: an escape decoding to NUL ("\u0000",
+		 * or cJSON's "\u0" and a non-hex byte) ends valuestring early.
+		 */
+		if (!utf8_valid(tok, n))
+			return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" "
+			    "is not valid UTF-8"));
 	} else if (!cJSON_IsNumber(f) || n == 0 || !ops_id_integer(tok, n))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"id\" must "
 		    "be a string or an integer of at most %d digits",
