@@ -399,21 +399,38 @@ deb-systemd:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# --- Fuzzing: a libFuzzer target for the request decoder and the op
-# dispatch (tests/fuzz/fuzz_request.c), built by clang with ASan and UBSan.
-#   make fuzz [FUZZ_SECONDS=60]   runs it on a copy of tests/fuzz/corpus in
-#   build/fuzz/corpus-run; a crash leaves its input in build/fuzz/artifacts.
+# --- Fuzzing: a libFuzzer target per decoder, built by clang with ASan and
+# UBSan (tests/fuzz/fuzz_NAME.c, its seeds in tests/fuzz/corpus-NAME, its
+# dictionary, if any, tests/fuzz/NAME.dict):
+#   request  the request line through the decoder and dispatch, a real store
+#   fast     the direct decoder (ops_fast.c) against the general one
+#   pb       etcd's protobuf answers and requests (etcd_pb*.c)
+#   grpc     the gRPC message reassembly from DATA chunks (etcd_grpc.c)
+#   load     metactl load's dump lines (cmd_load.c)
+#   txn      metactl txn's text form (txn_text.c)
+#   make fuzz [FUZZ_SECONDS=60]   runs each for its share of FUZZ_SECONDS on
+#   a copy of its seeds in build/fuzz/corpus-NAME; a crash leaves its input
+#   in build/fuzz/artifacts and fails.  make build/fuzz/fuzz_NAME builds one.
 FUZZ_CC		?= clang
 FUZZ_SECONDS	?= 60
+FUZZ_TARGETS	 = request fast pb grpc load txn
 FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
-FUZZ_CFLAGS	 = -std=c11 -g -O1 $(WARN) $(FUZZ_SAN)
+# clang's -Wshadow also counts a libc global a parameter shadows (getopt's
+# optopt in config.c), which gcc's leaves out: the gcc build checks shadows.
+FUZZ_CFLAGS	 = -std=c11 -g -O1 $(WARN) -Wno-shadow $(FUZZ_SAN)
 FUZZ_SRCS	:= $(COMMON_SRCS) \
 		   $(filter-out daemon/main.c daemon/net/server.c,$(DAEMON_SRCS))
 FUZZ_OBJS	:= $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
-FUZZ_ARGS	 = -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
-		   -dict=tests/fuzz/request.dict -print_final_stats=1 \
-		   -artifact_prefix=build/fuzz/artifacts/
+# The other targets take what they use from an archive: the daemon's
+# objects, the listener's, metactl's but its main, the client library's.
+FUZZ_LIB_SRCS	:= $(FUZZ_SRCS) daemon/net/server.c \
+		   $(filter-out cmd/metactl.c,$(CMD_SRCS)) $(wildcard client/*.c)
+FUZZ_LIB	 = build/fuzz/libfuzz.a
+FUZZ_EACH	 = $(shell expr $(FUZZ_SECONDS) / $(words $(FUZZ_TARGETS)) \
+		   \| 1)
+FUZZ_ARGS	 = -max_total_time=$(FUZZ_EACH) -timeout=10 \
+		   -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/
 
 .PHONY: fuzz
 build/fuzz/flags: FORCE
@@ -421,10 +438,11 @@ build/fuzz/flags: FORCE
 	@echo '$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS)' | cmp -s - $@ || \
 	    echo '$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS)' > $@
 
+build/fuzz/obj/cmd/%.o: EXTRA_CPPFLAGS = $(RL_CFLAGS)
 build/fuzz/obj/%.o: %.c build/fuzz/flags
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) \
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(EXTRA_CPPFLAGS) $(FUZZ_CFLAGS) \
 	    -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c tests/unit/ops_fast_cmp.h \
@@ -433,10 +451,39 @@ build/fuzz/fuzz_request: tests/fuzz/fuzz_request.c tests/unit/ops_fast_cmp.h \
 	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) -lm
 
-fuzz: build/fuzz/fuzz_request
-	@mkdir -p build/fuzz/corpus-run build/fuzz/artifacts
-	@cp tests/fuzz/corpus/* build/fuzz/corpus-run/
-	$(Q)build/fuzz/fuzz_request $(FUZZ_ARGS) build/fuzz/corpus-run
+$(FUZZ_LIB): $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+build/fuzz/fuzz_fast: tests/unit/ops_fast_cmp.h
+# A harness that includes the file it fuzzes (for its static functions).
+build/fuzz/fuzz_grpc: daemon/store/etcd/etcd_grpc.c
+build/fuzz/fuzz_load: cmd/cmd_load.c
+build/fuzz/fuzz_load build/fuzz/fuzz_txn: EXTRA_CPPFLAGS = $(RL_CFLAGS) \
+    -iquote cmd
+build/fuzz/fuzz_load build/fuzz/fuzz_txn: FUZZ_EXTRA_LIBS = $(RL_LIBS)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) build/fuzz/flags
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(EXTRA_CPPFLAGS) $(FUZZ_CFLAGS) \
+	    -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) \
+	    $(FUZZ_EXTRA_LIBS) -lm
+
+# Each target in turn; the first that crashes fails make fuzz.
+fuzz: $(addprefix build/fuzz/fuzz_,$(FUZZ_TARGETS))
+	@mkdir -p build/fuzz/artifacts
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus-$$t && \
+	    cp tests/fuzz/corpus-$$t/* build/fuzz/corpus-$$t/ && \
+	    d=; test -f tests/fuzz/$$t.dict && d=-dict=tests/fuzz/$$t.dict; \
+	    echo "=== fuzz_$$t for $(FUZZ_EACH) s"; \
+	    build/fuzz/fuzz_$$t $(FUZZ_ARGS) $$d \
+	        -max_len=$$(case $$t in request) echo 8192;; \
+	        *) echo 4096;; esac) build/fuzz/corpus-$$t 2>build/fuzz/$$t.log; \
+	    rc=$$?; grep -aE '^(stat::|#[0-9]+[[:space:]]+DONE)' \
+	        build/fuzz/$$t.log; \
+	    if [ $$rc -ne 0 ]; then tail -n 60 build/fuzz/$$t.log; \
+	        echo "fuzz_$$t failed (build/fuzz/$$t.log)"; exit 1; fi; \
+	done
 
 # Reliability: the linearizability checker (tests/lin) and the kill -9
 # stress run (STRESS_CYCLES, default 50).  tests/bats/reliability.bats uses

@@ -138,7 +138,9 @@ txn_text_bare(struct txn_text *t, struct txn_token *tok, char stop)
 		}
 		free(dec);
 	}
-	tok->s = xmemdup(t->p, tok->len + 1);
+	/* Not tok->len + 1 bytes of the line: the word may end the input. */
+	tok->s = xmalloc(tok->len + 1);
+	memcpy(tok->s, t->p, tok->len);
 	tok->s[tok->len] = '\0';
 	t->p = q;
 	return (0);

@@ -184,8 +184,9 @@ proto_hex(char c)
 }
 
 /*
- * Every string in the line as RFC 8259 writes one: no raw control
- * character, every escape one of \" \\ \/ \b \f \n \r \t \uXXXX.  cJSON
+ * Every string in the line as RFC 8259 writes one, and only its four
+ * blanks between tokens (cJSON takes any byte below 0x20 for a blank): no
+ * raw control character in a string, every escape one of \" \\ \/ \b \f \n \r \t \uXXXX.  cJSON
  * is lax there: it takes "ab\u00zz" as "ab" and a NUL, which would store a
  * truncated key or value without a word.  0, or -1 with e.
  */
@@ -196,6 +197,11 @@ proto_strict_strings(const char *s, size_t len, struct proto_err *e)
 	int	 in = 0;
 
 	for (i = 0; i < len; i++) {
+		if (!in && (unsigned char)s[i] < 0x20 && s[i] != ' ' &&
+		    s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return (proto_fail(e, PROTO_BAD_REQUEST, "request is "
+			    "not valid JSON: a control character between "
+			    "tokens (byte %zu)", i));
 		if (!in) {
 			in = s[i] == '"';
 			continue;

@@ -215,6 +215,9 @@ REQS
 	done
 	assert_regex "${lines[2]}" '"code":"bad_request","message":"request is not valid JSON: a control character in a string'
 	assert_regex "${lines[5]}" '"ok":true'
+	# Between tokens only blanks: cJSON took any control byte for one.
+	run raw < <(printf '{"op"\x01:"ping"}\n')
+	assert_output --partial 'a control character between tokens (byte 5)'
 	run req '{"op":"get","key":"k"}'
 	assert_output --partial '"value":"a\u0000bé\n/"'
 	run req '{"op":"list"}'

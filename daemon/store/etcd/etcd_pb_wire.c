@@ -315,14 +315,16 @@ etcd_pb_txn_next(struct etcd_pb_txn *t, int *op, const uint8_t **r,
 int
 etcd_pb_op_kv(int op, const uint8_t *p, size_t n, struct etcd_pb_kv *kv)
 {
-	const uint8_t	*end = p + n, *data = NULL, *kvp = NULL;
+	const uint8_t	*end, *data = NULL, *kvp = NULL;
 	uint64_t	 v = 0;
 	uint32_t	 no;
 	size_t		 len = 0, kvlen = 0;
 	int		 wt;
 
+	/* Not p + n first: an op 0 from etcd_pb_txn_next comes with NULL. */
 	if (op != ETCD_PB_OP_RANGE && op != ETCD_PB_OP_PUT)
 		return (0);
+	end = p + n;
 	/* Field 2: a range's kvs (the first), a put's prev_kv (the last). */
 	while (etcd_pb_next(&p, end, &no, &wt, &v, &data, &len) == 1) {
 		if (no != 2 || (op == ETCD_PB_OP_RANGE && kvp != NULL))
