@@ -7,6 +7,7 @@
 
 _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
+--max-connections-per-peer --max-watches-per-peer
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
 --pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
 
@@ -52,7 +53,8 @@ _metad()
 		COMPREPLY=($(compgen -g -- "$cur"))
 		return ;;
 	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
-	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode)
+	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
+	--max-connections-per-peer|--max-watches-per-peer)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))
