@@ -20,6 +20,7 @@
 #include "core/wait.h"
 #include "lease/lease.h"
 #include "ops/ops.h"
+#include "ops/snapshot.h"
 #include "proto.h"
 #include "core/reply.h"
 #include "net/server.h"
@@ -487,6 +488,7 @@ conn_close(struct conn *c)
 	watch_peer_closed(&c->peer);
 	wait_conn_closed(c->md->waits, c);
 	lease_conn_closed(c->md->leases, c);
+	snapshots_conn_closed(c->md->snapshots, c);
 	close(c->fd);
 	c->fd = -1;
 	server_conn_closed(c->md->server, c);

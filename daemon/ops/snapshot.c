@@ -17,6 +17,7 @@
 #include "ops/ops.h"
 #include "core/reply.h"
 #include "ops/snapshot.h"
+#include "core/watch.h"
 
 struct snapshot {
 	struct snapshots	*set;
@@ -27,6 +28,8 @@ struct snapshot {
 	uint64_t		 bytes;
 	struct store_snapshot	*taking;
 	struct req		*req;		/* to answer when written */
+	const struct conn	*owner;		/* who may read it; NULL: gone */
+	long			 uid;		/* its peer's */
 	struct event		*idle_ev;
 	TAILQ_ENTRY(snapshot)	 entry;
 };
@@ -153,7 +156,10 @@ snapshot_taken(void *arg, uint64_t rev, const struct store_err *se)
 		jw_name(&w, "bytes");
 		jw_u64(&w, sn->bytes);
 		reply_end(r, &w);
-		snapshot_touch(sn);
+		if (sn->owner == NULL)
+			snapshot_free(sn);	/* its connection is gone */
+		else
+			snapshot_touch(sn);
 	}
 	req_done(r);
 }
@@ -196,6 +202,45 @@ snapshot_tmp_path(struct snapshots *set, char *why, size_t len)
 	return (path);
 }
 
+/*
+ * A peer other than root and metad's own uid holds SNAPSHOTS_PER_PEER at
+ * most (taken or being read), so it cannot hold every one of the
+ * daemon's SNAPSHOTS_MAX for SNAPSHOT_IDLE_MS.
+ */
+static int
+snapshot_peer_full(struct snapshots *set, const struct req *r, char *why,
+    size_t len)
+{
+	const struct snapshot	*sn;
+	long			 uid = r->peer != NULL ? r->peer->uid : -1;
+	unsigned		 n = 0;
+
+	if (uid == -1 || uid == 0 || uid == (long)geteuid())
+		return (0);
+	TAILQ_FOREACH(sn, &set->list, entry)
+		n += sn->uid == uid;
+	if (n < SNAPSHOTS_PER_PEER)
+		return (0);
+	snprintf(why, len, "uid %ld has %u snapshots being taken or read, "
+	    "the limit is %d a peer", uid, n, SNAPSHOTS_PER_PEER);
+	return (1);
+}
+
+void
+snapshots_conn_closed(struct snapshots *set, const struct conn *c)
+{
+	struct snapshot	*sn, *next;
+
+	for (sn = TAILQ_FIRST(&set->list); sn != NULL; sn = next) {
+		next = TAILQ_NEXT(sn, entry);
+		if (sn->owner != c)
+			continue;
+		sn->owner = NULL;	/* nobody may read it now */
+		if (sn->taking == NULL)
+			snapshot_free(sn);	/* else once it is taken */
+	}
+}
+
 void
 snapshot_op_snapshot(struct req *r)
 {
@@ -211,6 +256,11 @@ snapshot_op_snapshot(struct req *r)
 		req_done(r);
 		return;
 	}
+	if (snapshot_peer_full(set, r, why, sizeof why)) {
+		reply_error(r, PROTO_RESOURCE_EXHAUSTED, why);
+		req_done(r);
+		return;
+	}
 	if ((path = snapshot_tmp_path(set, why, sizeof why)) == NULL) {
 		reply_error(r, PROTO_INTERNAL, why);
 		req_done(r);
@@ -222,6 +272,8 @@ snapshot_op_snapshot(struct req *r)
 	sn->path = path;
 	sn->fd = -1;
 	sn->req = r;
+	sn->owner = r->conn;
+	sn->uid = r->peer != NULL ? r->peer->uid : -1;
 	if ((sn->idle_ev = evtimer_new(r->md->base, snapshot_idle_cb,
 	    sn)) == NULL)
 		fatalx("evtimer_new");
@@ -263,7 +315,9 @@ snapshot_read_args(struct req *r, struct snapshot **sn, uint64_t *off,
 	if (*limit == 0 || *limit > SNAPSHOT_CHUNK_MAX)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"limit\" must "
 		    "be 1 to %d", SNAPSHOT_CHUNK_MAX));
-	if ((*sn = snapshot_find(r->md->snapshots, id)) == NULL)
+	/* Another connection's is no more there than a dropped one. */
+	if ((*sn = snapshot_find(r->md->snapshots, id)) == NULL ||
+	    (*sn)->owner == NULL || (*sn)->owner != r->conn)
 		return (proto_fail(e, PROTO_NOT_FOUND, "no snapshot %" PRIu64
 		    " (a snapshot is dropped once read to its end, or unread "
 		    "for %d s)", id, SNAPSHOT_IDLE_MS / 1000));

@@ -344,36 +344,67 @@ pause_metad() {
 	[ -e "$TESTDIR/seen" ] || fail "no progress line within 768 KB: $(cat -v "$TESTDIR/tty")"
 }
 
+# conv_open: a connection of its own to talk on, request by request
+# (conv REQUEST sets $output to the answer); conv_close ends it.  A
+# snapshot is read only on the connection that took it.
+conv_open() {
+	coproc CONV { socat -t 30 - "UNIX-CONNECT:$SOCK"; }
+}
+
+conv() {
+	printf '%s\n' "$1" >&"${CONV[1]}"
+	output=
+	IFS= read -r -t 10 output <&"${CONV[0]}"
+}
+
+conv_close() {
+	local pid=$CONV_PID
+	exec {CONV[1]}>&-
+	wait "$pid" 2>/dev/null || true
+}
+
 @test "snapshot ops: chunks at the offsets asked, dropped once read to the end, at most 4 at once" {
 	mctl put a 1 >/dev/null
-	run req '{"op":"snapshot"}'
+	conv_open
+	conv '{"op":"snapshot"}'
 	assert_output --regexp "^\{\"ok\":true,\"snapshot\":1,\"rev\":$(rv @1),\"bytes\":[0-9]+\}$"
 	bytes=$(jq .bytes <<<"$output")
-	run req '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":16}'
+	conv '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":16}'
 	assert_output '{"ok":true,"data_b64":"U1FMaXRlIGZvcm1hdCAzAA==","eof":false}'
-	run req "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes + 1))}"
+	conv "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes + 1))}"
 	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":524289}'
+	conv '{"op":"snapshot_read","snapshot":1,"offset":0,"limit":524289}'
 	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"snapshot","extra":1}'
+	conv '{"op":"snapshot","extra":1}'
 	assert_output --partial 'unknown field \"extra\" for op \"snapshot\"'
 	# The last chunk: eof, and the snapshot is gone.
-	run req "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes - 1))}"
+	conv "{\"op\":\"snapshot_read\",\"snapshot\":1,\"offset\":$((bytes - 1))}"
 	assert_output --regexp '^\{"ok":true,"data_b64":"[A-Za-z0-9+/]{2}==","eof":true\}$'
-	run req '{"op":"snapshot_read","snapshot":1,"offset":0}'
+	conv '{"op":"snapshot_read","snapshot":1,"offset":0}'
 	assert_output --partial '"code":"not_found"'
 	# Four held open (never read to the end); a fifth must wait.
 	for i in 2 3 4 5; do
+		conv '{"op":"snapshot"}'
+		assert_output --partial "\"snapshot\":$i,"
+	done
+	conv '{"op":"snapshot"}'
+	assert_output --partial '"code":"unavailable","message":"4 snapshots are being taken or read already (the limit is 4)"'
+	# Reading one to its end frees its place.
+	conv '{"op":"snapshot_read","snapshot":5,"offset":0}'
+	assert_output --partial '"eof":true'
+	conv '{"op":"snapshot"}'
+	assert_output --partial '"snapshot":6,'
+	# Another connection cannot read them: to it they are not there.
+	run req '{"op":"snapshot_read","snapshot":6,"offset":0,"limit":16}'
+	assert_output --partial '"code":"not_found"'
+	conv '{"op":"snapshot_read","snapshot":6,"offset":0,"limit":16}'
+	assert_output --partial '"ok":true'
+	# Closing the connection drops its snapshots at once: four are free.
+	conv_close
+	for i in 7 8 9 10; do
 		run req '{"op":"snapshot"}'
 		assert_output --partial "\"snapshot\":$i,"
 	done
-	run req '{"op":"snapshot"}'
-	assert_output --partial '"code":"unavailable","message":"4 snapshots are being taken or read already (the limit is 4)"'
-	# Reading one to its end frees its place.
-	run req '{"op":"snapshot_read","snapshot":5,"offset":0}'
-	assert_output --partial '"eof":true'
-	run req '{"op":"snapshot"}'
-	assert_output --partial '"snapshot":6,'
 }
 
 # traced PID: every thread of PID has a tracer attached.
