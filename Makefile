@@ -201,6 +201,13 @@ STORE_FX_OBJS	:= build/tests/unit/store_fx.o
 $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS)
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
+# The tests of the commit, the watch hub and the lease table link the
+# daemon's objects and their fixture (tests/unit/md_fx.c): a daemon's
+# struct metad on a memory store.
+MD_TESTS	:= build/tests/test_watch build/tests/test_lease
+MD_FX_OBJS	:= build/tests/unit/md_fx.o
+$(MD_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) $(MD_FX_OBJS)
+$(MD_TESTS): $(DAEMON_LIB_OBJS) $(MD_FX_OBJS)
 # The etcd codec's test links its object (and libnghttp2's flags, unused).
 ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
 		   build/daemon/store/etcd/etcd_pb_msg.o \
