@@ -204,7 +204,8 @@ $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
 # The tests of the commit, the watch hub and the lease table link the
 # daemon's objects and their fixture (tests/unit/md_fx.c): a daemon's
 # struct metad on a memory store.
-MD_TESTS	:= build/tests/test_watch build/tests/test_lease
+MD_TESTS	:= build/tests/test_commit build/tests/test_watch \
+		   build/tests/test_lease
 MD_FX_OBJS	:= build/tests/unit/md_fx.o
 $(MD_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) $(MD_FX_OBJS)
 $(MD_TESTS): $(DAEMON_LIB_OBJS) $(MD_FX_OBJS)

@@ -1,9 +1,9 @@
 /*
- * The fixture of the daemon module tests (test_watch.c, test_lease.c):
- * a struct metad as daemon/main.c builds it, on a real
- * event loop and a real memory store, with the commit, the watch hub,
- * the waits and the events (the store's notify); no server, no
- * connection, no lease table (a test makes its own, with a fake on_due).
+ * The fixture of the daemon module tests (test_commit.c, test_watch.c,
+ * test_lease.c): a struct metad as daemon/main.c builds it, on a real
+ * event loop and a real memory store, with the commit, the watch hub, the
+ * waits and the events (the store's notify); no server, no connection,
+ * no lease table (a test makes its own, with a fake on_due).
  * md_fx_run() runs the loop until *flag is set, failing the test after
  * MD_FX_WAIT_MS.
  */
