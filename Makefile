@@ -201,6 +201,19 @@ STORE_FX_OBJS	:= build/tests/unit/store_fx.o
 $(STORE_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS)
 $(STORE_TESTS): $(DAEMON_LIB_OBJS) $(STORE_FX_OBJS)
+# The store tests with etcd cases (a fixture of kind "etcd"), which
+# tests/run-etcd runs against its etcd; the others test only a local
+# backend's code (and run in tests/run's unit pass).
+ETCD_UNIT_TESTS	:= $(patsubst tests/unit/%.c,build/tests/%,$(shell grep -l \
+		   '\.kind = "etcd"' tests/unit/test_store*.c))
+# The tests of the commit, the watch hub and the lease table link the
+# daemon's objects and their fixture (tests/unit/md_fx.c): a daemon's
+# struct metad on a memory store.
+MD_TESTS	:= build/tests/test_commit build/tests/test_watch \
+		   build/tests/test_lease
+MD_FX_OBJS	:= build/tests/unit/md_fx.o
+$(MD_TESTS): TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) $(MD_FX_OBJS)
+$(MD_TESTS): $(DAEMON_LIB_OBJS) $(MD_FX_OBJS)
 # The etcd codec's test links its object (and libnghttp2's flags, unused).
 ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
 		   build/daemon/store/etcd/etcd_pb_msg.o \
@@ -253,11 +266,11 @@ ifneq ($(CHECK_MEMORY),0)
 	    METAD_TEST_STORE=memory ./tests/run --bats-only
 endif
 	$(Q)SANITIZER="$(SANITIZER)" METAD_BATS_TIMEOUT=$(BATS_TIMEOUT) \
-	    ./tests/run-etcd $(addprefix --unit ,$(STORE_TESTS))
+	    ./tests/run-etcd $(addprefix --unit ,$(ETCD_UNIT_TESTS))
 
-check-etcd: all $(STORE_TESTS)
+check-etcd: all $(ETCD_UNIT_TESTS)
 	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd \
-	    $(addprefix --unit ,$(STORE_TESTS))
+	    $(addprefix --unit ,$(ETCD_UNIT_TESTS))
 
 # The runners' own tests (tests/runner/runner.bats), alone.
 .PHONY: check-runner

@@ -1,0 +1,314 @@
+/*
+ * Unit tests of the watch hub (daemon/core/watch.c) through watch.h, on a
+ * real loop and memory store whose events go through events.c as in the
+ * daemon, with fake connections (watch_peer): each notes the lines the
+ * hub sends it, rendered "W put KEY@REV", "W del KEY@REV" or
+ * "W cancelled REASON NEXT_REV", and says it is full when told to.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "md_fx.h"
+#include "core/req.h"
+#include "core/watch.h"
+#include "util.h"
+
+struct peer {
+	struct watch_peer	 wp;
+	struct buf		 raw;	/* what the hub sent */
+	struct buf		 out;	/* rendered, one line each */
+	int			 full;
+};
+
+static void
+peer_send(void *arg, const void *p, size_t len)
+{
+	struct peer	*pe = arg;
+
+	buf_add(&pe->raw, p, len);
+}
+
+static int
+peer_full(void *arg)
+{
+	return (((struct peer *)arg)->full);
+}
+
+static void
+peer_init(struct peer *pe, struct metad *md)
+{
+	memset(pe, 0, sizeof *pe);
+	TAILQ_INIT(&pe->wp.watches);
+	pe->wp.md = md;
+	pe->wp.arg = pe;
+	pe->wp.send = peer_send;
+	pe->wp.full = peer_full;
+	buf_init(&pe->raw);
+	buf_init(&pe->out);
+}
+
+static void
+peer_close(struct peer *pe)
+{
+	watch_peer_closed(&pe->wp);
+	buf_free(&pe->raw);
+	buf_free(&pe->out);
+}
+
+static void
+render_line(struct buf *out, const char *line)
+{
+	cJSON		*j = cJSON_Parse(line), *ev, *k, *w;
+	char		 s[256];
+
+	if (j == NULL)
+		fail_msg("a line that is not JSON: %s", line);
+	w = cJSON_GetObjectItem(j, "watch");
+	ev = cJSON_GetObjectItem(j, "event");
+	k = cJSON_GetObjectItem(j, "key");
+	assert_non_null(w);
+	assert_true(cJSON_IsString(ev));
+	if (strcmp(ev->valuestring, "cancelled") == 0)
+		snprintf(s, sizeof s, "%.0f cancelled %s %.0f\n",
+		    w->valuedouble, cJSON_GetObjectItem(j,
+		    "reason")->valuestring, cJSON_GetObjectItem(j,
+		    "next_rev")->valuedouble);
+	else
+		snprintf(s, sizeof s, "%.0f %s %s@%.0f\n", w->valuedouble,
+		    strcmp(ev->valuestring, "put") == 0 ? "put" : "del",
+		    k->valuestring, cJSON_GetObjectItem(j,
+		    "mod_rev")->valuedouble);
+	buf_addstr(out, s);
+	cJSON_Delete(j);
+}
+
+/* The lines received since the last call, rendered. */
+static const char *
+peer_lines(struct peer *pe)
+{
+	char	*p, *nl;
+
+	buf_reset(&pe->out);
+	buf_addc(&pe->raw, '\0');
+	for (p = pe->raw.data; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		*nl = '\0';
+		render_line(&pe->out, p);
+	}
+	assert_string_equal(p, "");	/* whole lines only */
+	buf_reset(&pe->raw);
+	buf_addc(&pe->out, '\0');
+	return (pe->out.data);
+}
+
+static int	answered;
+
+static void
+fake_done(struct req *r)
+{
+	(void)r;
+	answered++;
+}
+
+/*
+ * A watch or unwatch request of pe's; its answer, which must be
+ * want (a prefix of it).
+ */
+static void
+op(struct metad *md, struct peer *pe, void (*fn)(struct req *),
+    const char *json, const char *want)
+{
+	struct req	*r = md_fx_req(md, json, &pe->wp, fake_done);
+	int		 before = answered;
+
+	fn(r);
+	assert_int_equal(answered, before + 1);
+	buf_addc(&r->resp, '\0');
+	if (strncmp(r->resp.data, want, strlen(want)) != 0)
+		fail_msg("%s answered %s, not %s", json, r->resp.data, want);
+	req_free(r);
+}
+
+/* Each event once, in rev order (seq within a rev), to the watches
+ * whose key or prefix matches it, and to no other. */
+static void
+test_watch_matching_once_in_order(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a, b;
+
+	peer_init(&a, md);
+	peer_init(&b, md);
+	op(md, &a, watch_op_watch, "{\"key\":\"a\"}", "{\"ok\":true,\"watch\":1,");
+	op(md, &a, watch_op_watch, "{\"prefix\":\"b/\"}", "{\"ok\":true,\"watch\":2,");
+	op(md, &b, watch_op_watch, "{\"key\":\"ab\"}", "{\"ok\":true,\"watch\":3,");
+	op(md, &b, watch_op_watch, "{\"prefix\":\"\"}", "{\"ok\":true,\"watch\":4,");
+	assert_true(watch_any(md->watch));
+
+	md_fx_write(md, "a");
+	md_fx_write(md, "b/1", "ab", "b");
+	md_fx_write(md, "c");
+	md_fx_write(md, "b/2", "a");
+	md_fx_write(md, "-a", "-b/1");
+	assert_string_equal(peer_lines(&a),
+	    "1 put a@1\n"
+	    "2 put b/1@2\n"
+	    "2 put b/2@4\n"
+	    "1 put a@4\n"
+	    "1 del a@5\n"
+	    "2 del b/1@5\n");
+	assert_string_equal(peer_lines(&b),
+	    "4 put a@1\n"
+	    "4 put b/1@2\n"
+	    "3 put ab@2\n"
+	    "4 put ab@2\n"
+	    "4 put b@2\n"
+	    "4 put c@3\n"
+	    "4 put b/2@4\n"
+	    "4 put a@4\n"
+	    "4 del a@5\n"
+	    "4 del b/1@5\n");
+
+	/* An unwatched watch gets nothing more; the others go on. */
+	op(md, &a, watch_op_unwatch, "{\"watch\":1}",
+	    "{\"ok\":true,\"watch\":1}");
+	/* Watch 3 is b's: a cannot end it. */
+	op(md, &a, watch_op_unwatch, "{\"watch\":3}", "{\"ok\":false");
+	md_fx_write(md, "a", "b/3");
+	assert_string_equal(peer_lines(&a), "2 put b/3@6\n");
+	assert_string_equal(peer_lines(&b), "4 put a@6\n4 put b/3@6\n");
+	/* Closed connections' watches end: nobody is told. */
+	watch_peer_closed(&a.wp);
+	watch_peer_closed(&b.wp);
+	assert_false(watch_any(md->watch));
+	md_fx_write(md, "a");
+	assert_string_equal(peer_lines(&a), "");
+	assert_string_equal(peer_lines(&b), "");
+	peer_close(&a);
+	peer_close(&b);
+}
+
+/* A watch from a rev first replays the history from it (matching events
+ * only), then goes on live, with nothing twice and nothing missed; one
+ * without from_rev starts after what was delivered. */
+static void
+test_watch_resumes_from_rev(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a;
+
+	peer_init(&a, md);
+	md_fx_write(md, "a");
+	md_fx_write(md, "x", "a");
+	md_fx_write(md, "x");
+	md_fx_write(md, "-a");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"from_rev\":2}",
+	    "{\"ok\":true,\"watch\":1,\"rev\":4");
+	op(md, &a, watch_op_watch, "{\"prefix\":\"\",\"from_rev\":3}",
+	    "{\"ok\":true,\"watch\":2,");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\"}", "{\"ok\":true,\"watch\":3,");
+	md_fx_run_ms(md, 20);		/* the history reads */
+	assert_string_equal(peer_lines(&a),
+	    "1 put a@2\n"
+	    "1 del a@4\n"
+	    "2 put x@3\n"
+	    "2 del a@4\n");
+	md_fx_write(md, "a");
+	assert_string_equal(peer_lines(&a),
+	    "1 put a@5\n"
+	    "2 put a@5\n"
+	    "3 put a@5\n");
+	peer_close(&a);
+}
+
+/* A connection full when a live event is due has all its watches
+ * cancelled, each with the rev to resume from; the event and what
+ * follows go to no watch of its, and others' watches go on. */
+static void
+test_watch_slow_consumer_cancelled(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 slow, ok;
+
+	peer_init(&slow, md);
+	peer_init(&ok, md);
+	op(md, &slow, watch_op_watch, "{\"key\":\"a\"}", "{\"ok\":true,\"watch\":1,");
+	op(md, &slow, watch_op_watch, "{\"prefix\":\"z\"}", "{\"ok\":true,\"watch\":2,");
+	op(md, &ok, watch_op_watch, "{\"key\":\"a\"}", "{\"ok\":true,\"watch\":3,");
+	md_fx_write(md, "a");
+	md_fx_write(md, "b");
+	assert_string_equal(peer_lines(&slow), "1 put a@1\n");
+	slow.full = 1;
+	md_fx_write(md, "a");
+	assert_string_equal(peer_lines(&slow),
+	    "1 cancelled slow_consumer 3\n"
+	    "2 cancelled slow_consumer 3\n");
+	slow.full = 0;
+	md_fx_write(md, "a", "z");
+	assert_string_equal(peer_lines(&slow), "");
+	assert_true(TAILQ_EMPTY(&slow.wp.watches));
+	assert_string_equal(peer_lines(&ok),
+	    "3 put a@1\n3 put a@3\n3 put a@4\n");
+
+	/* Resumed from its next_rev, it misses nothing. */
+	op(md, &slow, watch_op_watch, "{\"key\":\"a\",\"from_rev\":3}",
+	    "{\"ok\":true,\"watch\":4,");
+	md_fx_run_ms(md, 20);
+	assert_string_equal(peer_lines(&slow), "4 put a@3\n4 put a@4\n");
+	peer_close(&slow);
+	peer_close(&ok);
+}
+
+/* A catching-up watch pauses while its connection is full, between
+ * revisions, and goes on when it drains. */
+static void
+test_watch_catch_up_pauses_when_full(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a;
+
+	peer_init(&a, md);
+	md_fx_write(md, "a", "a/1");
+	md_fx_write(md, "a");
+	a.full = 1;
+	op(md, &a, watch_op_watch, "{\"prefix\":\"a\",\"from_rev\":1}",
+	    "{\"ok\":true,\"watch\":1,");
+	md_fx_run_ms(md, 20);
+	assert_string_equal(peer_lines(&a), "");
+	a.full = 0;
+	watch_peer_drained(&a.wp);
+	md_fx_run_ms(md, 20);
+	assert_string_equal(peer_lines(&a),
+	    "1 put a@1\n1 put a/1@1\n1 put a@2\n");
+	md_fx_write(md, "a/2");
+	assert_string_equal(peer_lines(&a), "1 put a/2@3\n");
+	peer_close(&a);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_watch_matching_once_in_order, md_fx_setup,
+		    md_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_resumes_from_rev,
+		    md_fx_setup, md_fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_watch_slow_consumer_cancelled, md_fx_setup,
+		    md_fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_watch_catch_up_pauses_when_full, md_fx_setup,
+		    md_fx_teardown),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
