@@ -165,3 +165,19 @@ hold_as_nobody() {
 	assert_output --partial '"ok":true'
 	release b
 }
+
+@test "a peer holds at most 2 snapshots at once (resource_exhausted), so the daemon's 4 stay for the others" {
+	need_other_uid
+	metad_start --socket-mode 0666 --read-only-uid 65534
+	mctl put k v >/dev/null
+	hold_as_nobody s '{"op":"snapshot"}' '{"op":"snapshot"}' '{"op":"snapshot"}'
+	wait_for has_lines 3 "$TESTDIR/s.out"
+	run cat "$TESTDIR/s.out"
+	assert_line --index 0 --partial '"snapshot":1,'
+	assert_line --index 1 --partial '"snapshot":2,'
+	assert_line --index 2 --partial '"code":"resource_exhausted","message":"uid 65534 has 2 snapshots being taken or read, the limit is 2 a peer"'
+	# The owner still gets one.
+	run req '{"op":"snapshot"}'
+	assert_output --partial '"snapshot":3,'
+	release s
+}
