@@ -198,8 +198,10 @@ test_parse_trailing(void **state)
 {
 	static const char	*bad[] = {
 		"{}x", "{}{}", "{} 1", "{}\r\nx", "{} {\"a\":1}", "{},",
-		"{}\x01", "{}\v", "{}\f", "{}]", "[] x",
+		"{}]", "[] x",
 	};
+	/* JSON's blanks are four: a control byte is refused as such. */
+	static const char	*ctl[] = { "{}\x01", "{}\v", "{}\f", "{\v}" };
 	struct proto_err	 e;
 	size_t			 i;
 
@@ -208,6 +210,12 @@ test_parse_trailing(void **state)
 		if (parse_n(bad[i], strlen(bad[i]), &e) != NULL)
 			fail_msg("accepted \"%s\"", bad[i]);
 		assert_err(&e, PROTO_BAD_REQUEST, "trailing data");
+	}
+	for (i = 0; i < sizeof ctl / sizeof ctl[0]; i++) {
+		if (parse_n(ctl[i], strlen(ctl[i]), &e) != NULL)
+			fail_msg("accepted \"%s\"", ctl[i]);
+		assert_err(&e, PROTO_BAD_REQUEST, "a control character "
+		    "between tokens");
 	}
 }
 
@@ -911,12 +919,14 @@ test_code_names(void **state)
 		"value_too_large", "failed_precondition", "fenced",
 		"compacted", "timeout", "not_found", "read_only",
 		"permission_denied", "unavailable", "storage_full", "internal",
+		"resource_exhausted",
 	};
 	size_t	 i;
 
 	(void)state;
-	assert_int_equal(sizeof names / sizeof names[0], PROTO_INTERNAL + 1);
-	for (i = 0; i <= PROTO_INTERNAL; i++) {
+	assert_int_equal(sizeof names / sizeof names[0],
+	    PROTO_RESOURCE_EXHAUSTED + 1);
+	for (i = 0; i <= PROTO_RESOURCE_EXHAUSTED; i++) {
 		assert_string_equal(proto_code_name((enum proto_code)i),
 		    names[i]);
 		if (i != PROTO_OK)
@@ -926,8 +936,8 @@ test_code_names(void **state)
 	assert_int_equal(proto_code_parse(""), PROTO_INTERNAL);
 	assert_int_equal(proto_code_parse("Bad_Request"), PROTO_INTERNAL);
 	assert_int_equal(proto_code_parse("bad_request "), PROTO_INTERNAL);
-	assert_string_equal(proto_code_name((enum proto_code)(PROTO_INTERNAL +
-	    1)), "internal");
+	assert_string_equal(proto_code_name((enum proto_code)
+	    (PROTO_RESOURCE_EXHAUSTED + 1)), "internal");
 	assert_string_equal(proto_code_name((enum proto_code)1000),
 	    "internal");
 }
