@@ -266,3 +266,37 @@ jw_value_req(struct jw *w, const void *p, size_t n)
 	else
 		jw_value(w, p, n);
 }
+
+size_t
+json_escaped_len(const char *s, size_t n)
+{
+	size_t		 i, len = n + 2;
+	unsigned char	 c;
+
+	for (i = 0; i < n; i++) {
+		while (n - i >= 8 && enc_json_plain8(s + i))
+			i += 8;
+		if (i == n)
+			break;
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0xc0)
+			continue;
+		if (c == 0xc0 && i + 1 < n && (unsigned char)s[i + 1] == 0x80) {
+			len += 4;	/* \u0000 for two bytes */
+			i++;
+		} else if (c == '"' || c == '\\' || c == '\n' || c == '\r' ||
+		    c == '\t')
+			len += 1;
+		else if (c < 0x20)
+			len += 5;
+	}
+	return (len);
+}
+
+size_t
+jw_value_len(const void *p, size_t n)
+{
+	if (n == 0 || utf8_valid(p, n))
+		return (sizeof "\"value\":" - 1 + json_escaped_len(p, n));
+	return (sizeof "\"value_b64\":" - 1 + b64_encoded_len(n) + 2);
+}

@@ -54,5 +54,8 @@ void	jw_value_req(struct jw *, const void *, size_t);
 
 /* Append a JSON string literal for s (escaped) to b. */
 void	json_escape(struct buf *, const char *, size_t);
+/* What json_escape() and jw_value() write, in bytes (quotes included). */
+size_t	json_escaped_len(const char *, size_t);
+size_t	jw_value_len(const void *, size_t);
 
 #endif

@@ -18,6 +18,7 @@
 #define TXN_MAX_COMPARES		128
 #define HISTORY_DEFAULT			100000
 #define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
+#define ANSWER_BYTES_DEFAULT		(16 * 1024 * 1024)
 /* --view-max-bytes default: the etcd backend's view of its keys. */
 #define VIEW_MAX_BYTES_DEFAULT		(256 * 1024 * 1024)
 #define MAX_CONNECTIONS_DEFAULT		1024

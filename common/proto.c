@@ -27,7 +27,8 @@ static const char *proto_code_names[] = {
 	"unavailable",
 	"storage_full",
 	"internal",
-	"resource_exhausted"
+	"resource_exhausted",
+	"answer_too_large"
 };
 
 const char *

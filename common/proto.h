@@ -34,7 +34,8 @@ enum proto_code {
 	PROTO_UNAVAILABLE,
 	PROTO_STORAGE_FULL,
 	PROTO_INTERNAL,
-	PROTO_RESOURCE_EXHAUSTED	/* a peer's (or the daemon's) quota */
+	PROTO_RESOURCE_EXHAUSTED,	/* a peer's (or the daemon's) quota */
+	PROTO_ANSWER_TOO_LARGE		/* past --max-answer-bytes */
 };
 
 #define PROTO_MSG_MAX	256

@@ -19,7 +19,8 @@
 
 enum {
 	OPT_SOCKET = 256, OPT_STORE, OPT_SYNC, OPT_HISTORY, OPT_MAX_VALUE,
-	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_CONN, OPT_MAX_CONN_PEER,
+	OPT_MAX_REQUEST, OPT_MAX_PENDING, OPT_MAX_ANSWER, OPT_MAX_CONN,
+	OPT_MAX_CONN_PEER,
 	OPT_MAX_WATCH_PEER, OPT_SOCKET_MODE,
 	OPT_PIDFILE, OPT_LOG_LEVEL, OPT_LOG_FILE, OPT_LOG_SYSLOG,
 	OPT_ALLOW_UID, OPT_ALLOW_GID, OPT_RO_UID, OPT_RO_GID, OPT_ETCD_PREFIX,
@@ -34,6 +35,7 @@ static const struct option config_options[] = {
 	{ "max-value-bytes",	required_argument, NULL, OPT_MAX_VALUE },
 	{ "max-request-bytes",	required_argument, NULL, OPT_MAX_REQUEST },
 	{ "max-pending-bytes",	required_argument, NULL, OPT_MAX_PENDING },
+	{ "max-answer-bytes",	required_argument, NULL, OPT_MAX_ANSWER },
 	{ "max-connections",	required_argument, NULL, OPT_MAX_CONN },
 	{ "max-connections-per-peer", required_argument, NULL,
 	    OPT_MAX_CONN_PEER },
@@ -77,6 +79,8 @@ static const struct config_help {
 			"--max-value-bytes + 64k)" },
 	{ "N",		"unsent output a connection may hold before its "
 			"reads pause and watches end (default 8m)" },
+	{ "N",		"the largest answer of a list or history; a larger one "
+			"is answer_too_large (default 16m)" },
 	{ "N",		"client connections served at once (default 1024)" },
 	{ "N",		"connections of one peer (a uid other than root and "
 			"metad's own) at once (default 64)" },
@@ -348,6 +352,12 @@ config_set(struct metad_config *cfg, int opt, const char *arg,
 			return (0);
 		}
 		break;
+	case OPT_MAX_ANSWER:
+		if (config_size(arg, 1ULL << 32, &v) == 0 && v >= 4096) {
+			cfg->max_answer_bytes = v;
+			return (0);
+		}
+		break;
 	case OPT_VIEW_MAX:
 		if (config_size(arg, 1ULL << 40, &v) == 0) {
 			cfg->view_max_bytes = v;
@@ -485,6 +495,7 @@ config_defaults(struct metad_config *cfg)
 	cfg->history = HISTORY_DEFAULT;
 	cfg->max_value_bytes = VALUE_MAX_BYTES_DEFAULT;
 	cfg->max_pending_bytes = PENDING_BYTES_DEFAULT;
+	cfg->max_answer_bytes = ANSWER_BYTES_DEFAULT;
 	cfg->max_connections = MAX_CONNECTIONS_DEFAULT;
 	cfg->max_conns_per_peer = CONNS_PER_PEER_DEFAULT;
 	cfg->max_watches_per_peer = WATCHES_PER_PEER_DEFAULT;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "core/reply.h"
+#include "metad.h"
 #include "core/req.h"
 
 static void
@@ -110,6 +111,34 @@ void
 reply_store_error(struct req *r, const struct store_err *e)
 {
 	reply_error(r, reply_store_code(e), e->msg);
+}
+
+/* Each of a kv's numbers and names, at most: 20 digits a number. */
+#define REPLY_KV_FIXED	(sizeof "{\"key\":,\"version\":,\"create_rev\":," \
+			    "\"mod_rev\":,\"lease\":}," - 1 + 4 * 20)
+
+size_t
+reply_kv_len(const struct store_kv *kv, int with_value)
+{
+	size_t	 n = REPLY_KV_FIXED + json_escaped_len(kv->key, kv->key_len);
+
+	if (with_value && kv->value != NULL)
+		n += 1 + jw_value_len(kv->value, kv->value_len);
+	return (n);
+}
+
+int
+reply_too_large(struct req *r, size_t n, const char *how)
+{
+	char	 msg[PROTO_MSG_MAX];
+
+	if (n <= r->md->cfg.max_answer_bytes)
+		return (0);
+	snprintf(msg, sizeof msg, "the answer would be %zu bytes, past "
+	    "--max-answer-bytes (%zu): %s", n, r->md->cfg.max_answer_bytes,
+	    how);
+	reply_error(r, PROTO_ANSWER_TOO_LARGE, msg);
+	return (1);
 }
 
 void

@@ -41,8 +41,16 @@ ops_history_done(void *arg, long n, const struct store_event *evs, int more,
 	struct jw	 w;
 	long		 i;
 
+	size_t		 len = 64;
+
+	for (i = 0; i < n; i++)
+		len += reply_kv_len(&evs[i].kv, evs[i].type ==
+		    STORE_EVENT_PUT) + sizeof "\"event\":\"delete\",";
 	if (n < 0)
 		ops_read_fail(r, se);
+	else if (reply_too_large(r, len, "ask for fewer events "
+	    "(\"limit\", then \"from_rev\" past the last one)"))
+		;
 	else {
 		reply_begin(r, &w);
 		jw_name(&w, "events");

@@ -251,8 +251,16 @@ ops_list_answer(struct req *r, long n, const struct store_kv *kvs, int more)
 {
 	struct read_args	*a = r->state;
 	struct jw		 w;
+	size_t			 len = 64;
 	long			 i;
 
+	for (i = 0; i < n; i++)
+		len += reply_kv_len(&kvs[i], !a->rg.keys_only);
+	if (reply_too_large(r, len, "ask for fewer keys (\"limit\", then "
+	    "\"after\" the last one), or \"keys_only\"")) {
+		req_done(r);
+		return;
+	}
 	reply_begin(r, &w);
 	JW_NAME(&w, "kvs");
 	jw_arr_open(&w);

@@ -185,9 +185,10 @@ teardown() {
 	assert_success
 	local o n=0
 	for o in $(printf '%s\n' "$output" | grep -o -- '^  --[a-z-]*'); do
-		# The option's line says something after its argument.
-		printf '%s\n' "$output" |
-		    grep -Eq -- "^  $o( [A-Z]+)? +[a-z(]" ||
+		# The option's line says something after its argument (or,
+		# for a long option, the line below it does).
+		printf '%s\n' "$output" | grep -A1 -E -- "^  $o( [A-Z]+)?( |\$)" |
+		    grep -Eq -- "^(  $o( [A-Z]+)? +| {26})[a-z(]" ||
 		    fail "$o has no description"
 		n=$((n + 1))
 	done

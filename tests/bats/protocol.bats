@@ -362,3 +362,35 @@ REQS
 	run req '{"op":"ping"}'
 	assert_output "$(rv '{"ok":true,"rev":@0}')"
 }
+
+@test "--max-answer-bytes: a list or history whose answer would pass it is answer_too_large, saying how to page, before it is built" {
+	metad_stop
+	metad_start --max-answer-bytes 8k
+	local v i
+	v=$(printf 'x%.0s' $(seq 1 1000))
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		put_n "big/$i-" 1 "$v"
+	done
+	run req '{"op":"list","prefix":"big/"}'
+	assert_output --regexp '^\{"ok":false,"error":\{"code":"answer_too_large","message":"the answer would be [0-9]+ bytes, past --max-answer-bytes \(8192\): ask for fewer keys'
+	# What fits is answered: fewer keys, or keys only.
+	run req '{"op":"list","prefix":"big/","limit":3}'
+	assert_output --partial '"more":true'
+	run req '{"op":"list","prefix":"big/","keys_only":true}'
+	assert_output --partial '"more":false'
+	# A value of control bytes is six times larger escaped: counted so.
+	put_n ctl 1 "$(printf '\\u0001%.0s' $(seq 1 1500))"
+	run req '{"op":"list","prefix":"ctl"}'
+	assert_output --partial '"code":"answer_too_large"'
+	run req '{"op":"get","key":"ctl1"}'
+	assert_output --partial '"ok":true'
+	# A key's history: the same.
+	for i in 1 2 3 4 5 6 7 8 9; do
+		put_n h 1 "$v"
+	done
+	run req '{"op":"history","key":"h1"}'
+	assert_output --partial '"code":"answer_too_large","message":"the answer would be'
+	assert_output --partial 'ask for fewer events'
+	run req '{"op":"history","key":"h1","limit":2}'
+	assert_output --partial '"ok":true'
+}

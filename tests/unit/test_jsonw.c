@@ -687,6 +687,40 @@ test_jw_name_lit(void **state)
 	buf_free(&b);
 }
 
+/*
+ * json_escaped_len() and jw_value_len() say exactly what json_escape() and
+ * jw_value() write (the answer-size bound rests on it), for random bytes
+ * of every kind: plain, escapes, controls, C0 80, bad UTF-8.
+ */
+static void
+test_escaped_len(void **state)
+{
+	static const char	 alphabet[] = "ab\"\\\n\r\t\x01\x1f\xc0\x80\xc3"
+				     "\xa9\xff ";
+	struct buf		 b;
+	struct jw		 w;
+	char			 s[64];
+	size_t			 i, n, k;
+
+	(void)state;
+	srandom(7);
+	for (k = 0; k < 20000; k++) {
+		n = (size_t)random() % sizeof s;
+		for (i = 0; i < n; i++)
+			s[i] = alphabet[random() % (sizeof alphabet - 1)];
+		buf_init(&b);
+		json_escape(&b, s, n);
+		assert_int_equal(json_escaped_len(s, n), b.len);
+		buf_free(&b);
+		buf_init(&b);
+		jw_init(&w, &b);
+		jw_obj_open(&w);
+		jw_value(&w, s, n);
+		assert_int_equal(jw_value_len(s, n), b.len - 1);	/* "{" */
+		buf_free(&b);
+	}
+}
+
 int
 main(void)
 {
@@ -709,6 +743,7 @@ main(void)
 		cmocka_unit_test(test_proto_print),
 		cmocka_unit_test(test_jw_value_round_trip),
 		cmocka_unit_test(test_buf),
+		cmocka_unit_test(test_escaped_len),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -919,14 +919,14 @@ test_code_names(void **state)
 		"value_too_large", "failed_precondition", "fenced",
 		"compacted", "timeout", "not_found", "read_only",
 		"permission_denied", "unavailable", "storage_full", "internal",
-		"resource_exhausted",
+		"resource_exhausted", "answer_too_large",
 	};
 	size_t	 i;
 
 	(void)state;
 	assert_int_equal(sizeof names / sizeof names[0],
-	    PROTO_RESOURCE_EXHAUSTED + 1);
-	for (i = 0; i <= PROTO_RESOURCE_EXHAUSTED; i++) {
+	    PROTO_ANSWER_TOO_LARGE + 1);
+	for (i = 0; i <= PROTO_ANSWER_TOO_LARGE; i++) {
 		assert_string_equal(proto_code_name((enum proto_code)i),
 		    names[i]);
 		if (i != PROTO_OK)
@@ -937,7 +937,7 @@ test_code_names(void **state)
 	assert_int_equal(proto_code_parse("Bad_Request"), PROTO_INTERNAL);
 	assert_int_equal(proto_code_parse("bad_request "), PROTO_INTERNAL);
 	assert_string_equal(proto_code_name((enum proto_code)
-	    (PROTO_RESOURCE_EXHAUSTED + 1)), "internal");
+	    (PROTO_ANSWER_TOO_LARGE + 1)), "internal");
 	assert_string_equal(proto_code_name((enum proto_code)1000),
 	    "internal");
 }
