@@ -405,7 +405,7 @@ etcd_expiry_open(struct store_etcd *e, struct store_err *err)
 	e->expiry = x;
 	while (more) {
 		buf_init(&b);
-		etcd_records_body(e, &b, last, last_len, e->st->rev);
+		etcd_records_body(e, &b, last, last_len, e->st->head.rev);
 		free(last);
 		last = NULL;
 		rc = etcd_call_sync(&e->client, "/v3/kv/range", buf_cstr(&b),

@@ -13,7 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "store/store.h"
+#include "store/store_backend.h"
 
 /*
  * history's rows are keyed by an id (a rowid: each append goes at the end
