@@ -261,8 +261,9 @@ typedef void (*store_snapshot_done)(void *, uint64_t rev,
 		    const struct store_err *);
 
 /*
- * A lease's record (SPEC 9): what a store keeps of it.  Deadlines are not
- * kept: after a reopen every lease starts again with its whole TTL.
+ * A lease's record (metad-protocol(7), LEASES): what a store keeps of it.
+ * Deadlines are not kept: after a reopen every lease starts again with its
+ * whole TTL.
  */
 struct store_lease {
 	uint64_t		 id;		/* 1 .. 2^53 - 1 */
@@ -464,13 +465,14 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
 
 /*
- * Leases (SPEC 9).  The store keeps each lease's record and which keys
- * are attached to which lease, durably with the batch that wrote them;
- * the daemon keeps the deadlines (daemon/lease/lease.c).  A put attaches its key
- * to the lease it names and detaches it from any other (lease 0: from
- * all); a delete detaches it.  store_lease_revoke() deletes a lease's keys
- * at one rev, recording their delete events, and drops its record.
- * store_has_leases() is 0 for a backend without leases: the others fail.
+ * Leases (metad-protocol(7), LEASES).  The store keeps each lease's record
+ * and which keys are attached to which lease, durably with the batch that
+ * wrote them; the daemon keeps the deadlines (daemon/lease/lease.c).  A put
+ * attaches its key to the lease it names and detaches it from any other
+ * (lease 0: from all); a delete detaches it.  store_lease_revoke() deletes
+ * a lease's keys at one rev, recording their delete events, and drops its
+ * record.  store_has_leases() is 0 for a backend without leases: the others
+ * fail.
  */
 int	store_has_leases(const struct store *);
 /* 1 if the backend keeps the leases itself (store_backend.lease_grant). */

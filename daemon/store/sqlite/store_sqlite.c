@@ -302,9 +302,10 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	sqlite3_busy_timeout(q->db, SQ_BUSY_TIMEOUT_MS);
 	cache = opts->cache_bytes != 0 ? opts->cache_bytes : SQ_CACHE_DEFAULT;
 	/*
-	 * No other process opens the database (SPEC 1): hold it exclusively,
-	 * which also spares a lock and a shared-memory index per read, and
-	 * makes a second daemon on the same file fail at start.
+	 * No other process opens the database (metad(8), DESCRIPTION): hold
+	 * it exclusively, which also spares a lock and a shared-memory
+	 * index per read, and makes a second daemon on the same file fail
+	 * at start.
 	 */
 	snprintf(sql, sizeof sql, "PRAGMA locking_mode = EXCLUSIVE; "
 	    "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; "
