@@ -261,7 +261,7 @@ main(int argc, char **argv)
 	metad_ready(&md, ready);
 	log_info("%s %s, store %s (rev %llu)", listen_fd == -1 ?
 	    "listening on" : "serving systemd's socket", md.cfg.socket_path,
-	    md.cfg.store_spec, (unsigned long long)md.store->rev);
+	    md.cfg.store_spec, (unsigned long long)store_rev(md.store));
 
 	metad_run(&md);
 

@@ -34,7 +34,7 @@ service_status(struct service *sv)
 	char	 line[sizeof sv->last];
 
 	snprintf(line, sizeof line, "STATUS=serving, rev %llu, %u "
-	    "connection%s", (unsigned long long)sv->md->store->rev,
+	    "connection%s", (unsigned long long)store_rev(sv->md->store),
 	    sv->md->nconns, sv->md->nconns == 1 ? "" : "s");
 	if (strcmp(line, sv->last) == 0)
 		return (0);

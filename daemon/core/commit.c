@@ -313,8 +313,8 @@ commit_reanswer(struct cbatch *b)
 	}
 	log_debug("rev %llu planned, landed at %llu",
 	    (unsigned long long)b->last_rev,
-	    (unsigned long long)st->commit_rev);
-	r->wrote_rev = st->commit_rev;
+	    (unsigned long long)store_commit_rev(st));
+	r->wrote_rev = store_commit_rev(st);
 	buf_reset(&r->resp);
 	if (store_reopen(st, b->base_rev, &se) != 0 ||
 	    r->op->apply(r, r->wrote_rev, &wrote, &se) != 0) {
@@ -346,8 +346,8 @@ commit_landed(void *arg, const struct store_err *se)
 		commit_fail(b, se);
 		return;
 	}
-	if (b->writers == 1 && (st->commit_rev != b->last_rev ||
-	    st->answer_again))
+	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
+	    store_answer_again(st)))
 		commit_reanswer(b);
 	commit_end(b);
 }
@@ -363,7 +363,7 @@ commit_begun(void *arg, const struct store_err *se)
 		commit_fail(b, se);
 		return;
 	}
-	b->base_rev = b->last_rev = st->base_rev;
+	b->base_rev = b->last_rev = store_base_rev(st);
 	b->writers = 0;
 	TAILQ_FOREACH(r, &b->reqs, entry)
 		commit_apply(b, r);
@@ -400,7 +400,7 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 	struct cbatch	*b;
 
 	ks->n = 0;
-	if (cm->md->store->backend->ordered)
+	if (store_lands_in_order(cm->md->store))
 		return (1);	/* it lands behind the batches out, on them */
 	if (r->order != NULL && (r->order->gen == cm->gen ||
 	    r->order->writes_out > 0))
@@ -424,10 +424,9 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 static void
 commit_run(struct commit *cm)
 {
-	const struct store_backend	*be = cm->md->store->backend;
-	unsigned			 max = be->batch_max;
-	unsigned			 maxout = be->batches_out ?
-					    be->batches_out : 1;
+	unsigned			 max = store_batch_max(cm->md->store);
+	unsigned			 maxout =
+					    store_batches_out(cm->md->store);
 	struct store_keys		 ks;
 	struct cbatch			*b;
 	struct req			*r, *next;

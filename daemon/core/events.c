@@ -43,9 +43,9 @@ events_create(struct metad *md)
 
 	ev = xcalloc(1, sizeof *ev);
 	ev->md = md;
-	ev->target = md->store->rev;
+	ev->target = store_rev(md->store);
 	events_set(ev, ev->target);
-	ev->compact_rev = md->store->compact_rev;
+	ev->compact_rev = store_compact_rev(md->store);
 	return (ev);
 }
 
@@ -85,7 +85,7 @@ events_delivered(struct events *ev)
 void
 events_compacted(struct events *ev)
 {
-	uint64_t	 rev = ev->md->store->compact_rev;
+	uint64_t	 rev = store_compact_rev(ev->md->store);
 
 	if (rev <= ev->compact_rev)
 		return;
@@ -101,7 +101,7 @@ events_compacted(struct events *ev)
 static void
 events_lost(struct events *ev)
 {
-	uint64_t	 to = ev->md->store->compact_rev - 1;
+	uint64_t	 to = store_compact_rev(ev->md->store) - 1;
 
 	if (to > ev->target)
 		to = ev->target;
@@ -122,7 +122,7 @@ events_got(void *arg, long n, const struct store_event *evs, int more,
 
 	ev->reading = 0;
 	if (n < 0 && se->code == STORE_ERR_COMPACTED &&
-	    md->store->compact_rev > ev->delivered + 1)
+	    store_compact_rev(md->store) > ev->delivered + 1)
 		events_lost(ev);
 	else if (n < 0) {
 		/* Should not happen; the watches cannot go on exactly. */

@@ -272,8 +272,9 @@ wait_op_wait(struct req *r)
 }
 
 /*
- * Rev waits (min_rev of get and list, SPEC 8): the request goes on with
- * go() once the events up to rev are delivered, or answers timeout.
+ * Rev waits (min_rev of get and list, metad-protocol(7), READS AT A
+ * REVISION): the request goes on with go() once the events up to rev are
+ * delivered, or answers timeout.
  */
 void
 wait_rev(struct req *r, uint64_t rev, uint64_t timeout_ms,

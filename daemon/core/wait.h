@@ -37,8 +37,9 @@ void			 wait_set_delivered(struct wait_list *, uint64_t);
 void			 wait_sweep(struct wait_list *);
 void			 wait_conn_closed(struct wait_list *, struct conn *);
 /*
- * min_rev (SPEC 8): r goes on with go(r) once the events up to rev are
- * delivered (at once if they are), or answers timeout after timeout_ms.
+ * min_rev (metad-protocol(7), READS AT A REVISION): r goes on with go(r)
+ * once the events up to rev are delivered (at once if they are), or answers
+ * timeout after timeout_ms.
  */
 void			 wait_rev(struct req *, uint64_t, uint64_t,
 			    void (*)(struct req *));

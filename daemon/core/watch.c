@@ -135,7 +135,7 @@ watch_cancel(struct watch *w, const char *reason)
 		n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64
 		    ",\"event\":\"cancelled\",\"reason\":\"%s\","
 		    "\"compact_rev\":%" PRIu64 "}\n", w->id, reason,
-		    w->hub->md->store->compact_rev);
+		    store_compact_rev(w->hub->md->store));
 	else
 		n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64
 		    ",\"event\":\"cancelled\",\"reason\":\"%s\","
@@ -425,7 +425,8 @@ watch_start(struct req *r)
 		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
 		return (NULL);
 	}
-	if (n >= WATCHES_PER_CONN_MAX || (from != 0 && from < st->compact_rev)) {
+	if (n >= WATCHES_PER_CONN_MAX ||
+	    (from != 0 && from < store_compact_rev(st))) {
 		free(w->key);
 		free(w);
 		if (n >= WATCHES_PER_CONN_MAX) {
@@ -437,10 +438,10 @@ watch_start(struct req *r)
 		}
 		snprintf(e.msg, sizeof e.msg, "from_rev %" PRIu64 " is "
 		    "compacted; history starts at %" PRIu64, from,
-		    st->compact_rev);
+		    store_compact_rev(st));
 		reply_error_begin(r, &jw, PROTO_COMPACTED, e.msg);
 		jw_name(&jw, "compact_rev");
-		jw_u64(&jw, st->compact_rev);
+		jw_u64(&jw, store_compact_rev(st));
 		reply_error_end(r, &jw);
 		return (NULL);
 	}

@@ -82,7 +82,7 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 	if ((r->op->flags & OP_LEASE) && !store_has_leases(r->md->store))
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "op \"%s\" is not "
 		    "available on the %s backend (no leases there yet)",
-		    r->op->name, r->md->store->backend->name));
+		    r->op->name, store_name(r->md->store)));
 	/* A backend that keeps leases itself answers them (etcd). */
 	if ((r->op->flags & OP_LEASE) && store_leases_remote(r->md->store))
 		r->op = ops_lease_remote_find(r->op->name);

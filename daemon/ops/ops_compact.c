@@ -48,7 +48,7 @@ ops_compact_apply(struct req *r, uint64_t rev, int *wrote,
 		return (-1);
 	reply_begin(r, &w);
 	jw_name(&w, "compact_rev");
-	jw_u64(&w, st->compact_rev);
+	jw_u64(&w, store_compact_rev(st));
 	jw_name(&w, "rev");
 	jw_u64(&w, rev - 1);
 	reply_end(r, &w);

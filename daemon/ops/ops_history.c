@@ -76,7 +76,7 @@ ops_history(struct req *r)
 	size_t			 klen;
 	uint64_t		 from, limit = HISTORY_LIMIT_DEFAULT;
 
-	from = st->compact_rev;
+	from = store_compact_rev(st);
 	if (proto_get_key(r->json, "key", 1, &key, &klen, &e) != 1 ||
 	    proto_get_u64(r->json, "from_rev", 0, &from, &e) == -1 ||
 	    proto_get_u64(r->json, "limit", 0, &limit, &e) == -1) {

@@ -29,7 +29,7 @@ ops_hello(struct req *r)
 	JW_NAME(&w, "protocol");
 	jw_u64(&w, METAD_PROTOCOL);
 	JW_NAME(&w, "backend");
-	jw_cstr(&w, r->md->store->backend->name);
+	jw_cstr(&w, store_name(r->md->store));
 	JW_NAME(&w, "access");
 	jw_cstr(&w, req_access_name(r->access));
 	JW_NAME(&w, "rev");
@@ -114,7 +114,7 @@ ops_read_fail(struct req *r, const struct store_err *se)
 	}
 	reply_error_begin(r, &w, PROTO_COMPACTED, se->msg);
 	JW_NAME(&w, "compact_rev");
-	jw_u64(&w, r->md->store->compact_rev);
+	jw_u64(&w, store_compact_rev(r->md->store));
 	reply_error_end(r, &w);
 }
 
@@ -129,10 +129,10 @@ ops_read_at_zero(struct req *r, const struct read_args *a)
 
 	if (!a->has_rev || a->rev != 0)
 		return (0);
-	if (r->md->store->compact_rev > 0) {
+	if (store_compact_rev(r->md->store) > 0) {
 		store_err_set(&se, STORE_ERR_COMPACTED, "rev 0 is compacted "
 		    "(kept from %llu)",
-		    (unsigned long long)r->md->store->compact_rev);
+		    (unsigned long long)store_compact_rev(r->md->store));
 		ops_read_fail(r, &se);
 		req_done(r);
 		return (1);
@@ -361,7 +361,7 @@ ops_status_done(void *arg, const struct store_stats *st,
 	JW_NAME(&w, "rev");
 	jw_u64(&w, store_read_rev(md->store));
 	JW_NAME(&w, "compact_rev");
-	jw_u64(&w, md->store->compact_rev);
+	jw_u64(&w, store_compact_rev(md->store));
 	JW_NAME(&w, "keys");
 	jw_u64(&w, st->keys);
 	JW_NAME(&w, "db_bytes");
@@ -373,7 +373,7 @@ ops_status_done(void *arg, const struct store_stats *st,
 	JW_NAME(&w, "uptime_s");
 	jw_u64(&w, (uint64_t)(time(NULL) - md->started));
 	JW_NAME(&w, "backend");
-	jw_cstr(&w, md->store->backend->name);
+	jw_cstr(&w, store_name(md->store));
 	ops_status_endpoints(&w, st);
 	if (st->view[0] != '\0') {
 		JW_NAME(&w, "view");

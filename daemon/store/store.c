@@ -1,16 +1,22 @@
 /*
  * The generic layer of the versioned store: picks a backend from the store
- * spec, checks the batch protocol, and forwards everything else to the
- * backend.
+ * spec (one table), checks the batch protocol, and forwards everything
+ * else to the backend.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metad_limits.h"
-#include "store/store.h"
+#include "store/store_backend.h"
+#include "store/store_local.h"
 #include "util.h"
+
+/* store.h's accessors read the head as the store itself. */
+_Static_assert(offsetof(struct store, head) == 0,
+    "struct store_head is the first member of struct store");
 
 static const struct store_options store_default_options = {
 	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0
@@ -31,28 +37,65 @@ store_err_set(struct store_err *err, enum store_errcode code,
 	return (-1);
 }
 
+/*
+ * The backends, one row each, in the order the usage names them: a spec
+ * is "prefix:arg", or the prefix alone for a backend without an argument
+ * ("prefix:" too).
+ */
+static const struct {
+	const char			*prefix;
+	const char			*arg;	/* its usage, NULL: none */
+	const struct store_backend	*backend;
+} store_backends[] = {
+	{ "sqlite",	"PATH",			&store_sqlite_backend },
+	{ "memory",	NULL,			&store_mem_backend },
+	{ "etcd",	"URL[,URL...]",		&store_etcd_backend },
+};
+
+#define STORE_NBACKENDS	(sizeof store_backends / sizeof store_backends[0])
+
+/* "sqlite:PATH, memory or etcd:URL[,URL...]" */
+static void
+store_usage(char *buf, size_t size)
+{
+	size_t	 i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < STORE_NBACKENDS && len < size; i++)
+		len += snprintf(buf + len, size - len, "%s%s%s%s",
+		    i == 0 ? "" : i + 1 < STORE_NBACKENDS ? ", " : " or ",
+		    store_backends[i].prefix,
+		    store_backends[i].arg != NULL ? ":" : "",
+		    store_backends[i].arg != NULL ? store_backends[i].arg : "");
+}
+
 static const struct store_backend *
 store_pick(const char *spec, const char **arg, struct store_err *err)
 {
-	if (strcmp(spec, "memory") == 0 || strcmp(spec, "memory:") == 0) {
-		*arg = "";
-		return (&store_mem_backend);
+	char		 usage[128];
+	const char	*rest;
+	size_t		 i, len;
+
+	for (i = 0; i < STORE_NBACKENDS; i++) {
+		len = strlen(store_backends[i].prefix);
+		if (strncmp(spec, store_backends[i].prefix, len) != 0)
+			continue;
+		rest = spec + len;
+		if (*rest == ':')
+			rest++;
+		else if (*rest != '\0')
+			continue;
+		if ((store_backends[i].arg != NULL) != (*rest != '\0'))
+			continue;
+		*arg = rest;
+		return (store_backends[i].backend);
 	}
-	if (strncmp(spec, "sqlite:", 7) == 0 && spec[7] != '\0') {
-		*arg = spec + 7;
-		return (&store_sqlite_backend);
-	}
-	if (strncmp(spec, "etcd:", 5) == 0 && spec[5] != '\0') {
-		*arg = spec + 5;
-		return (&store_etcd_backend);
-	}
+	store_usage(usage, sizeof usage);
 	if (strchr(spec, ':') == NULL && strchr(spec, '/') != NULL)
-		store_err_set(err, STORE_ERR_INTERNAL, "expected sqlite:PATH, "
-		    "memory or etcd:URL[,URL...] (a database file: "
-		    "sqlite:%.200s)", spec);
+		store_err_set(err, STORE_ERR_INTERNAL, "expected %s (a "
+		    "database file: sqlite:%.200s)", usage, spec);
 	else
-		store_err_set(err, STORE_ERR_INTERNAL, "expected sqlite:PATH, "
-		    "memory or etcd:URL[,URL...]");
+		store_err_set(err, STORE_ERR_INTERNAL, "expected %s", usage);
 	return (NULL);
 }
 
@@ -78,14 +121,24 @@ store_open(const char *spec, const struct store_options *opts,
 		opts = &store_default_options;
 	s = xcalloc(1, sizeof *s);
 	s->backend = backend;
+	s->head.batch_max = backend->batch_max;
+	s->head.batches_out = backend->batches_out;
+	s->head.ordered = backend->ordered;
 	s->opts = *opts;
-	TAILQ_INIT(&s->local_out);
-	TAILQ_INIT(&s->local_begins);
+	if (backend->local != NULL)
+		store_local_init(s);
 	if (backend->open(s, arg, opts, err) != 0) {
+		store_local_free(s);
 		free(s);
 		return (NULL);
 	}
 	return (s);
+}
+
+const char *
+store_name(const struct store *s)
+{
+	return (s->backend->name);
 }
 
 void
@@ -96,6 +149,7 @@ store_close(struct store *s)
 	if (s->in_batch)
 		store_rollback(s);
 	s->backend->close(s);
+	store_local_free(s);
 	free(s);
 }
 
@@ -178,10 +232,10 @@ store_kvbuf_free(struct store_kvbuf *b)
 static int
 store_check_rev(struct store *s, uint64_t rev, struct store_err *err)
 {
-	if (rev != 0 && rev < s->compact_rev)
+	if (rev != 0 && rev < s->head.compact_rev)
 		return (store_err_set(err, STORE_ERR_COMPACTED, "rev %llu is "
 		    "compacted (kept from %llu)", (unsigned long long)rev,
-		    (unsigned long long)s->compact_rev));
+		    (unsigned long long)s->head.compact_rev));
 	return (0);
 }
 
@@ -211,11 +265,11 @@ store_read_key_history(struct store *s, const char *key, size_t key_len,
 {
 	struct store_err	 err;
 
-	if (from_rev < s->compact_rev) {
+	if (from_rev < s->head.compact_rev) {
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev "
 		    "%llu is compacted (kept from %llu)",
 		    (unsigned long long)from_rev,
-		    (unsigned long long)s->compact_rev);
+		    (unsigned long long)s->head.compact_rev);
 		done(arg, -1, NULL, 0, &err);
 		return;
 	}
@@ -300,7 +354,7 @@ store_begun(void *arg, const struct store_err *err)
 {
 	struct store_call	*c = arg;
 
-	c->s->answer_again = 0;
+	c->s->head.answer_again = 0;
 	store_call_end(c, err == NULL, err);
 }
 
@@ -341,10 +395,11 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "%s outside a batch", what));
 	/* A batch opened again replays writes its store already has. */
-	if (rev <= s->base_rev && !s->reopened)
+	if (rev <= s->head.base_rev && !s->reopened)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "%s at rev "
 		    "%llu, not above the batch's base rev %llu", what,
-		    (unsigned long long)rev, (unsigned long long)s->base_rev));
+		    (unsigned long long)rev,
+		    (unsigned long long)s->head.base_rev));
 	if (key_len == 0 || key_len > KEY_MAX_BYTES)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "%s: key of "
 		    "%zu bytes (the limit is 1..%d)", what, key_len,
@@ -462,16 +517,16 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 	if (!s->in_batch)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "compact outside a batch"));
-	if (rev <= s->compact_rev)
+	if (rev <= s->head.compact_rev)
 		return (0);
-	if (rev > s->rev && rev > s->batch_rev)
+	if (rev > s->head.rev && rev > s->batch_rev)
 		return (store_err_set(err, STORE_ERR_INTERNAL, "compact rev "
 		    "%llu is beyond the current rev %llu",
-		    (unsigned long long)rev, (unsigned long long)(s->rev >
-		    s->batch_rev ? s->rev : s->batch_rev)));
+		    (unsigned long long)rev, (unsigned long long)(s->head.rev >
+		    s->batch_rev ? s->head.rev : s->batch_rev)));
 	if (s->backend->compact(s, rev, err) != 0)
 		return (-1);
-	s->compact_rev = rev;
+	s->head.compact_rev = rev;
 	s->dirty = 1;
 	return (0);
 }
@@ -498,12 +553,12 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 		done(arg, &err);
 		return;
 	}
-	if (rev < s->base_rev || rev < s->batch_rev) {
+	if (rev < s->head.base_rev || rev < s->batch_rev) {
 		store_rollback(s);
 		store_err_set(&err, STORE_ERR_INTERNAL, "commit at rev %llu, "
 		    "below the batch's rev %llu", (unsigned long long)rev,
-		    (unsigned long long)(s->batch_rev > s->base_rev ?
-		    s->batch_rev : s->base_rev));
+		    (unsigned long long)(s->batch_rev > s->head.base_rev ?
+		    s->batch_rev : s->head.base_rev));
 		done(arg, &err);
 		return;
 	}
@@ -513,7 +568,7 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 		done(arg, NULL);
 		return;
 	}
-	s->answer_again = 0;
+	s->head.answer_again = 0;
 	ends = s->ends;
 	s->backend->commit(s, rev, store_committed,
 	    store_call_new(s, done, arg));
@@ -542,7 +597,7 @@ store_reopen(struct store *s, uint64_t base_rev, struct store_err *err)
 		    "lands every batch where it was planned: nothing to open "
 		    "again", s->backend->name));
 	s->backend->reopen(s);
-	s->base_rev = base_rev;
+	s->head.base_rev = base_rev;
 	s->in_batch = s->reopened = 1;
 	return (0);
 }

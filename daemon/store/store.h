@@ -29,15 +29,15 @@
  *   batch's base revision base_rev, the keys the batch names), then any
  *   number of store_put()/store_delete()/store_compact() calls, each write
  *   request of the batch at its own rev, then store_commit() or
- *   store_rollback().  A batch holds at most backend->batch_max write
+ *   store_rollback().  A batch holds at most store_batch_max() write
  *   requests (0: no limit); revs within a batch never go down.
- * - Up to backend->batches_out batches may be out at once (0: one): begun
+ * - Up to store_batches_out() batches may be out at once: begun
  *   and not yet open, or committed and not yet landed.  One batch at most
  *   is open (between begin's callback and store_commit()/rollback()), and
  *   it is open only during calls made from begin's callback: the caller
  *   applies and commits it there.  Batches out together must name disjoint
  *   keys, and the caller orders the ones that must land in order, unless
- *   the backend is ordered (below).
+ *   the store lands them in order (store_lands_in_order()).
  * - Reads outside a batch answer what has landed: a batch out is not
  *   seen until its callback (a local store's batch is out while its
  *   fsync runs, and nobody may see what a crash could still take).
@@ -92,8 +92,6 @@
  */
 #ifndef METAD_STORE_H
 #define METAD_STORE_H
-
-#include <sys/queue.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -263,8 +261,9 @@ typedef void (*store_snapshot_done)(void *, uint64_t rev,
 		    const struct store_err *);
 
 /*
- * A lease's record (SPEC 9): what a store keeps of it.  Deadlines are not
- * kept: after a reopen every lease starts again with its whole TTL.
+ * A lease's record (metad-protocol(7), LEASES): what a store keeps of it.
+ * Deadlines are not kept: after a reopen every lease starts again with its
+ * whole TTL.
  */
 struct store_lease {
 	uint64_t		 id;		/* 1 .. 2^53 - 1 */
@@ -317,151 +316,108 @@ void	store_evbuf_free(struct store_evbuf *);
 int	store_kvbuf_add(const struct store_kv *, void *);
 void	store_kvbuf_free(struct store_kvbuf *);
 
-struct store;
-struct store_local;
 struct store_snapshot;
 
-struct store_backend {
-	const char	*name;
-	/* Write requests one batch may hold; 0: no limit. */
+/*
+ * A store is opaque: callers use the functions of this header, never its
+ * fields (struct store is the backends', store_backend.h).  These few are
+ * read on every write request and every batch, so they are inline: they
+ * read struct store_head, the store's first member, which the generic
+ * store code and the backends keep and nobody else touches.
+ */
+struct store;
+
+struct store_head {
+	uint64_t	 rev;		/* events handed out */
+	uint64_t	 compact_rev;	/* events < this gone */
+	uint64_t	 base_rev;	/* the open batch reads at */
+	uint64_t	 seen_rev;	/* newest seen */
+	uint64_t	 commit_rev;	/* the last batch landed at */
+	int		 answer_again;	/* (store_commit()) */
+	/* The backend's, for the commit engine (store_backend.h). */
 	unsigned	 batch_max;
-	/* arg: what follows "name:" in the store spec (may be ""). */
-	int	 (*open)(struct store *, const char *arg,
-		    const struct store_options *, struct store_err *);
-	void	 (*close)(struct store *);
-	/* Reads outside a batch. */
-	/* rev 0: the current state; else as of rev (see above). */
-	void	 (*read_get)(struct store *, const char *, size_t, uint64_t,
-		    int serializable, store_read_done, void *);
-	void	 (*read_range)(struct store *, const struct store_range *,
-		    store_read_done, void *);
-	/* At most about max_events events, but never half a revision. */
-	void	 (*read_history)(struct store *, uint64_t from_rev,
-		    size_t max_events, store_history_done, void *);
-	void	 (*read_stats)(struct store *, store_stats_done, void *);
-	/* Batches. */
-	void	 (*begin)(struct store *, const struct store_keys *,
-		    store_done, void *);
-	/* 1 found (cb called once), 0 absent, -1 error. */
-	int	 (*get)(struct store *, const char *, size_t, store_kv_cb,
-		    void *, struct store_err *);
-	/* Fills *meta (value NULL) and *prev_version (0 if it was absent). */
-	int	 (*put)(struct store *, uint64_t rev, uint32_t seq,
-		    const char *, size_t, const void *, size_t,
-		    struct store_kv *meta, uint64_t *prev_version,
-		    struct store_err *);
-	/* *deleted is 0 (and nothing is recorded) if the key was absent. */
-	int	 (*del)(struct store *, uint64_t rev, uint32_t seq,
-		    const char *, size_t, int *deleted, struct store_err *);
-	int	 (*mark)(struct store *, struct store_err *);
-	int	 (*undo)(struct store *, struct store_err *);
-	int	 (*compact)(struct store *, uint64_t rev, struct store_err *);
-	void	 (*commit)(struct store *, uint64_t rev, store_done, void *);
-	void	 (*rollback)(struct store *);
-	/*
-	 * A store that can land a batch above its planned rev: make the
-	 * batch just committed readable again at its base (NULL elsewhere).
-	 */
-	void	 (*reopen)(struct store *);
-	/*
-	 * Local backends: their synchronous side, which store_local.c turns
-	 * into the calls above (NULL for a remote backend).
-	 */
-	const struct store_local *local;
-	/* One key's events from a rev on (store_read_key_history()). */
-	void	 (*read_key_history)(struct store *, const char *, size_t,
-		    uint64_t from_rev, size_t limit, store_history_done,
-		    void *);
-	/*
-	 * Its own way to take a snapshot (store_snapshot()), or NULL: the
-	 * store is then read with read_range at one rev.
-	 */
-	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
-	/* Batches that may be out at once (above); 0: one. */
 	unsigned	 batches_out;
-	/*
-	 * Leases (store_lease_*() below); all NULL for a backend without
-	 * them.  Reads outside a batch: every lease recorded; the keys
-	 * attached to one (a range of keys only, from after, up to limit).
-	 */
-	void	 (*read_leases)(struct store *, store_leases_done, void *);
-	void	 (*read_lease_keys)(struct store *, uint64_t lease,
-		    const char *after, size_t after_len, uint64_t limit,
-		    store_read_done, void *);
-	/* Inside a batch: record a lease (or replace its record). */
-	int	 (*lease_put)(struct store *, const struct store_lease *,
-		    struct store_err *);
-	/* Attach the key just put to lease (0: detach it). */
-	int	 (*lease_attach)(struct store *, const char *, size_t,
-		    uint64_t lease, struct store_err *);
-	/*
-	 * Delete every key attached to lease at rev (seq 0, 1, ...) and
-	 * the lease's record; *n the keys deleted.
-	 */
-	int	 (*lease_revoke)(struct store *, uint64_t rev, uint64_t lease,
-		    uint64_t *n, struct store_err *);
-	/*
-	 * Leases the backend keeps itself (etcd: every daemon on it shares
-	 * them, and they expire by the backend's clock whether a daemon
-	 * runs or not); NULL for a backend whose leases the daemon times
-	 * (lease_put above).  Outside batches; done runs later.  A put
-	 * naming a lease the backend does not know fails its batch with
-	 * STORE_ERR_NO_LEASE, having written nothing.
-	 */
-	void	 (*lease_grant)(struct store *, uint64_t ttl_ms, int session,
-		    store_lease_done, void *);
-	void	 (*lease_keepalive)(struct store *, uint64_t lease,
-		    store_lease_done, void *);
-	void	 (*lease_get)(struct store *, uint64_t lease,
-		    store_lease_done, void *);
-	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
-		    store_revoke_done, void *);
-	/*
-	 * Batches land in the order they were committed, each begun on the
-	 * writes of the ones before it, landed or not (a local store whose
-	 * fsync comes later): a request need not wait for a batch out that
-	 * names its keys, nor for its connection's write out, and a batch
-	 * that wrote nothing lands behind the ones out.
-	 */
 	int		 ordered;
 };
 
-struct store_local_out;
+static inline const struct store_head *
+store_head(const struct store *s)
+{
+	return ((const struct store_head *)(const void *)s);
+}
 
-struct store {
-	const struct store_backend	*backend;
-	void				*impl;	/* the backend's state */
-	struct store_options		 opts;
-	uint64_t			 rev;		/* events handed out */
-	uint64_t			 compact_rev;	/* events < this gone */
-	uint64_t			 base_rev;	/* a batch reads at */
-	uint64_t			 seen_rev;	/* newest seen */
-	uint64_t			 commit_rev;	/* last landed at */
-	int				 in_batch;
-	int				 dirty;		/* the batch wrote */
-	uint64_t			 batch_rev;	/* its newest write */
-	int				 reopened;	/* store_reopen() */
-	int				 answer_again;	/* (store_commit()) */
-	unsigned			 out;		/* batches out */
-	unsigned			 ends;		/* of them, so far */
-	/*
-	 * A local store's commits out, oldest first, and its begins held
-	 * back while local_hold (store_local.c).
-	 */
-	TAILQ_HEAD(store_local_outq, store_local_out) local_out, local_begins;
-	int				 local_hold;
-};
+/* The newest revision whose events were handed to opts.notify. */
+static inline uint64_t
+store_rev(const struct store *s)
+{
+	return (store_head(s)->rev);
+}
+
+/* Events below this revision are compacted away. */
+static inline uint64_t
+store_compact_rev(const struct store *s)
+{
+	return (store_head(s)->compact_rev);
+}
 
 /* The revision a read answers with: no older than what it read. */
 static inline uint64_t
 store_read_rev(const struct store *s)
 {
-	return (s->seen_rev > s->rev ? s->seen_rev : s->rev);
+	const struct store_head	*h = store_head(s);
+
+	return (h->seen_rev > h->rev ? h->seen_rev : h->rev);
 }
 
-extern const struct store_backend	 store_sqlite_backend;
-extern const struct store_backend	 store_mem_backend;
-extern const struct store_backend	 store_etcd_backend;
+/* The base revision of the batch just opened (store_begin()'s callback). */
+static inline uint64_t
+store_base_rev(const struct store *s)
+{
+	return (store_head(s)->base_rev);
+}
+
+/* The revision the last batch committed landed at (store_commit()). */
+static inline uint64_t
+store_commit_rev(const struct store *s)
+{
+	return (store_head(s)->commit_rev);
+}
+
+/* The last commit asks its requests to be answered again (store_commit()). */
+static inline int
+store_answer_again(const struct store *s)
+{
+	return (store_head(s)->answer_again);
+}
+
+/* Write requests one batch may hold; 0: no limit. */
+static inline unsigned
+store_batch_max(const struct store *s)
+{
+	return (store_head(s)->batch_max);
+}
+
+/* Batches that may be out at once (1 or more). */
+static inline unsigned
+store_batches_out(const struct store *s)
+{
+	return (store_head(s)->batches_out > 0 ? store_head(s)->batches_out :
+	    1);
+}
+
+/*
+ * Batches land in the order they were committed, each begun on the writes
+ * of the ones before it, landed or not: a request need not wait for a
+ * batch out that names its keys, nor for its connection's write out.
+ */
+static inline int
+store_lands_in_order(const struct store *s)
+{
+	return (store_head(s)->ordered);
+}
+
+/* The backend's name, as the spec names it ("sqlite", "memory", "etcd"). */
+const char	*store_name(const struct store *);
 
 /*
  * spec: "sqlite:PATH", "memory", "etcd:URL[,URL...]".  On success returns
@@ -509,13 +465,14 @@ int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
 
 /*
- * Leases (SPEC 9).  The store keeps each lease's record and which keys
- * are attached to which lease, durably with the batch that wrote them;
- * the daemon keeps the deadlines (daemon/lease/lease.c).  A put attaches its key
- * to the lease it names and detaches it from any other (lease 0: from
- * all); a delete detaches it.  store_lease_revoke() deletes a lease's keys
- * at one rev, recording their delete events, and drops its record.
- * store_has_leases() is 0 for a backend without leases: the others fail.
+ * Leases (metad-protocol(7), LEASES).  The store keeps each lease's record
+ * and which keys are attached to which lease, durably with the batch that
+ * wrote them; the daemon keeps the deadlines (daemon/lease/lease.c).  A put
+ * attaches its key to the lease it names and detaches it from any other
+ * (lease 0: from all); a delete detaches it.  store_lease_revoke() deletes
+ * a lease's keys at one rev, recording their delete events, and drops its
+ * record.  store_has_leases() is 0 for a backend without leases: the others
+ * fail.
  */
 int	store_has_leases(const struct store *);
 /* 1 if the backend keeps the leases itself (store_backend.lease_grant). */

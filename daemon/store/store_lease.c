@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "metad_limits.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "util.h"
 
 int

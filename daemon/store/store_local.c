@@ -22,15 +22,63 @@ struct store_local_out {
 	void			*arg;
 };
 
+TAILQ_HEAD(store_local_outq, store_local_out);
+
+/* A local store's state of its own, beside its backend's (s->local). */
+struct store_local_state {
+	struct store_local_outq	 out;		/* commits out, oldest first */
+	struct store_local_outq	 begins;	/* held back while hold */
+	int			 hold;
+};
+
+void
+store_local_init(struct store *s)
+{
+	s->local = xcalloc(1, sizeof *s->local);
+	TAILQ_INIT(&s->local->out);
+	TAILQ_INIT(&s->local->begins);
+}
+
+void
+store_local_free(struct store *s)
+{
+	struct store_local_out	*o;
+
+	if (s->local == NULL)
+		return;
+	while ((o = TAILQ_FIRST(&s->local->out)) != NULL) {
+		TAILQ_REMOVE(&s->local->out, o, entry);
+		free(o);
+	}
+	while ((o = TAILQ_FIRST(&s->local->begins)) != NULL) {
+		TAILQ_REMOVE(&s->local->begins, o, entry);
+		free(o);
+	}
+	free(s->local);
+	s->local = NULL;
+}
+
+int
+store_local_any_out(const struct store *s)
+{
+	return (!TAILQ_EMPTY(&s->local->out));
+}
+
+int
+store_local_held(const struct store *s)
+{
+	return (s->local->hold);
+}
+
 /* -1 (err) if rev is above the current one; rev 0 for the current one. */
 static int
 local_rev(struct store *s, uint64_t *rev, struct store_err *err)
 {
-	if (*rev > s->rev)
+	if (*rev > s->head.rev)
 		return (store_err_set(err, STORE_ERR_FUTURE, "rev %llu is "
 		    "above the current rev %llu", (unsigned long long)*rev,
-		    (unsigned long long)s->rev));
-	if (*rev == s->rev)
+		    (unsigned long long)s->head.rev));
+	if (*rev == s->head.rev)
 		*rev = 0;
 	return (0);
 }
@@ -113,17 +161,17 @@ store_local_read_history(struct store *s, uint64_t from, size_t max,
 	struct store_err	 err;
 	struct local_events	 le;
 
-	if (from < s->compact_rev) {
+	if (from < s->head.compact_rev) {
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev "
 		    "%llu is compacted (kept from %llu)",
 		    (unsigned long long)from,
-		    (unsigned long long)s->compact_rev);
+		    (unsigned long long)s->head.compact_rev);
 		done(arg, -1, NULL, 0, &err);
 		return;
 	}
 	memset(&le, 0, sizeof le);
 	le.max = max > 0 ? max : 1;
-	le.upto = s->rev;
+	le.upto = s->head.rev;
 	if (LOCAL(s)->history(s, from, local_events_add, &le, &err) != 0)
 		done(arg, -1, NULL, 0, &err);
 	else
@@ -140,7 +188,7 @@ store_local_read_key_history(struct store *s, const char *key, size_t len,
 
 	memset(&le, 0, sizeof le);
 	le.max = max;
-	le.upto = s->rev;
+	le.upto = s->head.rev;
 	if (LOCAL(s)->key_history(s, key, len, from, local_events_add, &le,
 	    &err) != 0)
 		done(arg, -1, NULL, 0, &err);
@@ -183,13 +231,13 @@ store_local_begin(struct store *s, const struct store_keys *keys,
 	struct store_err	 err;
 
 	(void)keys;
-	if (s->local_hold) {
-		local_push(&s->local_begins, 0, 0, done, arg);
+	if (s->local->hold) {
+		local_push(&s->local->begins, 0, 0, done, arg);
 		return;
 	}
 	/* On the batches out too, landed or not. */
-	s->base_rev = TAILQ_EMPTY(&s->local_out) ? s->rev :
-	    TAILQ_LAST(&s->local_out, store_local_outq)->rev;
+	s->head.base_rev = TAILQ_EMPTY(&s->local->out) ? s->head.rev :
+	    TAILQ_LAST(&s->local->out, store_local_outq)->rev;
 	if (LOCAL(s)->begin(s, &err) != 0)
 		done(arg, &err);
 	else
@@ -211,9 +259,9 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 	if (keep == 0 || rev < keep)
 		return (0);
 	floor = rev - keep + 1;
-	if (floor > s->rev + 1)
-		floor = s->rev + 1;
-	if (floor <= s->compact_rev + keep / 4)
+	if (floor > s->head.rev + 1)
+		floor = s->head.rev + 1;
+	if (floor <= s->head.compact_rev + keep / 4)
 		return (0);
 	return (store_compact(s, floor, err));
 }
@@ -222,9 +270,9 @@ store_local_trim(struct store *s, uint64_t rev, struct store_err *err)
 static void
 local_land(struct store *s, uint64_t rev, store_done done, void *arg)
 {
-	uint64_t	 prev = s->rev;
+	uint64_t	 prev = s->head.rev;
 
-	s->rev = s->commit_rev = rev;
+	s->head.rev = s->head.commit_rev = rev;
 	if (rev > prev && s->opts.notify != NULL)
 		s->opts.notify(s->opts.notify_arg, prev, rev);
 	done(arg, NULL);
@@ -239,7 +287,7 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 
 	if (!s->dirty) {		/* behind batches out (store.c) */
 		s->backend->rollback(s);
-		local_push(&s->local_out, rev, 0, done, arg);
+		local_push(&s->local->out, rev, 0, done, arg);
 		return;
 	}
 	if (store_local_trim(s, rev, &err) != 0) {
@@ -252,7 +300,7 @@ store_local_commit(struct store *s, uint64_t rev, store_done done,
 		return;
 	}
 	if (rc > 0)
-		local_push(&s->local_out, rev, 1, done, arg);
+		local_push(&s->local->out, rev, 1, done, arg);
 	else
 		local_land(s, rev, done, arg);
 }
@@ -264,9 +312,9 @@ store_local_landed(struct store *s)
 	int			 landed = 0;
 
 	/* The clean ones before it (none, in order) and behind it. */
-	while ((o = TAILQ_FIRST(&s->local_out)) != NULL &&
+	while ((o = TAILQ_FIRST(&s->local->out)) != NULL &&
 	    !(landed && o->wrote)) {
-		TAILQ_REMOVE(&s->local_out, o, entry);
+		TAILQ_REMOVE(&s->local->out, o, entry);
 		if (o->wrote) {
 			landed = 1;
 			local_land(s, o->rev, o->done, o->arg);
@@ -279,7 +327,7 @@ store_local_landed(struct store *s)
 void
 store_local_hold(struct store *s)
 {
-	s->local_hold = 1;
+	s->local->hold = 1;
 }
 
 void
@@ -287,9 +335,10 @@ store_local_release(struct store *s)
 {
 	struct store_local_out	*o;
 
-	s->local_hold = 0;
-	while (!s->local_hold && (o = TAILQ_FIRST(&s->local_begins)) != NULL) {
-		TAILQ_REMOVE(&s->local_begins, o, entry);
+	s->local->hold = 0;
+	while (!s->local->hold &&
+	    (o = TAILQ_FIRST(&s->local->begins)) != NULL) {
+		TAILQ_REMOVE(&s->local->begins, o, entry);
 		store_local_begin(s, NULL, o->done, o->arg);
 		free(o);
 	}

@@ -11,7 +11,7 @@
 #ifndef METAD_STORE_LOCAL_H
 #define METAD_STORE_LOCAL_H
 
-#include "store/store.h"
+#include "store/store_backend.h"
 
 struct store_local {
 	/*
@@ -39,6 +39,17 @@ struct store_local {
 	 */
 	int	 (*commit)(struct store *, uint64_t rev, struct store_err *);
 };
+
+/*
+ * Its state of its own (s->local), made at open for a backend with a
+ * local side, freed at close.
+ */
+void	store_local_init(struct store *);
+void	store_local_free(struct store *);
+/* 1 if a commit is out (landed later, store_local_landed()). */
+int	store_local_any_out(const struct store *);
+/* 1 while begins are held back (store_local_hold()). */
+int	store_local_held(const struct store *);
 
 void	store_local_read_get(struct store *, const char *, size_t, uint64_t,
 	    int, store_read_done, void *);

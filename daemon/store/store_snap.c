@@ -12,7 +12,7 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "store/store_snap.h"
 #include "util.h"
 

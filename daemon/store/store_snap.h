@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "store/store.h"
+#include "store/store_backend.h"
 
 struct event;
 

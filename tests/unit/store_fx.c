@@ -47,15 +47,16 @@ fx_abs(const struct fx *f, uint64_t rev)
 uint64_t
 fx_rev(const struct fx *f)
 {
-	assert_true(f->s->rev >= f->r0);
-	return (f->s->rev - f->r0);
+	assert_true(store_rev(f->s) >= f->r0);
+	return (store_rev(f->s) - f->r0);
 }
 
 /* etcd's compactions are the cluster's: one of an earlier test is 0. */
 uint64_t
 fx_compact_rev(const struct fx *f)
 {
-	return (f->s->compact_rev > f->r0 ? f->s->compact_rev - f->r0 : 0);
+	return (store_compact_rev(f->s) > f->r0 ?
+	    store_compact_rev(f->s) - f->r0 : 0);
 }
 
 static void	fx_notify(void *, uint64_t, uint64_t);
@@ -73,7 +74,7 @@ fx_open(struct fx *f, const struct store_options *opts)
 	s = store_open(f->spec, &o, &err);
 	if (s == NULL)
 		fail_msg("store_open %s: %s", f->spec, err.msg);
-	f->notified = s->rev;
+	f->notified = store_rev(s);
 	return (s);
 }
 
@@ -119,7 +120,7 @@ fx_setup(void **state)
 	buf_init(&f->out);
 	buf_init(&f->notes);
 	f->s = fx_open(f, &f->opts);
-	f->r0 = f->s->rev;
+	f->r0 = store_rev(f->s);
 	if (fx_nkeys(f) != 0)
 		fail_msg("%s: the prefix %s is not empty", f->spec, f->prefix);
 	return (0);
@@ -281,7 +282,7 @@ fx_run(struct fx *f, int (*ready)(struct fx *, void *), void *arg)
 static int
 fx_rev_ready(struct fx *f, void *arg)
 {
-	return (f->s->rev >= *(uint64_t *)arg);
+	return (store_rev(f->s) >= *(uint64_t *)arg);
 }
 
 static int
@@ -307,7 +308,7 @@ fx_wait_abs(struct fx *f, uint64_t abs)
 	if (fx_run(f, fx_rev_ready, &abs) != 0)
 		fail_msg("the events of rev %" PRIu64 " did not come in %d s "
 		    "(the store is at %" PRIu64 ")", abs - f->r0, FX_WAIT_S,
-		    f->s->rev - f->r0);
+		    store_rev(f->s) - f->r0);
 }
 
 void
@@ -378,10 +379,10 @@ fx_notify(void *arg, uint64_t from, uint64_t to)
 	if (f->s == NULL)
 		fail_msg("notify(%" PRIu64 ", %" PRIu64 ") while the store "
 		    "opens", from, to);
-	if (from != f->notified || to <= from || to != f->s->rev)
+	if (from != f->notified || to <= from || to != store_rev(f->s))
 		fail_msg("notify(%" PRIu64 ", %" PRIu64 "): the last was to %"
 		    PRIu64 ", the store is at %" PRIu64, from - f->r0,
-		    to - f->r0, f->notified - f->r0, f->s->rev - f->r0);
+		    to - f->r0, f->notified - f->r0, store_rev(f->s) - f->r0);
 	f->notified = to;
 	buf_printf(&f->notes, "%s%" PRIu64 "-%" PRIu64, f->notes.len > 0 ?
 	    " " : "", from - f->r0, to - f->r0);
@@ -810,11 +811,11 @@ fx_begin_keys(struct fx *f, const struct store_keys *ks)
 
 	if (fx_try_begin(f, ks, &err) != 0)
 		fail_msg("begin: %s", err.msg);
-	if (f->s->base_rev != f->s->rev)
+	if (store_base_rev(f->s) != store_rev(f->s))
 		fail_msg("etcd is at rev %" PRIu64 ", this test's writes "
 		    "brought it to %" PRIu64 ": a writer outside the test "
 		    "moved it (these tests need an etcd of their own)",
-		    f->s->base_rev, f->s->rev);
+		    store_base_rev(f->s), store_rev(f->s));
 }
 
 void
@@ -848,7 +849,7 @@ fx_try_commit(struct fx *f, uint64_t rev, struct store_err *err)
 		*err = c.err;
 		return (-1);
 	}
-	fx_wait_abs(f, f->s->commit_rev);
+	fx_wait_abs(f, store_commit_rev(f->s));
 	return (0);
 }
 
@@ -859,7 +860,7 @@ fx_commit(struct fx *f, uint64_t rev)
 
 	if (fx_try_commit(f, rev, &err) != 0)
 		fail_msg("commit at %" PRIu64 ": %s", rev, err.msg);
-	assert_int_equal(f->s->commit_rev, fx_abs(f, rev));
+	assert_int_equal(store_commit_rev(f->s), fx_abs(f, rev));
 	assert_int_equal(fx_rev(f), rev);
 }
 

@@ -22,6 +22,9 @@
  * reads the history in chunks of f->hist_max events, checking each chunk
  * (whole revisions, in order, max_events kept but to finish a revision).
  *
+ * The store tests look inside the store they test (its batch state, its
+ * options): they see it as its backends do (store_backend.h).
+ *
  * Every store has f as its opts.notify: each call is checked (it follows
  * the last one, and the store's rev is its "to"; a local store's history
  * holds the events it announces) and noted as "from-to" (from r0) for
@@ -44,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "util.h"
 
 /* How long a helper waits for etcd before it fails the test. */

@@ -61,9 +61,10 @@ test_versions(void **state)
 	 * 1), not at 0; the test's revs count from there (store_fx.h).
 	 */
 	if (fx_remote(f))
-		assert_true(f->s->rev > 0 && f->s->rev == f->s->seen_rev);
+		assert_true(store_rev(f->s) > 0 &&
+		    store_rev(f->s) == f->s->head.seen_rev);
 	else
-		assert_int_equal(f->s->rev, 0);
+		assert_int_equal(store_rev(f->s), 0);
 	assert_string_equal(fx_get(f, S("k")), "");
 	fx_begin(f, "k");
 	assert_int_equal(fx_put(f, 1, 0, S("k"), S("v1")), 0);
@@ -112,7 +113,7 @@ test_batch_reads(void **state)
 	fx_put1(f, "a", "1");
 	fx_put1(f, "c", "x");
 	fx_begin(f, "a", "b", "c", "d");
-	assert_int_equal(f->s->base_rev, fx_abs(f, 2));
+	assert_int_equal(store_base_rev(f->s), fx_abs(f, 2));
 	fx_put(f, 3, 0, S("b"), S("2"));
 	fx_put(f, 3, 1, S("a"), S("3"));
 	assert_string_equal(fx_get(f, S("b")), "b@1/3/3=2");
@@ -795,7 +796,7 @@ commit_seen_done(void *arg, const struct store_err *err)
 	c->failed = err != NULL;
 	c->in_batch = c->f->s->in_batch;
 	c->notes_len = c->f->notes.len;
-	c->rev = c->f->s->rev;
+	c->rev = store_rev(c->f->s);
 }
 
 /*
@@ -891,7 +892,7 @@ test_batch_protocol(void **state)
 
 	none.n = 0;
 	/* etcd: one write request a batch; local stores: no limit. */
-	assert_int_equal(f->s->backend->batch_max, fx_remote(f) ? 1 : 0);
+	assert_int_equal(store_batch_max(f->s), fx_remote(f) ? 1 : 0);
 	assert_int_equal(store_put(f->s, fx_abs(f, 1), 0, S("a"), S("1"), NULL,
 	    NULL, &err), -1);
 	assert_int_equal(store_delete(f->s, fx_abs(f, 1), 0, S("a"), NULL,
@@ -994,7 +995,7 @@ reopen_batch(struct fx *f, int compact)
 	}
 	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), 0);
 	assert_int_equal(f->s->in_batch, 1);
-	assert_int_equal(f->s->base_rev, fx_abs(f, 3));
+	assert_int_equal(store_base_rev(f->s), fx_abs(f, 3));
 	assert_int_equal(store_reopen(f->s, fx_abs(f, 3), &err), -1);
 	if (fx_remote(f)) {
 		/* etcd: it reads what the batch read, at its base... */
@@ -1521,18 +1522,18 @@ test_etcd_outside_writer(void **state)
 	fx_put1(f, "a", "1");
 	fx_twin(f, &g, other);
 	fx_begin(f, "a", "b");
-	base = f->s->base_rev;
+	base = store_base_rev(f->s);
 	fx_put(f, 2, 0, S("b"), S("2"));
 	fx_put1(&g, "x", "1");
 	assert_int_equal(fx_try_commit(f, 2, &err), 0);
-	assert_int_equal(f->s->commit_rev, fx_abs(f, 3));
+	assert_int_equal(store_commit_rev(f->s), fx_abs(f, 3));
 	assert_int_equal(fx_rev(f), 3);
-	assert_true(f->s->seen_rev >= fx_abs(f, 3));
+	assert_true(f->s->head.seen_rev >= fx_abs(f, 3));
 	assert_int_equal(store_reopen(f->s, base, &err), 0);
 	assert_string_equal(fx_get(f, S("b")), "");
 	assert_string_equal(fx_get(f, S("a")), "a@1/1/1=1");
-	assert_int_equal(store_put(f->s, f->s->commit_rev, 0, S("b"), S("2"),
-	    &meta, &prev, &err), 0);
+	assert_int_equal(store_put(f->s, store_commit_rev(f->s), 0, S("b"),
+	    S("2"), &meta, &prev, &err), 0);
 	assert_int_equal(meta.mod_rev, fx_abs(f, 3));
 	assert_int_equal(meta.version, 1);
 	store_rollback(f->s);

@@ -49,7 +49,7 @@ out_committed(void *arg, const struct store_err *err)
 	if (err != NULL)
 		b->failed = 1;
 	else
-		b->landed = b->f->s->commit_rev;
+		b->landed = store_commit_rev(b->f->s);
 	out_end(b);
 }
 
@@ -68,21 +68,21 @@ out_begun(void *arg, const struct store_err *err)
 		return;
 	}
 	b->open_alone = s->in_batch;
-	if (store_put(s, s->base_rev + 1, 0, b->key, strlen(b->key), "v", 1,
-	    &meta, &prev, &e2) != 0) {
+	if (store_put(s, store_base_rev(s) + 1, 0, b->key, strlen(b->key), "v",
+	    1, &meta, &prev, &e2) != 0) {
 		b->failed = 1;
 		store_rollback(s);
 		out_end(b);
 		return;
 	}
 	b->put_version = meta.version;
-	if (b->compact && store_compact(s, s->base_rev + 1, &e2) != 0) {
+	if (b->compact && store_compact(s, store_base_rev(s) + 1, &e2) != 0) {
 		b->failed = 1;
 		store_rollback(s);
 		out_end(b);
 		return;
 	}
-	store_commit(s, s->base_rev + 1, out_committed, b);
+	store_commit(s, store_base_rev(s) + 1, out_committed, b);
 }
 
 static void
@@ -103,7 +103,7 @@ test_out_together(void **state)
 	struct out_batch	 b[4];
 	int			 ended = 0, all = 0, i, j;
 
-	assert_true(f->s->backend->batches_out >= 4);
+	assert_true(store_batches_out(f->s) >= 4);
 	memset(b, 0, sizeof b);
 	for (i = 0; i < 4; i++) {
 		b[i].f = f;
@@ -126,7 +126,7 @@ test_out_together(void **state)
 	}
 	assert_int_equal(f->s->out, 0);
 	for (i = 0; i < 4; i++) {
-		if (b[i].landed > f->s->rev)
+		if (b[i].landed > store_rev(f->s))
 			fx_wait_rev(f, b[i].landed - f->r0);
 	}
 	/* Each key at version 1, at the revision its batch landed at. */
@@ -170,7 +170,7 @@ test_out_blind(void **state)
 	fx_wait(f, &all);
 	assert_false(b.failed);
 	assert_int_equal(b.put_version, 1);
-	assert_true(f->s->answer_again);
+	assert_true(store_answer_again(f->s));
 	/* Applied again on the batch reopened: k held version 1. */
 	assert_int_equal(store_reopen(f->s, b.landed - 1, &err), 0);
 	assert_int_equal(store_put(f->s, b.landed, 0, S("k"), "v", 1, &kv,
@@ -205,10 +205,10 @@ test_out_compact_follows(void **state)
 	assert_false(b[0].failed);
 	assert_false(b[1].failed);
 	/* Whichever landed first, the compaction is at its own write. */
-	assert_int_equal(f->s->compact_rev, b[1].landed);
+	assert_int_equal(store_compact_rev(f->s), b[1].landed);
 	fx_wait_rev(f, (b[0].landed > b[1].landed ? b[0].landed :
 	    b[1].landed) - f->r0);
-	assert_int_equal(f->s->compact_rev, b[1].landed);
+	assert_int_equal(store_compact_rev(f->s), b[1].landed);
 }
 
 int

@@ -184,8 +184,8 @@ test_snapshot_whole(void **state)
 	assert_string_equal(want,
 	    "a@2/1/3=2 b@1/2/2=\\x01\\x00\\xff c@1/4/4=bin\\x00\\x80");
 	g = snap_open(path);
-	assert_int_equal(g->rev, rev);
-	assert_true(g->compact_rev <= rev);
+	assert_int_equal(store_rev(g), rev);
+	assert_true(store_compact_rev(g) <= rev);
 	got = snap_keys(f, g, 0);
 	assert_string_equal(got, want);
 	free(got);
@@ -208,7 +208,7 @@ test_snapshot_empty(void **state)
 	rev = snap_take(f, path, NULL, &turns);
 	assert_int_equal(rev, f->r0);
 	g = snap_open(path);
-	assert_int_equal(g->rev, rev);
+	assert_int_equal(store_rev(g), rev);
 	got = snap_keys(f, g, 0);
 	assert_string_equal(got, "");
 	free(got);
@@ -252,7 +252,7 @@ test_snapshot_while_writing(void **state)
 	assert_non_null(strstr(want, "k/02999@1/"));
 	assert_null(strstr(want, "after@"));
 	g = snap_open(path);
-	assert_int_equal(g->rev, rev);
+	assert_int_equal(store_rev(g), rev);
 	got = snap_keys(f, g, 0);
 	assert_string_equal(got, want);
 	free(got);

@@ -21,6 +21,7 @@
 
 #include <event2/event.h>
 
+#include "store/store_local.h"
 #include "store_fx.h"
 
 /* How long a test waits for a batch to land before it fails. */
@@ -66,8 +67,8 @@ batch_committed(void *arg, const struct store_err *err)
 	b->called++;
 	b->failed = err != NULL;
 	b->order = ++ncalled;
-	b->rev = b->f->s->rev;
-	b->commit_rev = b->f->s->commit_rev;
+	b->rev = store_rev(b->f->s);
+	b->commit_rev = store_commit_rev(b->f->s);
 	if (b->then != NULL)
 		batch_start(b->then);
 }
@@ -87,13 +88,13 @@ batch_begun(void *arg, const struct store_err *err)
 	struct store		*s = b->f->s;
 	struct store_err	 e;
 	struct store_kv		 meta;
-	uint64_t		 prev, rev = s->base_rev + 1;
+	uint64_t		 prev, rev = store_base_rev(s) + 1;
 	char			 key[16];
 	int			 i;
 
 	if (err != NULL)
 		fail_msg("begin: %s", err->msg);
-	b->base_rev = s->base_rev;
+	b->base_rev = store_base_rev(s);
 	b->seen_ver = 0;
 	if (store_get(s, S("k0"), batch_kv, &b->seen_ver, &e) < 0)
 		fail_msg("get in a batch: %s", e.msg);
@@ -110,7 +111,7 @@ batch_begun(void *arg, const struct store_err *err)
 		    &prev, &e) != 0)
 			fail_msg("put %s: %s", key, e.msg);
 	}
-	store_commit(s, b->nputs > 0 || b->grant != 0 ? rev : s->base_rev,
+	store_commit(s, b->nputs > 0 || b->grant != 0 ? rev : store_base_rev(s),
 	    batch_committed, b);
 }
 
@@ -121,7 +122,7 @@ batch_start(struct batch *b)
 
 	store_begin(b->f->s, NULL, batch_begun, b);
 	/* A local store's begin answers before it returns, unless held. */
-	assert_true(b->f->s->ends > ends || b->f->s->local_hold);
+	assert_true(b->f->s->ends > ends || store_local_held(b->f->s));
 }
 
 static struct batch *

@@ -26,7 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "store/etcd/etcd_grpc.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 
 #define ETCD_CALL_TIMEOUT_S	2
 #define ETCD_PROBE_MS		250

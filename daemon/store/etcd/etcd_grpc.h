@@ -23,7 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "store/etcd/etcd_pb.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "util.h"
 
 struct event_base;

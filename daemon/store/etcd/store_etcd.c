@@ -125,9 +125,9 @@ etcd_begin_end(struct etcd_batch *b, const struct store_err *err)
 	etcd_evs_clear(&e->overlay, 0);
 	e->mark = e->marked = 0;
 	e->compact_to = 0;
-	e->compact_begin = st->compact_rev;
+	e->compact_begin = st->head.compact_rev;
 	e->cur = b;
-	st->base_rev = b->base_rev;
+	st->head.base_rev = b->base_rev;
 	/* The caller commits the batch (which takes it) or rolls it back. */
 	b->begun(b->begun_arg, NULL);
 }
@@ -157,8 +157,8 @@ etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	}
 	if (first) {
 		b->base_rev = b->read_rev = etcd_header_rev(e, reply);
-		if (b->base_rev < e->st->rev)
-			b->base_rev = e->st->rev;
+		if (b->base_rev < e->st->head.rev)
+			b->base_rev = e->st->head.rev;
 	}
 	for (i = 0; i < n; i++) {
 		while (b->snap[b->snap_next].blind)
@@ -339,7 +339,7 @@ store_etcd_mark(struct store *st, struct store_err *err)
 
 	e->mark = e->overlay.n;
 	e->compact_to_mark = e->compact_to;
-	e->compact_rev_mark = st->compact_rev;
+	e->compact_rev_mark = st->head.compact_rev;
 	e->marked = 1;
 	return (0);
 }
@@ -354,7 +354,7 @@ store_etcd_undo(struct store *st, struct store_err *err)
 		    "undo without a mark"));
 	etcd_evs_clear(&e->overlay, e->mark);
 	e->compact_to = e->compact_to_mark;
-	st->compact_rev = e->compact_rev_mark;
+	st->head.compact_rev = e->compact_rev_mark;
 	e->marked = 0;
 	return (0);
 }
@@ -371,7 +371,7 @@ store_etcd_reopen(struct store *st)
 	etcd_evs_clear(&e->overlay, 0);
 	e->mark = 0;
 	e->compact_to = 0;
-	e->compact_begin = st->compact_rev;
+	e->compact_begin = st->head.compact_rev;
 	if (e->cur == NULL)
 		e->cur = e->last;
 }
@@ -383,7 +383,7 @@ store_etcd_rollback(struct store *st)
 
 	etcd_evs_clear(&e->overlay, 0);
 	e->compact_to = 0;
-	st->compact_rev = e->compact_begin;
+	st->head.compact_rev = e->compact_begin;
 	if (e->cur != NULL && !e->cur->landed)
 		etcd_batch_free(e->cur);	/* its commit's otherwise */
 	e->cur = NULL;
@@ -406,7 +406,7 @@ static int
 etcd_find_compact_rev(struct store *st, struct store_err *err)
 {
 	struct store_etcd	*e = E(st);
-	uint64_t		 lo = 1, hi = st->rev, mid;
+	uint64_t		 lo = 1, hi = st->head.rev, mid;
 	cJSON			*reply;
 
 	while (lo < hi) {
@@ -421,7 +421,7 @@ etcd_find_compact_rev(struct store *st, struct store_err *err)
 			return (-1);
 	}
 	/* etcd's compaction at lo keeps no event of lo (a delete's). */
-	st->compact_rev = lo > 1 ? lo + 1 : 0;
+	st->head.compact_rev = lo > 1 ? lo + 1 : 0;
 	return (0);
 }
 
@@ -480,7 +480,7 @@ etcd_load(struct store *st, struct store_err *err)
 
 	if (etcd_range(e, e->sent64, NULL, 0, 0, 1, &reply, err) != 0)
 		return (-1);
-	st->rev = etcd_header_rev(e, reply);
+	st->head.rev = etcd_header_rev(e, reply);
 	last = etcd_first_u64(reply, "mod_revision");
 	cJSON_Delete(reply);
 	buf_init(&b);
@@ -523,7 +523,7 @@ store_etcd_open(struct store *st, const char *arg,
 		store_etcd_close(st);
 		return (-1);
 	}
-	e->cache_from = st->rev + 1;
+	e->cache_from = st->head.rev + 1;
 	if (opts->base != NULL && store_etcd_watch_start(e, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
@@ -577,37 +577,39 @@ store_etcd_close(struct store *st)
  * and a request's writes must share one.  ETCD_SLOTS batches out at once.
  */
 const struct store_backend store_etcd_backend = {
-	"etcd",
-	1,
-	store_etcd_open,
-	store_etcd_close,
-	store_etcd_read_get,
-	store_etcd_read_range,
-	store_etcd_read_history,
-	store_etcd_read_stats,
-	store_etcd_begin,
-	store_etcd_get,
-	store_etcd_put,
-	store_etcd_del,
-	store_etcd_mark,
-	store_etcd_undo,
-	store_etcd_compact,
-	store_etcd_commit,
-	store_etcd_rollback,
-	store_etcd_reopen,
-	NULL,
-	store_etcd_read_key_history,
-	NULL,
-	ETCD_SLOTS,
+	.name = "etcd",
+	/* Open and close. */
+	.open = store_etcd_open,
+	.close = store_etcd_close,
+	/* Batches and commits. */
+	.batch_max = 1,
+	.batches_out = ETCD_SLOTS,
+	.ordered = 0,	/* batches land where etcd puts them */
+	.begin = store_etcd_begin,
+	.get = store_etcd_get,
+	.put = store_etcd_put,
+	.del = store_etcd_del,
+	.mark = store_etcd_mark,
+	.undo = store_etcd_undo,
+	.compact = store_etcd_compact,
+	.commit = store_etcd_commit,
+	.rollback = store_etcd_rollback,
+	.reopen = store_etcd_reopen,
+	/* Reads. */
+	.read_get = store_etcd_read_get,
+	.read_range = store_etcd_read_range,
+	/* History. */
+	.read_history = store_etcd_read_history,
+	.read_key_history = store_etcd_read_key_history,
+	/* Leases: reads, and attaching a key in a batch. */
+	.read_leases = store_etcd_read_leases,
+	.read_lease_keys = store_etcd_read_lease_keys,
+	.lease_attach = store_etcd_lease_attach,
 	/* Leases: etcd's own (store_etcd_lease.c); no records. */
-	store_etcd_read_leases,
-	store_etcd_read_lease_keys,
-	NULL,
-	store_etcd_lease_attach,
-	NULL,
-	store_etcd_lease_grant,
-	store_etcd_lease_keepalive,
-	store_etcd_lease_get,
-	store_etcd_lease_revoke_now,
-	0	/* batches land where etcd puts them */
+	.lease_grant = store_etcd_lease_grant,
+	.lease_keepalive = store_etcd_lease_keepalive,
+	.lease_get = store_etcd_lease_get,
+	.lease_revoke_now = store_etcd_lease_revoke_now,
+	/* Status. */
+	.read_stats = store_etcd_read_stats,
 };

@@ -19,7 +19,7 @@
 #define METAD_STORE_ETCD_H
 
 #include "store/etcd/etcd_client.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "util.h"
 
 #define ETCD_PREFIX_DEFAULT	"metad/"

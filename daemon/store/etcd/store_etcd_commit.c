@@ -82,10 +82,10 @@ etcd_commit_end(struct etcd_commit *c, const struct store_err *err)
 	struct etcd_batch	*b = c->b;
 
 	if (err != NULL && c->compact_to != 0)
-		c->st->compact_rev = c->compact_begin;
+		c->st->head.compact_rev = c->compact_begin;
 	if (err == NULL && b != NULL && c->landed != 0) {
-		c->st->commit_rev = c->landed;
-		c->st->answer_again = 1;
+		c->st->head.commit_rev = c->landed;
+		c->st->head.answer_again = 1;
 		b->base_rev = c->landed - 1;
 		b->landed = 1;
 		e->cur = b;
@@ -153,7 +153,7 @@ etcd_commit_landed(struct etcd_commit *c, uint64_t rev,
 	int			 blind = 0, op;
 
 	c->landed = rev;
-	c->st->commit_rev = rev;
+	c->st->head.commit_rev = rev;
 	if (c->slot >= 0)
 		E(c->st)->slots[c->slot].known = rev;
 	/*
@@ -162,8 +162,8 @@ etcd_commit_landed(struct etcd_commit *c, uint64_t rev,
 	 */
 	if (c->compact_to > b->base_rev && rev > c->planned) {
 		c->compact_to += rev - c->planned;
-		if (c->st->compact_rev < c->compact_to)
-			c->st->compact_rev = c->compact_to;
+		if (c->st->head.compact_rev < c->compact_to)
+			c->st->head.compact_rev = c->compact_to;
 	}
 	for (i = 0; i < b->nsnap; i++)
 		blind |= b->snap[i].blind;

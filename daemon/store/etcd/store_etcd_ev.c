@@ -151,8 +151,8 @@ etcd_header_rev(struct store_etcd *e, const cJSON *reply)
 uint64_t
 etcd_rev_seen(struct store_etcd *e, uint64_t rev)
 {
-	if (rev > e->st->seen_rev)
-		e->st->seen_rev = rev;
+	if (rev > e->st->head.seen_rev)
+		e->st->head.seen_rev = rev;
 	return (rev);
 }
 

@@ -1,13 +1,13 @@
 /*
- * Punctual expiry of etcd leases (SPEC 9: no earlier than ttl_ms after the
- * last grant or keepalive, no later than 1 s after).  etcd's TTLs are whole
- * seconds, at least its minimum (2 s with its default flags), and its
- * lessor looks for expired leases every 500 ms: left to etcd, a lease of
- * 1000 ms lives 2.0 to 2.5 s.  So a lease whose etcd TTL would be too late
- * is "stamped" (etcd_lease_stamped(), decided once at its grant and written
- * in its record): each keepalive made through any metad also puts its
- * record, PREFIX "l/" ID, again (store_etcd_lease.c), and every daemon on
- * that prefix times the lease itself:
+ * Punctual expiry of etcd leases (metad-protocol(7), LEASES: no earlier
+ * than ttl_ms after the last grant or keepalive, no later than 1 s after).
+ * etcd's TTLs are whole seconds, at least its minimum (2 s with its default
+ * flags), and its lessor looks for expired leases every 500 ms: left to
+ * etcd, a lease of 1000 ms lives 2.0 to 2.5 s.  So a lease whose etcd TTL
+ * would be too late is "stamped" (etcd_lease_stamped(), decided once at its
+ * grant and written in its record): each keepalive made through any metad
+ * also puts its record, PREFIX "l/" ID, again (store_etcd_lease.c), and
+ * every daemon on that prefix times the lease itself:
  *
  * - it knows each lease of the prefix from its record: read at start (one
  *   range at the revision the watch stream starts after), then from the
@@ -405,7 +405,7 @@ etcd_expiry_open(struct store_etcd *e, struct store_err *err)
 	e->expiry = x;
 	while (more) {
 		buf_init(&b);
-		etcd_records_body(e, &b, last, last_len, e->st->rev);
+		etcd_records_body(e, &b, last, last_len, e->st->head.rev);
 		free(last);
 		last = NULL;
 		rc = etcd_call_sync(&e->client, "/v3/kv/range", buf_cstr(&b),

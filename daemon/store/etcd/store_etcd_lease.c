@@ -444,7 +444,7 @@ etcd_lease_stream_moved(struct store_etcd *e)
 
 	for (c = LIST_FIRST(&e->rwaits); c != NULL; c = next) {
 		next = LIST_NEXT(c, wentry);
-		if (c->rrev > e->st->rev)
+		if (c->rrev > e->st->head.rev)
 			continue;
 		c->rdone(c->arg, 1, c->rrev, etcd_revoke_count(e, c->rrev,
 		    c->nkeys), NULL);
@@ -488,7 +488,7 @@ etcd_revoke_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	/* Answered once the stream delivered its deletes, counted. */
 	c->rrev = etcd_header_rev(e, reply);
 	LIST_INSERT_HEAD(&e->rwaits, c, wentry);
-	if (c->rrev > e->st->rev) {
+	if (c->rrev > e->st->head.rev) {
 		struct timeval	 tv = { ETCD_REVOKE_WAIT_MS / 1000,
 				    ETCD_REVOKE_WAIT_MS % 1000 * 1000 };
 

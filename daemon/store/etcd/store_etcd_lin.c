@@ -89,7 +89,7 @@ etcd_lin_progress(struct etcd_view *v)
 
 	for (p = TAILQ_FIRST(&v->probes); p != NULL; p = next) {
 		next = TAILQ_NEXT(p, entry);
-		if (!p->back || (p->need > v->e->st->rev && v->on))
+		if (!p->back || (p->need > v->e->st->head.rev && v->on))
 			continue;
 		TAILQ_REMOVE(&v->probes, p, entry);
 		lin_probe_answer(v, p, 0);
@@ -104,7 +104,7 @@ lin_probe_late(evutil_socket_t fd, short what, void *arg)
 	struct etcd_view	*v = p->v;
 
 	log_warnx("etcd view: at rev %" PRIu64 " after %d ms, not yet at %"
-	    PRIu64 "; etcd answers the reads", v->e->st->rev, VIEW_LATE_MS,
+	    PRIu64 "; etcd answers the reads", v->e->st->head.rev, VIEW_LATE_MS,
 	    p->need);
 	TAILQ_REMOVE(&v->probes, p, entry);
 	lin_probe_answer(v, p, 1);
@@ -127,7 +127,7 @@ lin_probe_back(void *arg, const cJSON *reply, const struct store_err *err)
 	}
 	(void)etcd_header_rev(v->e, reply);
 	p->need = etcd_first_u64(reply, "mod_revision");
-	if (p->need > v->e->st->rev && v->on) {
+	if (p->need > v->e->st->head.rev && v->on) {
 		if ((p->late = evtimer_new(v->e->opts.base, lin_probe_late,
 		    p)) == NULL)
 			fatalx("evtimer_new");

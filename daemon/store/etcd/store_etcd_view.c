@@ -292,7 +292,7 @@ etcd_view_moved(struct store_etcd *e, int lost)
 	if (lost)
 		view_off(v, "events were compacted before the stream read "
 		    "them");
-	v->rev = e->st->rev;
+	v->rev = e->st->head.rev;
 	etcd_lin_progress(v);
 }
 
@@ -309,8 +309,8 @@ view_fill(struct etcd_view *v, struct store_err *err)
 	int			 rc = 0, m;
 
 	for (;;) {
-		if (etcd_range(e, beg64, e->kend64, e->st->rev, VIEW_FILL_PAGE,
-		    0, &reply, err) != 0) {
+		if (etcd_range(e, beg64, e->kend64, e->st->head.rev,
+		    VIEW_FILL_PAGE, 0, &reply, err) != 0) {
 			rc = -1;
 			break;
 		}
@@ -337,7 +337,7 @@ view_fill(struct etcd_view *v, struct store_err *err)
 			break;
 	}
 	free(beg64);
-	v->rev = e->st->rev;
+	v->rev = e->st->head.rev;
 	return (rc);
 }
 

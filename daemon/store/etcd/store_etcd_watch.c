@@ -112,30 +112,30 @@ static void
 etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 {
 	struct store	*st = e->st;
-	uint64_t	 from = st->rev;
+	uint64_t	 from = st->head.rev;
 
 	log_warnx("etcd cancelled the watch stream at rev %" PRIu64
-	    " (compact rev %" PRIu64 ")", st->rev + 1, compact_rev);
+	    " (compact rev %" PRIu64 ")", st->head.rev + 1, compact_rev);
 	e->wcancelled = 1;
 	etcd_watch_schedule(e);
 	if (compact_rev == 0)
 		return;
-	if (compact_rev + 1 > st->compact_rev)
-		st->compact_rev = compact_rev + 1;
-	if (st->compact_rev <= st->rev + 1)
+	if (compact_rev + 1 > st->head.compact_rev)
+		st->head.compact_rev = compact_rev + 1;
+	if (st->head.compact_rev <= st->head.rev + 1)
 		return;
 	log_warnx("etcd compacted revs %" PRIu64 "..%" PRIu64 " before "
-	    "metad read their events", st->rev + 1, compact_rev);
-	st->rev = st->compact_rev - 1;
+	    "metad read their events", st->head.rev + 1, compact_rev);
+	st->head.rev = st->head.compact_rev - 1;
 	/* Keepalives may be among them: leases are timed afresh. */
 	etcd_expiry_reload(e);
 	etcd_view_moved(e, 1);
 	/* Nothing below compact_rev is readable: the cache starts afresh. */
 	etcd_evs_clear(&e->cache, 0);
-	e->cache_from = st->rev + 1;
-	e->before_cache = st->rev;
+	e->cache_from = st->head.rev + 1;
+	e->before_cache = st->head.rev;
 	if (e->opts.notify != NULL)
-		e->opts.notify(e->opts.notify_arg, from, st->rev);
+		e->opts.notify(e->opts.notify_arg, from, st->head.rev);
 	etcd_lease_stream_moved(e);
 }
 
@@ -147,7 +147,7 @@ etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 	struct store		*st = e->st;
 	struct etcd_pb_watch	 w;
 	struct etcd_wmsg	 m;
-	uint64_t		 from = st->rev;
+	uint64_t		 from = st->head.rev;
 	size_t			 live = e->cache.n - e->cache.head, i;
 
 	if (etcd_pb_watch_read(p, n, &w) != 0)
@@ -163,17 +163,17 @@ etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 		etcd_stream_cancelled(e, m.compact_rev);
 		return (0);
 	}
-	if (m.last_rev <= st->rev)
+	if (m.last_rev <= st->head.rev)
 		return (0);
 	/* The view first: a write is answered once its events are out. */
 	for (i = e->cache.head + live; i < e->cache.n; i++)
 		etcd_view_apply(e, &e->cache.v[i]);
-	st->rev = m.last_rev;
+	st->head.rev = m.last_rev;
 	etcd_view_moved(e, 0);
 	etcd_lease_stream_moved(e);	/* before a trim: revokes count */
 	etcd_cache_trim(e);
 	if (e->opts.notify != NULL)
-		e->opts.notify(e->opts.notify_arg, from, st->rev);
+		e->opts.notify(e->opts.notify_arg, from, st->head.rev);
 	return (0);
 }
 
@@ -186,7 +186,7 @@ etcd_stream_done(void *arg, int status, struct buf *body, cJSON *reply)
 	cJSON_Delete(reply);
 	e->wst = NULL;
 	log_warnx("etcd watch stream on %s ended; resuming from rev %" PRIu64,
-	    e->client.ep[e->wep].url, e->st->rev + 1);
+	    e->client.ep[e->wep].url, e->st->head.rev + 1);
 	etcd_watch_schedule(e);
 }
 
@@ -208,7 +208,7 @@ etcd_stream_open(struct store_etcd *e)
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
-	    e->st->rev + 1);
+	    e->st->head.rev + 1);
 	e->wst = etcd_grpc_stream(&e->client.grpc, e->wep, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
 	    etcd_stream_done, e, &err);
@@ -391,8 +391,8 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 
 	if (rp->compact_rev != 0) {
 		/* etcd's compaction at C keeps no event of C: from C + 1. */
-		if (rp->compact_rev + 1 > st->compact_rev)
-			st->compact_rev = rp->compact_rev + 1;
+		if (rp->compact_rev + 1 > st->head.compact_rev)
+			st->head.compact_rev = rp->compact_rev + 1;
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
 		    PRIu64 " is compacted (etcd keeps revs from %" PRIu64 ")",
 		    rp->from, rp->compact_rev + 1);
@@ -459,10 +459,10 @@ store_etcd_read_history(struct store *st, uint64_t from, size_t max,
 
 	if (max == 0)
 		max = 1;
-	if (from < st->compact_rev) {
+	if (from < st->head.compact_rev) {
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev %"
 		    PRIu64 " is compacted (kept from %" PRIu64 ")", from,
-		    st->compact_rev);
+		    st->head.compact_rev);
 		cb(arg, -1, NULL, 0, &err);
 	} else if (from < e->cache_from && from <= e->before_cache)
 		etcd_replay(e, from, max, cb, arg);

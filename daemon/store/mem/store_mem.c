@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
+#include "store/store_backend.h"
 #include "store/store_local.h"
 #include "store/mem/store_mem.h"
 #include "util.h"
@@ -116,7 +116,7 @@ store_mem_snap_take(struct store_mem *m, struct store *s,
 	snap->hist_head = m->hist_head;
 	snap->nkeys = m->nkeys;
 	snap->bytes = m->bytes;
-	snap->compact_rev = s->compact_rev;
+	snap->compact_rev = s->head.compact_rev;
 }
 
 static void
@@ -133,7 +133,7 @@ store_mem_snap_restore(struct store_mem *m, struct store *s,
 	m->hist_head = snap->hist_head;
 	m->nkeys = snap->nkeys;
 	m->bytes = snap->bytes;
-	s->compact_rev = snap->compact_rev;
+	s->head.compact_rev = snap->compact_rev;
 }
 
 static int
@@ -149,8 +149,8 @@ store_mem_open(struct store *s, const char *arg,
 	m = xcalloc(1, sizeof *m);
 	store_mem_keys_init(&m->keys);
 	s->impl = m;
-	s->rev = 0;
-	s->compact_rev = 0;
+	s->head.rev = 0;
+	s->head.compact_rev = 0;
 	return (0);
 }
 
@@ -428,33 +428,37 @@ static const struct store_local store_mem_local = {
 };
 
 const struct store_backend store_mem_backend = {
-	"memory",
-	0,
-	store_mem_open,
-	store_mem_close,
-	store_local_read_get,
-	store_local_read_range,
-	store_local_read_history,
-	store_local_read_stats,
-	store_local_begin,
-	store_mem_get,
-	store_mem_put,
-	store_mem_del,
-	store_mem_mark,
-	store_mem_undo,
-	store_mem_compact,
-	store_local_commit,
-	store_mem_rollback,
-	NULL,
-	&store_mem_local,
-	store_local_read_key_history,
-	NULL,
-	1,
-	store_mem_read_leases,
-	store_mem_read_lease_keys,
-	store_mem_lease_put,
-	store_mem_lease_attach,
-	store_mem_lease_revoke,
-	NULL, NULL, NULL, NULL,	/* the daemon times these leases */
-	1	/* each batch lands before the next begins */
+	.name = "memory",
+	/* Open and close. */
+	.open = store_mem_open,
+	.close = store_mem_close,
+	/* Batches and commits. */
+	.batch_max = 0,
+	.batches_out = 1,
+	.ordered = 1,	/* each batch lands before the next begins */
+	.begin = store_local_begin,
+	.get = store_mem_get,
+	.put = store_mem_put,
+	.del = store_mem_del,
+	.mark = store_mem_mark,
+	.undo = store_mem_undo,
+	.compact = store_mem_compact,
+	.commit = store_local_commit,
+	.rollback = store_mem_rollback,
+	/* Reads. */
+	.read_get = store_local_read_get,
+	.read_range = store_local_read_range,
+	/* History. */
+	.read_history = store_local_read_history,
+	.read_key_history = store_local_read_key_history,
+	/* Leases the daemon times: reads, and writes in a batch. */
+	.read_leases = store_mem_read_leases,
+	.read_lease_keys = store_mem_read_lease_keys,
+	.lease_put = store_mem_lease_put,
+	.lease_attach = store_mem_lease_attach,
+	.lease_revoke = store_mem_lease_revoke,
+	/* Status. */
+	.read_stats = store_local_read_stats,
+	/* The synchronous side store_local.c calls. */
+	.local = &store_mem_local,
 };

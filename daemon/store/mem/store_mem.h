@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "store/skiplist.h"
-#include "store/store.h"
+#include "store/store_backend.h"
 
 struct store_mem_node {
 	unsigned char		*value;

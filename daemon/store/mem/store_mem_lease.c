@@ -1,10 +1,10 @@
 /*
- * The memory backend's leases (store.h, SPEC 9): a key's lease is a field
- * of its node (undone with the node), lease records an unordered array
- * whose changes are undone through MEM_UNDO_LEASE entries.  Finding a
- * lease's keys walks every key: the memory store keeps nothing across a
- * restart and serves tests and caches, where that is cheap enough; the
- * SQLite backend has an index for it.
+ * The memory backend's leases (store.h; metad-protocol(7), LEASES): a key's
+ * lease is a field of its node (undone with the node), lease records an
+ * unordered array whose changes are undone through MEM_UNDO_LEASE entries.
+ * Finding a lease's keys walks every key: the memory store keeps nothing
+ * across a restart and serves tests and caches, where that is cheap enough;
+ * the SQLite backend has an index for it.
  */
 #include <stdint.h>
 #include <stdlib.h>

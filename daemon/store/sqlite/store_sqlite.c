@@ -302,9 +302,10 @@ store_sqlite_connect(struct store_sqlite *q, const char *path,
 	sqlite3_busy_timeout(q->db, SQ_BUSY_TIMEOUT_MS);
 	cache = opts->cache_bytes != 0 ? opts->cache_bytes : SQ_CACHE_DEFAULT;
 	/*
-	 * No other process opens the database (SPEC 1): hold it exclusively,
-	 * which also spares a lock and a shared-memory index per read, and
-	 * makes a second daemon on the same file fail at start.
+	 * No other process opens the database (metad(8), DESCRIPTION): hold
+	 * it exclusively, which also spares a lock and a shared-memory
+	 * index per read, and makes a second daemon on the same file fail
+	 * at start.
 	 */
 	snprintf(sql, sizeof sql, "PRAGMA locking_mode = EXCLUSIVE; "
 	    "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; "
@@ -466,7 +467,7 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 	 * kv must hold every key: checkpoint first, or (the checkpoint
 	 * cannot be written: the disk is full) merge the map into kv's rows.
 	 */
-	if (store_sqlite_ckpt_for_read(s, s->rev, err) != 0)
+	if (store_sqlite_ckpt_for_read(s, s->head.rev, err) != 0)
 		return (store_sqlite_range_merged(s, r, cb, arg, more, err));
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
@@ -538,33 +539,40 @@ static const struct store_local store_sqlite_local = {
 };
 
 const struct store_backend store_sqlite_backend = {
-	"sqlite",
-	0,
-	store_sqlite_open,
-	store_sqlite_close,
-	store_local_read_get,
-	store_local_read_range,
-	store_local_read_history,
-	store_local_read_stats,
-	store_local_begin,
-	store_sqlite_get,
-	store_sqlite_put,
-	store_sqlite_del,
-	store_sqlite_mark,
-	store_sqlite_undo,
-	store_sqlite_compact,
-	store_local_commit,
-	store_sqlite_rollback,
-	NULL,
-	&store_sqlite_local,
-	store_local_read_key_history,
-	store_sqlite_snapshot,
-	SQ_BATCHES_OUT,
-	store_sqlite_read_leases,
-	store_sqlite_read_lease_keys,
-	store_sqlite_lease_put,
-	store_sqlite_lease_attach,
-	store_sqlite_lease_revoke,
-	NULL, NULL, NULL, NULL,	/* the daemon times these leases */
-	1	/* in order, each on the ones before (store_sqlite_sync.c) */
+	.name = "sqlite",
+	/* Open and close. */
+	.open = store_sqlite_open,
+	.close = store_sqlite_close,
+	/* Batches and commits. */
+	.batch_max = 0,
+	.batches_out = SQ_BATCHES_OUT,
+	/* In order, each on the ones before (store_sqlite_sync.c). */
+	.ordered = 1,
+	.begin = store_local_begin,
+	.get = store_sqlite_get,
+	.put = store_sqlite_put,
+	.del = store_sqlite_del,
+	.mark = store_sqlite_mark,
+	.undo = store_sqlite_undo,
+	.compact = store_sqlite_compact,
+	.commit = store_local_commit,
+	.rollback = store_sqlite_rollback,
+	/* Reads. */
+	.read_get = store_local_read_get,
+	.read_range = store_local_read_range,
+	/* History. */
+	.read_history = store_local_read_history,
+	.read_key_history = store_local_read_key_history,
+	/* Leases the daemon times: reads, and writes in a batch. */
+	.read_leases = store_sqlite_read_leases,
+	.read_lease_keys = store_sqlite_read_lease_keys,
+	.lease_put = store_sqlite_lease_put,
+	.lease_attach = store_sqlite_lease_attach,
+	.lease_revoke = store_sqlite_lease_revoke,
+	/* Snapshots. */
+	.snapshot = store_sqlite_snapshot,
+	/* Status. */
+	.read_stats = store_local_read_stats,
+	/* The synchronous side store_local.c calls. */
+	.local = &store_sqlite_local,
 };

@@ -13,7 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "store/store.h"
+#include "store/store_backend.h"
 
 /*
  * history's rows are keyed by an id (a rowid: each append goes at the end
@@ -24,7 +24,8 @@
  * found there, only after a rev of more than 2^SQ_ID_SHIFT events, are
  * left out by a test of rev), up to SQ_ID_FIRST(R), the first event at
  * R or later (INT64_MAX if none).  r: an SQL expression.  Exact for every
- * rev below 2^53 (SPEC), with no bound on a rev's events.
+ * rev below 2^53 (metad-protocol(7), LIMITS), with no bound on a rev's
+ * events.
  */
 #define SQ_ID_SHIFT	8
 #define SQ_STR(x)	SQ_STR_(x)

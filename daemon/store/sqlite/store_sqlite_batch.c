@@ -20,7 +20,7 @@ store_sqlite_begin(struct store *s, struct store_err *err)
 	q->broken = q->marked = 0;
 	q->broken_code = STORE_ERR_INTERNAL;
 	q->nkeys_begin = q->nkeys;
-	q->compact_begin = s->compact_rev;
+	q->compact_begin = s->head.compact_rev;
 	q->pend_mark = 0;
 	return (0);
 }
@@ -205,7 +205,7 @@ store_sqlite_mark(struct store *s, struct store_err *err)
 	q->marked = 1;
 	q->broken_mark = q->broken;
 	q->nkeys_mark = q->nkeys;
-	q->compact_mark = s->compact_rev;
+	q->compact_mark = s->head.compact_rev;
 	q->pend_mark = q->pend.n;
 	return (0);
 }
@@ -229,7 +229,7 @@ store_sqlite_undo(struct store *s, struct store_err *err)
 	q->keys_floor = 0;
 	q->broken = q->broken_mark;
 	q->nkeys = q->nkeys_mark;
-	s->compact_rev = q->compact_mark;
+	s->head.compact_rev = q->compact_mark;
 	sq_pend_truncate(q, q->pend_mark);
 	return (0);
 }
@@ -245,7 +245,7 @@ store_sqlite_rollback(struct store *s)
 	q->in_txn = q->marked = q->broken = 0;
 	q->nkeys = q->nkeys_begin;
 	q->keys_floor = 0;
-	s->compact_rev = q->compact_begin;
+	s->head.compact_rev = q->compact_begin;
 	sq_pend_truncate(q, 0);
 }
 

@@ -89,7 +89,7 @@ sq_due(struct store *s, int64_t now)
 	memset(&l, 0, sizeof l);
 	l.keys = q->dirty.n;
 	l.bytes = q->dirty.bytes;
-	l.revs = s->rev - q->ckpt_rev;
+	l.revs = s->head.rev - q->ckpt_rev;
 	l.wal_pages = q->wal_pages;
 	if (q->ckpt_ev != NULL) {
 		if (now == 0)
@@ -157,11 +157,12 @@ sq_ckpt_rev(struct store *s, uint64_t rev, struct store_err *err)
 	uint64_t		 drop;
 
 	if (q->hist_left) {
-		drop = s->compact_rev <= rev + 1 ? s->compact_rev : rev + 1;
+		drop = s->head.compact_rev <= rev + 1 ? s->head.compact_rev :
+		    rev + 1;
 		sqlite3_bind_int64(q->st[SQ_HIST_DROP], 1, (sqlite3_int64)drop);
 		if (store_sqlite_run(q, SQ_HIST_DROP, "checkpoint", err) != 0)
 			return (-1);
-		q->hist_left = drop < s->compact_rev;
+		q->hist_left = drop < s->head.compact_rev;
 	}
 	return (store_sqlite_set_meta(q, "ckpt_rev", rev, err));
 }
@@ -172,8 +173,8 @@ store_sqlite_keys_from(const struct store *s)
 {
 	const struct store_sqlite	*q = s->impl;
 
-	return (q->keys_rev + 1 >= s->compact_rev ? q->keys_rev :
-	    s->compact_rev - 1);
+	return (q->keys_rev + 1 >= s->head.compact_rev ? q->keys_rev :
+	    s->head.compact_rev - 1);
 }
 
 /* history's events of (from, to] into the key index, keys_rev to to. */
@@ -291,21 +292,21 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 			return (-1);
 		rc = sq_apply_all(q, err);
 		if (rc == 0)
-			rc = sq_ckpt_rev(s, s->rev, err);
+			rc = sq_ckpt_rev(s, s->head.rev, err);
 		/* Writes go on (a read or a bound forced this one). */
-		keys = rc == 0 && sq_keys_lag(s, s->rev);
+		keys = rc == 0 && sq_keys_lag(s, s->head.rev);
 		if (keys)
 			rc = sq_keys_fill(s, store_sqlite_keys_from(s),
-			    s->rev, err);
+			    s->head.rev, err);
 		if (sq_ck_end(q, rc, err) != 0)
 			return (-1);
 		sq_clean_fill(q, &q->frozen, NULL, 0);
 		sq_clean_fill(q, &q->dirty, NULL, 0);
 		sq_frozen_done(q);
 		sq_map_clear(&q->dirty, 1);
-		q->ckpt_rev = s->rev;
+		q->ckpt_rev = s->head.rev;
 		if (keys)
-			q->keys_rev = s->rev;
+			q->keys_rev = s->head.rev;
 	}
 	sq_wal_ckpt(q);
 	return (0);
@@ -320,7 +321,7 @@ sq_freeze(struct store *s)
 
 	q->frozen = q->dirty;		/* frozen is empty: swap them */
 	q->dirty = t;
-	q->frozen_rev = s->rev;
+	q->frozen_rev = s->head.rev;
 	q->fn = sq_sort(&q->frozen, &q->fsorted, &q->fsorted_cap);
 	q->fdone = 0;
 	q->ck_phase = SQ_CK_KV;
@@ -421,8 +422,8 @@ store_sqlite_keys_for_read(struct store *s, uint64_t rev,
 	uint64_t		 from = store_sqlite_keys_from(s);
 	int			 rc;
 
-	if (rev > s->rev)
-		rev = s->rev;
+	if (rev > s->head.rev)
+		rev = s->head.rev;
 	if (rev <= from)
 		return (0);
 	if (q->in_txn)
@@ -494,7 +495,8 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 		return;
 	if (q->dirty.n + q->frozen.n >= SQ_CKPT_HARD ||
 	    q->dirty.bytes + q->frozen.bytes >= SQ_CKPT_HARD_BYTES ||
-	    s->rev - q->ckpt_rev >= SQ_CKPT_HARD_REVS || q->ckpt_ev == NULL) {
+	    s->head.rev - q->ckpt_rev >= SQ_CKPT_HARD_REVS ||
+	    q->ckpt_ev == NULL) {
 		/* Without a loop (tools, tests): past SOFT, at once. */
 		if (q->ckpt_ev == NULL && sq_due(s, now) != 0)
 			return;

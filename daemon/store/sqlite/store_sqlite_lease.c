@@ -1,7 +1,7 @@
 /*
- * The SQLite backend's leases (store.h, SPEC 9): two tables, written in
- * the batch's transaction like every other write, so a lease and the keys
- * attached to it are durable together.
+ * The SQLite backend's leases (store.h; metad-protocol(7), LEASES): two
+ * tables, written in the batch's transaction like every other write, so a
+ * lease and the keys attached to it are durable together.
  *
  *   lease(id, ttl_ms, session)		one row a live lease
  *   lease_key(key, lease)		the live keys attached to a lease

@@ -59,7 +59,7 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 		st = q->st[SQ_GET_AT];
 		store_sqlite_bind_blob(st, 1, key, key_len);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)s->compact_rev);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)s->head.compact_rev);
 		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
 			store_sqlite_done(st);
 	}
@@ -157,7 +157,7 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
 	    (sqlite3_int64)r->limit + 1);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)r->rev);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->compact_rev);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->head.compact_rev);
 	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
 	store_sqlite_done(st);
 	free(b.lo);
@@ -178,7 +178,7 @@ store_sqlite_key_history(struct store *s, const char *key, size_t key_len,
 	 * Through the key index, then history's tail past it (a scan,
 	 * empty unless the index could not be filled).
 	 */
-	(void)store_sqlite_keys_for_read(s, s->rev, err);
+	(void)store_sqlite_keys_for_read(s, s->head.rev, err);
 	for (i = 0; i < 2 && rc == SQLITE_DONE; i++) {
 		st = q->st[i == 0 ? SQ_KEY_HIST : SQ_TAIL_KEY_HIST];
 		store_sqlite_bind_blob(st, 1, key, key_len);

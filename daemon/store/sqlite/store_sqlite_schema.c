@@ -175,12 +175,12 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 	if (store_sqlite_scalar(q, "SELECT value FROM meta "
 	    "WHERE name = 'schema'", &schema, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT value FROM meta "
-	    "WHERE name = 'compact_rev'", &s->compact_rev, err) != 0)
+	    "WHERE name = 'compact_rev'", &s->head.compact_rev, err) != 0)
 		return (-1);
 	if (schema == 1) {
 		if (store_sqlite_migrate(q, err) != 0 ||
 		    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
-		    "name = 'compact_rev'", &s->compact_rev, err) != 0)
+		    "name = 'compact_rev'", &s->head.compact_rev, err) != 0)
 			return (-1);
 		schema = 2;
 	}
@@ -205,7 +205,7 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		schema = 6;
 	}
 	if (schema == SQ_SCHEMA_VERSION &&
-	    (store_sqlite_scalar(q, SQ_REV_SQL, &s->rev, err) != 0 ||
+	    (store_sqlite_scalar(q, SQ_REV_SQL, &s->head.rev, err) != 0 ||
 	    store_sqlite_scalar(q, "SELECT IFNULL(MAX(id), 0) FROM history",
 	    &q->hist_id, err) != 0))
 		return (-1);

@@ -234,7 +234,7 @@ store_sqlite_sync_commit(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
 
-	if (STAILQ_EMPTY(&q->out) && TAILQ_EMPTY(&s->local_out) &&
+	if (STAILQ_EMPTY(&q->out) && !store_local_any_out(s) &&
 	    q->pend.n <= SQ_SYNC_INLINE && q->sync->group <= SQ_SYNC_INLINE) {
 		q->sync->group = q->pend.n;
 		sq_fsync_here(q);

@@ -1,0 +1,156 @@
+/*
+ * The backends' side of the store (store.h is the callers'): the vtable a
+ * backend fills, grouped by purpose, and struct store, which only the
+ * generic store code (store.c, store_lease.c, store_local.c, store_snap.c)
+ * and the backends read.  Each backend lives in its own folder
+ * (daemon/store/sqlite/, mem/, etcd/) and is named in store.c's table of
+ * spec prefixes, nowhere else.  What every backend guarantees is in
+ * store.h.
+ */
+#ifndef METAD_STORE_BACKEND_H
+#define METAD_STORE_BACKEND_H
+
+#include <sys/queue.h>
+
+#include "store/store.h"
+
+struct store_local;
+struct store_local_state;
+
+struct store_backend {
+	const char	*name;
+
+	/* Open and close.  arg: what follows "name:" in the spec (or ""). */
+	int	 (*open)(struct store *, const char *arg,
+		    const struct store_options *, struct store_err *);
+	void	 (*close)(struct store *);
+
+	/*
+	 * Batches and commits (store_begin() .. store_commit()).  batch_max:
+	 * write requests one batch may hold (0: no limit); batches_out:
+	 * batches that may be out at once (0: one); ordered: batches land in
+	 * the order they were committed, each begun on the writes of the
+	 * ones before it, landed or not (a local store whose fsync comes
+	 * later), so a request need not wait for a batch out that names its
+	 * keys, nor for its connection's write out, and a batch that wrote
+	 * nothing lands behind the ones out.
+	 */
+	unsigned	 batch_max;
+	unsigned	 batches_out;
+	int		 ordered;
+	void	 (*begin)(struct store *, const struct store_keys *,
+		    store_done, void *);
+	/* 1 found (cb called once), 0 absent, -1 error. */
+	int	 (*get)(struct store *, const char *, size_t, store_kv_cb,
+		    void *, struct store_err *);
+	/* Fills *meta (value NULL) and *prev_version (0 if it was absent). */
+	int	 (*put)(struct store *, uint64_t rev, uint32_t seq,
+		    const char *, size_t, const void *, size_t,
+		    struct store_kv *meta, uint64_t *prev_version,
+		    struct store_err *);
+	/* *deleted is 0 (and nothing is recorded) if the key was absent. */
+	int	 (*del)(struct store *, uint64_t rev, uint32_t seq,
+		    const char *, size_t, int *deleted, struct store_err *);
+	int	 (*mark)(struct store *, struct store_err *);
+	int	 (*undo)(struct store *, struct store_err *);
+	int	 (*compact)(struct store *, uint64_t rev, struct store_err *);
+	void	 (*commit)(struct store *, uint64_t rev, store_done, void *);
+	void	 (*rollback)(struct store *);
+	/*
+	 * A store that can land a batch above its planned rev: make the
+	 * batch just committed readable again at its base (NULL elsewhere).
+	 */
+	void	 (*reopen)(struct store *);
+
+	/* Reads outside a batch; rev 0: the current state, else as of rev. */
+	void	 (*read_get)(struct store *, const char *, size_t, uint64_t,
+		    int serializable, store_read_done, void *);
+	void	 (*read_range)(struct store *, const struct store_range *,
+		    store_read_done, void *);
+
+	/*
+	 * History: at most about max_events events, but never half a
+	 * revision; one key's events from a rev on
+	 * (store_read_key_history()).
+	 */
+	void	 (*read_history)(struct store *, uint64_t from_rev,
+		    size_t max_events, store_history_done, void *);
+	void	 (*read_key_history)(struct store *, const char *, size_t,
+		    uint64_t from_rev, size_t limit, store_history_done,
+		    void *);
+
+	/*
+	 * Leases (store_lease_*() in store.h); all NULL for a backend
+	 * without them.  Reads outside a batch: every lease
+	 * recorded; the keys attached to one (a range of keys only, from
+	 * after, up to limit).  Inside a batch: record a lease (or replace
+	 * its record: a backend whose leases the daemon times); attach the key just put to lease (0: detach it);
+	 * delete every key attached to lease at rev (seq 0, 1, ...) and the
+	 * lease's record, *n the keys deleted.
+	 */
+	void	 (*read_leases)(struct store *, store_leases_done, void *);
+	void	 (*read_lease_keys)(struct store *, uint64_t lease,
+		    const char *after, size_t after_len, uint64_t limit,
+		    store_read_done, void *);
+	int	 (*lease_put)(struct store *, const struct store_lease *,
+		    struct store_err *);
+	int	 (*lease_attach)(struct store *, const char *, size_t,
+		    uint64_t lease, struct store_err *);
+	int	 (*lease_revoke)(struct store *, uint64_t rev, uint64_t lease,
+		    uint64_t *n, struct store_err *);
+
+	/*
+	 * Leases the backend keeps itself (etcd: every daemon on it shares
+	 * them, and they expire by the backend's clock whether a daemon
+	 * runs or not); NULL for a backend whose leases the daemon times
+	 * (lease_put above).  Outside batches; done runs later.  A put
+	 * naming a lease the backend does not know fails its batch with
+	 * STORE_ERR_NO_LEASE, having written nothing.
+	 */
+	void	 (*lease_grant)(struct store *, uint64_t ttl_ms, int session,
+		    store_lease_done, void *);
+	void	 (*lease_keepalive)(struct store *, uint64_t lease,
+		    store_lease_done, void *);
+	void	 (*lease_get)(struct store *, uint64_t lease,
+		    store_lease_done, void *);
+	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
+		    store_revoke_done, void *);
+
+	/*
+	 * Snapshots: the backend's own way to take one (store_snapshot()),
+	 * or NULL: the store is then read with read_range at one rev.
+	 */
+	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
+
+	/* Status. */
+	void	 (*read_stats)(struct store *, store_stats_done, void *);
+
+	/*
+	 * Local backends: their synchronous side, which store_local.c turns
+	 * into the calls above (NULL for a remote backend).
+	 */
+	const struct store_local *local;
+};
+
+/* The backends, each in its own folder; store.c's table names them. */
+extern const struct store_backend	 store_sqlite_backend;
+extern const struct store_backend	 store_mem_backend;
+extern const struct store_backend	 store_etcd_backend;
+
+struct store {
+	/* First: what store.h's accessors read (the backend keeps it). */
+	struct store_head		 head;
+	const struct store_backend	*backend;
+	void				*impl;	/* the backend's state */
+	/* A local backend's commits out and held begins (store_local.c). */
+	struct store_local_state	*local;
+	struct store_options		 opts;
+	int				 in_batch;
+	int				 dirty;		/* the batch wrote */
+	uint64_t			 batch_rev;	/* its newest write */
+	int				 reopened;	/* store_reopen() */
+	unsigned			 out;		/* batches out */
+	unsigned			 ends;		/* of them, so far */
+};
+
+#endif
