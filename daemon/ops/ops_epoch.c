@@ -171,3 +171,18 @@ ops_epoch_bump_apply(struct req *r, uint64_t rev, int *wrote,
 	reply_end(r, &w);
 	return (0);
 }
+
+const struct op ops_epoch_get_entry = {
+	.name = "epoch_get",
+	.fields = { "key" },
+	.run = ops_epoch_get,
+};
+
+const struct op ops_epoch_bump_entry = {
+	.name = "epoch_bump",
+	.flags = OP_WRITE | OP_ONE_WRITE,
+	.fields = { "key", "owner", "if_epoch", "fence" },
+	.prepare = ops_epoch_bump_prepare,
+	.apply = ops_epoch_bump_apply,
+	.keys = ops_epoch_bump_keys,
+};

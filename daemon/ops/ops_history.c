@@ -86,3 +86,9 @@ ops_history(struct req *r)
 	store_read_key_history(st, key, klen, from, (size_t)limit,
 	    ops_history_done, r);
 }
+
+const struct op ops_history_entry = {
+	.name = "history",
+	.fields = { "key", "from_rev", "limit" },
+	.run = ops_history,
+};

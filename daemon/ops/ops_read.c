@@ -380,3 +380,31 @@ ops_status(struct req *r)
 {
 	store_read_stats(r->md->store, ops_status_done, r);
 }
+
+const struct op ops_hello_entry = {
+	.name = "hello",
+	.run = ops_hello,
+};
+
+const struct op ops_ping_entry = {
+	.name = "ping",
+	.run = ops_ping,
+};
+
+const struct op ops_get_entry = {
+	.name = "get",
+	.fields = { "key", "rev", "min_rev", "consistency", "timeout_ms" },
+	.run = ops_get,
+};
+
+const struct op ops_list_entry = {
+	.name = "list",
+	.fields = { "prefix", "after", "limit", "keys_only", "rev", "min_rev",
+	    "consistency", "timeout_ms" },
+	.run = ops_list,
+};
+
+const struct op ops_status_entry = {
+	.name = "status",
+	.run = ops_status,
+};

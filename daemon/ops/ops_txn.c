@@ -583,3 +583,12 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	*wrote = run.wrote;
 	return (0);
 }
+
+const struct op ops_txn_entry = {
+	.name = "txn",
+	.flags = OP_WRITE | OP_RO_READS,
+	.fields = { "if", "then", "else", "fence" },
+	.prepare = ops_txn_prepare,
+	.apply = ops_txn_apply,
+	.keys = ops_txn_keys,
+};
