@@ -1,8 +1,9 @@
 /*
- * The daemon's leases (SPEC 9): which leases live, when each expires, and
- * which connection holds each session lease.  The store keeps each lease's
- * record and its keys (store.h); this table keeps the deadlines, in memory
- * only: after a restart every lease starts again with its whole TTL.
+ * The daemon's leases (metad-protocol(7), LEASES): which leases live, when
+ * each expires, and which connection holds each session lease.  The store
+ * keeps each lease's record and its keys (store.h); this table keeps the
+ * deadlines, in memory only: after a restart every lease starts again with
+ * its whole TTL.
  *
  * Deadlines are a binary min-heap with one libevent timer armed for the
  * earliest, so an idle lease costs nothing until it is due and a

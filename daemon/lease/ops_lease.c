@@ -1,9 +1,11 @@
 /*
- * The lease ops (SPEC 3, 9): lease_grant and lease_revoke go through the
- * group commit (a grant's record is durable before it is answered; a
- * revoke deletes the lease's keys at one rev); lease_keepalive,
- * lease_info and lease_list answer from the lease table (lease.h) at once.
- * A put's "lease" is checked here too (ops_lease_arg, ops_lease_live).
+ * The lease ops (metad-protocol(7), LEASES and lease_grant to lease_list):
+ * lease_grant and lease_revoke go through the group commit (a grant's
+ * record is durable before it is answered; a revoke deletes the lease's
+ * keys at one rev); lease_keepalive, lease_info and lease_list answer from
+ * the lease table (lease.h) at once.  A put's "lease" is checked here
+ * too (ops_lease_arg, and ops_lease_local_live: the local strategy's
+ * ops_lease_live).
  */
 #include <stdio.h>
 #include <stdlib.h>

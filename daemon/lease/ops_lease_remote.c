@@ -1,11 +1,12 @@
 /*
- * The lease ops (SPEC 3, 9) on a backend that keeps leases itself
- * (store_leases_remote(): etcd).  The backend grants, times and expires
- * them, and deletes their keys; every daemon on it sees the same leases.
- * So these ops are calls to it, answered when it answers, and none goes
- * through the group commit: a grant is durable when the backend answers,
- * and a revoke's deletes are written by the backend at one rev, answered
- * once the daemon's watch stream has delivered that rev.  The lease table
+ * The lease ops (metad-protocol(7), LEASES; metad(8), BACKEND INTERNALS,
+ * etcd) on a backend that keeps leases itself (ops_lease_remote_strategy,
+ * chosen at start: etcd).  The backend grants, times and expires them, and
+ * deletes their keys; every daemon on it sees the same leases.  So these
+ * ops are calls to it, answered when it answers, and none goes through the
+ * group commit: a grant is durable when the backend answers, and a
+ * revoke's deletes are written by the backend at one rev, answered once
+ * the daemon's watch stream has delivered that rev.  The lease table
  * (lease.c) holds only this daemon's session leases, to keep them alive
  * while their connection lives and revoke them when it closes.
  */

@@ -1,7 +1,8 @@
 /*
- * epoch_get and epoch_bump (SPEC 3).  An epoch is a key whose value is the
- * JSON text {"epoch":N,"owner":"..."}; an absent key is epoch 0.  Answers
- * carry the epoch object {"key","epoch","owner","version","mod_rev"}.
+ * epoch_get and epoch_bump (metad-protocol(7), EPOCHS).  An epoch is a key
+ * whose value is the JSON text {"epoch":N,"owner":"..."}; an absent key is
+ * epoch 0.  Answers carry the epoch object
+ * {"key","epoch","owner","version","mod_rev"}.
  */
 #include <stdio.h>
 #include <stdlib.h>

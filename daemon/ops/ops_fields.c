@@ -1,9 +1,10 @@
 /*
- * The fields each op knows (SPEC 3, 4): a request naming any other field
- * answers bad_request naming it, so that a client using a newer protocol
- * feature against an older daemon is never misled (metad-protocol(7)).
- * "op" and "id" go with every op.  A txn checks the fields of its compares
- * and ops (ops_fields_check_txn), a fence those of its object
+ * The check of the fields each op knows (its row's, struct op): a request
+ * naming any other field answers bad_request naming it, so that a client
+ * using a newer protocol feature against an older daemon is never misled
+ * (metad-protocol(7), REQUESTS AND RESPONSES).  "op" and "id" go with
+ * every op.  A txn checks the fields of its compares and ops
+ * (ops_fields_check_txn), a fence those of its object
  * (ops_fields_check_obj); with the helpers for a txn's lists and their
  * messages ("then[3]: ...").
  */
@@ -72,9 +73,10 @@ ops_fields_check(const struct op *op, const cJSON *req, struct proto_err *e)
 	return (ops_fields_check_obj(fields, req, what, e));
 }
 
-/* The fields of a txn's compares and ops (SPEC 3); kind: "compare", "put",
- * "delete" or "get".  "lease" is let through on a delete or get for
- * ops_txn.c's own message (a lease goes with a put only). */
+/* The fields of a txn's compares and ops (metad-protocol(7),
+ * TRANSACTIONS); kind: "compare", "put", "delete" or "get".  "lease" is
+ * let through on a delete or get for ops_txn.c's own message (a lease goes
+ * with a put only). */
 int
 ops_fields_check_txn(const char *kind, const cJSON *o, struct proto_err *e)
 {

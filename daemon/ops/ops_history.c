@@ -1,8 +1,9 @@
 /*
- * The history op (SPEC 8): one key's puts and deletes, oldest first, from
- * from_rev (default: the oldest kept, compact_rev) in the shape of watch
- * events without "watch"; at most limit of them (a revision is never cut:
- * a txn may write the key more than once), and more when others follow.
+ * The history op (metad-protocol(7), history): one key's puts and deletes,
+ * oldest first, from from_rev (default: the oldest kept, compact_rev) in
+ * the shape of watch events without "watch"; at most limit of them (a
+ * revision is never cut: a txn may write the key more than once), and more
+ * when others follow.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * The txn op (SPEC 3): if all compares of "if" hold, run "then", else run
- * "else"; atomically, at one rev.
+ * The txn op (metad-protocol(7), TRANSACTIONS): if all compares of "if"
+ * hold, run "then", else run "else"; atomically, at one rev.
  *
  * A compare is {"key":K, T:X} with exactly one target T: "version" (0 when
  * the key is absent), "create_rev", "mod_rev" (both 0 when absent) or
