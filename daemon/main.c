@@ -250,7 +250,9 @@ main(int argc, char **argv)
 	md.snapshots = snapshots_create(&md);
 	md.events = events_create(&md);
 	events_listen(md.events, commit_delivered, md.commit);
-	md.leases = lease_table_create(&md, ops_lease_due, &md);
+	md.lease_ops = ops_lease_choose(md.store);
+	md.leases = lease_table_create(&md, md.lease_ops->remote, ops_lease_due,
+	    &md);
 	lease_table_load(md.leases);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||

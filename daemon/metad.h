@@ -23,6 +23,7 @@ struct watch_hub;
 struct wait_list;
 struct snapshots;
 struct lease_table;
+struct ops_leases;
 struct service;
 
 /* A list of uids or gids from --allow-uid and friends. */
@@ -68,6 +69,7 @@ struct metad {
 	struct wait_list	*waits;
 	struct snapshots	*snapshots;
 	struct lease_table	*leases;
+	const struct ops_leases	*lease_ops;	/* chosen at start */
 	struct service		*service;	/* what systemd is told */
 	time_t			 started;
 	unsigned		 nconns;

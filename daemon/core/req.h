@@ -126,9 +126,19 @@ TAILQ_HEAD(req_queue, req);
  * (ops_txn_writes: a txn of gets only). */
 #define OP_RO_READS	0x10
 
+/* The fields an op knows besides "op" and "id" (struct op), at most. */
+#define OP_FIELDS_MAX	10
+
+/*
+ * One op's row (as tmux's cmd_entry): the file of an op exports its row,
+ * ops/ops.c lists them.  A request naming a field not in fields answers
+ * bad_request naming it (ops_fields_check).
+ */
 struct op {
 	const char	*name;
 	int		 flags;
+	/* The fields it knows besides "op" and "id", NULL-terminated. */
+	const char	*fields[OP_FIELDS_MAX + 1];
 	/* Other ops: run, ending in req_done() now or later. */
 	void		 (*run)(struct req *);
 	/* Write ops: validate into req (0), or fail with e (-1). */

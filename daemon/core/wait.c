@@ -325,3 +325,9 @@ wait_reached(struct wait_list *wl, uint64_t delivered)
 		go(r);
 	}
 }
+
+const struct op wait_op_wait_entry = {
+	.name = "wait",
+	.fields = { "key", "version", "timeout_ms" },
+	.run = wait_op_wait,
+};

@@ -515,3 +515,15 @@ watch_op_unwatch(struct req *r)
 	watch_stop(r);
 	req_done(r);
 }
+
+const struct op watch_op_watch_entry = {
+	.name = "watch",
+	.fields = { "key", "prefix", "from_rev" },
+	.run = watch_op_watch,
+};
+
+const struct op watch_op_unwatch_entry = {
+	.name = "unwatch",
+	.fields = { "watch" },
+	.run = watch_op_unwatch,
+};

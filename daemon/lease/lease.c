@@ -27,7 +27,7 @@ struct lease_table {
 	size_t			 nheap, heap_cap;
 	struct event		*timer;
 	uint64_t		 timer_at;	/* armed for, 0: not armed */
-	int			 remote;	/* store_leases_remote() */
+	int			 remote;	/* the backend keeps them */
 	lease_due_fn		*on_due;	/* a local lease's revoke */
 	void			*on_due_arg;
 	TAILQ_HEAD(, lease)	 sessions;
@@ -236,7 +236,8 @@ lease_due_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct lease_table *
-lease_table_create(struct metad *md, lease_due_fn *on_due, void *arg)
+lease_table_create(struct metad *md, int remote, lease_due_fn *on_due,
+    void *arg)
 {
 	struct lease_table	*lt;
 
@@ -245,7 +246,7 @@ lease_table_create(struct metad *md, lease_due_fn *on_due, void *arg)
 	lt->on_due = on_due;
 	lt->on_due_arg = arg;
 	lt->nbuckets = 64;
-	lt->remote = store_leases_remote(md->store);
+	lt->remote = remote;
 	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
 	TAILQ_INIT(&lt->sessions);
 	if ((lt->timer = evtimer_new(md->base, lease_due_cb, lt)) == NULL)

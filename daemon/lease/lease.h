@@ -1,8 +1,9 @@
 /*
- * The daemon's leases (SPEC 9): which leases live, when each expires, and
- * which connection holds each session lease.  The store keeps each lease's
- * record and its keys (store.h); this table keeps the deadlines, in memory
- * only: after a restart every lease starts again with its whole TTL.
+ * The daemon's leases (metad-protocol(7), LEASES): which leases live, when
+ * each expires, and which connection holds each session lease.  The store
+ * keeps each lease's record and its keys (store.h); this table keeps the
+ * deadlines, in memory only: after a restart every lease starts again with
+ * its whole TTL.
  *
  * Deadlines are a binary min-heap with one libevent timer armed for the
  * earliest, so an idle lease costs nothing until it is due and a
@@ -59,13 +60,20 @@ struct lease_req {
 
 /* Lease ids fit a JSON number exactly. */
 #define LEASE_ID_MAX		((UINT64_C(1) << 53) - 1)
+/* A lease's keys listed by lease_info at most. */
+#define LEASE_INFO_KEYS_MAX	1000
 /* A revoke that failed is tried again after this. */
 #define LEASE_RETRY_MS		1000
 
 /* A local lease is due (revoking now): revoke it, arg as given. */
 typedef void	 lease_due_fn(struct lease *, void *arg);
 
-struct lease_table *lease_table_create(struct metad *md,
+/*
+ * remote: the backend keeps the leases (the lease strategy chosen at
+ * start, ops_lease_choose()): the table then holds this daemon's session
+ * leases only, to keep them alive there.
+ */
+struct lease_table *lease_table_create(struct metad *md, int remote,
 		    lease_due_fn *on_due, void *arg);
 /* The store's leases, each with its whole TTL; sessions revoked. */
 void		 lease_table_load(struct lease_table *);

@@ -1,9 +1,11 @@
 /*
- * The lease ops (SPEC 3, 9): lease_grant and lease_revoke go through the
- * group commit (a grant's record is durable before it is answered; a
- * revoke deletes the lease's keys at one rev); lease_keepalive,
- * lease_info and lease_list answer from the lease table (lease.h) at once.
- * A put's "lease" is checked here too (ops_lease_arg, ops_lease_live).
+ * The lease ops (metad-protocol(7), LEASES and lease_grant to lease_list):
+ * lease_grant and lease_revoke go through the group commit (a grant's
+ * record is durable before it is answered; a revoke deletes the lease's
+ * keys at one rev); lease_keepalive, lease_info and lease_list answer from
+ * the lease table (lease.h) at once.  A put's "lease" is checked here
+ * too (ops_lease_arg, and ops_lease_local_live: the local strategy's
+ * ops_lease_live).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +17,6 @@
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
-
-/* A lease's keys listed by lease_info at most. */
-#define LEASE_INFO_KEYS_MAX	1000
 
 /* "lease" of a request: 1 given (*id), 0 absent, -1 bad (e). */
 int
@@ -38,21 +37,21 @@ ops_lease_arg(const cJSON *o, int required, uint64_t *id,
 	return (1);
 }
 
-/* 1 if lease id lives; else 0, answered not_found. */
-int
-ops_lease_live(struct req *r, uint64_t id)
+/* 1 if lease id lives in the table; else 0, answered not_found. */
+static int
+ops_lease_local_live(struct req *r, uint64_t id)
 {
 	char	 msg[PROTO_MSG_MAX];
 
-	/* A backend keeping leases itself checks the put's in its txn. */
-	if (store_leases_remote(r->md->store) ||
-	    lease_find(r->md->leases, id) != NULL)
+	if (lease_find(r->md->leases, id) != NULL)
 		return (1);
 	snprintf(msg, sizeof msg, "lease %llu not found (unknown, expired "
 	    "or revoked)", (unsigned long long)id);
 	reply_error(r, PROTO_NOT_FOUND, msg);
 	return (0);
 }
+
+static const struct op ops_lease_revoke_entry;
 
 static struct lease_req *
 ops_lease_state(struct req *r)
@@ -137,7 +136,7 @@ ops_lease_due(struct lease *l, void *arg)
 
 	r = xcalloc(1, sizeof *r);
 	r->md = md;
-	r->op = ops_find("lease_revoke");
+	r->op = &ops_lease_revoke_entry;
 	buf_init(&r->resp);
 	lr = xcalloc(1, sizeof *lr);
 	lr->id = l->id;
@@ -255,7 +254,7 @@ ops_lease_keepalive(struct req *r)
 
 	if (ops_lease_arg(r->json, 1, &id, &e) != 1)
 		reply_error(r, e.code, e.msg);
-	else if (ops_lease_live(r, id)) {
+	else if (ops_lease_local_live(r, id)) {
 		l = lease_find(r->md->leases, id);
 		lease_refresh(r->md->leases, l);
 		reply_begin(r, &w);
@@ -329,7 +328,7 @@ ops_lease_info(struct req *r)
 		req_done(r);
 		return;
 	}
-	if (!ops_lease_live(r, lr->id)) {
+	if (!ops_lease_local_live(r, lr->id)) {
 		req_done(r);
 		return;
 	}
@@ -370,4 +369,69 @@ ops_lease_list(struct req *r)
 	reply_end(r, &w);
 	free(v);
 	req_done(r);
+}
+
+static const struct op ops_lease_grant_entry = {
+	.name = "lease_grant",
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_LEASE,
+	.fields = { "ttl_ms", "session" },
+	.prepare = ops_lease_grant_prepare,
+	.apply = ops_lease_grant_apply,
+};
+
+static const struct op ops_lease_revoke_entry = {
+	.name = "lease_revoke",
+	.flags = OP_WRITE | OP_LEASE,
+	.fields = { "lease" },
+	.prepare = ops_lease_revoke_prepare,
+	.apply = ops_lease_revoke_apply,
+};
+
+static const struct op ops_lease_keepalive_entry = {
+	.name = "lease_keepalive",
+	.flags = OP_RW | OP_LEASE,
+	.fields = { "lease" },
+	.run = ops_lease_keepalive,
+};
+
+static const struct op ops_lease_info_entry = {
+	.name = "lease_info",
+	.flags = OP_LEASE,
+	.fields = { "lease" },
+	.run = ops_lease_info,
+};
+
+static const struct op ops_lease_list_entry = {
+	.name = "lease_list",
+	.flags = OP_LEASE,
+	.run = ops_lease_list,
+};
+
+static const struct op *const ops_lease_rows[] = {
+	&ops_lease_grant_entry,
+	&ops_lease_revoke_entry,
+	&ops_lease_keepalive_entry,
+	&ops_lease_info_entry,
+	&ops_lease_list_entry,
+	NULL
+};
+
+/* The daemon times the leases: the lease table's deadlines (lease.c). */
+const struct ops_leases ops_lease_local_strategy = {
+	.remote = 0,
+	.rows = ops_lease_rows,
+	.live = ops_lease_local_live,
+};
+
+/*
+ * The one place that asks the store which leases it has: a backend with a
+ * lease_grant of its own keeps them (store_leases_remote()).  A backend
+ * without leases gets the local rows, which ops_decode() answers
+ * unknown_op.
+ */
+const struct ops_leases *
+ops_lease_choose(const struct store *s)
+{
+	return (store_leases_remote(s) ? &ops_lease_remote_strategy :
+	    &ops_lease_local_strategy);
 }

@@ -1,11 +1,12 @@
 /*
- * The lease ops (SPEC 3, 9) on a backend that keeps leases itself
- * (store_leases_remote(): etcd).  The backend grants, times and expires
- * them, and deletes their keys; every daemon on it sees the same leases.
- * So these ops are calls to it, answered when it answers, and none goes
- * through the group commit: a grant is durable when the backend answers,
- * and a revoke's deletes are written by the backend at one rev, answered
- * once the daemon's watch stream has delivered that rev.  The lease table
+ * The lease ops (metad-protocol(7), LEASES; metad(8), BACKEND INTERNALS,
+ * etcd) on a backend that keeps leases itself (ops_lease_remote_strategy,
+ * chosen at start: etcd).  The backend grants, times and expires them, and
+ * deletes their keys; every daemon on it sees the same leases.  So these
+ * ops are calls to it, answered when it answers, and none goes through the
+ * group commit: a grant is durable when the backend answers, and a
+ * revoke's deletes are written by the backend at one rev, answered once
+ * the daemon's watch stream has delivered that rev.  The lease table
  * (lease.c) holds only this daemon's session leases, to keep them alive
  * while their connection lives and revoke them when it closes.
  */
@@ -19,13 +20,11 @@
 #include "core/reply.h"
 #include "core/wait.h"
 
-/* A lease's keys listed by lease_info at most. */
-#define LEASE_INFO_KEYS_MAX	1000
 /* How long a revoke's answer waits for its deletes to be delivered. */
 #define LEASE_REVOKE_WAIT_MS	30000
 
 static void
-ops_rlease_not_found(struct req *r, uint64_t id)
+ops_lease_remote_not_found(struct req *r, uint64_t id)
 {
 	char	 msg[PROTO_MSG_MAX];
 
@@ -36,7 +35,7 @@ ops_rlease_not_found(struct req *r, uint64_t id)
 
 /* The lease's id in r->state (a lease_req), or answered and -1. */
 static int
-ops_rlease_id(struct req *r)
+ops_lease_remote_id(struct req *r)
 {
 	struct proto_err	 e;
 	struct lease_req	*lr = xcalloc(1, sizeof *lr);
@@ -51,7 +50,7 @@ ops_rlease_id(struct req *r)
 }
 
 static void
-ops_rlease_answer(struct req *r, const struct store_lease_state *ls)
+ops_lease_remote_answer(struct req *r, const struct store_lease_state *ls)
 {
 	struct jw	 w;
 
@@ -64,7 +63,7 @@ ops_rlease_answer(struct req *r, const struct store_lease_state *ls)
 }
 
 static void
-ops_rlease_granted(void *arg, const struct store_lease_state *ls,
+ops_lease_remote_granted(void *arg, const struct store_lease_state *ls,
     const struct store_err *se)
 {
 	struct req	*r = arg;
@@ -75,7 +74,7 @@ ops_rlease_granted(void *arg, const struct store_lease_state *ls,
 		req_done(r);
 		return;
 	}
-	ops_rlease_answer(r, ls);
+	ops_lease_remote_answer(r, ls);
 	if (ls->session) {
 		/* Kept alive while its connection lives (lease.c). */
 		l = lease_add_remote(r->md->leases, ls->id, ls->ttl_ms,
@@ -87,7 +86,7 @@ ops_rlease_granted(void *arg, const struct store_lease_state *ls,
 }
 
 static void
-ops_rlease_grant(struct req *r)
+ops_lease_remote_grant(struct req *r)
 {
 	struct proto_err	 e;
 	struct lease_req	*lr;
@@ -99,11 +98,11 @@ ops_rlease_grant(struct req *r)
 	}
 	lr = r->state;
 	store_lease_grant(r->md->store, lr->ttl_ms, lr->session,
-	    ops_rlease_granted, r);
+	    ops_lease_remote_granted, r);
 }
 
 static void
-ops_rlease_kept(void *arg, const struct store_lease_state *ls,
+ops_lease_remote_kept(void *arg, const struct store_lease_state *ls,
     const struct store_err *se)
 {
 	struct req	*r = arg;
@@ -112,26 +111,26 @@ ops_rlease_kept(void *arg, const struct store_lease_state *ls,
 	if (se != NULL)
 		reply_store_error(r, se);
 	else if (!ls->found)
-		ops_rlease_not_found(r, lr->id);
+		ops_lease_remote_not_found(r, lr->id);
 	else
-		ops_rlease_answer(r, ls);
+		ops_lease_remote_answer(r, ls);
 	req_done(r);
 }
 
 static void
-ops_rlease_keepalive(struct req *r)
+ops_lease_remote_keepalive(struct req *r)
 {
 	struct lease_req	*lr;
 
-	if (ops_rlease_id(r) != 0)
+	if (ops_lease_remote_id(r) != 0)
 		return;
 	lr = r->state;
-	store_lease_keepalive(r->md->store, lr->id, ops_rlease_kept, r);
+	store_lease_keepalive(r->md->store, lr->id, ops_lease_remote_kept, r);
 }
 
 /* The revoke's deletes are delivered: answer. */
 static void
-ops_rlease_revoked_go(struct req *r)
+ops_lease_remote_revoked_go(struct req *r)
 {
 	struct lease_req	*lr = r->state;
 	struct jw		 w;
@@ -146,7 +145,7 @@ ops_rlease_revoked_go(struct req *r)
 }
 
 static void
-ops_rlease_revoked(void *arg, int found, uint64_t rev, uint64_t n,
+ops_lease_remote_revoked(void *arg, int found, uint64_t rev, uint64_t n,
     const struct store_err *se)
 {
 	struct req		*r = arg;
@@ -157,7 +156,7 @@ ops_rlease_revoked(void *arg, int found, uint64_t rev, uint64_t n,
 		if (se != NULL)
 			reply_store_error(r, se);
 		else
-			ops_rlease_not_found(r, lr->id);
+			ops_lease_remote_not_found(r, lr->id);
 		req_done(r);
 		return;
 	}
@@ -165,23 +164,24 @@ ops_rlease_revoked(void *arg, int found, uint64_t rev, uint64_t n,
 		lease_remove(r->md->leases, l);
 	lr->deadline = rev;
 	lr->ttl_ms = n;
-	wait_rev(r, rev, LEASE_REVOKE_WAIT_MS, ops_rlease_revoked_go);
+	wait_rev(r, rev, LEASE_REVOKE_WAIT_MS, ops_lease_remote_revoked_go);
 }
 
 static void
-ops_rlease_revoke(struct req *r)
+ops_lease_remote_revoke(struct req *r)
 {
 	struct lease_req	*lr;
 
-	if (ops_rlease_id(r) != 0)
+	if (ops_lease_remote_id(r) != 0)
 		return;
 	lr = r->state;
-	store_lease_revoke_now(r->md->store, lr->id, ops_rlease_revoked, r);
+	store_lease_revoke_now(r->md->store, lr->id, ops_lease_remote_revoked,
+	    r);
 }
 
 static void
-ops_rlease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
-    const struct store_err *se)
+ops_lease_remote_info_keys(void *arg, long n, const struct store_kv *kvs,
+    int more, const struct store_err *se)
 {
 	struct req		*r = arg;
 	struct lease_req	*lr = r->state;
@@ -191,7 +191,7 @@ ops_rlease_info_keys(void *arg, long n, const struct store_kv *kvs, int more,
 }
 
 static void
-ops_rlease_info_got(void *arg, const struct store_lease_state *ls,
+ops_lease_remote_info_got(void *arg, const struct store_lease_state *ls,
     const struct store_err *se)
 {
 	struct req		*r = arg;
@@ -201,7 +201,7 @@ ops_rlease_info_got(void *arg, const struct store_lease_state *ls,
 		if (se != NULL)
 			reply_store_error(r, se);
 		else
-			ops_rlease_not_found(r, lr->id);
+			ops_lease_remote_not_found(r, lr->id);
 		req_done(r);
 		return;
 	}
@@ -209,22 +209,22 @@ ops_rlease_info_got(void *arg, const struct store_lease_state *ls,
 	lr->session = ls->session;
 	lr->deadline = ls->remaining_ms;
 	store_read_lease_keys(r->md->store, lr->id, NULL, 0,
-	    LEASE_INFO_KEYS_MAX, ops_rlease_info_keys, r);
+	    LEASE_INFO_KEYS_MAX, ops_lease_remote_info_keys, r);
 }
 
 static void
-ops_rlease_info(struct req *r)
+ops_lease_remote_info(struct req *r)
 {
 	struct lease_req	*lr;
 
-	if (ops_rlease_id(r) != 0)
+	if (ops_lease_remote_id(r) != 0)
 		return;
 	lr = r->state;
-	store_lease_get(r->md->store, lr->id, ops_rlease_info_got, r);
+	store_lease_get(r->md->store, lr->id, ops_lease_remote_info_got, r);
 }
 
 static void
-ops_rlease_listed(void *arg, long n, const struct store_lease *v,
+ops_lease_remote_listed(void *arg, long n, const struct store_lease *v,
     const struct store_err *se)
 {
 	struct req	*r = arg;
@@ -257,32 +257,67 @@ ops_rlease_listed(void *arg, long n, const struct store_lease *v,
 }
 
 static void
-ops_rlease_list(struct req *r)
+ops_lease_remote_list(struct req *r)
 {
-	store_read_leases(r->md->store, ops_rlease_listed, r);
+	store_read_leases(r->md->store, ops_lease_remote_listed, r);
+}
+
+/* The backend checks a put's lease in its own txn. */
+static int
+ops_lease_remote_live(struct req *r, uint64_t id)
+{
+	(void)r;
+	(void)id;
+	return (1);
 }
 
 /* Not through the group commit: flags without OP_WRITE. */
-static const struct op ops_rlease_table[] = {
-	{ "lease_grant", OP_RW | OP_LEASE, ops_rlease_grant, NULL, NULL,
-	    NULL },
-	{ "lease_revoke", OP_RW | OP_LEASE, ops_rlease_revoke, NULL, NULL,
-	    NULL },
-	{ "lease_keepalive", OP_RW | OP_LEASE, ops_rlease_keepalive, NULL,
-	    NULL, NULL },
-	{ "lease_info",	OP_LEASE, ops_rlease_info, NULL, NULL, NULL },
-	{ "lease_list",	OP_LEASE, ops_rlease_list, NULL, NULL, NULL },
+static const struct op ops_lease_remote_grant_entry = {
+	.name = "lease_grant",
+	.flags = OP_RW | OP_LEASE,
+	.fields = { "ttl_ms", "session" },
+	.run = ops_lease_remote_grant,
 };
 
-const struct op *
-ops_lease_remote_find(const char *name)
-{
-	size_t	 i;
+static const struct op ops_lease_remote_revoke_entry = {
+	.name = "lease_revoke",
+	.flags = OP_RW | OP_LEASE,
+	.fields = { "lease" },
+	.run = ops_lease_remote_revoke,
+};
 
-	for (i = 0; i < sizeof ops_rlease_table / sizeof ops_rlease_table[0];
-	    i++) {
-		if (strcmp(ops_rlease_table[i].name, name) == 0)
-			return (&ops_rlease_table[i]);
-	}
-	return (NULL);
-}
+static const struct op ops_lease_remote_keepalive_entry = {
+	.name = "lease_keepalive",
+	.flags = OP_RW | OP_LEASE,
+	.fields = { "lease" },
+	.run = ops_lease_remote_keepalive,
+};
+
+static const struct op ops_lease_remote_info_entry = {
+	.name = "lease_info",
+	.flags = OP_LEASE,
+	.fields = { "lease" },
+	.run = ops_lease_remote_info,
+};
+
+static const struct op ops_lease_remote_list_entry = {
+	.name = "lease_list",
+	.flags = OP_LEASE,
+	.run = ops_lease_remote_list,
+};
+
+static const struct op *const ops_lease_remote_rows[] = {
+	&ops_lease_remote_grant_entry,
+	&ops_lease_remote_revoke_entry,
+	&ops_lease_remote_keepalive_entry,
+	&ops_lease_remote_info_entry,
+	&ops_lease_remote_list_entry,
+	NULL
+};
+
+/* The backend keeps the leases (chosen by ops_lease_choose()). */
+const struct ops_leases ops_lease_remote_strategy = {
+	.remote = 1,
+	.rows = ops_lease_remote_rows,
+	.live = ops_lease_remote_live,
+};

@@ -164,17 +164,27 @@ conn_too_large(struct conn *c, size_t len)
 }
 
 /*
- * 1 if answers to earlier requests are still owed: a request_too_large
- * answer waits for them (answers go in request order) and the line stays
- * until conn_req_done() takes the next one.
+ * What became of a line (as tmux's CMD_RETURN_*): taken (answered, or
+ * started and answered in its turn), or it must wait for the answers
+ * owed before it and stays in the input until conn_req_done() resumes.
  */
-static int
+enum conn_line {
+	CONN_LINE_TAKEN,
+	CONN_LINE_WAIT,
+};
+
+/*
+ * CONN_LINE_WAIT if answers to earlier requests are still owed: a
+ * request_too_large answer waits for them (answers go in request order)
+ * and the line stays until conn_req_done() takes the next one.
+ */
+static enum conn_line
 conn_owes(struct conn *c)
 {
 	if (c->nreqs == 0)
-		return (0);
+		return (CONN_LINE_TAKEN);
 	c->blocked = 1;
-	return (1);
+	return (CONN_LINE_WAIT);
 }
 
 static int
@@ -192,9 +202,9 @@ conn_blank(const char *line, size_t len)
 /*
  * Admit a request line: a write may start behind writes of its connection
  * (the group commit keeps their order); anything else only once
- * everything before it is answered.  1: the line must wait.
+ * everything before it is answered (else CONN_LINE_WAIT).
  */
-static int
+static enum conn_line
 conn_handle(struct conn *c, const char *line, size_t len)
 {
 	struct req		*r;
@@ -202,9 +212,9 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	int			 rc;
 
 	if (conn_blank(line, len))
-		return (0);
+		return (CONN_LINE_TAKEN);
 	if (c->nother > 0)
-		return (1);
+		return (CONN_LINE_WAIT);
 	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
 	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
 	memset(r, 0, sizeof *r);
@@ -220,17 +230,17 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	if (rc == 0 && req_writes(r)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
-		return (0);
+		return (CONN_LINE_TAKEN);
 	}
 	if (c->nreqs > 0) {
 		req_free(r);
 		c->blocked = 1;		/* not parsed again until then */
-		return (1);
+		return (CONN_LINE_WAIT);
 	}
 	r->op = rc == 0 ? r->op : NULL;
 	conn_enqueue(c, r);
 	ops_start(r, rc, &e);
-	return (0);
+	return (CONN_LINE_TAKEN);
 }
 
 /* Handle the next whole line; 0 when there is none or we must wait. */
@@ -248,7 +258,7 @@ conn_next(struct conn *c)
 	 * may be it. */
 	if (eol.pos < 0) {
 		if (evbuffer_get_length(c->in) > max + 1) {
-			if (conn_owes(c))
+			if (conn_owes(c) == CONN_LINE_WAIT)
 				return (0);
 			c->skipping = 1;
 			conn_too_large(c, evbuffer_get_length(c->in));
@@ -260,14 +270,14 @@ conn_next(struct conn *c)
 	line = len > max + 1 ? NULL :
 	    (const char *)evbuffer_pullup(c->in, (ssize_t)(len + eol_len));
 	if (len > max && (line == NULL || line[len - 1] != '\r')) {
-		if (conn_owes(c))
+		if (conn_owes(c) == CONN_LINE_WAIT)
 			return (0);
 		conn_too_large(c, len);
 		evbuffer_drain(c->in, len + eol_len);
 		return (1);
 	}
-	if (conn_handle(c, line, len) != 0)
-		return (0);	/* must wait for an answer owed: line stays */
+	if (conn_handle(c, line, len) == CONN_LINE_WAIT)
+		return (0);	/* the line stays */
 	evbuffer_drain(c->in, len + eol_len);
 	return (!c->dead);
 }

@@ -1,7 +1,8 @@
 /*
- * Fences (SPEC 3): put, delete and txn may carry "fence":{"key":K,"epoch":N};
- * the write happens only if the epoch stored at K is exactly N, checked in
- * the same batch as the write.  An absent fence key counts as epoch 0.
+ * Fences (metad-protocol(7), FENCES): put, delete and txn may carry
+ * "fence":{"key":K,"epoch":N}; the write happens only if the epoch stored
+ * at K is exactly N, checked in the same batch as the write.  An absent
+ * fence key counts as epoch 0.
  */
 #include <stdio.h>
 #include <string.h>

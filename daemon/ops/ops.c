@@ -8,53 +8,75 @@
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
-#include "ops/snapshot.h"
-#include "core/wait.h"
-#include "core/watch.h"
 
-static const struct op ops_table[] = {
-	{ "hello",	0,		ops_hello,	NULL,	NULL,	NULL },
-	{ "ping",	0,		ops_ping,	NULL,	NULL,	NULL },
-	{ "get",	0,		ops_get,	NULL,	NULL,	NULL },
-	{ "list",	0,		ops_list,	NULL,	NULL,	NULL },
-	{ "history",	0,		ops_history,	NULL,	NULL,	NULL },
-	{ "status",	0,		ops_status,	NULL,	NULL,	NULL },
-	{ "watch",	0,		watch_op_watch,	NULL,	NULL,	NULL },
-	{ "unwatch",	0,		watch_op_unwatch, NULL,	NULL,	NULL },
-	{ "wait",	0,		wait_op_wait,	NULL,	NULL,	NULL },
-	{ "snapshot",	0,		snapshot_op_snapshot, NULL, NULL, NULL },
-	{ "snapshot_read", 0,		snapshot_op_read, NULL,	NULL,	NULL },
-	{ "compact",	OP_WRITE | OP_ONE_WRITE, NULL, ops_compact_prepare,
-	    ops_compact_apply, NULL },
-	{ "put",	OP_WRITE | OP_ONE_WRITE, NULL, ops_put_prepare,
-	    ops_put_apply, ops_write_keys },
-	{ "delete",	OP_WRITE | OP_ONE_WRITE, NULL, ops_delete_prepare,
-	    ops_delete_apply, ops_write_keys },
-	{ "txn",	OP_WRITE | OP_RO_READS, NULL,	ops_txn_prepare, ops_txn_apply,
-	    ops_txn_keys },
-	{ "epoch_get",	0,		ops_epoch_get,	NULL,	NULL,	NULL },
-	{ "epoch_bump",	OP_WRITE | OP_ONE_WRITE, NULL, ops_epoch_bump_prepare,
-	    ops_epoch_bump_apply, ops_epoch_bump_keys },
-	{ "lease_grant", OP_WRITE | OP_ONE_WRITE | OP_LEASE, NULL,
-	    ops_lease_grant_prepare, ops_lease_grant_apply, NULL },
-	{ "lease_revoke", OP_WRITE | OP_LEASE, NULL, ops_lease_revoke_prepare,
-	    ops_lease_revoke_apply, NULL },
-	{ "lease_keepalive", OP_RW | OP_LEASE, ops_lease_keepalive, NULL, NULL,
-	    NULL },
-	{ "lease_info",	OP_LEASE,	ops_lease_info,	NULL,	NULL,	NULL },
-	{ "lease_list",	OP_LEASE,	ops_lease_list,	NULL,	NULL,	NULL },
+/* The rows, each exported by its op's file (as tmux's cmd_entry). */
+extern const struct op ops_hello_entry;
+extern const struct op ops_ping_entry;
+extern const struct op ops_get_entry;
+extern const struct op ops_list_entry;
+extern const struct op ops_history_entry;
+extern const struct op ops_status_entry;
+extern const struct op watch_op_watch_entry;
+extern const struct op watch_op_unwatch_entry;
+extern const struct op wait_op_wait_entry;
+extern const struct op snapshot_op_snapshot_entry;
+extern const struct op snapshot_op_read_entry;
+extern const struct op ops_compact_entry;
+extern const struct op ops_put_entry;
+extern const struct op ops_delete_entry;
+extern const struct op ops_txn_entry;
+extern const struct op ops_epoch_get_entry;
+extern const struct op ops_epoch_bump_entry;
+
+/* The lease ops' rows come from the lease strategy (md->lease_ops). */
+static const struct op *const ops_table[] = {
+	&ops_hello_entry,
+	&ops_ping_entry,
+	&ops_get_entry,
+	&ops_list_entry,
+	&ops_history_entry,
+	&ops_status_entry,
+	&watch_op_watch_entry,
+	&watch_op_unwatch_entry,
+	&wait_op_wait_entry,
+	&snapshot_op_snapshot_entry,
+	&snapshot_op_read_entry,
+	&ops_compact_entry,
+	&ops_put_entry,
+	&ops_delete_entry,
+	&ops_txn_entry,
+	&ops_epoch_get_entry,
+	&ops_epoch_bump_entry,
+	NULL
 };
 
-const struct op *
-ops_find(const char *name)
+static const struct op *
+ops_find_in(const struct op *const *rows, const char *name)
 {
 	size_t	 i;
 
-	for (i = 0; i < sizeof ops_table / sizeof ops_table[0]; i++) {
-		if (strcmp(ops_table[i].name, name) == 0)
-			return (&ops_table[i]);
+	for (i = 0; rows != NULL && rows[i] != NULL; i++) {
+		if (strcmp(rows[i]->name, name) == 0)
+			return (rows[i]);
 	}
 	return (NULL);
+}
+
+const struct op *
+ops_find(const struct metad *md, const char *name)
+{
+	const struct op	*op;
+
+	if ((op = ops_find_in(ops_table, name)) != NULL)
+		return (op);
+	return (md->lease_ops != NULL ?
+	    ops_find_in(md->lease_ops->rows, name) : NULL);
+}
+
+int
+ops_lease_live(struct req *r, uint64_t id)
+{
+	return (r->md->lease_ops->live(r, id));
 }
 
 int
@@ -69,7 +91,7 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (-1);
 	if (proto_get_str(r->json, "op", 1, &name, &name_len, e) != 1)
 		return (-1);
-	if ((r->op = ops_find(name)) == NULL) {
+	if ((r->op = ops_find(r->md, name)) == NULL) {
 		/* Quote 64 bytes of it at most, not splitting a character. */
 		n = name_len < 64 ? name_len : 64;
 		while (n > 0 && n < name_len &&
@@ -83,10 +105,7 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "op \"%s\" is not "
 		    "available on the %s backend (no leases there yet)",
 		    r->op->name, store_name(r->md->store)));
-	/* A backend that keeps leases itself answers them (etcd). */
-	if ((r->op->flags & OP_LEASE) && store_leases_remote(r->md->store))
-		r->op = ops_lease_remote_find(r->op->name);
-	if (ops_fields_check(r->op->name, r->json, e) != 0)
+	if (ops_fields_check(r->op, r->json, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    !(r->op->flags & OP_RO_READS) &&

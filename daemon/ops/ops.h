@@ -18,6 +18,7 @@
 
 struct conn;
 struct lease;
+struct metad;
 
 /*
  * Decode a request line into r, made by its connection with room
@@ -73,9 +74,13 @@ int		 ops_fast_decode(const char *, size_t, size_t max_value,
 /* r (from ops_parse, with its strs) as ops_decode would make it: 1, or 0
  * untouched. */
 int		 ops_fast(struct req *, const char *, size_t);
-const struct op	*ops_find(const char *);
-/* 0, or -1 and e (bad_request) for a field op does not know (ops_fields.c). */
-int		 ops_fields_check(const char *, const cJSON *, struct proto_err *);
+/* The row of the op named, or NULL: the ops' table (ops.c), then the
+ * lease strategy's rows (md->lease_ops). */
+const struct op	*ops_find(const struct metad *, const char *);
+/* 0, or -1 and e (bad_request) for a field the op's row does not list
+ * (ops_fields.c). */
+int		 ops_fields_check(const struct op *, const cJSON *,
+		    struct proto_err *);
 int		 ops_fields_check_obj(const char *const *, const cJSON *,
 		    const char *, struct proto_err *);
 int		 ops_fields_check_txn(const char *, const cJSON *,
@@ -141,9 +146,26 @@ void	ops_lease_state_free(void *);
  * group commit.
  */
 void	ops_lease_due(struct lease *, void *);
-/* 1 if the lease lives, else 0 with r answered not_found. */
+/*
+ * A write's "lease" (a put's, a txn put's): 1 if it may name the lease,
+ * else 0 with r answered not_found (the lease strategy's check).
+ */
 int	ops_lease_live(struct req *, uint64_t);
-/* The lease ops on a backend keeping leases itself (ops_lease_remote.c). */
-const struct op *ops_lease_remote_find(const char *);
+
+/*
+ * The lease strategy, chosen once at start (ops_lease_choose(), from what
+ * the store says it does): the daemon times the leases itself
+ * (ops_lease.c), or a backend keeps them (ops_lease_remote.c: etcd).  It
+ * supplies the lease ops' rows; nothing else asks the store which it is.
+ */
+struct ops_leases {
+	int			 remote;	/* the backend keeps them */
+	const struct op *const	*rows;		/* NULL-terminated */
+	/* ops_lease_live() */
+	int			(*live)(struct req *, uint64_t);
+};
+extern const struct ops_leases ops_lease_local_strategy;
+extern const struct ops_leases ops_lease_remote_strategy;
+const struct ops_leases *ops_lease_choose(const struct store *);
 
 #endif

@@ -54,3 +54,11 @@ ops_compact_apply(struct req *r, uint64_t rev, int *wrote,
 	reply_end(r, &w);
 	return (0);
 }
+
+const struct op ops_compact_entry = {
+	.name = "compact",
+	.flags = OP_WRITE | OP_ONE_WRITE,
+	.fields = { "rev" },
+	.prepare = ops_compact_prepare,
+	.apply = ops_compact_apply,
+};

@@ -1,7 +1,8 @@
 /*
- * epoch_get and epoch_bump (SPEC 3).  An epoch is a key whose value is the
- * JSON text {"epoch":N,"owner":"..."}; an absent key is epoch 0.  Answers
- * carry the epoch object {"key","epoch","owner","version","mod_rev"}.
+ * epoch_get and epoch_bump (metad-protocol(7), EPOCHS).  An epoch is a key
+ * whose value is the JSON text {"epoch":N,"owner":"..."}; an absent key is
+ * epoch 0.  Answers carry the epoch object
+ * {"key","epoch","owner","version","mod_rev"}.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,3 +172,18 @@ ops_epoch_bump_apply(struct req *r, uint64_t rev, int *wrote,
 	reply_end(r, &w);
 	return (0);
 }
+
+const struct op ops_epoch_get_entry = {
+	.name = "epoch_get",
+	.fields = { "key" },
+	.run = ops_epoch_get,
+};
+
+const struct op ops_epoch_bump_entry = {
+	.name = "epoch_bump",
+	.flags = OP_WRITE | OP_ONE_WRITE,
+	.fields = { "key", "owner", "if_epoch", "fence" },
+	.prepare = ops_epoch_bump_prepare,
+	.apply = ops_epoch_bump_apply,
+	.keys = ops_epoch_bump_keys,
+};

@@ -428,7 +428,7 @@ ops_fast(struct req *r, const char *line, size_t len)
 	if (!ops_fast_decode(line, len, r->md->cfg.max_value_bytes, r->strs,
 	    &f))
 		return (0);
-	r->op = ops_find(f.op);
+	r->op = ops_find(r->md, f.op);
 	if ((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) {
 		r->op = NULL;
 		return (0);

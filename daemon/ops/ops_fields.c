@@ -1,9 +1,10 @@
 /*
- * The fields each op knows (SPEC 3, 4): a request naming any other field
- * answers bad_request naming it, so that a client using a newer protocol
- * feature against an older daemon is never misled (metad-protocol(7)).
- * "op" and "id" go with every op.  A txn checks the fields of its compares
- * and ops (ops_fields_check_txn), a fence those of its object
+ * The check of the fields each op knows (its row's, struct op): a request
+ * naming any other field answers bad_request naming it, so that a client
+ * using a newer protocol feature against an older daemon is never misled
+ * (metad-protocol(7), REQUESTS AND RESPONSES).  "op" and "id" go with
+ * every op.  A txn checks the fields of its compares and ops
+ * (ops_fields_check_txn), a fence those of its object
  * (ops_fields_check_obj); with the helpers for a txn's lists and their
  * messages ("then[3]: ...").
  */
@@ -12,40 +13,6 @@
 
 #include "enc.h"
 #include "ops/ops.h"
-
-#define OPS_FIELDS_MAX	10
-
-static const struct {
-	const char	*op;
-	const char	*fields[OPS_FIELDS_MAX];
-} ops_fields[] = {
-	{ "hello",	{ NULL } },
-	{ "ping",	{ NULL } },
-	{ "status",	{ NULL } },
-	{ "get",	{ "key", "rev", "min_rev", "consistency", "timeout_ms",
-	    NULL } },
-	{ "list",	{ "prefix", "after", "limit", "keys_only", "rev",
-	    "min_rev", "consistency", "timeout_ms", NULL } },
-	{ "history",	{ "key", "from_rev", "limit", NULL } },
-	{ "watch",	{ "key", "prefix", "from_rev", NULL } },
-	{ "unwatch",	{ "watch", NULL } },
-	{ "wait",	{ "key", "version", "timeout_ms", NULL } },
-	{ "compact",	{ "rev", NULL } },
-	{ "put",	{ "key", "value", "value_b64", "if_absent",
-	    "if_version", "if_mod_rev", "fence", "lease", NULL } },
-	{ "delete",	{ "key", "if_absent", "if_version", "if_mod_rev",
-	    "fence", NULL } },
-	{ "txn",	{ "if", "then", "else", "fence", NULL } },
-	{ "epoch_get",	{ "key", NULL } },
-	{ "epoch_bump",	{ "key", "owner", "if_epoch", "fence", NULL } },
-	{ "snapshot",	{ NULL } },
-	{ "snapshot_read", { "snapshot", "offset", "limit", NULL } },
-	{ "lease_grant", { "ttl_ms", "session", NULL } },
-	{ "lease_keepalive", { "lease", NULL } },
-	{ "lease_revoke", { "lease", NULL } },
-	{ "lease_info",	{ "lease", NULL } },
-	{ "lease_list",	{ NULL } },
-};
 
 static int
 ops_fields_known(const char *const *fields, const char *name)
@@ -89,31 +56,27 @@ ops_fields_check_obj(const char *const *fields, const cJSON *obj,
 	return (0);
 }
 
+/* bad_request naming the first field of req that op's row does not list. */
 int
-ops_fields_check(const char *op, const cJSON *req, struct proto_err *e)
+ops_fields_check(const struct op *op, const cJSON *req, struct proto_err *e)
 {
-	const char	*fields[OPS_FIELDS_MAX + 3];
+	const char	*fields[OP_FIELDS_MAX + 3];
 	char		 what[64];
-	size_t		 i, j;
+	size_t		 j;
 
-	for (i = 0; i < sizeof ops_fields / sizeof ops_fields[0]; i++) {
-		if (strcmp(ops_fields[i].op, op) == 0)
-			break;
-	}
-	if (i == sizeof ops_fields / sizeof ops_fields[0])
-		return (0);
 	fields[0] = "op";
 	fields[1] = "id";
-	for (j = 0; j < OPS_FIELDS_MAX && ops_fields[i].fields[j] != NULL; j++)
-		fields[j + 2] = ops_fields[i].fields[j];
+	for (j = 0; j < OP_FIELDS_MAX && op->fields[j] != NULL; j++)
+		fields[j + 2] = op->fields[j];
 	fields[j + 2] = NULL;
-	snprintf(what, sizeof what, "op \"%s\"", op);
+	snprintf(what, sizeof what, "op \"%s\"", op->name);
 	return (ops_fields_check_obj(fields, req, what, e));
 }
 
-/* The fields of a txn's compares and ops (SPEC 3); kind: "compare", "put",
- * "delete" or "get".  "lease" is let through on a delete or get for
- * ops_txn.c's own message (a lease goes with a put only). */
+/* The fields of a txn's compares and ops (metad-protocol(7),
+ * TRANSACTIONS); kind: "compare", "put", "delete" or "get".  "lease" is
+ * let through on a delete or get for ops_txn.c's own message (a lease goes
+ * with a put only). */
 int
 ops_fields_check_txn(const char *kind, const cJSON *o, struct proto_err *e)
 {

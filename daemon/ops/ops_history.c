@@ -1,8 +1,9 @@
 /*
- * The history op (SPEC 8): one key's puts and deletes, oldest first, from
- * from_rev (default: the oldest kept, compact_rev) in the shape of watch
- * events without "watch"; at most limit of them (a revision is never cut:
- * a txn may write the key more than once), and more when others follow.
+ * The history op (metad-protocol(7), history): one key's puts and deletes,
+ * oldest first, from from_rev (default: the oldest kept, compact_rev) in
+ * the shape of watch events without "watch"; at most limit of them (a
+ * revision is never cut: a txn may write the key more than once), and more
+ * when others follow.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -94,3 +95,9 @@ ops_history(struct req *r)
 	store_read_key_history(st, key, klen, from, (size_t)limit,
 	    ops_history_done, r);
 }
+
+const struct op ops_history_entry = {
+	.name = "history",
+	.fields = { "key", "from_rev", "limit" },
+	.run = ops_history,
+};

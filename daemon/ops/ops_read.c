@@ -1,9 +1,10 @@
 /*
  * The reads: hello, ping, status, and get and list with the options of
- * SPEC 8 (a past rev, min_rev, consistency).  The store says how it meets
- * a consistency (store_read_get_at()): a local one is linearizable either
- * way; a read with min_rev and no consistency is serializable, once the
- * daemon's view reached min_rev.
+ * metad-protocol(7), READS AT A REVISION and CONSISTENCY (a past rev,
+ * min_rev, consistency).  The store says how it meets a consistency
+ * (store_read_get_at()): a local one is linearizable either way; a read
+ * with min_rev and no consistency is serializable, once the daemon's view
+ * reached min_rev.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +54,10 @@ ops_ping(struct req *r)
 }
 
 /*
- * The read options of get and list (SPEC 8): rev (the state as of it),
- * min_rev and timeout_ms (first wait until the daemon's view reached it),
- * consistency.  Kept in r->state with what the op reads.
+ * The read options of get and list (metad-protocol(7), READS AT A
+ * REVISION): rev (the state as of it), min_rev and timeout_ms (first wait
+ * until the daemon's view reached it), consistency.  Kept in r->state with
+ * what the op reads.
  */
 struct read_args {
 	int			 has_rev;
@@ -388,3 +390,31 @@ ops_status(struct req *r)
 {
 	store_read_stats(r->md->store, ops_status_done, r);
 }
+
+const struct op ops_hello_entry = {
+	.name = "hello",
+	.run = ops_hello,
+};
+
+const struct op ops_ping_entry = {
+	.name = "ping",
+	.run = ops_ping,
+};
+
+const struct op ops_get_entry = {
+	.name = "get",
+	.fields = { "key", "rev", "min_rev", "consistency", "timeout_ms" },
+	.run = ops_get,
+};
+
+const struct op ops_list_entry = {
+	.name = "list",
+	.fields = { "prefix", "after", "limit", "keys_only", "rev", "min_rev",
+	    "consistency", "timeout_ms" },
+	.run = ops_list,
+};
+
+const struct op ops_status_entry = {
+	.name = "status",
+	.run = ops_status,
+};

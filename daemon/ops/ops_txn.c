@@ -1,6 +1,6 @@
 /*
- * The txn op (SPEC 3): if all compares of "if" hold, run "then", else run
- * "else"; atomically, at one rev.
+ * The txn op (metad-protocol(7), TRANSACTIONS): if all compares of "if"
+ * hold, run "then", else run "else"; atomically, at one rev.
  *
  * A compare is {"key":K, T:X} with exactly one target T: "version" (0 when
  * the key is absent), "create_rev", "mod_rev" (both 0 when absent) or
@@ -583,3 +583,12 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	*wrote = run.wrote;
 	return (0);
 }
+
+const struct op ops_txn_entry = {
+	.name = "txn",
+	.flags = OP_WRITE | OP_RO_READS,
+	.fields = { "if", "then", "else", "fence" },
+	.prepare = ops_txn_prepare,
+	.apply = ops_txn_apply,
+	.keys = ops_txn_keys,
+};

@@ -238,3 +238,22 @@ ops_delete_apply(struct req *r, uint64_t rev, int *wrote,
 	reply_end(r, &w);
 	return (0);
 }
+
+const struct op ops_put_entry = {
+	.name = "put",
+	.flags = OP_WRITE | OP_ONE_WRITE,
+	.fields = { "key", "value", "value_b64", "if_absent", "if_version",
+	    "if_mod_rev", "fence", "lease" },
+	.prepare = ops_put_prepare,
+	.apply = ops_put_apply,
+	.keys = ops_write_keys,
+};
+
+const struct op ops_delete_entry = {
+	.name = "delete",
+	.flags = OP_WRITE | OP_ONE_WRITE,
+	.fields = { "key", "if_absent", "if_version", "if_mod_rev", "fence" },
+	.prepare = ops_delete_prepare,
+	.apply = ops_delete_apply,
+	.keys = ops_write_keys,
+};

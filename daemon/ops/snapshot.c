@@ -376,3 +376,14 @@ snapshot_op_read(struct req *r)
 		snapshot_touch(sn);
 	req_done(r);
 }
+
+const struct op snapshot_op_snapshot_entry = {
+	.name = "snapshot",
+	.run = snapshot_op_snapshot,
+};
+
+const struct op snapshot_op_read_entry = {
+	.name = "snapshot_read",
+	.fields = { "snapshot", "offset", "limit" },
+	.run = snapshot_op_read,
+};

@@ -247,7 +247,9 @@ fuzz_open(void)
 	md.watch = watch_hub_create(&md);
 	md.events = events_create(&md);
 	events_listen(md.events, commit_delivered, md.commit);
-	md.leases = lease_table_create(&md, ops_lease_due, &md);
+	md.lease_ops = ops_lease_choose(md.store);
+	md.leases = lease_table_create(&md, md.lease_ops->remote, ops_lease_due,
+	    &md);
 	lease_table_load(md.leases);
 	for (i = 0; i < FUZZ_CONNS; i++) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
