@@ -126,7 +126,7 @@ md_fx_write_list(struct metad *md, ...)
 	memset(&ks, 0, sizeof ks);
 	store_begin(st, &ks, md_fx_store_cb, &begun);
 	md_fx_run(md, &begun);
-	rev = st->base_rev + 1;
+	rev = store_base_rev(st) + 1;
 	snprintf(v, sizeof v, "v%llu", (unsigned long long)rev);
 	va_start(ap, md);
 	while ((k = va_arg(ap, const char *)) != NULL) {

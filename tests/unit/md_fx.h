@@ -11,6 +11,7 @@
 #define METAD_TEST_MD_FX_H
 
 #include "metad.h"
+#include "store/store_backend.h"	/* the tests look inside the store */
 
 struct req;
 struct watch_peer;

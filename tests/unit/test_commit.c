@@ -32,6 +32,7 @@
 static struct {
 	struct store_backend		 be;	/* the store's, counted */
 	const struct store_backend	*real;
+	struct store_head		 real_head;
 	unsigned			 begins, commits;
 	unsigned			 fail_commit;	/* its number; 0: none */
 	struct buf			 log;	/* the answers, in order */
@@ -103,6 +104,10 @@ fake_store(struct metad *md, unsigned batch_max, int ordered)
 	T.be.batch_max = batch_max;
 	T.be.ordered = ordered;
 	md->store->backend = &T.be;
+	/* What the commit engine reads, copied from the backend at open. */
+	T.real_head = md->store->head;
+	md->store->head.batch_max = batch_max;
+	md->store->head.ordered = ordered;
 }
 
 static int
@@ -131,7 +136,9 @@ fake_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 }
 
 static const struct op fake_op = {
-	"fake_put", OP_WRITE | OP_RW, NULL, NULL, fake_apply, NULL
+	.name = "fake_put",
+	.flags = OP_WRITE | OP_RW,
+	.apply = fake_apply,
 };
 
 /* An answer: after its batch landed and its events were delivered. */
@@ -142,7 +149,7 @@ fake_done(struct req *r)
 	int	 ok = r->resp.len > 0 && r->resp.data[0] == 'b';
 
 	if (r->wrote_rev != 0) {
-		assert_true(r->md->store->commit_rev >= r->wrote_rev);
+		assert_true(store_commit_rev(r->md->store) >= r->wrote_rev);
 		assert_true(events_delivered(r->md->events) >= r->wrote_rev);
 	}
 	snprintf(s, sizeof s, "%.*s@%llu:%.*s ", (int)r->wa.key_len,
@@ -195,6 +202,8 @@ reqs_free(struct metad *md)
 	T.nreqs = 0;
 	buf_free(&T.log);
 	md->store->backend = T.real;
+	md->store->head.batch_max = T.real_head.batch_max;
+	md->store->head.ordered = T.real_head.ordered;
 	if (T.late != NULL) {
 		event_free(T.late);
 		T.late = NULL;

@@ -53,7 +53,7 @@ due_new(struct metad *md, int remove)
 {
 	struct due	*d = xcalloc(1, sizeof *d);
 
-	d->lt = lease_table_create(md, fake_on_due, d);
+	d->lt = lease_table_create(md, 0, fake_on_due, d);
 	d->remove = remove;
 	md->leases = d->lt;
 	return (d);
