@@ -118,10 +118,17 @@ proto_name_cmp(const void *a, const void *b)
 	return (strcmp(*(const char *const *)a, *(const char *const *)b));
 }
 
+/* The name is quoted when it is short UTF-8 (an error line is UTF-8). */
 static int
 proto_dup_name(const char *name, struct proto_err *e)
 {
-	return (proto_fail(e, PROTO_BAD_REQUEST, "member \"%.64s\" appears "
+	size_t	 n = strlen(name);
+
+	if (n > 64 || !utf8_valid(name, n) || memchr(name, '"', n) != NULL ||
+	    memchr(name, '\\', n) != NULL)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "a member name "
+		    "appears twice in one object"));
+	return (proto_fail(e, PROTO_BAD_REQUEST, "member \"%s\" appears "
 	    "twice in one object", name));
 }
 

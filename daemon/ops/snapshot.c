@@ -231,6 +231,8 @@ snapshots_conn_closed(struct snapshots *set, const struct conn *c)
 {
 	struct snapshot	*sn, *next;
 
+	if (set == NULL)
+		return;
 	for (sn = TAILQ_FIRST(&set->list); sn != NULL; sn = next) {
 		next = TAILQ_NEXT(sn, entry);
 		if (sn->owner != c)
