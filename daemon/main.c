@@ -151,16 +151,17 @@ metad_daemonize(void)
 static void
 metad_ready(struct metad *md, int ready_fd)
 {
-	if (ready_fd != -1) {
-		if (write(ready_fd, "", 1) != 1)
-			log_warn("telling the parent metad serves");
-		close(ready_fd);
-	}
+	/* First the log: one that cannot be opened fails the start. */
 	if (md->cfg.log_file != NULL) {
 		if (log_to_file(md->cfg.log_file) != 0)
 			fatal("--log-file %s", md->cfg.log_file);
 	} else if (md->cfg.log_syslog || md->cfg.daemonize)
 		log_to_syslog();
+	if (ready_fd != -1) {
+		if (write(ready_fd, "", 1) != 1)
+			log_warn("telling the parent metad serves");
+		close(ready_fd);
+	}
 	md->service = service_start(md);
 }
 
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	struct store_options	 so;
 	struct store_err	 se;
 	char			*cause = NULL;
-	int			 ready = -1, listen_fd;
+	int			 ready = -1, listen_fd, fd;
 
 	memset(&md, 0, sizeof md);
 	log_init("metad", LOG_LEVEL_INFO);
@@ -232,6 +233,13 @@ main(int argc, char **argv)
 		fatalx("%s", cause);
 	if (md.cfg.daemonize)
 		ready = metad_daemonize();
+	/* A log file that cannot be written is said before anything is made. */
+	if (md.cfg.log_file != NULL) {
+		if ((fd = open(md.cfg.log_file, O_WRONLY | O_APPEND | O_CREAT |
+		    O_CLOEXEC, 0600)) == -1)
+			fatal("--log-file %s", md.cfg.log_file);
+		close(fd);
+	}
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	memset(&so, 0, sizeof so);

@@ -188,6 +188,12 @@ activate() {
 	    --store memory 3>&-
 	assert_failure 1
 	assert_output --partial "$TESTDIR/no/such/dir"
+	# A log file it cannot write: said at once, nothing made.
+	run "$METAD" --daemonize --socket "$SOCK" --store memory \
+	    --log-file "$TESTDIR/no/dir/log" 3>&-
+	assert_failure 1
+	assert_output --partial "--log-file $TESTDIR/no/dir/log"
+	[ ! -e "$SOCK" ]
 	# A live daemon on the socket: refused, exit 1, nothing left running.
 	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
 	run "$METAD" --daemonize --socket "$SOCK" --store memory 3>&-
