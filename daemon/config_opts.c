@@ -1,0 +1,243 @@
+/* metad's options, a row each (config_opts.h), and their own setters. */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_opts.h"
+#include "metad_limits.h"
+#include "util.h"
+
+/* N, or N with a k/m/g suffix (KiB, MiB, GiB), at most max. */
+int
+config_size(const char *s, uint64_t max, uint64_t *out)
+{
+	char		 num[32];
+	size_t		 n = strlen(s);
+	uint64_t	 v, mult = 1;
+
+	if (n == 0 || n >= sizeof num)
+		return (-1);
+	memcpy(num, s, n + 1);
+	switch (tolower((unsigned char)num[n - 1])) {
+	case 'k':
+		mult = 1024;
+		break;
+	case 'm':
+		mult = 1024 * 1024;
+		break;
+	case 'g':
+		mult = 1024 * 1024 * 1024;
+		break;
+	}
+	if (mult != 1)
+		num[n - 1] = '\0';
+	if (parse_u64(num, &v) != 0 || v > max / mult)
+		return (-1);
+	*out = v * mult;
+	return (0);
+}
+
+static int
+config_set_store(struct metad_config *cfg, const char *arg, char **why)
+{
+	struct store_err se;
+
+	if (store_spec_check(arg, &se) != 0) {
+		*why = xstrdup(se.msg);
+		return (-1);
+	}
+	free(cfg->store_spec);
+	cfg->store_spec = xstrdup(arg);
+	return (0);
+}
+
+static int
+config_set_sync(struct metad_config *cfg, const char *arg, char **why)
+{
+	(void)why;
+	if (strcmp(arg, "full") == 0)
+		cfg->sync = STORE_SYNC_FULL;
+	else if (strcmp(arg, "normal") == 0)
+		cfg->sync = STORE_SYNC_NORMAL;
+	else if (strcmp(arg, "off") == 0)
+		cfg->sync = STORE_SYNC_OFF;
+	else
+		return (-1);
+	return (0);
+}
+
+static int
+config_set_mode(struct metad_config *cfg, const char *arg, char **why)
+{
+	unsigned long	 mode;
+	char		*end;
+
+	(void)why;
+	mode = strtoul(arg, &end, 8);
+	if (*arg == '\0' || *end != '\0' || mode > 0777)
+		return (-1);
+	cfg->socket_mode = (mode_t)mode;
+	return (0);
+}
+
+static int
+config_set_level(struct metad_config *cfg, const char *arg, char **why)
+{
+	(void)why;
+	return (log_level_parse(arg, &cfg->log_level));
+}
+
+/* One uid or gid: a number or a user or group name. */
+static int
+config_id(const char *s, int group, unsigned long *out)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+	uint64_t	 v;
+
+	if (parse_u64(s, &v) == 0 && v < UINT32_MAX) {
+		*out = (unsigned long)v;
+		return (0);
+	}
+	if (!group && (pw = getpwnam(s)) != NULL) {
+		*out = pw->pw_uid;
+		return (0);
+	}
+	if (group && (gr = getgrnam(s)) != NULL) {
+		*out = gr->gr_gid;
+		return (0);
+	}
+	return (-1);
+}
+
+/* A comma-separated list of ids, added to l. */
+static int
+config_ids(const char *arg, int group, struct id_list *l, char **why)
+{
+	char	*copy, *p, *tok;
+	int	 rc = 0;
+
+	copy = p = xstrdup(arg);
+	while ((tok = strsep(&p, ",")) != NULL) {
+		if (*tok == '\0')
+			continue;
+		if (l->n == ACCESS_LIST_MAX) {
+			xasprintf(why, "too many ids in --allow-* and "
+			    "--read-only-* lists (the limit is %d each)",
+			    ACCESS_LIST_MAX);
+			rc = -2;
+			break;
+		}
+		if (config_id(tok, group, &l->ids[l->n]) != 0) {
+			xasprintf(why, "unknown %s \"%s\"", group ? "group" :
+			    "user", tok);
+			rc = -2;
+			break;
+		}
+		l->n++;
+	}
+	free(copy);
+	return (rc);
+}
+
+static int
+config_set_allow_uid(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_ids(arg, 0, &cfg->allow_uid, why));
+}
+
+static int
+config_set_allow_gid(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_ids(arg, 1, &cfg->allow_gid, why));
+}
+
+static int
+config_set_ro_uid(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_ids(arg, 0, &cfg->ro_uid, why));
+}
+
+static int
+config_set_ro_gid(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_ids(arg, 1, &cfg->ro_gid, why));
+}
+
+#define STR(n, a, h, f)	{ n, a, h, CONFIG_STRING, CONFIG_AT(f), 0, 0, NULL }
+/* A string that may not be empty. */
+#define STR1(n, a, h, f) { n, a, h, CONFIG_STRING, CONFIG_AT(f), 1, 0, NULL }
+#define NUM(n, k, h, f, lo, hi) { n, "N", h, k, CONFIG_AT(f), lo, hi, NULL }
+#define FN(n, a, h, fn)	{ n, a, h, CONFIG_CUSTOM, 0, 0, 0, fn }
+#define FLAG(n, h, f, on, clear) { n, NULL, h, CONFIG_FLAG, CONFIG_AT(f), \
+	on, clear, NULL }
+
+/* In --help's order; metad(8) says it all at length. */
+const struct config_opt config_opts[] = {
+	STR("socket", "PATH", "the Unix socket to serve (default: "
+	    "$XDG_RUNTIME_DIR/metad.sock, else /tmp/metad-$UID/metad.sock)",
+	    socket_path),
+	FN("store", "BACKEND", "sqlite:PATH (default ~/.local/state/metad/"
+	    "meta.db), memory, or etcd:URL[,URL...]", config_set_store),
+	FN("sync", "MODE", "full|normal|off: sqlite's sync before an answer "
+	    "(default full: fsync before every acknowledgement)",
+	    config_set_sync),
+	NUM("history", CONFIG_U64, "revisions of write events kept for "
+	    "watches and reads at a rev (default 100000)", history, 1,
+	    JSON_INT_MAX),
+	NUM("max-value-bytes", CONFIG_SIZE, "the largest value, k/m/g "
+	    "suffixes (default 1m)", max_value_bytes, 0, 256ULL << 20),
+	NUM("max-request-bytes", CONFIG_SIZE, "the longest request line "
+	    "(default 4/3 of --max-value-bytes + 64k)", max_request_bytes,
+	    1024, 512ULL << 20),
+	NUM("max-pending-bytes", CONFIG_SIZE, "unsent output a connection "
+	    "may hold before its reads pause and watches end (default 8m)",
+	    max_pending_bytes, 4096, 1ULL << 40),
+	NUM("max-answer-bytes", CONFIG_SIZE, "the largest answer of a list "
+	    "or history; a larger one is answer_too_large (default 16m)",
+	    max_answer_bytes, 4096, 1ULL << 32),
+	NUM("max-connections", CONFIG_UINT, "client connections served at "
+	    "once (default 1024)", max_connections, 1, 1000000),
+	NUM("max-connections-per-peer", CONFIG_UINT, "connections of one "
+	    "peer (a uid other than root and metad's own) at once "
+	    "(default 64)", max_conns_per_peer, 1, 1000000),
+	NUM("max-watches-per-peer", CONFIG_UINT, "watches of one such peer, "
+	    "all its connections together (default 65536)",
+	    max_watches_per_peer, 1, 100000000),
+	FN("socket-mode", "MODE", "the socket file's permission bits, octal "
+	    "(default 0600)", config_set_mode),
+	STR("pidfile", "PATH", "write the daemon's pid there once it serves",
+	    pidfile),
+	FN("log-level", "LEVEL", "error|warn|info|debug: the least severe "
+	    "message logged (default info)", config_set_level),
+	STR1("log-file", "FILE", "log there (appended, reopened on SIGHUP) "
+	    "once serving, not to stderr", log_file),
+	FLAG("log-syslog", "log to syslog(3), facility daemon, not to stderr",
+	    log_syslog, 1, 1),
+	FN("allow-uid", "LIST", "users (names or uids, comma-separated) given "
+	    "read-write access", config_set_allow_uid),
+	FN("allow-gid", "LIST", "groups given read-write access",
+	    config_set_allow_gid),
+	FN("read-only-uid", "LIST", "users given read-only access",
+	    config_set_ro_uid),
+	FN("read-only-gid", "LIST", "groups given read-only access",
+	    config_set_ro_gid),
+	STR("etcd-prefix", "P", "etcd: the store's key prefix (default "
+	    "metad/)", etcd_prefix),
+	NUM("view-max-bytes", CONFIG_SIZE, "etcd: memory for the view of the "
+	    "prefix (default 256m, 0: none)", view_max_bytes, 0, 1ULL << 40),
+	FLAG("foreground", "stay in the foreground (the default)", daemonize,
+	    0, 0),
+	FLAG("daemonize", "fork once serving; log to syslog unless "
+	    "--log-file", daemonize, 1, 0),
+	{ "help", NULL, "print this help and exit", CONFIG_HELP, 0, 0, 0,
+	    NULL },
+	{ "version", NULL, "print the version and exit", CONFIG_VERSION, 0,
+	    0, 0, NULL },
+};
+const size_t config_nopts = sizeof config_opts / sizeof config_opts[0];
