@@ -583,7 +583,7 @@ bench-hash: all
 bench-redis: all
 	$(Q)./scripts/bench-redis.sh
 
-# --- Valgrind: the unit tests, and protocol/watch/txn_epoch.bats with metad
+# --- Valgrind: the unit tests, and protocol/watch/txn.bats with metad
 # under memcheck (tests/valgrind); any error or definite/indirect leak fails.
 .PHONY: valgrind
 valgrind:
