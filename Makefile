@@ -529,6 +529,24 @@ $(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_h2.c \
 
 check check-etcd: $(DROPPROXY)
 
+# tests/faults/powerfs.c: a FUSE file system that loses power (libfuse3),
+# for make powerloss (scripts/powerloss.sh) and tests/bats/powerloss.bats.
+POWERFS		 = build/tests/powerfs
+
+$(POWERFS): tests/faults/powerfs.c tests/faults/powerfs_cut.c \
+    tests/faults/powerfs_tree.c tests/faults/powerfs.h build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) \
+	    $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) \
+	    $(shell $(PKG_CONFIG) --libs fuse3)
+
+check bats: $(POWERFS)
+
+.PHONY: powerloss
+powerloss: bin/metad bin/metactl $(POWERFS)
+	$(Q)./scripts/powerloss.sh
+
 .PHONY: stress
 stress: bin/metad
 	$(Q)./scripts/stress.sh
