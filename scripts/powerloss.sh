@@ -16,6 +16,9 @@
 #   PL_SYNC      metad's --sync (default full)
 #   PL_FRESH     1: each cycle's database is t<cycle>/sub/dir/meta.db in a
 #                tree metad makes (its directories), else meta.db
+#   PL_CUT       when the power goes: random (default: either of the
+#                others, at random), time (50-800 ms into the load) or
+#                fsync (at the 20th-420th fsync from the start of the load)
 #   PL_EXPECT    keep (default): every acknowledged write must survive;
 #                lose: the negative control, some acknowledged write must
 #                be lost in some cycle (else the test is not testing)
@@ -49,9 +52,14 @@ PUTS="${PL_PUTS:-2000}"
 SYNC="${PL_SYNC:-full}"
 FRESH="${PL_FRESH:-0}"
 EXPECT="${PL_EXPECT:-keep}"
+CUT="${PL_CUT:-random}"
 SEED="${PL_SEED:-$$}"
 RANDOM=$SEED
 
+case "$CUT" in
+random|time|fsync) ;;
+*) echo "powerloss: PL_CUT must be random, time or fsync" >&2; exit 2 ;;
+esac
 case "$EXPECT" in
 keep|lose) ;;
 *) echo "powerloss: PL_EXPECT must be keep or lose" >&2; exit 2 ;;
@@ -210,7 +218,12 @@ for mode in $MODES; do
 			    > "$DIR/out.$cycle.$w" 2>/dev/null ) &
 			WRITER_PIDS+=($!)
 		done
-		if ((RANDOM % 2 == 0)); then
+		how=$CUT
+		if [ "$how" = random ]; then
+			how=fsync
+			((RANDOM % 2 == 0)) || how=time
+		fi
+		if [ "$how" = time ]; then
 			ms=$((50 + RANDOM % 750))
 			sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 			how="at $ms ms"
