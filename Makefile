@@ -543,9 +543,15 @@ $(POWERFS): tests/faults/powerfs.c tests/faults/powerfs_cut.c \
 
 check bats: $(POWERFS)
 
+# make powerloss: PL_CYCLES cycles of each mode on meta.db, 5 of each on
+# a fresh sub/dir tree, then the negative control (--sync normal must lose).
+PL_CYCLES	?= 20
 .PHONY: powerloss
-powerloss: bin/metad bin/metactl $(POWERFS)
-	$(Q)./scripts/powerloss.sh
+powerloss: bin/metad $(POWERFS)
+	$(Q)PL_CYCLES=$(PL_CYCLES) ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_FRESH=1 ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_MODES=drop PL_SYNC=normal PL_EXPECT=lose \
+	    PL_CUT=time ./scripts/powerloss.sh
 
 .PHONY: stress
 stress: bin/metad
