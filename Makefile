@@ -602,6 +602,12 @@ bench-leases: all
 bench-hash: all
 	$(Q)./scripts/bench-hash.sh
 
+# Tail latency and file growth under churn: 64 clients of durable puts
+# over 1000 keys (scripts/bench-churn.sh; CHURN_DURATION, default 30 s).
+.PHONY: bench-churn
+bench-churn: all
+	$(Q)./scripts/bench-churn.sh
+
 # Durable puts on sqlite against Redis (appendfsync always) in one run.
 .PHONY: bench-redis
 bench-redis: all
