@@ -128,8 +128,12 @@ fs_mount() {
 		[ -e "$MNT/.powerloss" ] && return 0
 		if ! kill -0 "$FS_PID" 2>/dev/null; then
 			FS_PID=
-			echo "powerloss: no FUSE here: $(tail -n 1 "$DIR/powerfs.log")" >&2
-			exit 2
+			# libfuse's and fusermount3's words: FUSE refused.
+			if tail -n 1 "$DIR/powerfs.log" | grep -q '^fuse\|^fusermount'; then
+				echo "powerloss: no FUSE here: $(tail -n 1 "$DIR/powerfs.log")" >&2
+				exit 2
+			fi
+			fail "powerfs exited: $(tail -n 1 "$DIR/powerfs.log")"
 		fi
 		sleep 0.025
 	done

@@ -42,8 +42,11 @@ fs_mount() {
 	"$POWERFS" -m "$1" -S 7 "$TESTDIR/bk" "$TESTDIR/mnt" \
 	    2>>"$TESTDIR/powerfs.log" &
 	FS_PID=$!
-	wait_for -t 5 test -e "$TESTDIR/mnt/.powerloss" ||
-	    skip "container: no FUSE here (mount refused): $(cat "$TESTDIR/powerfs.log")"
+	wait_for -t 5 test -e "$TESTDIR/mnt/.powerloss" && return 0
+	# libfuse's and fusermount3's words: FUSE refused; else powerfs failed.
+	grep -q '^fuse\|^fusermount' "$TESTDIR/powerfs.log" &&
+	    skip "container: no FUSE here (mount refused): $(tail -n 1 "$TESTDIR/powerfs.log")"
+	fail "powerfs did not mount: $(cat "$TESTDIR/powerfs.log")"
 }
 
 fs_cut() {
