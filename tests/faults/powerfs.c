@@ -82,6 +82,14 @@ pf_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return (NULL);
 }
 
+/* Unmounted with the power on: the state directory goes. */
+static void
+pf_destroy(void *arg)
+{
+	(void)arg;
+	pf_rm_rf(pf.bk, PF_STATE);
+}
+
 static int
 pf_getattr(const char *path, struct stat *sb, struct fuse_file_info *fi)
 {
@@ -442,6 +450,7 @@ pf_statfs(const char *path, struct statvfs *sv)
 
 static const struct fuse_operations pf_ops = {
 	.init = pf_init,
+	.destroy = pf_destroy,
 	.getattr = pf_getattr,
 	.readdir = pf_readdir,
 	.mkdir = pf_mkdir,
