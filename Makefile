@@ -529,6 +529,30 @@ $(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_h2.c \
 
 check check-etcd: $(DROPPROXY)
 
+# tests/faults/powerfs.c: a FUSE file system that loses power (libfuse3),
+# for make powerloss (scripts/powerloss.sh) and tests/bats/powerloss.bats.
+POWERFS		 = build/tests/powerfs
+
+$(POWERFS): tests/faults/powerfs.c tests/faults/powerfs_cut.c \
+    tests/faults/powerfs_tree.c tests/faults/powerfs.h build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) \
+	    $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) \
+	    $(shell $(PKG_CONFIG) --libs fuse3)
+
+check bats: $(POWERFS)
+
+# make powerloss: PL_CYCLES cycles of each mode on meta.db, 5 of each on
+# a fresh sub/dir tree, then the negative control (--sync normal must lose).
+PL_CYCLES	?= 20
+.PHONY: powerloss
+powerloss: bin/metad $(POWERFS)
+	$(Q)PL_CYCLES=$(PL_CYCLES) ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_FRESH=1 ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_MODES=drop PL_SYNC=normal PL_EXPECT=lose \
+	    PL_CUT=time ./scripts/powerloss.sh
+
 .PHONY: stress
 stress: bin/metad
 	$(Q)./scripts/stress.sh
@@ -577,6 +601,12 @@ bench-leases: all
 .PHONY: bench-hash
 bench-hash: all
 	$(Q)./scripts/bench-hash.sh
+
+# Tail latency and file growth under churn: 64 clients of durable puts
+# over 1000 keys (scripts/bench-churn.sh; CHURN_DURATION, default 30 s).
+.PHONY: bench-churn
+bench-churn: all
+	$(Q)./scripts/bench-churn.sh
 
 # Durable puts on sqlite against Redis (appendfsync always) in one run.
 .PHONY: bench-redis

@@ -259,31 +259,6 @@ store_sqlite_scalar(struct store_sqlite *q, const char *sql, uint64_t *out,
 }
 
 static int
-store_sqlite_mkdirs(const char *path, struct store_err *err)
-{
-	struct stat	 sb;
-	char		*p, *slash;
-	int		 rc = 0;
-
-	p = xstrdup(path);
-	for (slash = strchr(p + 1, '/'); slash != NULL;
-	    slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (mkdir(p, 0700) != 0 && (stat(p, &sb) != 0 ||
-		    !S_ISDIR(sb.st_mode))) {
-			if (errno == EEXIST || errno == 0)
-				errno = ENOTDIR;
-			rc = store_err_set(err, STORE_ERR_IO, "mkdir %s: %s",
-			    p, strerror(errno));
-			break;
-		}
-		*slash = '/';
-	}
-	free(p);
-	return (rc);
-}
-
-static int
 store_sqlite_connect(struct store_sqlite *q, const char *path,
     const struct store_options *opts, struct store_err *err)
 {
@@ -384,7 +359,8 @@ store_sqlite_open(struct store *s, const char *path,
 	    store_sqlite_scalar(q, "SELECT value FROM meta WHERE "
 	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
 	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
-	    store_sqlite_lease_prepare(q, err) != 0) {
+	    store_sqlite_lease_prepare(q, err) != 0 ||
+	    store_sqlite_sync_parent(path, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}

@@ -23,6 +23,7 @@
  * rather than answer for it; opening the file again recovers the prefix.
  */
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -329,4 +330,60 @@ store_sqlite_sync_stop(struct store *s)
 	pthread_cond_destroy(&y->cv);
 	free(y);
 	q->sync = NULL;
+}
+
+/*
+ * An fsync of the directory that holds path: a name made in it (a
+ * directory, the database, its WAL) is durable only then (POSIX; ext4's
+ * journal usually hides it, a power cut need not: docs/RELIABILITY.md).
+ */
+int
+store_sqlite_sync_parent(const char *path, struct store_err *err)
+{
+	char	*p, *slash;
+	int	 fd, rc = 0;
+
+	p = xstrdup(path);
+	if ((slash = strrchr(p, '/')) == NULL)
+		p[0] = '.', p[1] = '\0';
+	else if (slash == p)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fsync(fd) == -1)
+		rc = store_err_set(err, STORE_ERR_IO, "fsync of the directory "
+		    "%s: %s", p, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	free(p);
+	return (rc);
+}
+
+/* The directories leading to path, each made durable in its parent. */
+int
+store_sqlite_mkdirs(const char *path, struct store_err *err)
+{
+	struct stat	 sb;
+	char		*p, *slash;
+	int		 rc = 0;
+
+	p = xstrdup(path);
+	for (slash = strchr(p + 1, '/'); slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0700) == 0) {
+			if ((rc = store_sqlite_sync_parent(p, err)) != 0)
+				break;
+		} else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			if (errno == EEXIST || errno == 0)
+				errno = ENOTDIR;
+			rc = store_err_set(err, STORE_ERR_IO, "mkdir %s: %s",
+			    p, strerror(errno));
+			break;
+		}
+		*slash = '/';
+	}
+	free(p);
+	return (rc);
 }
