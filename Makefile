@@ -29,9 +29,11 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
-# libsodium: the keyed hash of the daemon's tables.
-PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
+# libevent_core: the loop, buffers, bufferevents, listeners;
+# libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
+# the daemon's tables.
+PKGS		 = libevent_core libevent_extra libcjson sqlite3 libnghttp2 \
+		   libsodium
 
 ifeq ($(V),1)
 Q =
@@ -81,10 +83,11 @@ ALL_LDFLAGS	 = -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 COMMON_SRCS	:= $(wildcard common/*.c)
 # daemon/ by layer: net (connections), ops (the op table and its
 # families), lease, core (requests, commit, events), store (the interface
-# and generic code) and store's backends, one folder each.
+# and generic code), metrics (counters, any layer may count) and store's
+# backends, one folder each.
 DAEMON_DIRS	 = daemon daemon/net daemon/ops daemon/lease daemon/core \
-		   daemon/store daemon/store/sqlite daemon/store/mem \
-		   daemon/store/etcd
+		   daemon/metrics daemon/store daemon/store/sqlite \
+		   daemon/store/mem daemon/store/etcd
 DAEMON_SRCS	:= $(wildcard $(addsuffix /*.c,$(DAEMON_DIRS)))
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)
