@@ -228,6 +228,11 @@ build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o
 build/tests/test_store_hash: build/bench/crafted.o
 build/tests/test_store_hash: ALL_CPPFLAGS += -iquote bench
+# The metrics' test: their objects alone (they know only common/).
+METRICS_OBJS	 = build/daemon/metrics/metrics.o \
+		   build/daemon/metrics/metrics_text.o
+build/tests/test_metrics: TEST_OBJS = $(METRICS_OBJS) $(COMMON_OBJS)
+build/tests/test_metrics: $(METRICS_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
 build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
