@@ -325,7 +325,7 @@ INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
 INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
-INST_DOCS	 = LICENSE
+INST_DOCS	 = LICENSE docs/metrics-alerts.yml
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
