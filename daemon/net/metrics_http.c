@@ -11,7 +11,6 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "log.h"
 #include "metad.h"
