@@ -129,6 +129,43 @@ delta() {
 	[ "$n" -ge 1 ] && [ "$n" -le 200 ]
 }
 
+@test "a line over --max-request-bytes counts as op unknown, request_too_large" {
+	metad_start --max-request-bytes 1024
+	snap "$TESTDIR/a"
+	printf '{"op":"put","key":"k","value":"%02000d"}\n' 0 | raw >"$TESTDIR/out"
+	grep -q '"code":"request_too_large"' "$TESTDIR/out"
+	snap "$TESTDIR/b"
+	assert_equal "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_requests_total{op=unknown,outcome=request_too_large}')" 1
+	assert_equal "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_requests_total{op=put,outcome=ok}')" 0
+}
+
+# bats test_tags=no-valgrind
+@test "a watcher that does not read: its cancellation counted once, under slow_consumer" {
+	metad_start --max-pending-bytes 4096
+	# Its reader is stuck until "release go"; the connection stays open
+	# until "release stuck".
+	raw_held stuck '{"op":"watch","prefix":"s/"}' |
+	    { hold_open go; cat >/dev/null; } &
+	bg=$!
+	until_status watches 1
+	snap "$TESTDIR/a"
+	v=$(head -c 4000 /dev/zero | tr '\0' v)
+	for i in $(seq 1 300); do
+		printf '{"op":"put","key":"s/%d","value":"%s"}\n' "$i" "$v"
+	done >"$TESTDIR/load"
+	socat -t 30 - "UNIX-CONNECT:$SOCK" <"$TESTDIR/load" >"$TESTDIR/acks"
+	assert_equal "$(grep -c '"ok":true' "$TESTDIR/acks")" 300
+	wait_for now_at_least 'metad_watch_cancellations_total{reason=slow_consumer}' 1
+	release go
+	release stuck
+	wait "$bg" || true
+	wait_for status_is watches 0
+	snap "$TESTDIR/b"
+	assert_equal "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_watch_cancellations_total{reason=slow_consumer}')" 1
+	assert_equal "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_watch_cancellations_total{reason=compacted}')" 0
+	assert_equal "$(val "$TESTDIR/b" 'metad_watches{}')" 0
+}
+
 @test "bytes received and sent grow by at least what went over the socket" {
 	metad_start
 	for i in $(seq 1 50); do
