@@ -29,9 +29,11 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
-# libsodium: the keyed hash of the daemon's tables.
-PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
+# libevent_core: the loop, buffers, bufferevents, listeners;
+# libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
+# the daemon's tables.
+PKGS		 = libevent_core libevent_extra libcjson sqlite3 libnghttp2 \
+		   libsodium
 
 ifeq ($(V),1)
 Q =
@@ -81,10 +83,11 @@ ALL_LDFLAGS	 = -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 COMMON_SRCS	:= $(wildcard common/*.c)
 # daemon/ by layer: net (connections), ops (the op table and its
 # families), lease, core (requests, commit, events), store (the interface
-# and generic code) and store's backends, one folder each.
+# and generic code), metrics (counters, any layer may count) and store's
+# backends, one folder each.
 DAEMON_DIRS	 = daemon daemon/net daemon/ops daemon/lease daemon/core \
-		   daemon/store daemon/store/sqlite daemon/store/mem \
-		   daemon/store/etcd
+		   daemon/metrics daemon/store daemon/store/sqlite \
+		   daemon/store/mem daemon/store/etcd
 DAEMON_SRCS	:= $(wildcard $(addsuffix /*.c,$(DAEMON_DIRS)))
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)
@@ -225,6 +228,11 @@ build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o
 build/tests/test_store_hash: build/bench/crafted.o
 build/tests/test_store_hash: ALL_CPPFLAGS += -iquote bench
+# The metrics' test: their objects alone (they know only common/).
+METRICS_OBJS	 = build/daemon/metrics/metrics.o \
+		   build/daemon/metrics/metrics_text.o
+build/tests/test_metrics: TEST_OBJS = $(METRICS_OBJS) $(COMMON_OBJS)
+build/tests/test_metrics: $(METRICS_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
 build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
@@ -317,7 +325,7 @@ INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
 INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
-INST_DOCS	 = LICENSE
+INST_DOCS	 = LICENSE docs/metrics-alerts.yml
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \

@@ -9,7 +9,8 @@ _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
 --max-connections-per-peer --max-watches-per-peer --max-answer-bytes
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
---pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
+--pidfile --log-level --log-file --log-syslog --metrics-listen --foreground
+--daemonize --help --version'
 
 _metad()
 {
@@ -54,7 +55,8 @@ _metad()
 		return ;;
 	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
-	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes)
+	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes|\
+	--metrics-listen)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))

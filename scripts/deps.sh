@@ -18,7 +18,9 @@ set -eu
 # units' Documentation= man pages),
 # redis-server and redis-tools (make bench-redis), python3 (make
 # check-layers), fuse3 and libfuse3-dev (powerfs: make powerloss,
-# powerloss.bats).  The Debian packages (make deb, make deb-check, .ci/run):
+# powerloss.bats), python3-prometheus-client and python3-yaml (metrics.bats
+# parses the exposition and the sample alert rules with them).  The Debian
+# packages (make deb, make deb-check, .ci/run):
 # debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
@@ -27,7 +29,7 @@ libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppche
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
 zsh fish wrk bc systemd man-db redis-server redis-tools python3 fuse3
-libfuse3-dev
+libfuse3-dev python3-prometheus-client python3-yaml
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.

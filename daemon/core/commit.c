@@ -8,6 +8,7 @@
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/reply.h"
 #include "core/req.h"
 
@@ -349,6 +350,8 @@ commit_landed(void *arg, const struct store_err *se)
 	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
 	    store_answer_again(st)))
 		commit_reanswer(b);
+	b->cm->md->metrics.commits++;
+	metrics_hist_observe(&b->cm->md->metrics.batch_size, (double)b->n);
 	commit_end(b);
 }
 

@@ -499,8 +499,10 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 		return (-1);
 	st->keys = STAILQ_EMPTY(&q->out) ? q->nkeys : q->nkeys_landed;
 	st->db_bytes = pages * page_size;
-	if (stat(q->wal_path, &sb) == 0)
-		st->db_bytes += (uint64_t)sb.st_size;
+	if (stat(q->wal_path, &sb) == 0) {
+		st->wal_bytes = (uint64_t)sb.st_size;
+		st->db_bytes += st->wal_bytes;
+	}
 	return (0);
 }
 
@@ -549,6 +551,8 @@ const struct store_backend store_sqlite_backend = {
 	.snapshot = store_sqlite_snapshot,
 	/* Status. */
 	.read_stats = store_local_read_stats,
+	.reports = STORE_REPORTS(STORE_REPORT_FSYNC) |
+	    STORE_REPORTS(STORE_REPORT_CHECKPOINT) | STORE_REPORTS_WAL,
 	/* The synchronous side store_local.c calls. */
 	.local = &store_sqlite_local,
 };

@@ -159,6 +159,7 @@ struct store_sqlite {
 	struct sq_clean	*clean;		/* kv's version of keys, a cache */
 	/* A checkpoint in slices (store_sqlite_ckpt.c). */
 	int		 ck_phase;	/* SQ_CK_* */
+	int64_t		 ck_us;		/* its slices' time so far */
 	struct sq_map	 frozen;	/* the dirty map it writes into kv */
 	struct sq_ent	**fsorted;	/* frozen's entries, in key order */
 	size_t		 fsorted_cap, fn, fdone;
