@@ -3,7 +3,7 @@
  * output buffer and written once per turn of the loop (server flush), so a
  * pipelined burst costs one writev, and the write event is armed only while
  * the kernel's buffer is full.  A TLS connection's buffers are its
- * bufferevent's, which reads and writes them itself (conn_bev_*).
+ * bufferevent's, which reads and writes them itself (conn_bev.c).
  */
 #include <sys/types.h>
 
@@ -12,14 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/socket.h>
-
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-
-#include <openssl/ssl.h>
 
 #include "net/conn.h"
 #include "log.h"
@@ -38,9 +33,6 @@
 
 static void	conn_read_cb(evutil_socket_t, short, void *);
 static void	conn_write_cb(evutil_socket_t, short, void *);
-static void	conn_bev_read_cb(struct bufferevent *, void *);
-static void	conn_bev_write_cb(struct bufferevent *, void *);
-static void	conn_bev_event_cb(struct bufferevent *, short, void *);
 
 /* The connection as its watches' peer (watch.h). */
 static void
@@ -62,20 +54,6 @@ conn_id_name(const struct conn_id *id, char *out, size_t len)
 		snprintf(out, len, "CN \"%s\"", id->cn);
 	else
 		snprintf(out, len, "uid %ld", (long)id->uid);
-}
-
-/* A TLS connection: its bufferevent's buffers, read and written by it. */
-static void
-conn_create_bev(struct conn *c, struct bufferevent *bev)
-{
-	c->bev = bev;
-	c->in = bufferevent_get_input(bev);
-	c->out = bufferevent_get_output(bev);
-	bufferevent_setcb(bev, conn_bev_read_cb, conn_bev_write_cb,
-	    conn_bev_event_cb, c);
-	bufferevent_set_timeouts(bev, NULL, NULL);
-	bufferevent_setwatermark(bev, EV_READ | EV_WRITE, 0, 0);
-	bufferevent_enable(bev, EV_WRITE);
 }
 
 struct conn *
@@ -102,7 +80,7 @@ conn_create(struct metad *md, int fd, struct bufferevent *bev,
 	c->peer.full = conn_peer_full;
 	TAILQ_INIT(&c->reqs);
 	if (bev != NULL)
-		conn_create_bev(c, bev);
+		conn_bev_create(c, bev);
 	else {
 		c->in = evbuffer_new();
 		c->out = evbuffer_new();
@@ -407,7 +385,7 @@ conn_req_done(struct req *r)
 }
 
 /* The peer closed its side: answer what came before, then close. */
-static void
+void
 conn_eof(struct conn *c)
 {
 	c->eof = 1;
@@ -474,7 +452,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The output drained: go on with what waited for room. */
-static void
+void
 conn_drained(struct conn *c)
 {
 	if (c->closing) {
@@ -550,17 +528,9 @@ conn_close(struct conn *c)
 	wait_conn_closed(c->md->waits, c);
 	lease_conn_closed(c->md->leases, c);
 	snapshots_conn_closed(c->md->snapshots, c);
-	if (c->bev != NULL) {
-		/*
-		 * The peer is told now (close_notify, then end of stream);
-		 * the bufferevent, which owns the descriptor, goes with the
-		 * connection (conn_free).
-		 */
-		bufferevent_setcb(c->bev, NULL, NULL, NULL, NULL);
-		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
-		SSL_shutdown(bufferevent_openssl_get_ssl(c->bev));
-		shutdown(c->fd, SHUT_RDWR);
-	} else {
+	if (c->bev != NULL)
+		conn_bev_close(c);
+	else {
 		close(c->fd);
 		c->fd = -1;
 	}
@@ -571,7 +541,7 @@ void
 conn_free(struct conn *c)
 {
 	if (c->bev != NULL)
-		bufferevent_free(c->bev);	/* its buffers and descriptor */
+		conn_bev_free(c);		/* its buffers and descriptor */
 	else {
 		if (c->fd != -1)
 			close(c->fd);
@@ -582,46 +552,4 @@ conn_free(struct conn *c)
 	}
 	free(c->cn);
 	free(c);
-}
-
-/* --- A TLS connection's bufferevent. --- */
-
-static void
-conn_bev_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct conn	*c = arg;
-
-	if (c->nreqs > 0 &&
-	    evbuffer_get_length(c->in) > c->md->cfg.max_request_bytes)
-		conn_reading(c, 0);	/* enough queued; resumed later */
-	conn_process(c);
-}
-
-/* The output went out (the low watermark is 0). */
-static void
-conn_bev_write_cb(struct bufferevent *bev, void *arg)
-{
-	conn_drained(arg);
-}
-
-/*
- * The client's end of stream (close_notify, or only the TCP's: a client
- * that shuts down its side is answered as on the socket); any other
- * event is an error, and the connection ends.
- */
-static void
-conn_bev_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn	*c = arg;
-
-	if ((what & BEV_EVENT_EOF) && (what & BEV_EVENT_READING)) {
-		conn_eof(c);
-		/* bufferevent_openssl stops writing at EOF: go on. */
-		if (!c->dead)
-			bufferevent_enable(bev, EV_WRITE);
-		return;
-	}
-	log_debug("connection %s: %s", c->peer.who,
-	    (what & BEV_EVENT_TIMEOUT) ? "timed out" : "TLS error or reset");
-	conn_close(c);
 }

@@ -109,4 +109,11 @@ void		 conn_req_done(struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
 
+/* Between conn.c and conn_bev.c (a TLS connection's bufferevent). */
+void		 conn_eof(struct conn *);
+void		 conn_drained(struct conn *);
+void		 conn_bev_create(struct conn *, struct bufferevent *);
+void		 conn_bev_close(struct conn *);
+void		 conn_bev_free(struct conn *);
+
 #endif
