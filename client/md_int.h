@@ -48,12 +48,14 @@ struct md_sub {
 	int		 rewatching;	/* asked again, not answered yet */
 };
 
+struct bio_method_st;
 struct ssl_st;
 
 struct md_client {
 	int		 fd;
 	char		*path;		/* a socket's, or tls://HOST:PORT */
 	struct ssl_st	*ssl;		/* tls://: the session on fd */
+	struct bio_method_st *tls_bio;	/* its socket BIO's (md_tls.c) */
 	char		*tls_cacert;	/* md_set_tls(); NULL: $METACTL_* */
 	char		*tls_cert;
 	char		*tls_key;

@@ -157,6 +157,49 @@ md_tls_tcp(struct md_client *h, const struct addrinfo *ai, int64_t deadline,
 	return (-1);
 }
 
+/*
+ * The socket BIO's write, with MSG_NOSIGNAL: a daemon gone is an EPIPE,
+ * never a SIGPIPE in the caller's process (the library leaves signals
+ * alone).
+ */
+static int
+md_bio_write(BIO *b, const char *p, int len)
+{
+	ssize_t	 n;
+	int	 fd = -1;
+
+	BIO_get_fd(b, &fd);
+	errno = 0;
+	n = send(fd, p, (size_t)len, MSG_NOSIGNAL);
+	BIO_clear_retry_flags(b);
+	if (n <= 0 && BIO_sock_should_retry((int)n))
+		BIO_set_retry_write(b);
+	return ((int)n);
+}
+
+/* The handshake's socket BIO: the socket BIO's but for its writes. */
+static int
+md_tls_bio(struct md_client *h, int fd)
+{
+	const BIO_METHOD	*sock = BIO_s_socket();
+	BIO			*b;
+
+	h->tls_bio = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK |
+	    BIO_TYPE_DESCRIPTOR, "metad client socket");
+	if (h->tls_bio == NULL ||
+	    BIO_meth_set_write(h->tls_bio, md_bio_write) != 1 ||
+	    BIO_meth_set_read(h->tls_bio, BIO_meth_get_read(sock)) != 1 ||
+	    BIO_meth_set_ctrl(h->tls_bio, BIO_meth_get_ctrl(sock)) != 1 ||
+	    BIO_meth_set_create(h->tls_bio, BIO_meth_get_create(sock)) != 1 ||
+	    BIO_meth_set_destroy(h->tls_bio,
+	    BIO_meth_get_destroy(sock)) != 1 ||
+	    (b = BIO_new(h->tls_bio)) == NULL)
+		return (-1);
+	BIO_set_fd(b, fd, BIO_NOCLOSE);
+	SSL_set_bio(h->ssl, b, b);
+	return (0);
+}
+
 /* The handshake, over h->fd, until done or the deadline. */
 static int
 md_tls_handshake(struct md_client *h, const char *host, int64_t deadline)
@@ -239,7 +282,7 @@ md_tls_connect(struct md_client *h, int64_t deadline)
 	h->fd = fd;
 	h->ssl = SSL_new(ctx);
 	SSL_CTX_free(ctx);		/* the SSL holds it */
-	if (h->ssl == NULL || SSL_set_fd(h->ssl, fd) != 1)
+	if (h->ssl == NULL || md_tls_bio(h, fd) != 0)
 		abort();
 	/* The daemon's certificate must name the host asked for. */
 	if (inet_pton(AF_INET, a.host, &ip) == 1 ||
@@ -255,13 +298,18 @@ md_tls_connect(struct md_client *h, int64_t deadline)
 void
 md_tls_close(struct md_client *h)
 {
-	if (h->ssl == NULL)
+	if (h->ssl == NULL) {
+		BIO_meth_free(h->tls_bio);
+		h->tls_bio = NULL;
 		return;
+	}
 	if (SSL_is_init_finished(h->ssl))
 		SSL_shutdown(h->ssl);	/* close_notify, if the socket takes it */
 	ERR_clear_error();
 	SSL_free(h->ssl);
 	h->ssl = NULL;
+	BIO_meth_free(h->tls_bio);	/* after the BIO that used it */
+	h->tls_bio = NULL;
 }
 
 /* What an SSL call's failure means: EAGAIN with *want, or an end. */

@@ -40,6 +40,8 @@
 /* How long a client has to finish its handshake, or to read a refusal. */
 #define TLS_HANDSHAKE_MS	10000
 #define TLS_REFUSE_MS		5000
+/* How long a refused client's socket stays half-open (tls_linger()). */
+#define TLS_LINGER_MS		2000
 /* How long accepting pauses when the process is out of descriptors. */
 #define TLS_EMFILE_PAUSE_MS	200
 
@@ -59,6 +61,19 @@ struct tls_client {
 	TAILQ_ENTRY(tls_client)	 entry;
 };
 
+/*
+ * A refused client's socket, closed for writing once the alert or the
+ * refusal is out, read and dropped until the client closes it (or
+ * TLS_LINGER_MS): closed at once with its request unread, it would be
+ * reset, and the client would lose what it was told.
+ */
+struct tls_linger {
+	struct tls		*t;
+	int			 fd;
+	struct event		*ev;
+	TAILQ_ENTRY(tls_linger)	 entry;
+};
+
 struct tls {
 	struct metad		*md;
 	SSL_CTX			*ctx;		/* for the next connections */
@@ -66,6 +81,7 @@ struct tls {
 	unsigned		 nls;
 	TAILQ_HEAD(, tls_client) clients;
 	unsigned		 nclients;
+	TAILQ_HEAD(, tls_linger) lingers;
 	struct event		*resume_ev;
 };
 
@@ -214,6 +230,7 @@ tls_create(struct metad *md, char **cause)
 	t = xcalloc(1, sizeof *t);
 	t->md = md;
 	TAILQ_INIT(&t->clients);
+	TAILQ_INIT(&t->lingers);
 	if ((t->ctx = tls_ctx_load(&md->cfg, cause)) == NULL) {
 		tls_free(t);
 		return (NULL);
@@ -256,12 +273,65 @@ tls_reload(struct tls *t)
 }
 
 static void
-tls_client_free(struct tls_client *cl)
+tls_linger_free(struct tls_linger *lg)
 {
+	TAILQ_REMOVE(&lg->t->lingers, lg, entry);
+	event_free(lg->ev);
+	close(lg->fd);
+	free(lg);
+}
+
+static void
+tls_linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char	 buf[4096];
+	ssize_t	 n;
+
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		;
+	if (n == -1 && (errno == EAGAIN || errno == EINTR) &&
+	    !(what & EV_TIMEOUT))
+		return;
+	tls_linger_free(arg);	/* the client's end, an error or time */
+}
+
+/* The client's socket, half-closed a while before it goes. */
+static void
+tls_linger(struct tls *t, int fd)
+{
+	struct timeval		 tv = { TLS_LINGER_MS / 1000,
+	    (TLS_LINGER_MS % 1000) * 1000 };
+	struct tls_linger	*lg;
+
+	if (fd == -1)
+		return;
+	if (shutdown(fd, SHUT_WR) == -1) {
+		close(fd);
+		return;
+	}
+	lg = xcalloc(1, sizeof *lg);
+	lg->t = t;
+	lg->fd = fd;
+	if ((lg->ev = event_new(t->md->base, fd, EV_READ | EV_PERSIST,
+	    tls_linger_cb, lg)) == NULL)
+		fatalx("event_new");
+	TAILQ_INSERT_TAIL(&t->lingers, lg, entry);
+	event_add(lg->ev, &tv);
+}
+
+/* The client goes; refused, its socket lingers (tls_linger). */
+static void
+tls_client_free(struct tls_client *cl, int refused)
+{
+	int	 fd = -1;
+
 	TAILQ_REMOVE(&cl->t->clients, cl, entry);
 	cl->t->nclients--;
+	if (refused && cl->bev != NULL)
+		fd = dup(cl->fd);
 	if (cl->bev != NULL)
 		bufferevent_free(cl->bev);	/* the SSL and the socket */
+	tls_linger(cl->t, fd);
 	free(cl);
 }
 
@@ -272,13 +342,13 @@ tls_refused_cb(struct bufferevent *bev, void *arg)
 	struct tls_client	*cl = arg;
 
 	SSL_shutdown(bufferevent_openssl_get_ssl(bev));
-	tls_client_free(cl);
+	tls_client_free(cl, 1);
 }
 
 static void
 tls_refused_event_cb(struct bufferevent *bev, short what, void *arg)
 {
-	tls_client_free(arg);
+	tls_client_free(arg, 0);
 }
 
 /* One error line to the client, then close (as server_refuse on the
@@ -358,7 +428,7 @@ tls_handshake_done(struct tls_client *cl)
 		return;
 	}
 	cl->bev = NULL;		/* the connection's now */
-	tls_client_free(cl);
+	tls_client_free(cl, 0);
 	/* What came with the handshake's last flight. */
 	if (evbuffer_get_length(c->in) > 0)
 		conn_process(c);
@@ -369,6 +439,7 @@ tls_handshake_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct tls_client	*cl = arg;
 	unsigned long		 e;
+	long			 v;
 	char			 why[256] = "closed";
 
 	if (what & BEV_EVENT_CONNECTED) {
@@ -380,8 +451,14 @@ tls_handshake_cb(struct bufferevent *bev, short what, void *arg)
 		    TLS_HANDSHAKE_MS);
 	else if ((e = bufferevent_get_openssl_error(bev)) != 0)
 		ERR_error_string_n(e, why, sizeof why);
-	log_info("TLS handshake with %s failed: %s", cl->addr, why);
-	tls_client_free(cl);
+	v = SSL_get_verify_result(bufferevent_openssl_get_ssl(bev));
+	if (v != X509_V_OK)
+		log_info("TLS handshake with %s failed: %s (its certificate: "
+		    "%s)", cl->addr, why, X509_verify_cert_error_string(v));
+	else
+		log_info("TLS handshake with %s failed: %s", cl->addr, why);
+	/* Its alert is out: the client reads it before the end. */
+	tls_client_free(cl, !(what & BEV_EVENT_TIMEOUT));
 }
 
 static void
@@ -512,7 +589,9 @@ tls_free(struct tls *t)
 		return;
 	tls_stop_listening(t);
 	while (!TAILQ_EMPTY(&t->clients))
-		tls_client_free(TAILQ_FIRST(&t->clients));
+		tls_client_free(TAILQ_FIRST(&t->clients), 0);
+	while (!TAILQ_EMPTY(&t->lingers))
+		tls_linger_free(TAILQ_FIRST(&t->lingers));
 	for (i = 0; i < t->nls; i++) {
 		if (t->ls[i].ev != NULL)
 			event_free(t->ls[i].ev);
