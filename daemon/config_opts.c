@@ -292,15 +292,16 @@ const struct config_opt config_opts[] = {
 	FN("listen", "tls://HOST:PORT", "also serve on TCP with mutual TLS "
 	    "(repeatable; HOST may be [IPV6]); the Unix socket stays",
 	    config_set_listen),
-	STR1("tls-cert", "FILE", "--listen: the server's certificate, PEM "
-	    "(with its chain); reread on SIGHUP", tls_cert),
-	STR1("tls-key", "FILE", "--listen: its private key, PEM", tls_key),
-	STR1("tls-client-ca", "FILE", "--listen: the CA that must have "
-	    "signed every client's certificate, PEM", tls_client_ca),
-	FN("allow-cn", "LIST", "TLS clients (certificate subject CNs, "
-	    "comma-separated) given read-write access", config_set_allow_cn),
-	FN("read-only-cn", "LIST", "TLS clients given read-only access",
-	    config_set_ro_cn),
+	STR1("tls-cert", "FILE", "the TLS listener's certificate, PEM (with "
+	    "its chain); reread on SIGHUP", tls_cert),
+	STR1("tls-key", "FILE", "its private key, PEM", tls_key),
+	STR1("tls-client-ca", "FILE", "the CA that must have signed every TLS "
+	    "client's certificate, PEM", tls_client_ca),
+	FN("allow-cn", "LIST", "names of TLS clients (their certificates' "
+	    "subject CNs, comma-separated) given read-write access",
+	    config_set_allow_cn),
+	FN("read-only-cn", "LIST", "names of TLS clients given read-only "
+	    "access", config_set_ro_cn),
 	STR("etcd-prefix", "P", "etcd: the store's key prefix (default "
 	    "metad/)", etcd_prefix),
 	NUM("view-max-bytes", CONFIG_SIZE, "etcd: memory for the view of the "
