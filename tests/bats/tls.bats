@@ -288,6 +288,29 @@ served_serial() {
 	assert_success
 }
 
+@test "--max-watches-per-peer counts a CN's watches over its connections" {
+	tls_start --max-watches-per-peer 1
+	tls_hold w alice
+	tls_send w '{"id":1,"op":"watch","key":"a"}'
+	wait_for lines_in "$TESTDIR/w.out" 1
+	run tls_raw alice <<<'{"id":2,"op":"watch","key":"b"}'
+	assert_output --partial '"code":"resource_exhausted","message":"CN \"alice\" has 1 watches, the limit is 1 (--max-watches-per-peer)"'
+	run tls_raw bob <<<'{"id":3,"op":"watch","key":"b"}'
+	assert_output --partial '{"id":3,"ok":true'
+}
+
+@test "the TLS options from METAD_LISTEN and the other METAD_ variables" {
+	testdir
+	METAD_LISTEN="$URL,tls://[::1]:$PORT" METAD_TLS_CERT="$PKI/server.crt" \
+	    METAD_TLS_KEY="$PKI/server.key" METAD_TLS_CLIENT_CA="$PKI/ca.crt" \
+	    METAD_ALLOW_CN=carol,alice METAD_READ_ONLY_CN=bob metad_start
+	run tctl alice put e 1
+	assert_success
+	run "$METACTL" -s "tls://[::1]:$PORT" --cacert "$PKI/ca.crt" \
+	    --cert "$PKI/bob.crt" --key "$PKI/bob.key" get e
+	assert_output 1
+}
+
 @test "libmetad-client over TLS: rw, ro, an untrusted daemon, the environment, pipelining (cmocka)" {
 	tls_start
 	MD_TEST_SOCKET="$SOCK" MD_TEST_TLS_URL="tls://[::1]:$PORT" \
