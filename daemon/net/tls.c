@@ -34,6 +34,7 @@
 #include "net/conn.h"
 #include "net/server.h"
 #include "net/tls.h"
+#include "net/tls_ctx.h"
 #include "core/reply.h"
 #include "tlsaddr.h"
 
@@ -82,92 +83,11 @@ struct tls {
 	TAILQ_HEAD(, tls_client) clients;
 	unsigned		 nclients;
 	TAILQ_HEAD(, tls_linger) lingers;
+	unsigned		 nlingers;	/* --max-connections at most */
 	struct event		*resume_ev;
 };
 
 static void	tls_accept_cb(evutil_socket_t, short, void *);
-
-/* OpenSSL's last error, or what if there is none. */
-static const char *
-tls_error(const char *what)
-{
-	static char	 buf[256];
-	unsigned long	 e = ERR_peek_last_error();
-
-	if (e == 0)
-		return (what);
-	ERR_error_string_n(e, buf, sizeof buf);
-	ERR_clear_error();
-	return (buf);
-}
-
-/* A file OpenSSL will read: its own errors do not say "no such file". */
-static int
-tls_readable(const char *opt, const char *path, char **cause)
-{
-	FILE	*f;
-
-	if ((f = fopen(path, "re")) == NULL) {
-		xasprintf(cause, "%s %s: %s", opt, path, strerror(errno));
-		return (-1);
-	}
-	fclose(f);
-	return (0);
-}
-
-/* A context from the files: every client must show a cert the CA signed. */
-static SSL_CTX *
-tls_ctx_load(const struct metad_config *cfg, char **cause)
-{
-	STACK_OF(X509_NAME)	*cas;
-	SSL_CTX			*ctx;
-
-	if (tls_readable("--tls-cert", cfg->tls_cert, cause) != 0 ||
-	    tls_readable("--tls-key", cfg->tls_key, cause) != 0 ||
-	    tls_readable("--tls-client-ca", cfg->tls_client_ca, cause) != 0)
-		return (NULL);
-	ERR_clear_error();
-	if ((ctx = SSL_CTX_new(TLS_server_method())) == NULL)
-		fatalx("SSL_CTX_new: %s", tls_error("out of memory"));
-	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	/* No tickets or cache: every connection shows its certificate. */
-	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
-	SSL_CTX_set_num_tickets(ctx, 0);
-	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-	if (SSL_CTX_use_certificate_chain_file(ctx, cfg->tls_cert) != 1) {
-		xasprintf(cause, "--tls-cert %s: no PEM certificate (%s)",
-		    cfg->tls_cert, tls_error("unreadable"));
-		goto fail;
-	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, cfg->tls_key,
-	    SSL_FILETYPE_PEM) != 1) {
-		xasprintf(cause, "--tls-key %s: no PEM private key, or not the "
-		    "key of --tls-cert %s (%s)", cfg->tls_key, cfg->tls_cert,
-		    tls_error("unreadable"));
-		goto fail;
-	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
-		xasprintf(cause, "--tls-key %s is not the key of --tls-cert %s",
-		    cfg->tls_key, cfg->tls_cert);
-		goto fail;
-	}
-	if (SSL_CTX_load_verify_locations(ctx, cfg->tls_client_ca,
-	    NULL) != 1 ||
-	    (cas = SSL_load_client_CA_file(cfg->tls_client_ca)) == NULL) {
-		xasprintf(cause, "--tls-client-ca %s: no PEM CA certificate "
-		    "(%s)", cfg->tls_client_ca, tls_error("none in the file"));
-		goto fail;
-	}
-	SSL_CTX_set_client_CA_list(ctx, cas);
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER |
-	    SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
-	ERR_clear_error();
-	return (ctx);
-fail:
-	SSL_CTX_free(ctx);
-	ERR_clear_error();
-	return (NULL);
-}
 
 /* Every address url names, bound and listening. */
 static int
@@ -231,7 +151,7 @@ tls_create(struct metad *md, char **cause)
 	t->md = md;
 	TAILQ_INIT(&t->clients);
 	TAILQ_INIT(&t->lingers);
-	if ((t->ctx = tls_ctx_load(&md->cfg, cause)) == NULL) {
+	if ((t->ctx = tls_ctx_new(&md->cfg, cause)) == NULL) {
 		tls_free(t);
 		return (NULL);
 	}
@@ -262,7 +182,7 @@ tls_reload(struct tls *t)
 	SSL_CTX	*ctx;
 	char	*cause = NULL;
 
-	if ((ctx = tls_ctx_load(&t->md->cfg, &cause)) == NULL) {
+	if ((ctx = tls_ctx_new(&t->md->cfg, &cause)) == NULL) {
 		log_warnx("SIGHUP: keeping the TLS certificates: %s", cause);
 		free(cause);
 		return;
@@ -276,6 +196,7 @@ static void
 tls_linger_free(struct tls_linger *lg)
 {
 	TAILQ_REMOVE(&lg->t->lingers, lg, entry);
+	lg->t->nlingers--;
 	event_free(lg->ev);
 	close(lg->fd);
 	free(lg);
@@ -305,7 +226,8 @@ tls_linger(struct tls *t, int fd)
 
 	if (fd == -1)
 		return;
-	if (shutdown(fd, SHUT_WR) == -1) {
+	if (t->nlingers >= t->md->cfg.max_connections ||
+	    shutdown(fd, SHUT_WR) == -1) {
 		close(fd);
 		return;
 	}
@@ -316,6 +238,7 @@ tls_linger(struct tls *t, int fd)
 	    tls_linger_cb, lg)) == NULL)
 		fatalx("event_new");
 	TAILQ_INSERT_TAIL(&t->lingers, lg, entry);
+	t->nlingers++;
 	event_add(lg->ev, &tv);
 }
 
@@ -370,34 +293,6 @@ tls_refuse(struct tls_client *cl, enum proto_code code, const char *msg)
 	buf_free(&b);
 }
 
-/* The certificate's one subject CN, in UTF-8 without NUL; -1 if none. */
-static int
-tls_peer_cn(SSL *ssl, char *out, size_t len)
-{
-	X509		*x;
-	X509_NAME	*name;
-	unsigned char	*u = NULL;
-	int		 i, n = -1;
-
-	if ((x = SSL_get1_peer_certificate(ssl)) == NULL)
-		return (-1);
-	name = X509_get_subject_name(x);
-	i = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
-	if (i >= 0 && X509_NAME_get_index_by_NID(name, NID_commonName,
-	    i) < 0)
-		n = ASN1_STRING_to_UTF8(&u, X509_NAME_ENTRY_get_data(
-		    X509_NAME_get_entry(name, i)));
-	X509_free(x);
-	if (n <= 0 || (size_t)n >= len || memchr(u, '\0', (size_t)n)) {
-		OPENSSL_free(u);
-		return (-1);
-	}
-	memcpy(out, u, (size_t)n);
-	out[n] = '\0';
-	OPENSSL_free(u);
-	return (0);
-}
-
 /* The handshake is done: the client is admitted as its CN, or refused. */
 static void
 tls_handshake_done(struct tls_client *cl)
@@ -410,7 +305,7 @@ tls_handshake_done(struct tls_client *cl)
 	char			 cn[256], msg[PROTO_MSG_MAX];
 
 	if (SSL_get_verify_result(ssl) != X509_V_OK ||
-	    tls_peer_cn(ssl, cn, sizeof cn) != 0) {
+	    tls_ctx_peer_cn(ssl, cn, sizeof cn) != 0) {
 		log_info("refused TLS client %s: no single subject CN in its "
 		    "certificate", cl->addr);
 		tls_refuse(cl, PROTO_PERMISSION_DENIED, "the client "
@@ -492,7 +387,7 @@ tls_accept_one(struct tls *t, int fd, const struct sockaddr_storage *ss)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 	if ((ssl = SSL_new(t->ctx)) == NULL)
-		fatalx("SSL_new: %s", tls_error("out of memory"));
+		fatalx("SSL_new: out of memory");
 	cl = xcalloc(1, sizeof *cl);
 	cl->t = t;
 	cl->fd = fd;

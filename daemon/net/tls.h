@@ -7,8 +7,8 @@
  * socket's peer (server_admit): the connection is then a struct conn like
  * any other, on the bufferevent.
  *
- * The certificate, key and CA are read at tls_create() and again at
- * tls_reload() (SIGHUP) into a new SSL_CTX for the connections that come
+ * The certificate, key and CA are read (net/tls_ctx.c) at tls_create() and
+ * again at tls_reload() (SIGHUP) into a new SSL_CTX for the connections that come
  * next; a connection keeps the one it began with.  struct tls owns its
  * listening sockets and the handshakes in progress.
  */
