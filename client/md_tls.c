@@ -88,6 +88,9 @@ md_tls_ctx(struct md_client *h)
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	/* A record in one read, not its header and then its body; what is
+	 * read ahead is seen by SSL_has_pending() (md_tls_pending()). */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	if (ca != NULL && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		md_seterr(h, MD_E_CONNECT, "the CA file %s: %s", ca,
 		    md_tls_why(why, sizeof why, "no PEM certificate in it"));
@@ -388,7 +391,7 @@ md_sock_error(const struct md_client *h, int error)
 int
 md_tls_pending(const struct md_client *h)
 {
-	return (h->ssl != NULL && SSL_pending(h->ssl) > 0);
+	return (h->ssl != NULL && SSL_has_pending(h->ssl));
 }
 
 /* An idle TLS connection with something to read is done (md_stale). */
