@@ -93,7 +93,7 @@ tctl() {
 tls_raw() {
 	local cert=
 	[ "$1" = - ] || cert="cert=$PKI/$1.crt,key=$PKI/$1.key,"
-	socat -t 5 - "OPENSSL:127.0.0.1:$PORT,${cert}cafile=$PKI/${2:-ca}.crt"
+	socat -t 30 - "OPENSSL:127.0.0.1:$PORT,${cert}cafile=$PKI/${2:-ca}.crt"
 }
 
 # tls_hold NAME WHO: a TLS connection as WHO kept open; tls_send NAME LINE
@@ -309,6 +309,28 @@ served_serial() {
 	run "$METACTL" -s "tls://[::1]:$PORT" --cacert "$PKI/ca.crt" \
 	    --cert "$PKI/bob.crt" --key "$PKI/bob.key" get e
 	assert_output 1
+}
+
+@test "large answers over TLS: a 700 KiB value, a dump of 400 keys, 1000 pipelined puts" {
+	tls_start --max-pending-bytes 65536
+	head -c 700000 /dev/urandom >"$TESTDIR/big"
+	run tctl alice put big --file "$TESTDIR/big"
+	assert_success
+	tctl alice get big --raw >"$TESTDIR/big.back"
+	cmp "$TESTDIR/big" "$TESTDIR/big.back"
+	put_n d/ 400 "$(head -c 1000 /dev/zero | tr '\0' x)"
+	tctl bob dump d/ >"$TESTDIR/dump.tls"
+	"$METACTL" dump d/ >"$TESTDIR/dump.sock"
+	[ "$(wc -l <"$TESTDIR/dump.tls")" -eq 401 ]
+	cmp "$TESTDIR/dump.tls" "$TESTDIR/dump.sock"
+	# Pipelined past --max-pending-bytes: every answer, in order.
+	for i in $(seq 1 1000); do
+		printf '{"id":%d,"op":"put","key":"p","value":"%d"}\n' "$i" "$i"
+	done | tls_raw alice >"$TESTDIR/answers"
+	[ "$(grep -c '"ok":true' "$TESTDIR/answers")" -eq 1000 ]
+	run sed -n '1p;1000p' "$TESTDIR/answers"
+	assert_line --index 0 --partial '{"id":1,"ok":true'
+	assert_line --index 1 --partial '{"id":1000,"ok":true'
 }
 
 @test "libmetad-client over TLS: rw, ro, an untrusted daemon, the environment, pipelining (cmocka)" {
