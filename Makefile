@@ -31,9 +31,10 @@ CC		?= cc
 PKG_CONFIG	?= pkg-config
 # libevent_core: the loop, buffers, bufferevents, listeners;
 # libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
-# the daemon's tables.
-PKGS		 = libevent_core libevent_extra libcjson sqlite3 libnghttp2 \
-		   libsodium
+# the daemon's tables; libevent_openssl and openssl: the TLS listener
+# (--listen) and the client library's TLS.
+PKGS		 = libevent_core libevent_extra libevent_openssl libcjson sqlite3 \
+		   libnghttp2 libsodium openssl
 
 ifeq ($(V),1)
 Q =
@@ -107,8 +108,8 @@ CLIENT_OBJS	:= $(patsubst %.c,build/lib/%.o,$(CLIENT_SRCS))
 CLIENT_SO	 = build/lib/libmetad-client.so.$(CLIENT_VERSION)
 CLIENT_SONAME	 = libmetad-client.so.$(CLIENT_SOMAJOR)
 CLIENT_A	 = build/lib/libmetad-client.a
-CJSON_LIBS	 = $(eval CJSON_LIBS := $(call pkg_config,--libs \
-		   libcjson))$(CJSON_LIBS)
+CLIENT_LIBS	 = $(eval CLIENT_LIBS := $(call pkg_config,--libs \
+		   libcjson openssl))$(CLIENT_LIBS)
 
 .PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man bench-etcd check-layers FORCE
 
@@ -154,7 +155,7 @@ build/lib/%.o: %.c build/flags
 $(CLIENT_SO): $(CLIENT_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) \
-	    -Wl,--no-undefined -o $@ $^ $(CJSON_LIBS)
+	    -Wl,--no-undefined -o $@ $^ $(CLIENT_LIBS)
 	$(Q)ln -sf libmetad-client.so.$(CLIENT_VERSION) \
 	    build/lib/$(CLIENT_SONAME)
 	$(Q)ln -sf $(CLIENT_SONAME) build/lib/libmetad-client.so
@@ -178,7 +179,8 @@ all: lib
 
 # The library's tests (against a daemon tests/bats/client.bats starts) and
 # the example, linked with the shared library as a program using it would.
-CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch
+CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch \
+		   build/tests/client_tls
 CLIENT_LINK	 = -Lbuild/lib -lmetad-client -Wl,-rpath,$(CURDIR)/build/lib
 EXAMPLES	 = build/examples/leader
 

@@ -79,6 +79,9 @@ struct cmd_entry {
 struct cmd_ctx {
 	/* Global options. */
 	const char		*socket;	/* -s; NULL: the default */
+	const char		*tls_cacert;	/* --cacert ...; NULL: $METACTL_ */
+	const char		*tls_cert;
+	const char		*tls_key;
 	uint64_t		 timeout_ms;	/* --timeout; 0: no limit */
 	enum output_mode	 mode;		/* -o */
 

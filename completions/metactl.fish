@@ -7,7 +7,8 @@
 # (tests/bats/docs.bats checks them).
 
 # Options that take a value (of any command: the names do not clash).
-set -g __metactl_value_opts -s --socket -o --output --timeout --file \
+set -g __metactl_value_opts -s --socket -o --output --timeout --cacert \
+    --cert --key --file \
     --if-version --if-mod-rev --fence --limit -p --prefix --from-rev \
     -n --count --version --owner --if-epoch --lease --ttl --wait
 
@@ -70,8 +71,12 @@ function __metactl_socket_args
                 if test $i -lt $n
                     printf '%s\n' --socket $toks[(math $i + 1)]
                 end
-            case '--socket=*'
-                printf '%s\n' --socket (string replace -- --socket= '' $toks[$i])
+            case '--socket=*' '--cacert=*' '--cert=*' '--key=*'
+                printf '%s\n' $toks[$i]
+            case --cacert --cert --key
+                if test $i -lt $n
+                    printf '%s\n' $toks[$i] $toks[(math $i + 1)]
+                end
         end
     end
 end
@@ -91,6 +96,9 @@ complete -c metactl -f
 complete -c metactl -s s -l socket -r -F -d "metad's socket"
 complete -c metactl -s o -l output -x -a 'text json' -d 'Output format'
 complete -c metactl -l timeout -x -d 'Limit for connecting and each answer (500ms, 2s, 1m)'
+complete -c metactl -l cacert -r -F -d "tls://: the CA of metad's certificate"
+complete -c metactl -l cert -r -F -d "tls://: this client's certificate"
+complete -c metactl -l key -r -F -d 'tls://: its private key'
 complete -c metactl -s h -l help -d 'Show the help'
 complete -c metactl -n 'not __metactl_using wait' -l version -d "Show metactl's version"
 

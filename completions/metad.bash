@@ -9,6 +9,7 @@ _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
 --max-connections-per-peer --max-watches-per-peer --max-answer-bytes
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
+--listen --tls-cert --tls-key --tls-client-ca --allow-cn --read-only-cn
 --pidfile --log-level --log-file --log-syslog --metrics-listen --foreground
 --daemonize --help --version'
 
@@ -26,7 +27,7 @@ _metad()
 	fi
 	COMPREPLY=()
 	case $prev in
-	--socket|--pidfile|--log-file)
+	--socket|--pidfile|--log-file|--tls-cert|--tls-key|--tls-client-ca)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
@@ -53,6 +54,11 @@ _metad()
 	--allow-gid|--read-only-gid)
 		COMPREPLY=($(compgen -g -- "$cur"))
 		return ;;
+	--listen)
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=($(compgen -W 'tls://' -- "$cur"))
+		return ;;
+	--allow-cn|--read-only-cn|\
 	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
 	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes|\

@@ -23,6 +23,12 @@ complete -c metad -l allow-uid -x -a '(__fish_complete_users)' -d 'users with re
 complete -c metad -l allow-gid -x -a '(__fish_complete_groups)' -d 'groups with read-write access'
 complete -c metad -l read-only-uid -x -a '(__fish_complete_users)' -d 'users with read-only access'
 complete -c metad -l read-only-gid -x -a '(__fish_complete_groups)' -d 'groups with read-only access'
+complete -c metad -l listen -x -a 'tls://' -d 'also serve with mutual TLS (tls://HOST:PORT)'
+complete -c metad -l tls-cert -r -F -d 'the TLS certificate, PEM'
+complete -c metad -l tls-key -r -F -d 'its private key, PEM'
+complete -c metad -l tls-client-ca -r -F -d "the CA of every client's certificate"
+complete -c metad -l allow-cn -x -d 'TLS client CNs with read-write access'
+complete -c metad -l read-only-cn -x -d 'TLS client CNs with read-only access'
 complete -c metad -l pidfile -r -F -d 'write the pid to this file'
 complete -c metad -l log-level -x -a 'error warn info debug' -d 'the least severe messages logged'
 complete -c metad -l log-file -r -F -d 'log to this file once serving'

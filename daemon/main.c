@@ -23,6 +23,7 @@
 #include "metrics/metrics.h"
 #include "net/metrics_http.h"
 #include "net/server.h"
+#include "net/tls.h"
 #include "ops/ops.h"
 #include "ops/snapshot.h"
 #include "service.h"
@@ -67,6 +68,8 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct metad	*md = arg;
 
 	if (sig == SIGHUP) {
+		if (md->tls != NULL)
+			tls_reload(md->tls);
 		if (md->cfg.log_file == NULL)
 			log_info("SIGHUP: no --log-file to reopen");
 		else if (log_to_file(md->cfg.log_file) != 0)
@@ -81,6 +84,7 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("%s: stopping", strsignal((int)sig));
 	service_stopping(md->service);
 	server_stop_listening(md->server);
+	tls_stop_listening(md->tls);
 	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
 	metad_drain_cb(-1, 0, md);
@@ -313,6 +317,9 @@ main(int argc, char **argv)
 	md.leases = lease_table_create(&md, md.lease_ops->remote, ops_lease_due,
 	    &md);
 	lease_table_load(md.leases);
+	/* The TLS listeners first: a bad certificate leaves no socket. */
+	if (md.cfg.nlisten > 0 && (md.tls = tls_create(&md, &cause)) == NULL)
+		fatalx("%s", cause);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
 	    (md.server = server_create(&md, listen_fd, &cause)) == NULL)
@@ -334,6 +341,7 @@ main(int argc, char **argv)
 	 */
 	service_free(md.service);
 	server_close_all(md.server);
+	tls_free(md.tls);
 	commit_free(md.commit);
 	lease_table_free(md.leases);
 	wait_free(md.waits);

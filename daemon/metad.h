@@ -27,12 +27,22 @@ struct lease_table;
 struct ops_leases;
 struct service;
 struct metrics_http;
+struct tls;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
 	unsigned	 n;
 	unsigned long	 ids[ACCESS_LIST_MAX];
 };
+
+/* A list of TLS client names (certificate CNs) from --allow-cn and -ro. */
+struct name_list {
+	unsigned	 n;
+	char		*names[ACCESS_LIST_MAX];
+};
+
+/* --listen addresses at most. */
+#define LISTEN_MAX	16
 
 struct metad_config {
 	char		*socket_path;
@@ -53,6 +63,13 @@ struct metad_config {
 	struct id_list	 allow_gid;
 	struct id_list	 ro_uid;	/* read-only */
 	struct id_list	 ro_gid;
+	char		*listen[LISTEN_MAX];	/* tls://HOST:PORT */
+	unsigned	 nlisten;
+	char		*tls_cert;		/* the listeners' */
+	char		*tls_key;
+	char		*tls_client_ca;		/* signs every client's */
+	struct name_list allow_cn;		/* read-write */
+	struct name_list ro_cn;			/* read-only */
 	char		*pidfile;
 	enum log_level	 log_level;
 	char		*log_file;	/* NULL: stderr (or syslog) */
@@ -68,6 +85,7 @@ struct metad {
 	struct metad_config	 cfg;
 	struct store		*store;
 	struct server		*server;
+	struct tls		*tls;		/* --listen's, or NULL */
 	struct commit		*commit;
 	struct events		*events;
 	struct watch_hub	*watch;

@@ -6,7 +6,9 @@
 set -eu
 
 # Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
-# gRPC API, libsodium for the daemon's keyed hash tables),
+# gRPC API, libsodium for the daemon's keyed hash tables, libssl-dev
+# and libevent's OpenSSL part, in libevent-dev, for the TLS listener and
+# the client library's TLS; openssl, the CLI, makes tls.bats' certificates),
 # cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
 # sqlite3, curl, mandoc and groff (groff-base: the man pages' rendering
@@ -25,7 +27,7 @@ set -eu
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
-libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
+libnghttp2-dev libsodium-dev libssl-dev openssl libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
 zsh fish wrk bc systemd man-db redis-server redis-tools python3 fuse3
@@ -33,7 +35,7 @@ libfuse3-dev python3-prometheus-client python3-yaml
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.
-CMDS="bats socat jq sqlite3 curl mandoc groff ps ss etcd etcdctl prlimit
+CMDS="bats socat jq sqlite3 openssl curl mandoc groff ps ss etcd etcdctl prlimit
 setpriv mount umount mountpoint strace tmux zsh fish valgrind clang
 systemd-socket-activate systemd-analyze man python3 fusermount3 dpkg-buildpackage
 lintian autopkgtest debootstrap"

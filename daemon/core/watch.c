@@ -152,8 +152,11 @@ watch_cancel_peer(struct watch_peer *p, const char *reason)
 {
 	struct watch	*w;
 
-	log_info("uid %ld pid %ld: cancelling watches (%s)", p->uid, p->pid,
-	    reason);
+	if (p->pid >= 0)
+		log_info("%s pid %ld: cancelling watches (%s)", p->who, p->pid,
+		    reason);
+	else
+		log_info("%s: cancelling watches (%s)", p->who, reason);
 	TAILQ_FOREACH(w, &p->watches, conn_entry)
 		watch_cancel(w, reason);
 }
@@ -421,8 +424,8 @@ watch_start(struct req *r)
 	    r->md->cfg.max_watches_per_peer) {
 		free(w->key);
 		free(w);
-		snprintf(e.msg, sizeof e.msg, "uid %ld has %u watches, the "
-		    "limit is %u (--max-watches-per-peer)", r->peer->uid,
+		snprintf(e.msg, sizeof e.msg, "%s has %u watches, the "
+		    "limit is %u (--max-watches-per-peer)", r->peer->who,
 		    *r->peer->peer_watches, r->md->cfg.max_watches_per_peer);
 		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
 		return (NULL);

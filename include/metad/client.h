@@ -83,10 +83,23 @@ void		 md_free(struct md_client *);
 /*
  * Connects to path, or with path NULL to metactl's default: $METACTL_SOCKET,
  * $METAD_SOCKET, $XDG_RUNTIME_DIR/metad.sock, /tmp/metad-$UID/metad.sock.
+ * A path tls://HOST:PORT (HOST may be [IPV6]) is a daemon's TLS listener
+ * (metad(8), --listen), reached over TCP with TLS 1.2 or later: its
+ * certificate must be signed by the CA file and name HOST, and this
+ * client shows its own (md_set_tls()).
  * timeout_ms bounds the connect and every later answer (0: no limit).
  */
 int		 md_connect(struct md_client *, const char *path,
 		    uint64_t timeout_ms);
+/*
+ * The PEM files for tls:// (copied; used by each later md_connect()): the
+ * CA that signed the daemon's certificate, this client's certificate and
+ * its key (NULL: the certificate file holds it too).  A NULL argument
+ * falls back to $METACTL_CACERT, $METACTL_CERT or $METACTL_KEY; without a
+ * CA file the system's CAs are trusted.
+ */
+void		 md_set_tls(struct md_client *, const char *cacert,
+		    const char *cert, const char *key);
 void		 md_close(struct md_client *);
 int		 md_connected(const struct md_client *);
 const char	*md_path(const struct md_client *);
