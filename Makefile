@@ -30,8 +30,10 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 CC		?= cc
 PKG_CONFIG	?= pkg-config
 # libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
-# libsodium: the keyed hash of the daemon's tables.
-PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
+# libsodium: the keyed hash of the daemon's tables; libevent_openssl and
+# openssl: TLS to etcd.
+PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium \
+		   libevent_openssl openssl
 
 ifeq ($(V),1)
 Q =
@@ -220,6 +222,10 @@ ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
 		   build/daemon/store/etcd/etcd_pb_wire.o
 build/tests/test_etcd_pb: TEST_OBJS = $(ETCD_PB_OBJS) $(COMMON_OBJS)
 build/tests/test_etcd_pb: $(ETCD_PB_OBJS)
+# The etcd client's set-up (URLs, TLS and authentication options) links
+# the daemon's objects.
+build/tests/test_etcd_client: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_etcd_client: $(DAEMON_LIB_OBJS)
 # The keyed hash's test crafts its colliding keys as the benchmark does.
 build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o

@@ -142,6 +142,14 @@ struct store_options {
 	void			*notify_arg;
 	/* Remote backends: their view of the keys, at most (0: none). */
 	size_t			 view_max_bytes;
+	/*
+	 * Remote backends: TLS to https:// URLs (the CA, NULL: the
+	 * system's; the client's certificate and key, or NULL), and the
+	 * user to authenticate as with the one-line password in
+	 * password_file (NULL: none).  Files are read at open.
+	 */
+	const char		*cacert, *cert, *key;
+	const char		*user, *password_file;
 };
 
 struct store_kv {
