@@ -234,7 +234,7 @@ const struct config_opt config_opts[] = {
 	STR1("store-cacert", "FILE", "etcd over https: the CA that signed "
 	    "etcd's certificate (default: the system's)", store_cacert),
 	STR1("store-cert", "FILE", "etcd over https: metad's client "
-	    "certificate (etcd's --client-cert-auth)", store_cert),
+	    "certificate, for an etcd that asks for one", store_cert),
 	STR1("store-key", "FILE", "etcd over https: the key of --store-cert",
 	    store_key),
 	STR1("store-user", "NAME", "etcd: the user to authenticate as "
