@@ -1,7 +1,9 @@
 /*
  * etcd's gRPC API over HTTP/2 (etcd_grpc.h): libnghttp2 frames the calls,
- * a bufferevent carries the bytes (this file: the connections and what
- * comes on them; etcd_grpc_call.c starts the calls and streams).  A gRPC
+ * a bufferevent carries the bytes, over TLS to an https endpoint
+ * (etcd_tls.c; why a connection failed is kept for the messages) (this
+ * file: the connections and what comes on them; etcd_grpc_call.c starts
+ * the calls and streams).  A gRPC
  * message is a 5-byte prefix (a compressed flag, never set here, and a
  * big-endian length) and the protobuf; the status comes in the trailers
  * (grpc-status, grpc-message), or in the headers alone when the call
@@ -12,21 +14,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <errno.h>
-
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/util.h>
 #include <nghttp2/nghttp2.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include "store/etcd/etcd_grpc.h"
 #include "store/etcd/etcd_grpc_int.h"
@@ -422,52 +420,21 @@ etcd_gconn_read_cb(struct bufferevent *bev, void *arg)
 	etcd_gconn_flush(c);
 }
 
-/*
- * A TLS connection that failed on a write, or closed, may have an alert
- * from etcd still unread (it refused metad's certificate after a TLS 1.3
- * handshake, and closed): read it, for its errors (appended to errs[0..n),
- * at most max).  The new n.
- */
-static size_t
-etcd_gconn_alert(struct etcd_gconn *c, unsigned long *errs, size_t n,
-    size_t max)
-{
-	char		 b[512];
-	unsigned long	 e;
-
-	ERR_clear_error();
-	if (SSL_read(c->tls, b, sizeof b) > 0)
-		return (n);
-	while ((e = ERR_get_error()) != 0) {
-		if (n < max)
-			errs[n++] = e;
-	}
-	return (n);
-}
-
 /* Why c failed (what: the bufferevent's event), into g->why. */
 static void
 etcd_gconn_why(struct etcd_gconn *c, short what, int sys)
 {
 	struct etcd_grpc	*g = c->g;
-	unsigned long		 errs[8], e;
-	size_t			 n = 0;
 	char			 why[ETCD_GRPC_WHY_MAX];
 
-	if (c->tls == NULL) {
+	if (c->tls != NULL)
+		etcd_tls_failed(g->cred->tls, c->bev, (what & BEV_EVENT_EOF) ?
+		    0 : sys, c->shaken && c->last_read.tv_sec == 0, why,
+		    sizeof why);
+	else
 		snprintf(why, sizeof why, "%s", (what & BEV_EVENT_EOF) ?
 		    "etcd closed the connection" : sys != 0 ? strerror(sys) :
 		    "the connection failed");
-	} else {
-		while ((e = bufferevent_get_openssl_error(c->bev)) != 0) {
-			if (n < sizeof errs / sizeof errs[0])
-				errs[n++] = e;
-		}
-		n = etcd_gconn_alert(c, errs, n, sizeof errs / sizeof errs[0]);
-		etcd_tls_why(g->cred->tls, c->tls, errs, n,
-		    (what & BEV_EVENT_EOF) ? 0 : sys, c->shaken &&
-		    c->last_read.tv_sec == 0, why, sizeof why);
-	}
 	snprintf(g->why, sizeof g->why, "%.48s: %.109s", c->authority, why);
 	log_debug("etcd: the connection to %s failed: %s", c->authority, why);
 }
@@ -500,16 +467,9 @@ etcd_gconn_connect(struct etcd_gconn *c, const char *host,
 
 	if (g->cred != NULL && g->cred->tls != NULL &&
 	    (g->cred->https & (1u << c->ep))) {
-		if ((c->tls = etcd_tls_ssl(g->cred->tls, host)) == NULL)
+		if ((c->bev = etcd_tls_bev(g->cred->tls, g->base, host,
+		    &c->tls)) == NULL)
 			return (-1);
-		c->bev = bufferevent_openssl_socket_new(g->base, -1, c->tls,
-		    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-		if (c->bev == NULL) {
-			SSL_free(c->tls);
-			c->tls = NULL;
-			return (-1);
-		}
-		bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
 	} else if ((c->bev = bufferevent_socket_new(g->base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		return (-1);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -127,7 +129,8 @@ etcd_tls_free(struct etcd_tls *t)
 	free(t);
 }
 
-struct ssl_st *
+/* A client SSL for host, checked against its name or IP address. */
+static SSL *
 etcd_tls_ssl(struct etcd_tls *t, const char *host)
 {
 	unsigned char	 a[16];
@@ -149,6 +152,25 @@ etcd_tls_ssl(struct etcd_tls *t, const char *host)
 	return (ssl);
 }
 
+struct bufferevent *
+etcd_tls_bev(struct etcd_tls *t, struct event_base *base, const char *host,
+    struct ssl_st **ssl)
+{
+	struct bufferevent	*bev;
+
+	if ((*ssl = etcd_tls_ssl(t, host)) == NULL)
+		return (NULL);
+	if ((bev = bufferevent_openssl_socket_new(base, -1, *ssl,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		SSL_free(*ssl);
+		*ssl = NULL;
+		return (NULL);
+	}
+	/* etcd closing without close_notify is an end, not an error. */
+	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+	return (bev);
+}
+
 /* An alert etcd sent about metad's certificate (or its lack of one). */
 static int
 etcd_tls_cert_alert(int reason)
@@ -167,10 +189,10 @@ etcd_tls_cert_alert(int reason)
 	return (0);
 }
 
-void
-etcd_tls_why(const struct etcd_tls *t, struct ssl_st *ssl,
-    const unsigned long *errs, size_t nerr, int sys, int mute, char *why,
-    size_t n)
+/* Why, from the errors errs[0..nerr) of ssl (NULL: none made). */
+static void
+etcd_tls_why(const struct etcd_tls *t, SSL *ssl, const unsigned long *errs,
+    size_t nerr, int sys, int mute, char *why, size_t n)
 {
 	const char	*r;
 	size_t		 i;
@@ -227,4 +249,33 @@ etcd_tls_why(const struct etcd_tls *t, struct ssl_st *ssl,
 		snprintf(why, n, "%s", strerror(sys));
 	else
 		snprintf(why, n, "etcd closed the TLS connection");
+}
+
+void
+etcd_tls_failed(const struct etcd_tls *t, struct bufferevent *bev, int sys,
+    int mute, char *why, size_t n)
+{
+	SSL		*ssl = bufferevent_openssl_get_ssl(bev);
+	unsigned long	 errs[8], e;
+	size_t		 nerr = 0;
+	char		 b[512];
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0) {
+		if (nerr < sizeof errs / sizeof errs[0])
+			errs[nerr++] = e;
+	}
+	/*
+	 * After a TLS 1.3 handshake etcd refuses a certificate with an
+	 * alert, and closes: a write of ours may have failed first, the
+	 * alert still unread.
+	 */
+	ERR_clear_error();
+	if (ssl != NULL && SSL_read(ssl, b, sizeof b) <= 0) {
+		while ((e = ERR_get_error()) != 0) {
+			if (nerr < sizeof errs / sizeof errs[0])
+				errs[nerr++] = e;
+		}
+	}
+	ERR_clear_error();
+	etcd_tls_why(t, ssl, errs, nerr, sys, mute, why, n);
 }

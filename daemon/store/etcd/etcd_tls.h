@@ -10,8 +10,8 @@
  * or TLS itself.
  *
  * Ownership: etcd_tls_open() gives a context the caller frees with
- * etcd_tls_free(); etcd_tls_ssl() a new SSL, which the bufferevent that
- * carries it frees.
+ * etcd_tls_free(); etcd_tls_bev() a bufferevent the caller frees, which
+ * frees its SSL and socket.
  */
 #ifndef METAD_ETCD_TLS_H
 #define METAD_ETCD_TLS_H
@@ -20,6 +20,8 @@
 
 #include "store/store_backend.h"
 
+struct bufferevent;
+struct event_base;
 struct ssl_st;
 struct etcd_tls;
 
@@ -27,16 +29,20 @@ struct etcd_tls;
 struct etcd_tls	*etcd_tls_open(const char *ca, const char *cert,
 		    const char *key, struct store_err *);
 void		 etcd_tls_free(struct etcd_tls *);
-/* A client SSL for host (a name or an IP address, no brackets), or NULL. */
-struct ssl_st	*etcd_tls_ssl(struct etcd_tls *, const char *host);
 /*
- * Why a TLS connection failed, into why[n]: ssl (NULL: none was made), the
- * OpenSSL errors the bufferevent saw (errs[0..nerr)), errno's (sys, 0:
- * none); mute: the handshake was done and nothing came after it (etcd
- * refuses a certificate so, when its alert is lost).
+ * A bufferevent over TLS to host (a name or an IP address, no brackets),
+ * not yet connected (bufferevent_socket_connect), its SSL in *ssl (the
+ * bufferevent frees it); NULL if none could be made.
  */
-void		 etcd_tls_why(const struct etcd_tls *, struct ssl_st *,
-		    const unsigned long *errs, size_t nerr, int sys, int mute,
-		    char *why, size_t n);
+struct bufferevent *etcd_tls_bev(struct etcd_tls *, struct event_base *,
+		    const char *host, struct ssl_st **ssl);
+/*
+ * Why bev's TLS connection failed, into why[n]: from the OpenSSL errors it
+ * saw and an alert from etcd still unread, else errno's (sys, 0: none);
+ * mute: the handshake was done and nothing came after it (etcd refuses a
+ * certificate so, when its alert is lost).
+ */
+void		 etcd_tls_failed(const struct etcd_tls *, struct bufferevent *,
+		    int sys, int mute, char *why, size_t n);
 
 #endif
