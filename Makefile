@@ -32,7 +32,7 @@ PKG_CONFIG	?= pkg-config
 # libevent_core: the loop, buffers, bufferevents, listeners;
 # libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
 # the daemon's tables; libevent_openssl and openssl: the TLS listener
-# (--listen) and the client library's TLS.
+# (--listen), the client library's TLS and TLS to etcd.
 PKGS		 = libevent_core libevent_extra libevent_openssl libcjson sqlite3 \
 		   libnghttp2 libsodium openssl
 
@@ -225,6 +225,10 @@ ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
 		   build/daemon/store/etcd/etcd_pb_wire.o
 build/tests/test_etcd_pb: TEST_OBJS = $(ETCD_PB_OBJS) $(COMMON_OBJS)
 build/tests/test_etcd_pb: $(ETCD_PB_OBJS)
+# The etcd client's set-up (URLs, TLS and authentication options) links
+# the daemon's objects.
+build/tests/test_etcd_client: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_etcd_client: $(DAEMON_LIB_OBJS)
 # The keyed hash's test crafts its colliding keys as the benchmark does.
 build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o

@@ -6,9 +6,14 @@
 
 complete -c metad -f
 complete -c metad -l socket -r -F -d 'the Unix socket to serve on'
-complete -c metad -l store -x -a 'sqlite: memory etcd:http://' -d 'the store'
+complete -c metad -l store -x -a 'sqlite: memory etcd:http:// etcd:https://' -d 'the store'
 complete -c metad -l etcd-prefix -x -d 'the prefix of the keys in etcd'
 complete -c metad -l view-max-bytes -x -d "the etcd view's memory limit"
+complete -c metad -l store-cacert -r -F -d "the CA of etcd's certificate"
+complete -c metad -l store-cert -r -F -d 'the client certificate for etcd'
+complete -c metad -l store-key -r -F -d 'the key of --store-cert'
+complete -c metad -l store-user -x -d 'the etcd user to authenticate as'
+complete -c metad -l store-password-file -r -F -d "the file of the etcd user's password"
 complete -c metad -l sync -x -a 'full normal off' -d 'how sqlite syncs'
 complete -c metad -l history -x -d 'revisions of write events kept'
 complete -c metad -l max-value-bytes -x -d 'the largest value'

@@ -373,6 +373,11 @@ config_free(struct metad_config *cfg)
 	free(cfg->socket_path);
 	free(cfg->store_spec);
 	free(cfg->etcd_prefix);
+	free(cfg->store_cacert);
+	free(cfg->store_cert);
+	free(cfg->store_key);
+	free(cfg->store_user);
+	free(cfg->store_password_file);
 	free(cfg->pidfile);
 	free(cfg->log_file);
 	free(cfg->metrics_host);

@@ -353,6 +353,16 @@ const struct config_opt config_opts[] = {
 	    "metad/)", etcd_prefix),
 	NUM("view-max-bytes", CONFIG_SIZE, "etcd: memory for the view of the "
 	    "prefix (default 256m, 0: none)", view_max_bytes, 0, 1ULL << 40),
+	STR1("store-cacert", "FILE", "etcd over https: the CA that signed "
+	    "etcd's certificate (default: the system's)", store_cacert),
+	STR1("store-cert", "FILE", "etcd over https: metad's client "
+	    "certificate, for an etcd that asks for one", store_cert),
+	STR1("store-key", "FILE", "etcd over https: the key of --store-cert",
+	    store_key),
+	STR1("store-user", "NAME", "etcd: the user to authenticate as "
+	    "(etcd's auth enabled)", store_user),
+	STR1("store-password-file", "FILE", "etcd: the file whose one line "
+	    "is --store-user's password", store_password_file),
 	FLAG("foreground", "stay in the foreground (the default)", daemonize,
 	    0, 0),
 	FLAG("daemonize", "fork once serving; log to syslog unless "

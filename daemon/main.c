@@ -300,6 +300,11 @@ main(int argc, char **argv)
 	so.history = md.cfg.history;
 	so.prefix = md.cfg.etcd_prefix;
 	so.view_max_bytes = md.cfg.view_max_bytes;
+	so.cacert = md.cfg.store_cacert;
+	so.cert = md.cfg.store_cert;
+	so.key = md.cfg.store_key;
+	so.user = md.cfg.store_user;
+	so.password_file = md.cfg.store_password_file;
 	so.base = md.base;
 	so.notify = events_notify;
 	so.notify_arg = &md;

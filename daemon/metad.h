@@ -55,6 +55,11 @@ struct metad_config {
 	size_t		 max_pending_bytes;
 	size_t		 max_answer_bytes;	/* list, history */
 	size_t		 view_max_bytes;	/* etcd: the view's */
+	char		*store_cacert;	/* etcd over https: TLS */
+	char		*store_cert;
+	char		*store_key;
+	char		*store_user;	/* etcd's authentication */
+	char		*store_password_file;
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
 	unsigned	 max_watches_per_peer;

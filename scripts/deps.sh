@@ -7,12 +7,13 @@ set -eu
 
 # Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
 # gRPC API, libsodium for the daemon's keyed hash tables, libssl-dev
-# and libevent's OpenSSL part, in libevent-dev, for the TLS listener and
-# the client library's TLS; openssl, the CLI, makes tls.bats' certificates),
+# and libevent's OpenSSL part, in libevent-dev, for the TLS listener, the
+# client library's TLS and TLS to etcd; openssl, the CLI, makes the
+# tests' certificates),
 # cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
-# sqlite3, curl, mandoc and groff (groff-base: the man pages' rendering
-# checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
+# sqlite3, curl, openssl (the throwaway CA of etcd_tls.bats), mandoc and
+# groff (groff-base: the man pages' rendering checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
 # pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
 # tmux (repl.bats), bash-completion, zsh and fish (the completions in
 # docs.bats), systemd (systemd-socket-activate and systemd-analyze verify

@@ -19,7 +19,7 @@ _Static_assert(offsetof(struct store, head) == 0,
     "struct store_head is the first member of struct store");
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL
+	.sync = STORE_SYNC_FULL
 };
 
 int
@@ -119,6 +119,14 @@ store_open(const char *spec, const struct store_options *opts,
 		return (NULL);
 	if (opts == NULL)
 		opts = &store_default_options;
+	if (backend->local != NULL && (opts->cacert != NULL ||
+	    opts->cert != NULL || opts->key != NULL || opts->user != NULL ||
+	    opts->password_file != NULL)) {
+		store_err_set(err, STORE_ERR_INTERNAL, "--store-cacert, "
+		    "--store-cert, --store-key, --store-user and "
+		    "--store-password-file are for a remote store (etcd:URL)");
+		return (NULL);
+	}
 	s = xcalloc(1, sizeof *s);
 	s->backend = backend;
 	s->head.batch_max = backend->batch_max;

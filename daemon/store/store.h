@@ -169,6 +169,14 @@ struct store_options {
 				    const char *call, enum store_errcode outcome,
 				    double seconds);
 	void			*report_arg;
+	/*
+	 * Remote backends: TLS to https:// URLs (the CA, NULL: the
+	 * system's; the client's certificate and key, or NULL), and the
+	 * user to authenticate as with the one-line password in
+	 * password_file (NULL: none).  Files are read at open.
+	 */
+	const char		*cacert, *cert, *key;
+	const char		*user, *password_file;
 };
 
 struct store_kv {

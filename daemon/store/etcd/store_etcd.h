@@ -128,6 +128,8 @@ struct store_etcd {
 	struct event		*wtimer;
 	unsigned		 wep;
 	int			 wcancelled;	/* by etcd: reopen it */
+	unsigned		 wgen;		/* its token's (etcd_client.h) */
+	struct etcd_renewal	 wrenew;	/* etcd refused that token */
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 	struct etcd_view	*view;		/* store_etcd_view.c */
 	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */

@@ -139,6 +139,36 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	etcd_lease_stream_moved(e);
 }
 
+/*
+ * etcd cancelled the stream's watch for its token (etcd_auth_refused): the
+ * stream opens again once a new one is in (etcd_stream_renewed), from the
+ * revision after the last one seen.  0 if that is not why.
+ */
+static int
+etcd_stream_refused(struct store_etcd *e, const struct etcd_pb_watch *w)
+{
+	if (!etcd_auth_refused(0, (const char *)w->reason, w->reason_len))
+		return (0);
+	switch (etcd_client_renew(&e->client, e->wgen, &e->wrenew)) {
+	case -1:
+		return (0);	/* no token of ours: a refusal, as any */
+	case 1:
+		etcd_watch_schedule(e);		/* a new one is in */
+		break;
+	}
+	log_info("etcd refused the watch stream's token (%.*s); it opens "
+	    "again with a new one", (int)(w->reason_len > 80 ? 80 :
+	    w->reason_len), (const char *)w->reason);
+	e->wcancelled = 1;
+	return (1);
+}
+
+static void
+etcd_stream_renewed(void *arg, const struct store_err *err)
+{
+	etcd_watch_schedule(arg);	/* paced, even when it failed */
+}
+
 /* A message of the stream (etcd_grpc.h): -1 if malformed. */
 static int
 etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
@@ -160,6 +190,8 @@ etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 		return (0);
 	}
 	if (m.canceled) {
+		if (m.compact_rev == 0 && etcd_stream_refused(e, &w))
+			return (0);
 		etcd_stream_cancelled(e, m.compact_rev);
 		return (0);
 	}
@@ -205,6 +237,7 @@ etcd_stream_open(struct store_etcd *e)
 		etcd_grpc_stream_drop(e->wst);
 	e->wst = NULL;
 	e->wcancelled = 0;
+	e->wgen = e->client.cred.gen;
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
@@ -248,6 +281,8 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
 	e->wep = e->client.cur;
+	e->wrenew.cb = etcd_stream_renewed;
+	e->wrenew.arg = e;
 	if (etcd_stream_open(e) != 0)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
 		    "open the etcd watch stream"));
@@ -257,6 +292,7 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 void
 store_etcd_watch_stop(struct store_etcd *e)
 {
+	etcd_renewal_cancel(&e->wrenew);
 	if (e->wtimer != NULL)
 		event_free(e->wtimer);
 	e->wtimer = NULL;
@@ -291,7 +327,13 @@ struct etcd_replay {
 	uint64_t		 compact_rev;
 	store_history_done	 cb;
 	void			*arg;
+	unsigned		 gen;		/* its token's */
+	int			 renewed;	/* opened again with a new one */
+	int			 waiting;	/* for it, or to open again */
+	struct etcd_renewal	 renewal;
 };
+
+static void	etcd_replay_open(struct etcd_replay *);
 
 /* A message of the replay's stream (etcd_grpc.h): -1 if malformed. */
 static int
@@ -300,11 +342,22 @@ etcd_replay_msg(void *arg, const uint8_t *p, size_t n)
 	struct etcd_replay	*rp = arg;
 	struct etcd_pb_watch	 w;
 	struct etcd_wmsg	 m;
+	int			 r;
 
-	if (rp->done)
+	if (rp->done || rp->waiting)
 		return (0);
 	if (etcd_pb_watch_read(p, n, &w) != 0)
 		return (-1);	/* the stream ends: failed */
+	if (w.canceled && w.compact_rev == 0 && !rp->renewed &&
+	    etcd_auth_refused(0, (const char *)w.reason, w.reason_len) &&
+	    (r = etcd_client_renew(&rp->e->client, rp->gen,
+	    &rp->renewal)) >= 0) {
+		/* Refused for its token: again, once, with a new one. */
+		rp->renewed = rp->waiting = 1;
+		if (r == 1)
+			event_active(rp->fire, 0, 0);
+		return (0);
+	}
 	if (etcd_wmsg_pb(rp->e, &w, &rp->evs, &m, 0) != 0 || m.canceled) {
 		rp->failed = 1;
 		rp->compact_rev = m.compact_rev;
@@ -325,6 +378,8 @@ etcd_replay_ended(void *arg, int status, struct buf *body, cJSON *reply)
 
 	cJSON_Delete(reply);
 	rp->st = NULL;
+	if (rp->waiting)
+		return;		/* opened again once its token is in */
 	if (!rp->done)
 		rp->failed = 1;
 	rp->done = 1;
@@ -365,6 +420,7 @@ static void
 etcd_replay_free(struct etcd_replay *rp)
 {
 	LIST_REMOVE(rp, entry);
+	etcd_renewal_cancel(&rp->renewal);
 	if (rp->st != NULL)
 		etcd_grpc_stream_drop(rp->st);
 	if (rp->fire != NULL)
@@ -389,6 +445,10 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 	struct store		*st = e->st;
 	struct store_err	 err;
 
+	if (rp->waiting) {
+		etcd_replay_open(rp);	/* with the new token */
+		return;
+	}
 	if (rp->compact_rev != 0) {
 		/* etcd's compaction at C keeps no event of C: from C + 1. */
 		if (rp->compact_rev + 1 > st->head.compact_rev)
@@ -410,15 +470,52 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 	etcd_replay_free(rp);
 }
 
+/* rp's stream, from its revision: a watch of the prefix until it has it. */
+static void
+etcd_replay_open(struct etcd_replay *rp)
+{
+	struct store_etcd	*e = rp->e;
+	unsigned		 cur = e->client.cur;
+	struct etcd_endpoint	*ep = &e->client.ep[cur];
+	struct store_err	 err;
+	char			 body[1024];
+
+	if (rp->st != NULL)
+		etcd_grpc_stream_drop(rp->st);
+	rp->st = NULL;
+	rp->waiting = 0;
+	rp->gen = e->client.cred.gen;
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
+	    e->wbeg64, e->wend64, rp->from);
+	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
+	    etcd_replay_ended, rp, &err);
+	if (rp->st == NULL) {
+		rp->failed = rp->done = 1;
+		event_active(rp->fire, 0, 0);
+	}
+}
+
+/* The new token rp waited for (err: none could be had). */
+static void
+etcd_replay_renewed(void *arg, const struct store_err *err)
+{
+	struct etcd_replay	*rp = arg;
+
+	if (err != NULL) {
+		rp->waiting = 0;
+		rp->failed = rp->done = 1;
+	}
+	event_active(rp->fire, 0, 0);
+}
+
 static void
 etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
     store_history_done cb, void *arg)
 {
-	unsigned		 cur = e->client.cur;
-	struct etcd_endpoint	*ep = &e->client.ep[cur];
 	struct etcd_replay	*rp;
 	struct store_err	 err;
-	char			 body[1024];
 
 	if (e->client.down) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
@@ -434,20 +531,13 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	rp->max = max;
 	rp->cb = cb;
 	rp->arg = arg;
+	rp->renewal.cb = etcd_replay_renewed;
+	rp->renewal.arg = rp;
 	LIST_INSERT_HEAD(&e->replays, rp, entry);
 	if ((rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end,
 	    rp)) == NULL)
 		fatalx("etcd_replay: out of memory");
-	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
-	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
-	    e->wbeg64, e->wend64, from);
-	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
-	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
-	    etcd_replay_ended, rp, &err);
-	if (rp->st == NULL) {
-		rp->failed = rp->done = 1;
-		event_active(rp->fire, 0, 0);
-	}
+	etcd_replay_open(rp);
 }
 
 void
