@@ -71,6 +71,10 @@ struct write_args {
 	struct precond		 pc;
 	struct fence		 fence;
 	uint64_t		 lease;		/* put: attach to, 0: none */
+	/* delete of a range: [key, end), end NULL for no end */
+	int			 range;
+	const char		*end;
+	size_t			 end_len;
 };
 
 struct req {

@@ -216,6 +216,15 @@ struct store_keys {
 		int		 blind;
 	}			 k[STORE_PREFETCH_MAX];
 	size_t			 n;
+	/*
+	 * A range the batch deletes (store_delete_range()): keys in
+	 * [rkey, rend), rend NULL for every key from rkey on; rkey NULL for
+	 * none.  A remote store reads it with the base and fails the commit
+	 * as a conflict if another writer changed a key in it since; a batch
+	 * with a range is the only one out.
+	 */
+	const char		*rkey, *rend;
+	size_t			 rkey_len, rend_len;
 };
 
 static inline void
@@ -499,6 +508,20 @@ int	store_put(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    struct store_err *);
 int	store_delete(struct store *, uint64_t, uint32_t, const char *, size_t,
 	    int *, struct store_err *);
+/*
+ * Delete every key in [key, end) (end NULL: every key from key on) at rev,
+ * seq 0, 1, ... in key order, each detached from its lease as
+ * store_delete() does; *n the keys deleted (0: nothing recorded).  The
+ * batch named the range (store_keys.rkey).  store_range.c.
+ */
+int	store_delete_range(struct store *, uint64_t rev, const char *key,
+	    size_t, const char *end, size_t, uint64_t *n, struct store_err *);
+/*
+ * The end of the range of keys that start with prefix: the first string
+ * above them all, into end (room for len bytes); its length, or 0 when
+ * there is none (the prefix is empty or all 0xff bytes).
+ */
+size_t	store_prefix_end(const char *prefix, size_t len, char *end);
 
 /*
  * Leases (metad-protocol(7), LEASES).  The store keeps each lease's record

@@ -230,6 +230,30 @@ store_mem_range(struct store *s, const struct store_range *r,
 }
 
 static int
+store_mem_del_range(struct store *s, uint64_t rev, const char *key,
+    size_t key_len, const char *end, size_t end_len, uint64_t *n,
+    struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*x, *next;
+	int			 deleted;
+
+	*n = 0;
+	for (x = store_mem_keys_seek(&m->keys, key, key_len, 0, NULL);
+	    x != NULL; x = next) {
+		if (end != NULL && sl_cmp(x->key, x->key_len, end,
+		    end_len) >= 0)
+			break;
+		next = x->next[0];
+		if (store_mem_del(s, rev, (uint32_t)*n, x->key, x->key_len,
+		    &deleted, err) != 0)
+			return (-1);
+		*n += deleted;
+	}
+	return (0);
+}
+
+static int
 store_mem_begin(struct store *s, struct store_err *err)
 {
 	struct store_mem	*m = s->impl;
@@ -440,6 +464,7 @@ const struct store_backend store_mem_backend = {
 	.get = store_mem_get,
 	.put = store_mem_put,
 	.del = store_mem_del,
+	.del_range = store_mem_del_range,
 	.mark = store_mem_mark,
 	.undo = store_mem_undo,
 	.compact = store_mem_compact,

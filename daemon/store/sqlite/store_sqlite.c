@@ -530,6 +530,7 @@ const struct store_backend store_sqlite_backend = {
 	.get = store_sqlite_get,
 	.put = store_sqlite_put,
 	.del = store_sqlite_del,
+	.del_range = store_sqlite_del_range,
 	.mark = store_sqlite_mark,
 	.undo = store_sqlite_undo,
 	.compact = store_sqlite_compact,

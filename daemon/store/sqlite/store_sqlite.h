@@ -261,6 +261,9 @@ int	store_sqlite_put(struct store *, uint64_t, uint32_t, const char *,
 	    struct store_err *);
 int	store_sqlite_del(struct store *, uint64_t, uint32_t, const char *,
 	    size_t, int *, struct store_err *);
+/* store.h: store_delete_range() (store_sqlite_range.c). */
+int	store_sqlite_del_range(struct store *, uint64_t, const char *, size_t,
+	    const char *, size_t, uint64_t *, struct store_err *);
 int	store_sqlite_mark(struct store *, struct store_err *);
 int	store_sqlite_undo(struct store *, struct store_err *);
 void	store_sqlite_rollback(struct store *);
