@@ -14,6 +14,7 @@
 #include "metad.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
+#include "ops/ops_read.h"
 #include "core/reply.h"
 #include "core/wait.h"
 
@@ -53,24 +54,7 @@ ops_ping(struct req *r)
 	req_done(r);
 }
 
-/*
- * The read options of get and list (metad-protocol(7), READS AT A
- * REVISION): rev (the state as of it), min_rev and timeout_ms (first wait
- * until the daemon's view reached it), consistency.  Kept in r->state with
- * what the op reads.
- */
-struct read_args {
-	int			 has_rev;
-	uint64_t		 rev;
-	uint64_t		 min_rev;
-	uint64_t		 timeout_ms;
-	int			 serializable;
-	const char		*key;		/* get */
-	size_t			 key_len;
-	struct store_range	 rg;		/* list */
-};
-
-static int
+int
 ops_read_args(struct req *r, struct read_args *a, struct proto_err *e)
 {
 	const char	*c;
@@ -124,7 +108,7 @@ ops_read_fail(struct req *r, const struct store_err *se)
  * "rev": 0 is the empty store, before any write (the store's own rev 0
  * means its current state): nothing, or compacted.
  */
-static int
+int
 ops_read_at_zero(struct req *r, const struct read_args *a)
 {
 	struct store_err	 se;
@@ -186,11 +170,12 @@ ops_get_go(struct req *r)
 }
 
 /* A read with its arguments in r->state: now, or once min_rev is seen. */
-static void
+void
 ops_read_start(struct req *r, struct read_args *a, void (*go)(struct req *))
 {
 	r->state = a;
-	r->state_free = free;
+	if (r->state_free == NULL)
+		r->state_free = free;
 	if (a->min_rev > 0)
 		wait_rev(r, a->min_rev, a->timeout_ms, go);
 	else
@@ -203,6 +188,11 @@ ops_get(struct req *r)
 	struct proto_err	 e;
 	struct read_args	*a;
 
+	if (r->json != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(r->json, "keys") != NULL) {
+		ops_mget(r);
+		return;
+	}
 	a = xmalloc(sizeof *a);		/* not calloc: see conn_handle() */
 	memset(a, 0, sizeof *a);
 	if (r->json == NULL) {
@@ -403,7 +393,8 @@ const struct op ops_ping_entry = {
 
 const struct op ops_get_entry = {
 	.name = "get",
-	.fields = { "key", "rev", "min_rev", "consistency", "timeout_ms" },
+	.fields = { "key", "keys", "rev", "min_rev", "consistency",
+	    "timeout_ms" },
 	.run = ops_get,
 };
 

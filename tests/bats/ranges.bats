@@ -135,3 +135,38 @@ fill() {
 	run req '{"op":"list"}'
 	assert_output --partial '"kvs":[]'
 }
+
+@test "get with keys: the present ones in key order at one rev" {
+	fill
+	run req '{"op":"get","keys":["b","zz","a/1","b"]}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/1","value":"1","version":1,"create_rev":@1,"mod_rev":@1},{"key":"b","value":"b","version":1,"create_rev":@4,"mod_rev":@4}],"rev":@5}')"
+	run req '{"op":"get","keys":["nope"]}'
+	assert_output "$(rv '{"ok":true,"kvs":[],"rev":@5}')"
+	run req '{"op":"get","keys":[]}'
+	assert_output "$(rv '{"ok":true,"kvs":[],"rev":@5}')"
+	run req '{"op":"get","keys":["a/2","b"],"consistency":"serializable"}'
+	assert_output --partial '"kvs":[{"key":"a/2"'
+	# With rev: the keys as they were then.
+	run req "$(rv '{"op":"get","keys":["a/3","b","a/1"],"rev":@3}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/1","value":"1","version":1,"create_rev":@1,"mod_rev":@1},{"key":"a/3","value":"3","version":1,"create_rev":@3,"mod_rev":@3}],"rev":@5}')"
+}
+
+@test "get with keys: at most 128, strings, not with key" {
+	keys=$(seq 1 129 | sed 's/.*/"k&"/' | paste -sd, -)
+	run req "{\"op\":\"get\",\"keys\":[$keys]}"
+	assert_output --partial '"code":"bad_request"'
+	assert_output --partial '128'
+	keys=$(seq 1 128 | sed 's/.*/"k&"/' | paste -sd, -)
+	run req "{\"op\":\"get\",\"keys\":[$keys]}"
+	assert_output --partial '"ok":true,"kvs":[]'
+	run req '{"op":"get","keys":[1]}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"get","keys":"a"}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"get","keys":[""]}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"get","keys":["a"],"key":"a"}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"get","keys":["a"],"rev":99999999}'
+	assert_output --partial '"code":"bad_request"'
+}
