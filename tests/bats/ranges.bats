@@ -170,3 +170,119 @@ fill() {
 	run req '{"op":"get","keys":["a"],"rev":99999999}'
 	assert_output --partial '"code":"bad_request"'
 }
+
+@test "metactl get KEY...: KEY VALUE lines at one rev, missing keys named" {
+	fill
+	mctl put 'sp ace' 'v w' >/dev/null
+	run mctl get b a/1 'sp ace'
+	[ "$status" -eq 0 ]
+	assert_line --index 0 'a/1 1'
+	assert_line --index 1 'b b'
+	assert_line --index 2 '"sp ace" "v w"'
+	run mctl get b nope
+	[ "$status" -eq 1 ]
+	assert_output --partial 'b b'
+	assert_output --partial 'metactl: nope: not found'
+	run mctl -o json get a/2 b
+	assert_output --partial '"kvs":[{"key":"a/2","value":"2"'
+	run mctl get --rev "$(rv @2)" a/1 a/3
+	[ "$status" -eq 1 ]
+	assert_line --index 0 'a/1 1'
+	run mctl get --raw a/1 b
+	[ "$status" -eq 2 ]
+}
+
+@test "metactl get --prefix: every key under it with its value, paged" {
+	put_n p/ 250
+	run mctl get --prefix p/
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 250 ]
+	assert_line --index 0 'p/1 1'
+	assert_line --index 249 'p/99 99'
+	run mctl get --prefix p/ --limit 3
+	[ "${#lines[@]}" -ge 3 ]
+	assert_line --index 2 'p/100 100'
+	run mctl -o json get --prefix p/2 --limit 2
+	assert_output --partial '"kvs":[{"key":"p/2","value":"2"'
+	run mctl get --prefix nothing/
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run mctl get --prefix p/ p/1
+	[ "$status" -eq 2 ]
+	run mctl get
+	[ "$status" -eq 2 ]
+}
+
+@test "metactl del --prefix: the count, at one rev" {
+	fill
+	run mctl del --prefix a/
+	assert_output 3
+	run mctl del --prefix a/
+	assert_output 0
+	run mctl -o json del --prefix b
+	assert_output "$(rv '{"ok":true,"deleted":1,"rev":@7}')"
+	run mctl ls
+	assert_output 'ab'
+	run mctl del --prefix a --if-version 1
+	[ "$status" -eq 2 ]
+	run mctl del --prefix a k
+	[ "$status" -eq 2 ]
+	run mctl del
+	[ "$status" -eq 2 ]
+}
+
+@test "metactl put --ttl: a lease of its own, and none left when the put fails" {
+	run mctl put t 1 --ttl 1h
+	assert_output 1
+	run mctl -o json get t
+	L=$(printf '%s' "$output" | sed -n 's/.*"lease":\([0-9]*\).*/\1/p')
+	[ -n "$L" ]
+	run mctl lease info "$L"
+	assert_output --partial 'ttl_ms 3600000'
+	assert_output --partial 't'
+	# A failed put revokes the lease it granted.
+	n=$(mctl lease ls | wc -l)
+	run mctl put t 2 --ttl 1h --if-absent
+	[ "$status" -eq 3 ]
+	[ "$(mctl lease ls | wc -l)" -eq "$n" ]
+	run mctl put t 2 --ttl 1h --lease "$L"
+	[ "$status" -eq 2 ]
+	run mctl put t 2 --ttl 0
+	[ "$status" -eq 2 ]
+}
+
+@test "metactl put --ttl: the key goes when the TTL passes" {
+	run mctl put short 1 --ttl 1s
+	assert_output 1
+	wait_for -t 20 sh -c '! "$METACTL" get short >/dev/null 2>&1'
+}
+
+@test "metactl snapshot status: rev, keys, bytes and integrity, offline" {
+	fill
+	mctl del a/2 >/dev/null
+	mctl snapshot save "$TESTDIR/s.db" >/dev/null
+	run mctl -s "$TESTDIR/none.sock" snapshot status "$TESTDIR/s.db"
+	[ "$status" -eq 0 ]
+	assert_line --index 0 "$(rv 'rev: @6')"
+	assert_line --index 1 'keys: 4'
+	assert_line --index 2 "bytes: $(stat -c %s "$TESTDIR/s.db")"
+	assert_line --index 3 'integrity: ok'
+	run mctl -o json snapshot status "$TESTDIR/s.db"
+	assert_output "$(rv '{"rev":@6,"keys":4,"bytes":')$(stat -c %s "$TESTDIR/s.db"),\"integrity\":\"ok\"}"
+	# Not a metad snapshot, not SQLite, damaged, missing: exit 1.
+	sqlite3 "$TESTDIR/other.db" 'CREATE TABLE t (x); INSERT INTO t VALUES (1);'
+	run mctl snapshot status "$TESTDIR/other.db"
+	[ "$status" -eq 1 ]
+	assert_output --partial 'no metad snapshot'
+	printf 'hello\n' > "$TESTDIR/text"
+	run mctl snapshot status "$TESTDIR/text"
+	[ "$status" -eq 1 ]
+	cp "$TESTDIR/s.db" "$TESTDIR/bad.db"
+	size=$(stat -c %s "$TESTDIR/bad.db")
+	dd if=/dev/urandom of="$TESTDIR/bad.db" bs=1 seek=$((size / 2)) \
+	    count=2048 conv=notrunc 2>/dev/null
+	run mctl snapshot status "$TESTDIR/bad.db"
+	[ "$status" -eq 1 ]
+	run mctl snapshot status "$TESTDIR/missing.db"
+	[ "$status" -eq 1 ]
+}
