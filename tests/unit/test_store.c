@@ -891,6 +891,7 @@ test_batch_protocol(void **state)
 	char			*big;
 
 	none.n = 0;
+	none.rkey = NULL;
 	/* etcd: one write request a batch; local stores: no limit. */
 	assert_int_equal(store_batch_max(f->s), fx_remote(f) ? 1 : 0);
 	assert_int_equal(store_put(f->s, fx_abs(f, 1), 0, S("a"), S("1"), NULL,
@@ -1108,6 +1109,7 @@ test_batch_many_keys(void **state)
 	size_t			 i, n;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
 		snprintf(many_names[i], sizeof many_names[i], "m%03zu", i);
 		store_keys_add(&ks, many_names[i], 4);
@@ -1169,6 +1171,7 @@ test_batch_request_max(void **state)
 	size_t			 i;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < TXN_MAX_OPS; i++) {
 		snprintf(many_names[i], sizeof many_names[i], "t%03zu", i);
 		store_keys_add(&ks, many_names[i], 4);
@@ -1556,6 +1559,7 @@ model_begin(struct fx **fs)
 	int			 i;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < MODEL_KEYS; i++) {
 		snprintf(model_names[i], sizeof model_names[i], "k%d", i);
 		store_keys_add(&ks, model_names[i], strlen(model_names[i]));
