@@ -30,5 +30,7 @@ void	ops_read_start(struct req *, struct read_args *,
 	    void (*go)(struct req *));
 /* get with "keys" (ops_mget.c). */
 void	ops_mget(struct req *);
+/* list with "count_only" (ops_count.c): takes a, freed with r. */
+void	ops_list_count(struct req *, struct read_args *);
 
 #endif

@@ -254,7 +254,36 @@ struct store_range {
 	int			 keys_only;
 	uint64_t		 rev;		/* the state at, 0: current */
 	int			 serializable;	/* see store_read_get_at() */
+	/*
+	 * Bounds besides the prefix: keys from start (inclusive) up to end
+	 * (exclusive), each NULL for none (a list's "key" and "range_end").
+	 */
+	const char		*start;
+	size_t			 start_len;
+	const char		*end;
+	size_t			 end_len;
+	/*
+	 * Descending: the highest keys first, up to limit; "more": lower
+	 * ones follow; after is then an exclusive upper bound.
+	 */
+	int			 reverse;
 };
+
+/*
+ * The keys a range may hold, as one span: lo <= key < hi (hi NULL: no
+ * upper bound), from the prefix, start, end and after (store_range.c);
+ * store_span_free() frees lo and hi.
+ */
+struct store_span {
+	char			*lo;
+	size_t			 lo_len;
+	char			*hi;
+	size_t			 hi_len;
+};
+void	store_range_span(const struct store_range *, struct store_span *);
+void	store_span_free(struct store_span *);
+/* 1 if key is in the span. */
+int	store_span_has(const struct store_span *, const char *, size_t);
 
 #define STORE_ENDPOINTS_MAX	8
 

@@ -286,3 +286,69 @@ fill() {
 	run mctl snapshot status "$TESTDIR/missing.db"
 	[ "$status" -eq 1 ]
 }
+
+@test "list with key and range_end: the keys in [key, range_end)" {
+	fill
+	run req '{"op":"list","key":"a/2","range_end":"b","keys_only":true}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/2","version":1,"create_rev":@2,"mod_rev":@2},{"key":"a/3","version":1,"create_rev":@3,"mod_rev":@3},{"key":"ab","version":1,"create_rev":@5,"mod_rev":@5}],"more":false,"rev":@5}')"
+	run req '{"op":"list","key":"a/2","range_end":"b","limit":1,"after":"a/2"}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/3","value":"3","version":1,"create_rev":@3,"mod_rev":@3}],"more":true,"rev":@5}')"
+	run req "$(rv '{"op":"list","key":"a/1","range_end":"a/3","rev":@2,"keys_only":true}')"
+	assert_output --partial '"kvs":[{"key":"a/1",'
+	assert_output --partial '{"key":"a/2",'
+	refute_output --partial '"a/3"'
+	run req '{"op":"list","key":"b","range_end":"a"}'
+	assert_output "$(rv '{"ok":true,"kvs":[],"more":false,"rev":@5}')"
+	run req '{"op":"list","key":"a"}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"list","range_end":"a"}'
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"list","prefix":"a","key":"a","range_end":"b"}'
+	assert_output --partial '"code":"bad_request"'
+}
+
+@test "list with reverse: the highest keys first, paged downward" {
+	fill
+	run req '{"op":"list","reverse":true,"limit":2,"keys_only":true}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"b","version":1,"create_rev":@4,"mod_rev":@4},{"key":"ab","version":1,"create_rev":@5,"mod_rev":@5}],"more":true,"rev":@5}')"
+	run req '{"op":"list","reverse":true,"limit":2,"after":"ab","keys_only":true}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/3","version":1,"create_rev":@3,"mod_rev":@3},{"key":"a/2","version":1,"create_rev":@2,"mod_rev":@2}],"more":true,"rev":@5}')"
+	run req '{"op":"list","reverse":true,"limit":2,"after":"a/2","keys_only":true}'
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/1","version":1,"create_rev":@1,"mod_rev":@1}],"more":false,"rev":@5}')"
+	run req '{"op":"list","prefix":"a/","reverse":true}'
+	assert_output --partial '"kvs":[{"key":"a/3","value":"3"'
+	run req '{"op":"list","key":"a/1","range_end":"a/3","reverse":true,"keys_only":true}'
+	assert_output --partial '"kvs":[{"key":"a/2",'
+	refute_output --partial '"a/3"'
+	# At a rev: as the keys were then.
+	run req "$(rv '{"op":"list","reverse":true,"limit":1,"rev":@3,"keys_only":true}')"
+	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a/3","version":1,"create_rev":@3,"mod_rev":@3}],"more":true,"rev":@5}')"
+	run req "$(rv '{"op":"list","reverse":true,"after":"a/3","rev":@3,"keys_only":true}')"
+	assert_output --partial '"kvs":[{"key":"a/2",'
+	assert_output --partial '"more":false'
+}
+
+@test "list with count_only: the count at one rev, no kvs" {
+	fill
+	run req '{"op":"list","count_only":true}'
+	assert_output "$(rv '{"ok":true,"count":5,"rev":@5}')"
+	run req '{"op":"list","prefix":"a/","count_only":true,"limit":1}'
+	assert_output "$(rv '{"ok":true,"count":3,"rev":@5}')"
+	run req '{"op":"list","key":"a/2","range_end":"b","count_only":true}'
+	assert_output "$(rv '{"ok":true,"count":3,"rev":@5}')"
+	run req "$(rv '{"op":"list","count_only":true,"rev":@2}')"
+	assert_output "$(rv '{"ok":true,"count":2,"rev":@5}')"
+	run req '{"op":"list","prefix":"zz","count_only":true,"consistency":"serializable"}'
+	assert_output "$(rv '{"ok":true,"count":0,"rev":@5}')"
+	run req '{"op":"list","count_only":1}'
+	assert_output --partial '"code":"bad_request"'
+	# More than a page of the store's (10000): counted page by page.
+	put_n c/ 10005 x
+	run req '{"op":"list","prefix":"c/","count_only":true}'
+	assert_output --partial '"count":10005,'
+	# Below c/2: c/1, c/10..c/19, c/100..c/199, c/1000..c/1999, c/10000..
+	run req '{"op":"list","prefix":"c/","count_only":true,"reverse":true,"after":"c/2"}'
+	assert_output --partial '"count":1117,'
+	run req '{"op":"list","prefix":"c/","count_only":true,"after":"c/9998"}'
+	assert_output --partial '"count":1,'
+}

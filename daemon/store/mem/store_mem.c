@@ -201,23 +201,17 @@ store_mem_range(struct store *s, const struct store_range *r,
 {
 	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
+	struct store_span	 sp;
 	struct store_kv		 kv;
 	uint64_t		 count = 0;
 	int			 stop = 0;
 
 	if (r->rev != 0)
 		return (store_mem_range_at(s, r, cb, arg, more, err));
-	if (r->after != NULL && sl_cmp(r->after, r->after_len,
-	    r->prefix, r->prefix_len) >= 0)
-		n = store_mem_keys_seek(&m->keys, r->after, r->after_len, 1,
-		    NULL);
-	else
-		n = store_mem_keys_seek(&m->keys, r->prefix, r->prefix_len, 0,
-		    NULL);
-	for (; n != NULL; n = n->next[0]) {
-		if (n->key_len < r->prefix_len ||
-		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
-			break;
+	store_range_span(r, &sp);
+	n = r->reverse ? store_mem_keys_before(&m->keys, sp.hi, sp.hi_len) :
+	    store_mem_keys_seek(&m->keys, sp.lo, sp.lo_len, 0, NULL);
+	while (n != NULL && store_span_has(&sp, n->key, n->key_len)) {
 		if (count == r->limit || stop) {
 			*more = 1;
 			break;
@@ -225,7 +219,10 @@ store_mem_range(struct store *s, const struct store_range *r,
 		store_mem_kv(n, r->keys_only, &kv);
 		count++;
 		stop = cb(&kv, arg) != 0;
+		n = r->reverse ? store_mem_keys_before(&m->keys, n->key,
+		    n->key_len) : n->next[0];
 	}
+	store_span_free(&sp);
 	return ((long)count);
 }
 

@@ -1,5 +1,6 @@
 /*
- * The SQLite backend's range delete (store.h: store_delete_range()): the
+ * The SQLite backend's descending ranges (a range statement with its
+ * ORDER BY turned around), and its range delete (store.h: store_delete_range()): the
  * keys that may be in the range -- kv's rows and the entries of every map
  * a key's newest state may be in (the batch's own, the batches' out, the
  * dirty and the frozen map) -- in key order, each deleted as
@@ -12,6 +13,34 @@
 
 #include "store/sqlite/store_sqlite.h"
 #include "util.h"
+
+sqlite3_stmt *
+store_sqlite_desc(struct store_sqlite *q, sqlite3_stmt *asc,
+    struct store_err *err)
+{
+	const char	*sql = sqlite3_sql(asc), *at, *p;
+	sqlite3_stmt	*st = NULL;
+	char		*desc;
+	size_t		 n;
+	int		 rc;
+
+	for (at = NULL, p = sql; (p = strstr(p, " LIMIT ?3")) != NULL; p++)
+		at = p;
+	if (at == NULL) {
+		store_err_set(err, STORE_ERR_INTERNAL, "sqlite: a range "
+		    "statement without its LIMIT");
+		return (NULL);
+	}
+	n = (size_t)(at - sql);
+	xasprintf(&desc, "%.*s DESC%s", (int)n, sql, at);
+	rc = sqlite3_prepare_v2(q->db, desc, -1, &st, NULL);
+	free(desc);
+	if (rc != SQLITE_OK) {
+		store_sqlite_fail(q, rc, "a descending range", err);
+		return (NULL);
+	}
+	return (st);
+}
 
 struct sq_cands {
 	struct sq_ent	**v;
