@@ -4,8 +4,9 @@
  * the keys of the batch's own writes and of the store's layers alike (a
  * sqlite store's kv rows and its dirty map), none for an empty range, all
  * of it undone by undo; on memory, SQLite and etcd (where the batch reads
- * the range at begin: store_keys.rkey).  See test_store.c for the
- * fixture.
+ * the range at begin: store_keys.rkey).  And range reads bounded by start
+ * and end, and descending (store_range.reverse), now and at a rev.  See
+ * test_store.c for the fixture.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,7 +55,8 @@ del_range(struct fx *f, uint64_t rev, const char *key, const char *end)
 static const char *
 all(struct fx *f)
 {
-	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	return (fx_list(f, &r, -2, 0));
 }
@@ -202,6 +204,70 @@ test_range_etcd_conflict(void **state)
 	fx_twin_close(&g);
 }
 
+static void
+test_range_reads(void **state)
+{
+	struct fx		*f = *state;
+	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0, NULL, 0,
+				    NULL, 0, 0 };
+	int			 pass;
+
+	fill(f);
+	for (pass = 0; pass < 2; pass++) {
+		/* [a/2, b), up and down, by pages. */
+		r.start = "a/2";
+		r.start_len = 3;
+		r.end = "b";
+		r.end_len = 1;
+		r.reverse = 0;
+		r.after = NULL;
+		r.limit = 100;
+		assert_string_equal(fx_list(f, &r, 3, 0),
+		    "a/2@1/2/2 a/3@1/3/3 ab@1/5/5");
+		r.reverse = 1;
+		assert_string_equal(fx_list(f, &r, 3, 0),
+		    "ab@1/5/5 a/3@1/3/3 a/2@1/2/2");
+		r.limit = 2;
+		assert_string_equal(fx_list(f, &r, 2, 1), "ab@1/5/5 a/3@1/3/3");
+		r.after = "a/3";
+		r.after_len = 3;
+		assert_string_equal(fx_list(f, &r, 1, 0), "a/2@1/2/2");
+		/* Every key, down; with a prefix; an empty span. */
+		r.start = r.end = r.after = NULL;
+		r.limit = 100;
+		assert_string_equal(fx_list(f, &r, 6, 0), "b@1/4/4 ab@1/5/5 "
+		    "a/3@1/3/3 a/2@1/2/2 a/1@1/1/1 a@1/6/6");
+		r.prefix = "a/";
+		r.prefix_len = 2;
+		r.limit = 1;
+		assert_string_equal(fx_list(f, &r, 1, 1), "a/3@1/3/3");
+		r.prefix = "";
+		r.prefix_len = 0;
+		r.start = "b";
+		r.start_len = 1;
+		r.end = "a";
+		r.end_len = 1;
+		assert_string_equal(fx_list(f, &r, 0, 0), "");
+		r.start = r.end = NULL;
+		/* As of rev 3, down. */
+		r.rev = fx_abs(f, 3);
+		r.limit = 100;
+		assert_string_equal(fx_list(f, &r, 3, 0),
+		    "a/3@1/3/3 a/2@1/2/2 a/1@1/1/1");
+		r.start = "a/2";
+		r.start_len = 3;
+		r.limit = 1;
+		assert_string_equal(fx_list(f, &r, 1, 1), "a/3@1/3/3");
+		r.reverse = 0;
+		assert_string_equal(fx_list(f, &r, 1, 1), "a/2@1/2/2");
+		r.start = NULL;
+		r.rev = 0;
+		if (strcmp(f->kind, "sqlite") != 0)
+			break;
+		fx_reopen(f, NULL);	/* again, from kv's rows */
+	}
+}
+
 #define MEM(t)	{ #t "/memory", t, fx_setup, fx_teardown, &fx_mem }
 #define SQL(t)	{ #t "/sqlite", t, fx_setup, fx_teardown, &fx_sql }
 #define ETCD(t)	{ #t "/etcd", t, fx_setup, fx_teardown, &fx_etcd }
@@ -217,6 +283,7 @@ main(void)
 		SQL(test_range_in_batch),
 		ALL(test_range_undo),
 		ETCD(test_range_etcd_conflict),
+		ALL(test_range_reads),
 	};
 	struct CMUnitTest	 run[sizeof tests / sizeof tests[0]];
 	size_t			 i, n = 0;
