@@ -213,6 +213,13 @@ void	 etcd_reply_kvs(struct store_etcd *, const cJSON *, uint64_t,
 	    struct etcd_evs *, int *);
 void	 etcd_evs_free(struct etcd_evs *);
 
+/* A batch's mark, undo, reopen, rollback, compact (store_etcd_batch.c). */
+int	store_etcd_mark(struct store *, struct store_err *);
+int	store_etcd_undo(struct store *, struct store_err *);
+void	store_etcd_reopen(struct store *);
+void	store_etcd_rollback(struct store *);
+int	store_etcd_compact(struct store *, uint64_t, struct store_err *);
+
 /* Range deletes (store_etcd_range.c). */
 void	etcd_batch_range_set(struct etcd_batch *, const struct store_keys *);
 /* The read of the batch's range at begin; done: etcd_begin_end(). */
