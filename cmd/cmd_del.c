@@ -68,7 +68,7 @@ cmd_del_exec(struct cmd_ctx *ctx, char **cause)
 		return (CMD_USAGE);
 	}
 	if (prefix == NULL && ctx->args->argc == 0) {
-		xasprintf(cause, "del needs a KEY, or --prefix P");
+		xasprintf(cause, "del: missing arguments");
 		return (CMD_USAGE);
 	}
 	if (prefix == NULL && (s = cmd_check_key(key, "KEY", cause)) != CMD_OK)

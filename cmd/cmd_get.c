@@ -279,7 +279,7 @@ cmd_get_exec(struct cmd_ctx *ctx, char **cause)
 	if (prefix != NULL)
 		return (cmd_get_prefix(ctx, prefix, v != NULL, rev, cause));
 	if (ctx->args->argc == 0) {
-		xasprintf(cause, "get needs a KEY, or --prefix P");
+		xasprintf(cause, "get: missing arguments");
 		return (CMD_USAGE);
 	}
 	if (ctx->args->argc > 1)
