@@ -6,6 +6,7 @@
 #include "ops/fence.h"
 #include "ops/ops.h"
 #include "core/reply.h"
+#include "store/store_range.h"
 
 /* The metadata of one key, copied out of a store callback. */
 struct key_meta {

@@ -8,6 +8,7 @@
 
 #include "store/store_backend.h"
 #include "util.h"
+#include "store/store_range.h"
 
 /* Bytewise, a proper prefix first (store.h). */
 static int

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "store_fx.h"
+#include "store/store_range.h"
 
 static struct fx	 fx_mem = { .kind = "memory" };
 static struct fx	 fx_sql = { .kind = "sqlite" };

@@ -14,6 +14,7 @@
 
 #include "store/etcd/store_etcd_commit.h"
 #include "store/etcd/etcd_pb.h"
+#include "store/store_range.h"
 
 #define E(st)	((struct store_etcd *)(st)->impl)
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/etcd/store_etcd.h"
+#include "store/store_range.h"
 
 #define E(st)	((struct store_etcd *)(st)->impl)
 

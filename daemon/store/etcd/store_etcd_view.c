@@ -28,6 +28,7 @@
 #include "store/etcd/store_etcd.h"
 #include "store/etcd/store_etcd_view.h"
 #include "store/store_hash.h"
+#include "store/store_range.h"
 
 #define VIEW_FILL_PAGE		10000
 #define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \

@@ -20,6 +20,7 @@
 #include "store/store_local.h"
 #include "store/mem/store_mem.h"
 #include "util.h"
+#include "store/store_range.h"
 
 static void
 store_mem_node_free(struct store_mem_node *n)

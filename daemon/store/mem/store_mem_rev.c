@@ -14,6 +14,7 @@
 #include "store/mem/store_mem.h"
 #include "util.h"
 #include "store/store_hash.h"
+#include "store/store_range.h"
 
 /* Events by key, then (rev, seq): the history's order. */
 static int

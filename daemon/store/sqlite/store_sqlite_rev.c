@@ -21,6 +21,7 @@
 #include "store/store_local.h"
 #include "store/sqlite/store_sqlite.h"
 #include "util.h"
+#include "store/store_range.h"
 
 void
 store_sqlite_event(sqlite3_stmt *st, struct store_event *ev)
