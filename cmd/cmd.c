@@ -33,6 +33,7 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_dump_entry,
 	&cmd_load_entry,
 	&cmd_snapshot_save_entry,
+	&cmd_snapshot_status_entry,
 	&cmd_repl_entry,
 	&cmd_help_entry,
 	NULL

@@ -132,6 +132,7 @@ extern const struct cmd_entry	 cmd_lock_entry;
 extern const struct cmd_entry	 cmd_dump_entry;
 extern const struct cmd_entry	 cmd_load_entry;
 extern const struct cmd_entry	 cmd_snapshot_save_entry;
+extern const struct cmd_entry	 cmd_snapshot_status_entry;
 extern const struct cmd_entry	 cmd_repl_entry;
 extern const struct cmd_entry	 cmd_help_entry;
 

@@ -15,10 +15,10 @@ _metactl_global_opts='-s --socket -o --output --timeout --cacert --cert --key -h
 _metactl_cmd_opts()
 {
 	case $1 in
-	get)		echo '-r --raw --rev' ;;
-	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease' ;;
+	get)		echo '-r --raw --rev --prefix --limit' ;;
+	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease --ttl' ;;
 	cas)		echo '--fence' ;;
-	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
+	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence --prefix' ;;
 	ls|list)	echo '-l --long --limit --rev' ;;
 	history)	echo '--from-rev --limit' ;;
 	watch)		echo '-p --prefix --from-rev -n --count' ;;
@@ -170,14 +170,14 @@ _metactl()
 	lease)
 		COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur")) ;;
 	snapshot)
-		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
+		COMPREPLY=($(compgen -W 'save status' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
 		elif [[ ${words[cword-1]} == snapshot ]]; then
-			COMPREPLY=($(compgen -W 'save' -- "$cur"))
+			COMPREPLY=($(compgen -W 'save status' -- "$cur"))
 		elif [[ ${words[cword-1]} == lease ]]; then
 			COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur"))
 		fi ;;
@@ -185,14 +185,16 @@ _metactl()
 		# NAME, then after -- the command is the user's.
 		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
 		    _metactl_keys "$cur" ;;
-	load|'snapshot save')
+	load|'snapshot save'|'snapshot status')
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -f -- "$cur"))
 			compopt -o filenames 2>/dev/null
 		fi ;;
 	dump)
 		((npos == 0)) && _metactl_keys "$cur" ;;
-	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
+	get)	# get KEY KEY...: a key at every place
+		_metactl_keys "$cur" ;;
+	put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac
 	# Readline replaces only what follows the last ':' of the word.

@@ -57,7 +57,8 @@ end
 # True if the word being completed is the KEY (or ls's PREFIX).
 function __metactl_key_arg
     set -l p (__metactl_parse)
-    contains -- "$p[1]" get put cas del delete watch wait epoch-get \
+    contains -- "$p[1]" get; and return 0	# get KEY KEY...
+    contains -- "$p[1]" put cas del delete watch wait epoch-get \
         epoch-bump ls list history dump lock; and test "$p[2]" -eq 0
 end
 
@@ -121,7 +122,7 @@ complete -c metactl -n __metactl_needs_command -a metrics -d "Print the daemon's
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
 complete -c metactl -n __metactl_needs_command -a dump -d 'Write the keys as JSON Lines, all at one revision'
 complete -c metactl -n __metactl_needs_command -a load -d 'Write the keys of a dump; prints the number written'
-complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store'
+complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store, or show a snapshot file'
 complete -c metactl -n __metactl_needs_command -a help -d "List the commands, or show a command's help"
 complete -c metactl -n __metactl_needs_command -a repl -d 'The interactive shell'
 
@@ -133,6 +134,7 @@ complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, del
 complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
 complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
 complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
+complete -c metactl -n '__metactl_using snapshot' -a status -d "Print a snapshot file's rev, keys, size and integrity"
 complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status metrics ping dump load snapshot help repl'
 
 # Per-command options.
@@ -154,6 +156,9 @@ complete -c metactl -n '__metactl_using wait' -l version -x -d 'Wait for this ve
 complete -c metactl -n '__metactl_using epoch-bump' -l owner -x -d 'The new owner'
 complete -c metactl -n '__metactl_using epoch-bump' -l if-epoch -x -d 'Only if the epoch is N (0: none yet)'
 complete -c metactl -n '__metactl_using put' -l lease -x -d 'Attach the key to this lease'
+complete -c metactl -n '__metactl_using put' -l ttl -x -d 'A lease of this TTL for the key'
+complete -c metactl -n '__metactl_using get del delete' -l prefix -x -a '(__metactl_keys)' -d 'Every key under the prefix'
+complete -c metactl -n '__metactl_using get' -l limit -x -d 'With --prefix: at most N keys'
 complete -c metactl -n '__metactl_using lease-grant' -l session -d 'Revoked when this connection closes'
 complete -c metactl -n '__metactl_using lease-keepalive' -l forever -d 'Refresh every TTL/3 until interrupted'
 complete -c metactl -n '__metactl_using lock' -l ttl -x -d "The session lease's TTL (default 10s)"
@@ -161,8 +166,8 @@ complete -c metactl -n '__metactl_using lock' -l owner -x -d 'The owner in the e
 complete -c metactl -n '__metactl_using lock' -l wait -x -d 'Give up after this long'
 complete -c metactl -n '__metactl_using load' -l if-absent -d 'Skip the keys that exist'
 
-# Files: load's dump, snapshot save's FILE.
-complete -c metactl -n '__metactl_using load snapshot-save' -F
+# Files: load's dump, snapshot save's and status's FILE.
+complete -c metactl -n '__metactl_using load snapshot-save snapshot-status' -F
 
 # Keys.
 complete -c metactl -n __metactl_key_arg -a '(__metactl_keys)' -d Key

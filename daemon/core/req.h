@@ -71,6 +71,10 @@ struct write_args {
 	struct precond		 pc;
 	struct fence		 fence;
 	uint64_t		 lease;		/* put: attach to, 0: none */
+	/* delete of a range: [key, end), end NULL for no end */
+	int			 range;
+	const char		*end;
+	size_t			 end_len;
 };
 
 struct req {
@@ -132,7 +136,7 @@ TAILQ_HEAD(req_queue, req);
 #define OP_RO_READS	0x10
 
 /* The fields an op knows besides "op" and "id" (struct op), at most. */
-#define OP_FIELDS_MAX	10
+#define OP_FIELDS_MAX	12
 
 /*
  * One op's row (as tmux's cmd_entry): the file of an op exports its row,

@@ -397,7 +397,7 @@ store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
 	return (s->backend->get(s, key, key_len, cb, arg, err));
 }
 
-static int
+int
 store_check_write(struct store *s, const char *what, uint64_t rev,
     size_t key_len, struct store_err *err)
 {
@@ -419,7 +419,7 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 }
 
 /* A write at rev was made: the batch's newest so far. */
-static void
+void
 store_wrote(struct store *s, uint64_t rev)
 {
 	if (rev > s->batch_rev)

@@ -224,6 +224,15 @@ struct store_keys {
 		int		 blind;
 	}			 k[STORE_PREFETCH_MAX];
 	size_t			 n;
+	/*
+	 * A range the batch deletes (store_delete_range()): keys in
+	 * [rkey, rend), rend NULL for every key from rkey on; rkey NULL for
+	 * none.  A remote store reads it with the base and fails the commit
+	 * as a conflict if another writer changed a key in it since; a batch
+	 * with a range is the only one out.
+	 */
+	const char		*rkey, *rend;
+	size_t			 rkey_len, rend_len;
 };
 
 static inline void
@@ -253,7 +262,21 @@ struct store_range {
 	int			 keys_only;
 	uint64_t		 rev;		/* the state at, 0: current */
 	int			 serializable;	/* see store_read_get_at() */
+	/*
+	 * Bounds besides the prefix: keys from start (inclusive) up to end
+	 * (exclusive), each NULL for none (a list's "key" and "range_end").
+	 */
+	const char		*start;
+	size_t			 start_len;
+	const char		*end;
+	size_t			 end_len;
+	/*
+	 * Descending: the highest keys first, up to limit; "more": lower
+	 * ones follow; after is then an exclusive upper bound.
+	 */
+	int			 reverse;
 };
+/* Range deletes, and a range's bounds as one span: store_range.h. */
 
 #define STORE_ENDPOINTS_MAX	8
 

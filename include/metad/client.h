@@ -192,6 +192,12 @@ struct md_list {
 int		 md_list(struct md_client *, const struct md_list_opts *,
 		    struct md_list *);
 void		 md_list_free(struct md_list *);
+/*
+ * The present keys of keys[0..n) (n at most 128), in key order, all at
+ * one rev (l->rev); missing ones are left out.  Free l with md_list_free.
+ */
+int		 md_get_many(struct md_client *, const char *const *keys,
+		    size_t n, const struct md_read_opts *, struct md_list *);
 
 enum md_precond {
 	MD_PRE_NONE = 0,
@@ -221,6 +227,17 @@ int		 md_put(struct md_client *, const char *key, const void *value,
 		    struct md_put_result *);
 int		 md_delete(struct md_client *, const char *key,
 		    const struct md_write_opts *, int *deleted, uint64_t *rev);
+/*
+ * Every key that starts with prefix ("": every key), or every key in
+ * [key, end), deleted at one rev; *deleted how many (0: none, and *rev
+ * did not move).  The options: a fence only.
+ */
+int		 md_delete_prefix(struct md_client *, const char *prefix,
+		    const struct md_write_opts *, uint64_t *deleted,
+		    uint64_t *rev);
+int		 md_delete_range(struct md_client *, const char *key,
+		    const char *end, const struct md_write_opts *,
+		    uint64_t *deleted, uint64_t *rev);
 /*
  * body: a JSON object with "if", "then", "else" and optionally "fence"
  * (metad-protocol(7), TRANSACTIONS).  *resp_json (if not NULL): the whole response, for "results";

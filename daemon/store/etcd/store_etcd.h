@@ -77,6 +77,10 @@ struct etcd_batch {
 	size_t			 snap_chunk;	/* being read */
 	uint64_t		 read_rev;	/* the reads, at */
 	uint64_t		 base_rev;
+	/* The range it deletes (store_keys.rkey), read at begin: */
+	int			 has_range, range_read;
+	char			*rkey, *rend;	/* rend NULL: no end */
+	size_t			 rkey_len, rend_len;
 	int			 landed;	/* its commit's callback */
 	store_done		 begun;
 	void			*begun_arg;
@@ -110,6 +114,9 @@ struct store_etcd {
 	struct etcd_evs		 overlay;
 	size_t			 mark;
 	int			 marked;
+	/* The overlay's [drange_from, drange_to): the batch's range delete. */
+	int			 drange;
+	size_t			 drange_from, drange_to;
 	uint64_t		 compact_to_mark, compact_rev_mark;
 	uint64_t		 id;		/* this store's, in tokens */
 	uint64_t		 commits;
@@ -207,6 +214,28 @@ int	 etcd_range(struct store_etcd *, const char *, const char *, uint64_t,
 void	 etcd_reply_kvs(struct store_etcd *, const cJSON *, uint64_t,
 	    struct etcd_evs *, int *);
 void	 etcd_evs_free(struct etcd_evs *);
+
+/* A batch's mark, undo, reopen, rollback, compact (store_etcd_batch.c). */
+int	store_etcd_mark(struct store *, struct store_err *);
+int	store_etcd_undo(struct store *, struct store_err *);
+void	store_etcd_reopen(struct store *);
+void	store_etcd_rollback(struct store *);
+int	store_etcd_compact(struct store *, uint64_t, struct store_err *);
+
+/* Range deletes (store_etcd_range.c). */
+void	etcd_batch_range_set(struct etcd_batch *, const struct store_keys *);
+/* The read of the batch's range at begin; done: etcd_begin_end(). */
+int	etcd_begin_range(struct etcd_batch *, struct store_err *);
+void	etcd_begin_end(struct etcd_batch *, const struct store_err *);
+int	store_etcd_del_range(struct store *, uint64_t, const char *, size_t,
+	    const char *, size_t, uint64_t *, struct store_err *);
+/* The overlay's i-th write: sent as the DeleteRange (first), or not. */
+int	etcd_drange_first(const struct store_etcd *, size_t);
+int	etcd_drange_skip(const struct store_etcd *, size_t);
+void	etcd_pb_drange(struct buf *, struct store_etcd *,
+	    const struct etcd_batch *);
+void	etcd_pb_range_cmp(struct buf *, struct store_etcd *,
+	    const struct etcd_batch *);
 
 /* Reads (store_etcd_read.c). */
 void	store_etcd_read_get(struct store *, const char *, size_t, uint64_t,

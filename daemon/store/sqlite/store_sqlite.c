@@ -452,13 +452,20 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 	else
 		idx = b.hi != NULL ? SQ_RANGE : SQ_RANGE_OPEN;
 	st = q->st[idx];
-	store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
-	if (b.hi != NULL)
-		store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
-	sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
-	    (sqlite3_int64)r->limit + 1);
-	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
-	store_sqlite_done(st);
+	if (r->reverse && (st = store_sqlite_desc(q, st, err)) == NULL)
+		n = -1;
+	else {
+		store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
+		if (b.hi != NULL)
+			store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
+		sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
+		    (sqlite3_int64)r->limit + 1);
+		n = store_sqlite_walk(q, st, r, cb, arg, more, err);
+		if (r->reverse)
+			sqlite3_finalize(st);
+		else
+			store_sqlite_done(st);
+	}
 	free(b.lo);
 	free(b.hi);
 	return (n);
@@ -530,6 +537,7 @@ const struct store_backend store_sqlite_backend = {
 	.get = store_sqlite_get,
 	.put = store_sqlite_put,
 	.del = store_sqlite_del,
+	.del_range = store_sqlite_del_range,
 	.mark = store_sqlite_mark,
 	.undo = store_sqlite_undo,
 	.compact = store_sqlite_compact,

@@ -261,6 +261,15 @@ int	store_sqlite_put(struct store *, uint64_t, uint32_t, const char *,
 	    struct store_err *);
 int	store_sqlite_del(struct store *, uint64_t, uint32_t, const char *,
 	    size_t, int *, struct store_err *);
+/*
+ * A range statement (its SQL ends "ORDER BY ... LIMIT ?3") descending: a
+ * statement of its own, that the caller finalizes; NULL and err if not.
+ */
+sqlite3_stmt	*store_sqlite_desc(struct store_sqlite *, sqlite3_stmt *,
+		    struct store_err *);
+/* store.h: store_delete_range() (store_sqlite_range.c). */
+int	store_sqlite_del_range(struct store *, uint64_t, const char *, size_t,
+	    const char *, size_t, uint64_t *, struct store_err *);
 int	store_sqlite_mark(struct store *, struct store_err *);
 int	store_sqlite_undo(struct store *, struct store_err *);
 void	store_sqlite_rollback(struct store *);
