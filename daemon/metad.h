@@ -43,6 +43,7 @@ struct metad_config {
 	size_t		 max_pending_bytes;
 	size_t		 max_answer_bytes;	/* list, history */
 	size_t		 view_max_bytes;	/* etcd: the view's */
+	uint64_t	 idem_window_ms;	/* a token's record kept */
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
 	unsigned	 max_watches_per_peer;

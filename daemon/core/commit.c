@@ -6,6 +6,7 @@
 
 #include "core/commit.h"
 #include "core/events.h"
+#include "core/idem.h"
 #include "log.h"
 #include "metad.h"
 #include "core/reply.h"
@@ -93,7 +94,7 @@ commit_unpark(struct commit *cm, uint64_t rev)
 
 	for (r = head; r != NULL; r = next) {
 		next = TAILQ_NEXT(r, entry);
-		if (r->wrote_rev > rev)
+		if (r->wrote_rev > rev || r->replay_rev > rev)
 			continue;
 		TAILQ_REMOVE(&cm->parked, r, entry);
 		cm->nparked--;
@@ -261,27 +262,38 @@ commit_fail(struct cbatch *b, const struct store_err *se)
 	log_warnx("commit failed: %s", se->msg);
 	TAILQ_FOREACH(r, &b->reqs, entry) {
 		reply_store_error(r, se);
-		r->wrote_rev = 0;
+		r->wrote_rev = r->replay_rev = 0;
 	}
 	commit_end(b);
 }
 
-/* Apply one request at the next rev; answers it whatever happens. */
+/*
+ * Apply one request at the next rev; answers it whatever happens.  One
+ * carrying a token is answered from its record if it has one, else
+ * applied and its answer recorded with it (core/idem.h).
+ */
 static void
 commit_apply(struct cbatch *b, struct req *r)
 {
 	struct store		*st = b->cm->md->store;
 	struct store_err	 se;
-	int			 wrote = 0, mark;
+	int			 wrote = 0, mark, rc;
 
 	buf_reset(&r->resp);
-	r->wrote_rev = 0;
-	mark = !(r->op->flags & OP_ONE_WRITE);
+	r->wrote_rev = r->replay_rev = 0;
+	if (r->idem != NULL && (rc = idem_replay(r, st, &se)) != 0) {
+		if (rc < 0)
+			reply_store_error(r, &se);
+		return;
+	}
+	mark = !(r->op->flags & OP_ONE_WRITE) || r->idem != NULL;
 	if (mark && store_mark(st, &se) != 0) {
 		reply_store_error(r, &se);
 		return;
 	}
-	if (r->op->apply(r, b->last_rev + 1, &wrote, &se) != 0) {
+	if (r->op->apply(r, b->last_rev + 1, &wrote, &se) != 0 ||
+	    (r->idem != NULL && idem_record(r, st, wrote ? b->last_rev + 1 :
+	    0, &se) != 0)) {
 		reply_store_error(r, &se);
 		if (mark && store_undo(st, &se) != 0)
 			log_warnx("undo: %s", se.msg);

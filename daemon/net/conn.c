@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,6 +58,8 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->uid = uid;
 	c->gid = gid;
 	c->pid = pid;
+	c->identity_len = (size_t)snprintf(c->identity, sizeof c->identity,
+	    "uid:%lu", (unsigned long)uid);
 	c->access = access;
 	TAILQ_INIT(&c->peer.watches);
 	c->peer.md = md;
@@ -225,6 +228,8 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->order = &c->order;
 	r->peer = &c->peer;
 	r->conn_dead = &c->dead;
+	r->identity = c->identity;
+	r->identity_len = c->identity_len;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	if (rc == 0 && req_writes(r)) {

@@ -33,6 +33,9 @@ struct watch;
 struct metad;
 struct server_peer;
 
+/* A peer's identity's text, at most (the NUL included). */
+#define CONN_IDENTITY_MAX	272
+
 struct conn {
 	struct metad		*md;
 	int			 fd;
@@ -47,6 +50,12 @@ struct conn {
 	uid_t			 uid;
 	gid_t			 gid;
 	pid_t			 pid;
+	/*
+	 * Its peer's identity, which scopes its "idem" tokens
+	 * (core/idem.h): "uid:N" on the Unix socket.
+	 */
+	char			 identity[CONN_IDENTITY_MAX];
+	size_t			 identity_len;
 	enum conn_access	 access;
 	struct req_queue	 reqs;		 /* not yet answered */
 	unsigned		 nreqs;

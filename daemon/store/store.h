@@ -513,6 +513,35 @@ void	store_rollback(struct store *);
 int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
 
 /*
+ * Idempotent writes (metad-protocol(7), IDEMPOTENT WRITES): the answer a
+ * write request carrying a token got, recorded in the batch that applied
+ * it, so durable with it and gone with it if the batch is undone or fails.
+ * tok is opaque bytes, 1 to STORE_IDEM_TOK_MAX (the caller puts the
+ * peer's identity in it).  Inside a batch: store_idem_get() sees the
+ * batch's own records; 1 found (*rec filled, its answer valid until the
+ * next call on the store), 0 absent, -1 error; a record whose expires_ms
+ * (wall-clock ms) is at or before now_ms is absent.  store_idem_put()
+ * records (or replaces) one, and drops a few expired ones, never more
+ * than STORE_IDEM_PURGE a call.  store_has_idem() is 0 for a backend
+ * without records: the others fail.
+ */
+#define STORE_IDEM_TOK_MAX	512
+#define STORE_IDEM_PURGE	4
+
+struct store_idem {
+	const void		*answer;
+	size_t			 answer_len;
+	uint64_t		 rev;		/* its write's, 0: none */
+	uint64_t		 expires_ms;	/* wall clock */
+};
+
+int	store_has_idem(const struct store *);
+int	store_idem_get(struct store *, const void *tok, size_t len,
+	    uint64_t now_ms, struct store_idem *, struct store_err *);
+int	store_idem_put(struct store *, const void *tok, size_t len,
+	    const struct store_idem *, uint64_t now_ms, struct store_err *);
+
+/*
  * A snapshot (store_snap.c): a metad SQLite database of the whole store
  * as of one revision, written to path (a new file: the caller removes it
  * when done with it), step by step on opts.base's loop while the store

@@ -117,6 +117,18 @@ struct store_backend {
 		    store_revoke_done, void *);
 
 	/*
+	 * Idempotent writes' records (store_idem_*() in store.h), inside a
+	 * batch, with it; NULL for a backend without them.  get: 1 found
+	 * (whatever its expiry: store.c checks it), 0, -1.  put: record it,
+	 * and drop at most STORE_IDEM_PURGE records expired at now_ms.
+	 */
+	int	 (*idem_get)(struct store *, const void *, size_t,
+		    struct store_idem *, struct store_err *);
+	int	 (*idem_put)(struct store *, const void *, size_t,
+		    const struct store_idem *, uint64_t now_ms,
+		    struct store_err *);
+
+	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),
 	 * or NULL: the store is then read with read_range at one rev.
 	 */
