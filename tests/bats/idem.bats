@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# Idempotent writes (metad-protocol(7), IDEMPOTENT WRITES): a write's
+# "idem" token answers it again with its first answer, without writing.
+# The local stores record the answers; etcd refuses "idem" for now.
+
+load helpers
+
+setup() {
+	testdir
+	chmod 0755 "$TESTDIR"
+}
+
+teardown() {
+	stop_bg ${BGS:-}
+	metad_cleanup
+}
+
+# no_id JSON: the answer without its "id" member.
+no_id() {
+	sed 's/^{"id":[^,]*,/{/' <<<"$1"
+}
+
+# version KEY: the key's version, from a get.
+version() {
+	req "{\"op\":\"get\",\"key\":\"$1\"}" | sed -n 's/.*"version":\([0-9]*\).*/\1/p'
+}
+
+# bats test_tags=store:local
+@test "a put with a token is applied once; sent again it answers the same, with its own id" {
+	metad_start
+	run req '{"id":1,"op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_output "$(rv '{"id":1,"ok":true,"kv":{"key":"k","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	first=$output
+	run req '{"id":"two","op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_output "$(rv '{"id":"two","ok":true,"kv":{"key":"k","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	# No id: the same answer, none echoed.
+	run req '{"op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_output "$(no_id "$first")"
+	[ "$(version k)" = 1 ]
+	# Another body under the same token: still the first answer, nothing
+	# written (the value stays "a").
+	run req '{"op":"put","key":"k","value":"other","idem":"t1"}'
+	assert_output "$(no_id "$first")"
+	run mctl get k
+	assert_output a
+	# A new token writes.
+	run req '{"op":"put","key":"k","value":"b","idem":"t2"}'
+	assert_output --partial "$(rv '"rev":@2}')"
+}
+
+# bats test_tags=store:local
+@test "a txn, a delete, an epoch bump and a compact are replayed as first answered" {
+	metad_start
+	t='{"op":"txn","if":[{"key":"k","version":0}],"then":[{"op":"put","key":"k","value":"1"},{"op":"get","key":"k"}],"else":[{"op":"get","key":"k"}],"idem":"x"}'
+	run req "$t"
+	assert_output "$(rv '{"ok":true,"succeeded":true,"results":[{"op":"put","kv":{"key":"k","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0},{"op":"get","kv":{"key":"k","value":"1","version":1,"create_rev":@1,"mod_rev":@1}}],"rev":@1}')"
+	first=$output
+	# Its compare would fail now: the replay is still the first outcome.
+	run req "$t"
+	assert_output "$first"
+	run req '{"op":"epoch_bump","key":"e","owner":"me","idem":"eb"}'
+	bump=$output
+	assert_output --partial "$(rv '"rev":@2}')"
+	run req '{"op":"epoch_bump","key":"e","owner":"me","idem":"eb"}'
+	assert_output "$bump"
+	run req '{"op":"delete","key":"k","idem":"d"}'
+	assert_output "$(rv '{"ok":true,"deleted":true,"rev":@3}')"
+	run req '{"op":"delete","key":"k","idem":"d"}'
+	assert_output "$(rv '{"ok":true,"deleted":true,"rev":@3}')"
+	run req "$(rv '{"op":"compact","rev":@2,"idem":"c"}')"
+	compact=$output
+	assert_output --partial '"ok":true'
+	run req "$(rv '{"op":"compact","rev":@3,"idem":"c"}')"
+	assert_output "$compact"
+	run req '{"op":"epoch_get","key":"e"}'
+	assert_output --partial '"epoch":1,'
+}
+
+# bats test_tags=store:local
+@test "a failed precondition is replayed as the same failure, even once it would hold" {
+	metad_start
+	mctl put k v1 >/dev/null
+	run req '{"op":"put","key":"k","value":"x","if_version":2,"idem":"p"}'
+	assert_output --partial '"code":"failed_precondition"'
+	assert_output --partial '"message":"version is 1, not 2"'
+	first=$output
+	mctl put k v2 >/dev/null	# now at version 2: the put would hold
+	run req '{"op":"put","key":"k","value":"x","if_version":2,"idem":"p"}'
+	assert_output "$first"
+	run mctl get k
+	assert_output v2
+	# A fenced write and an unknown lease are outcomes too.
+	run req '{"op":"put","key":"f","value":"x","fence":{"key":"e","epoch":3},"idem":"fe"}'
+	assert_output --partial '"code":"fenced"'
+	fenced=$output
+	req '{"op":"epoch_bump","key":"e"}' >/dev/null
+	run req '{"op":"put","key":"f","value":"x","fence":{"key":"e","epoch":3},"idem":"fe"}'
+	assert_output "$fenced"
+}
+
+# bats test_tags=store:local
+@test "lease grant and revoke with a token: one lease, one revoke" {
+	metad_start
+	run req '{"op":"lease_grant","ttl_ms":60000,"idem":"g"}'
+	grant=$output
+	id=$(sed -n 's/.*"lease":\([0-9]*\).*/\1/p' <<<"$grant")
+	[ -n "$id" ]
+	run req '{"op":"lease_grant","ttl_ms":60000,"idem":"g"}'
+	assert_output "$grant"
+	run req '{"op":"lease_list"}'
+	[ "$(grep -o '"lease":' <<<"$output" | wc -l)" -eq 1 ]
+	mctl put --lease "$id" lk v >/dev/null
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output "$(rv '{"ok":true,"rev":@2,"deleted":1}')"
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output "$(rv '{"ok":true,"rev":@2,"deleted":1}')"
+	# Without the token: the lease is gone.
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id}"
+	assert_output --partial '"code":"not_found"'
+}
+
+# bats test_tags=store:local,store:durable
+@test "a token is answered again after kill -9 and a restart" {
+	metad_start
+	run req '{"op":"put","key":"k","value":"a","idem":"crash"}'
+	first=$output
+	run req '{"op":"put","key":"k","value":"x","if_absent":true,"idem":"crash2"}'
+	failed=$output
+	assert_output --partial '"code":"failed_precondition"'
+	metad_stop KILL
+	metad_start
+	run req '{"op":"put","key":"k","value":"b","idem":"crash"}'
+	assert_output "$first"
+	run req '{"op":"delete","key":"k","idem":"crash2"}'
+	assert_output "$failed"
+	run mctl get k
+	assert_output a
+}
+
+# bats test_tags=store:local
+@test "tokens are their peer's: another uid's same token is its own" {
+	[ "$(id -u)" -eq 0 ] || skip "root: needs root to run clients as another uid"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	metad_start --socket-mode 0666 --allow-uid 65534
+	run req '{"op":"put","key":"k","value":"root","idem":"same"}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"k","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	nobody() {
+		printf '%s\n' "$1" | setpriv --reuid=65534 --regid=65534 \
+		    --clear-groups socat -t 2 - "UNIX-CONNECT:$SOCK"
+	}
+	run nobody '{"op":"put","key":"k","value":"nobody","idem":"same"}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"k","version":2,"create_rev":@1,"mod_rev":@2},"prev_version":1,"rev":@2}')"
+	run nobody '{"op":"put","key":"k","value":"nobody","idem":"same"}'
+	assert_output --partial "$(rv '"rev":@2}')"
+	run req '{"op":"put","key":"k","value":"root","idem":"same"}'
+	assert_output --partial "$(rv '"rev":@1}')"
+	run mctl get k
+	assert_output nobody
+}
+
+# bats test_tags=store:local
+@test "--idem-window: past it, the token is forgotten and the write applies again" {
+	metad_start --idem-window 1s
+	run req '{"op":"put","key":"k","value":"a","idem":"w"}'
+	assert_output --partial "$(rv '"rev":@1}')"
+	run req '{"op":"put","key":"k","value":"a","idem":"w"}'
+	assert_output --partial "$(rv '"rev":@1}')"
+	# Expired: applied again (at a new rev), and recorded again.
+	again() {
+		req '{"op":"put","key":"k","value":"a","idem":"w"}' |
+		    grep -q "$(rv '"rev":@2}')"
+	}
+	wait_for -t 20 again
+	run req '{"op":"put","key":"k","value":"a","idem":"w"}'
+	assert_output --partial "$(rv '"rev":@2}')"
+	[ "$(version k)" = 2 ]
+}
+
+# bats test_tags=store:local
+@test "the same token sent on 8 connections at once is applied once" {
+	metad_start
+	local i
+	BGS=
+	for i in 1 2 3 4 5 6 7 8; do
+		req "{\"op\":\"put\",\"key\":\"k\",\"value\":\"v$i\",\"idem\":\"dup\"}" \
+		    >"$TESTDIR/ans.$i" &
+		BGS="$BGS $!"
+	done
+	for i in $BGS; do
+		wait "$i"
+	done
+	BGS=
+	for i in 2 3 4 5 6 7 8; do
+		cmp "$TESTDIR/ans.1" "$TESTDIR/ans.$i"
+	done
+	run cat "$TESTDIR/ans.1"
+	assert_output --partial "$(rv '"version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	[ "$(version k)" = 1 ]
+	# Pipelined on one connection, too.
+	run raw <<-EOF
+	{"id":1,"op":"put","key":"p","value":"1","idem":"pipe"}
+	{"id":2,"op":"put","key":"p","value":"2","idem":"pipe"}
+	EOF
+	assert_line --index 0 "$(rv '{"id":1,"ok":true,"kv":{"key":"p","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
+	assert_line --index 1 "$(rv '{"id":2,"ok":true,"kv":{"key":"p","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
+}
+
+@test "a token must be a string of 1 to 128 bytes, on a write" {
+	metad_start
+	run req '{"op":"put","key":"k","value":"a","idem":""}'
+	assert_output --partial '"code":"bad_request"'
+	assert_output --partial 'field \"idem\"'
+	run req '{"op":"put","key":"k","value":"a","idem":7}'
+	assert_output --partial '"code":"bad_request"'
+	long=$(printf 'x%.0s' $(seq 129))
+	run req "{\"op\":\"put\",\"key\":\"k\",\"value\":\"a\",\"idem\":\"$long\"}"
+	assert_output --partial '"code":"bad_request"'
+	run req '{"op":"get","key":"k","idem":"r"}'
+	assert_output --partial 'unknown field \"idem\"'
+	if store_is etcd; then
+		run req '{"op":"put","key":"k","value":"a","idem":"t"}'
+		assert_output --partial '"code":"bad_request"'
+		assert_output --partial 'not available on the etcd backend'
+		return
+	fi
+	run req "{\"op\":\"put\",\"key\":\"k\",\"value\":\"a\",\"idem\":\"${long:1}\"}"
+	assert_output --partial '"ok":true'
+	run req '{"op":"put","key":"k","value":"a","idem":"é✓"}'
+	assert_output --partial '"ok":true'
+}
