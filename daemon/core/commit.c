@@ -309,9 +309,10 @@ commit_apply(struct cbatch *b, struct req *r)
  * The (one) writing request's commit landed elsewhere than planned (a
  * writer outside metad, or other batches out with it, moved the store), or
  * the store asked: run it again on the state it was decided on, to answer
- * with the revisions its write really has.
+ * with the revisions its write really has.  Returns it, or NULL if its
+ * answer could not be made again (it is answered with the error).
  */
-static void
+static struct req *
 commit_reanswer(struct cbatch *b)
 {
 	struct store		*st = b->cm->md->store;
@@ -335,8 +336,20 @@ commit_reanswer(struct cbatch *b)
 		    se.msg);
 		buf_reset(&r->resp);
 		reply_store_error(r, &se);
+		r = NULL;
 	}
 	store_rollback(st);
+	return (r);
+}
+
+/* The writer's record was fixed (idem_fix()), or could not be. */
+static void
+commit_fixed(void *arg, const struct store_err *se)
+{
+	if (se != NULL)
+		log_warnx("the answer of a write with an idem token could not "
+		    "be recorded where it landed: %s", se->msg);
+	commit_end(arg);
 }
 
 static void
@@ -359,8 +372,9 @@ commit_landed(void *arg, const struct store_err *se)
 		return;
 	}
 	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
-	    store_answer_again(st)))
-		commit_reanswer(b);
+	    store_answer_again(st)) &&
+	    idem_fix(commit_reanswer(b), st, commit_fixed, b))
+		return;
 	commit_end(b);
 }
 
@@ -410,6 +424,7 @@ static int
 commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 {
 	struct cbatch	*b;
+	size_t		 i;
 
 	ks->n = 0;
 	if (store_lands_in_order(cm->md->store))
@@ -419,6 +434,12 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 		return (0);
 	if (r->op->keys != NULL)
 		r->op->keys(r, ks);
+	if (r->idem != NULL) {
+		/* Its answer is recorded as made: no key blind (store.h). */
+		for (i = 0; i < ks->n; i++)
+			ks->k[i].blind = 0;
+		store_keys_add_idem(ks, r->idem_name, r->idem_name_len);
+	}
 	TAILQ_FOREACH(b, &cm->out, entry) {
 		if (commit_keys_meet(ks, &b->ks))
 			return (0);
@@ -463,9 +484,14 @@ commit_run(struct commit *cm)
 			cm->queued--;
 			TAILQ_INSERT_TAIL(&b->reqs, r, entry);
 			b->n++;
-			for (i = 0; i < ks.n; i++)
-				store_keys_add_as(&b->ks, ks.k[i].key,
-				    ks.k[i].len, ks.k[i].blind);
+			for (i = 0; i < ks.n; i++) {
+				if (ks.k[i].idem)
+					store_keys_add_idem(&b->ks,
+					    ks.k[i].key, ks.k[i].len);
+				else
+					store_keys_add_as(&b->ks, ks.k[i].key,
+					    ks.k[i].len, ks.k[i].blind);
+			}
 			if (max != 0 && b->n >= max)
 				break;
 		}

@@ -107,6 +107,11 @@ struct req {
 	const char		*idem;
 	size_t			 idem_len;
 	uint64_t		 replay_rev;
+	/* Its record's name (idem_name_make()) and the answer recorded. */
+	char			*idem_name;
+	size_t			 idem_name_len;
+	struct buf		 idem_rec;
+	uint64_t		 idem_expires;	/* the record's, wall ms */
 	uint64_t		 parked_ms;	/* waits for its events since */
 	int			 done;		/* resp is the answer */
 	/*

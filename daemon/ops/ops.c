@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/commit.h"
+#include "core/idem.h"
 #include "enc.h"
 #include "log.h"
 #include "metad.h"
@@ -101,7 +102,7 @@ ops_idem_take(struct req *r, struct proto_err *e)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\": "
 		    "idempotent writes are not available on the %s backend "
 		    "yet", store_name(r->md->store)));
-	if (r->identity == NULL)
+	if (idem_name_make(r) != 0)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\": "
 		    "this connection has no peer identity to scope it"));
 	return (0);

@@ -187,7 +187,13 @@ struct store_keys {
 		 * then reads it as it was just before the commit).
 		 */
 		int		 blind;
-	}			 k[STORE_PREFETCH_MAX];
+		/*
+		 * Not a key: the name of an idempotent write's record
+		 * (store_idem_get()), which a remote store reads with the
+		 * keys.  A name holds a NUL, so it is never a key's.
+		 */
+		int		 idem;
+	}			 k[STORE_PREFETCH_MAX + 1];
 	size_t			 n;
 };
 
@@ -199,6 +205,20 @@ store_keys_add_as(struct store_keys *ks, const char *key, size_t len,
 		ks->k[ks->n].key = key;
 		ks->k[ks->n].len = len;
 		ks->k[ks->n].blind = blind;
+		ks->k[ks->n].idem = 0;
+		ks->n++;
+	}
+}
+
+/* The name of the batch's idem record: read with its keys. */
+static inline void
+store_keys_add_idem(struct store_keys *ks, const char *name, size_t len)
+{
+	if (ks->n < STORE_PREFETCH_MAX + 1) {
+		ks->k[ks->n].key = name;
+		ks->k[ks->n].len = len;
+		ks->k[ks->n].blind = 0;
+		ks->k[ks->n].idem = 1;
 		ks->n++;
 	}
 }
@@ -533,6 +553,12 @@ struct store_idem {
 	size_t			 answer_len;
 	uint64_t		 rev;		/* its write's, 0: none */
 	uint64_t		 expires_ms;	/* wall clock */
+	/*
+	 * A remote store's get: the write landed at rev, but its answer
+	 * was not kept (store_idem_fix() never came); store_idem_get()
+	 * fails saying so.
+	 */
+	int			 lost;
 };
 
 int	store_has_idem(const struct store *);
@@ -540,6 +566,16 @@ int	store_idem_get(struct store *, const void *tok, size_t len,
 	    uint64_t now_ms, struct store_idem *, struct store_err *);
 int	store_idem_put(struct store *, const void *tok, size_t len,
 	    const struct store_idem *, uint64_t now_ms, struct store_err *);
+/*
+ * Outside a batch, on a store that can land a batch elsewhere than planned
+ * (store_reopen()): the record put by the batch just landed holds the
+ * answer made before its rev was known; replace it with rec, the answer
+ * made again (at rec->rev, where the batch landed).  done is called once;
+ * an error leaves the first record (a replay then learns its answer was
+ * not kept).  Local stores fail.
+ */
+void	store_idem_fix(struct store *, const void *tok, size_t len,
+	    const struct store_idem *, store_done, void *);
 
 /*
  * A snapshot (store_snap.c): a metad SQLite database of the whole store

@@ -127,6 +127,9 @@ struct store_backend {
 	int	 (*idem_put)(struct store *, const void *, size_t,
 		    const struct store_idem *, uint64_t now_ms,
 		    struct store_err *);
+	/* A remote store's: store_idem_fix(), outside batches. */
+	void	 (*idem_fix)(struct store *, const void *, size_t,
+		    const struct store_idem *, store_done, void *);
 
 	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),

@@ -41,7 +41,14 @@ store_idem_get(struct store *s, const void *tok, size_t len, uint64_t now_ms,
 		return (-1);
 	if ((rc = s->backend->idem_get(s, tok, len, rec, err)) != 1)
 		return (rc);
-	return (rec->expires_ms > now_ms);
+	if (rec->expires_ms <= now_ms)
+		return (0);
+	if (rec->lost)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "the write of "
+		    "this idem token was applied at rev %llu, but its answer "
+		    "was lost before it was kept (the daemon stopped): it is "
+		    "not applied again", (unsigned long long)rec->rev));
+	return (1);
 }
 
 int
@@ -54,4 +61,20 @@ store_idem_put(struct store *s, const void *tok, size_t len,
 		return (-1);
 	s->dirty = 1;
 	return (0);
+}
+
+void
+store_idem_fix(struct store *s, const void *tok, size_t len,
+    const struct store_idem *rec, store_done done, void *arg)
+{
+	struct store_err	 err;
+
+	if (s->backend->idem_fix == NULL) {
+		store_err_set(&err, STORE_ERR_INTERNAL, "the %s backend lands "
+		    "every batch where planned: no record to fix",
+		    s->backend->name);
+		done(arg, &err);
+		return;
+	}
+	s->backend->idem_fix(s, tok, len, rec, done, arg);
 }

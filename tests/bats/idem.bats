@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Idempotent writes (metad-protocol(7), IDEMPOTENT WRITES): a write's
-# "idem" token answers it again with its first answer, without writing.
-# The local stores record the answers; etcd refuses "idem" for now.
+# "idem" token answers it again with its first answer, without writing,
+# on every backend (on etcd, lease grants and revokes do not take one yet).
 
 load helpers
 
@@ -25,7 +25,6 @@ version() {
 	req "{\"op\":\"get\",\"key\":\"$1\"}" | sed -n 's/.*"version":\([0-9]*\).*/\1/p'
 }
 
-# bats test_tags=store:local
 @test "a put with a token is applied once; sent again it answers the same, with its own id" {
 	metad_start
 	run req '{"id":1,"op":"put","key":"k","value":"a","idem":"t1"}'
@@ -48,7 +47,6 @@ version() {
 	assert_output --partial "$(rv '"rev":@2}')"
 }
 
-# bats test_tags=store:local
 @test "a txn, a delete, an epoch bump and a compact are replayed as first answered" {
 	metad_start
 	t='{"op":"txn","if":[{"key":"k","version":0}],"then":[{"op":"put","key":"k","value":"1"},{"op":"get","key":"k"}],"else":[{"op":"get","key":"k"}],"idem":"x"}'
@@ -76,7 +74,6 @@ version() {
 	assert_output --partial '"epoch":1,'
 }
 
-# bats test_tags=store:local
 @test "a failed precondition is replayed as the same failure, even once it would hold" {
 	metad_start
 	mctl put k v1 >/dev/null
@@ -119,7 +116,7 @@ version() {
 	assert_output --partial '"code":"not_found"'
 }
 
-# bats test_tags=store:local,store:durable
+# bats test_tags=store:durable
 @test "a token is answered again after kill -9 and a restart" {
 	metad_start
 	run req '{"op":"put","key":"k","value":"a","idem":"crash"}'
@@ -137,7 +134,6 @@ version() {
 	assert_output a
 }
 
-# bats test_tags=store:local
 @test "tokens are their peer's: another uid's same token is its own" {
 	[ "$(id -u)" -eq 0 ] || skip "root: needs root to run clients as another uid"
 	command -v setpriv >/dev/null || skip "needs setpriv"
@@ -158,7 +154,6 @@ version() {
 	assert_output nobody
 }
 
-# bats test_tags=store:local
 @test "--idem-window: past it, the token is forgotten and the write applies again" {
 	metad_start --idem-window 1s
 	run req '{"op":"put","key":"k","value":"a","idem":"w"}'
@@ -176,7 +171,6 @@ version() {
 	[ "$(version k)" = 2 ]
 }
 
-# bats test_tags=store:local
 @test "the same token sent on 8 connections at once is applied once" {
 	metad_start
 	local i
@@ -217,12 +211,6 @@ version() {
 	assert_output --partial '"code":"bad_request"'
 	run req '{"op":"get","key":"k","idem":"r"}'
 	assert_output --partial 'unknown field \"idem\"'
-	if store_is etcd; then
-		run req '{"op":"put","key":"k","value":"a","idem":"t"}'
-		assert_output --partial '"code":"bad_request"'
-		assert_output --partial 'not available on the etcd backend'
-		return
-	fi
 	run req "{\"op\":\"put\",\"key\":\"k\",\"value\":\"a\",\"idem\":\"${long:1}\"}"
 	assert_output --partial '"ok":true'
 	run req '{"op":"put","key":"k","value":"a","idem":"é✓"}'

@@ -84,6 +84,7 @@ store_mem_idem_get(struct store *s, const void *tok, size_t len,
 	p = mem_idem_slot(m, tok, len, store_hash_bytes(tok, len));
 	if (p == NULL || *p == NULL)
 		return (0);
+	memset(rec, 0, sizeof *rec);
 	rec->answer = (*p)->answer;
 	rec->answer_len = (*p)->answer_len;
 	rec->rev = (*p)->rev;

@@ -102,6 +102,7 @@ store_sqlite_idem_get(struct store *s, const void *tok, size_t len,
 		return (rc == SQLITE_DONE ? 0 : -1);
 	}
 	/* A copy: the statement is reset before the caller reads it. */
+	memset(rec, 0, sizeof *rec);
 	rec->answer_len = (size_t)sqlite3_column_bytes(st, 0);
 	a = sqlite3_column_blob(st, 0);
 	free(q->idem_answer);
