@@ -216,3 +216,57 @@ version() {
 	run req '{"op":"put","key":"k","value":"a","idem":"é✓"}'
 	assert_output --partial '"ok":true'
 }
+
+@test "writes with tokens on 16 connections at once: each replay is its first answer" {
+	metad_start
+	local i
+	BGS=
+	for i in $(seq 16); do
+		(
+			req "{\"op\":\"put\",\"key\":\"c$i\",\"value\":\"$i\",\"idem\":\"c$i\"}" \
+			    >"$TESTDIR/first.$i"
+			req "{\"op\":\"put\",\"key\":\"c$i\",\"value\":\"$i\",\"idem\":\"c$i\"}" \
+			    >"$TESTDIR/again.$i"
+		) &
+		BGS="$BGS $!"
+	done
+	for i in $BGS; do
+		wait "$i"
+	done
+	BGS=
+	for i in $(seq 16); do
+		grep -q '"ok":true' "$TESTDIR/first.$i"
+		cmp "$TESTDIR/first.$i" "$TESTDIR/again.$i"
+		# The answer's rev is the key's mod_rev, as a read says.
+		rev=$(sed -n 's/.*"rev":\([0-9]*\)}$/\1/p' "$TESTDIR/first.$i")
+		run req "{\"op\":\"get\",\"key\":\"c$i\"}"
+		assert_output --partial "\"version\":1,\"create_rev\":$rev,\"mod_rev\":$rev}"
+	done
+}
+
+# bats test_tags=store:etcd
+@test "etcd: a write whose txn answer etcd loses is applied once, and its token replays the answer" {
+	[ -n "${METAD_TEST_ETCD:-}" ] || skip "needs the etcd of tests/run-etcd"
+	[ -x "$ROOT/build/tests/dropproxy" ] || {
+		echo "build/tests/dropproxy is not built" >&2
+		return 1
+	}
+	testdir
+	local prefix="idem-test/$BATS_TEST_NUMBER.$$/"
+	# Only the txn writing key "lost" loses its reply; the daemon then
+	# asks the next endpoint, etcd itself, whether it landed.
+	proxy_spawn "$METAD_TEST_ETCD" -n 1 -k "${prefix}k/lost"
+	BGS=$PROXY_PID
+	SOCK="$TESTDIR/m.sock"
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/m.log" \
+	    --store "etcd:$PROXY_URL,$METAD_TEST_ETCD" --etcd-prefix "$prefix"
+	run req '{"id":1,"op":"put","key":"lost","value":"a","idem":"L"}'
+	assert_output --regexp '^\{"id":1,"ok":true,"kv":\{"key":"lost","version":1,"create_rev":([0-9]+),"mod_rev":\1\},"prev_version":0,"rev":\1\}$'
+	first=$output
+	run grep -c dropped "$TESTDIR/proxy.log"
+	assert_output 1
+	run req '{"id":1,"op":"put","key":"lost","value":"b","idem":"L"}'
+	assert_output "$first"
+	run req '{"op":"get","key":"lost"}'
+	assert_output --partial '"value":"a","version":1,'
+}
