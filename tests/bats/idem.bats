@@ -270,3 +270,50 @@ version() {
 	run req '{"op":"get","key":"lost"}'
 	assert_output --partial '"value":"a","version":1,'
 }
+
+# bats test_tags=store:etcd
+@test "etcd: expired records are swept from the prefix, those in their window stay" {
+	metad_start --idem-window 2s
+	req '{"op":"put","key":"k","value":"a","idem":"old"}' >/dev/null
+	records() {
+		curl -sf "$ETCD_URL/v3/kv/range" -d "{\"key\":\"$(printf %s "${ETCD_PREFIX}i/" | base64 -w0)\",\"range_end\":\"$(printf %s "${ETCD_PREFIX}i0" | base64 -w0)\",\"count_only\":true}" |
+		    jq -r '.count // "0"'
+	}
+	run records
+	assert_output 1
+	no_records() {
+		[ "$(records)" = 0 ]
+	}
+	wait_for -t 30 no_records
+	# A record within its window is kept through sweeps.
+	metad_stop
+	metad_start --idem-window 1h --log-level debug
+	run req '{"op":"put","key":"k","value":"b","idem":"new"}'
+	first=$output
+	wait_for -t 30 grep -q "idem sweep: 1 records read, 0 expired" "$TESTDIR/metad.log"
+	run records
+	assert_output 1
+	run req '{"op":"put","key":"k","value":"c","idem":"new"}'
+	assert_output "$first"
+}
+
+# bats test_tags=store:sqlite
+@test "sqlite: expired records are dropped by later writes with a token, 4 at most each" {
+	metad_start --idem-window 1s
+	local i
+	for i in 1 2 3 4 5 6; do
+		req "{\"op\":\"put\",\"key\":\"k$i\",\"value\":\"a\",\"idem\":\"t$i\"}" >/dev/null
+	done
+	# Past the window of all six: t1's put applies again, and drops the
+	# 4 oldest expired records (t1 to t4) before it records its own.
+	local after_ms=$(($(date +%s%3N) + 1100))
+	past() {
+		[ "$(date +%s%3N)" -gt "$after_ms" ]
+	}
+	wait_for past
+	run req '{"op":"put","key":"k1","value":"a","idem":"t1"}'
+	assert_output --partial '"version":2,'
+	metad_stop		# the database is the daemon's while it runs
+	run sqlite3 "$DB" 'SELECT CAST(substr(tok, 7) AS TEXT) FROM idem ORDER BY expires'
+	assert_output "$(printf 't5\nt6\nt1')"
+}

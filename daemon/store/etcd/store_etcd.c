@@ -541,6 +541,7 @@ store_etcd_open(struct store *st, const char *arg,
 		store_etcd_close(st);
 		return (-1);
 	}
+	etcd_idem_open(e);
 	return (0);
 }
 
@@ -571,6 +572,7 @@ store_etcd_close(struct store *st)
 	store_etcd_watch_end(e);
 	/* What etcd never answered ends so, now that it never will. */
 	store_etcd_commits_end(e);
+	etcd_idem_close(e);
 	while ((b = LIST_FIRST(&e->begins)) != NULL) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "the store closed "
 		    "before etcd answered");

@@ -98,6 +98,7 @@ struct etcd_replay;
 struct etcd_commit;
 struct etcd_lcall;
 struct etcd_expiry;
+struct etcd_idem_sweep;
 
 struct store_etcd {
 	struct store		*st;
@@ -120,6 +121,7 @@ struct store_etcd {
 	size_t			 idem_name_len;
 	struct buf		 idem_val;
 	int			 idem_marked;
+	struct etcd_idem_sweep	*idem_sweep;	/* of expired records */
 	uint64_t		 compact_to_mark, compact_rev_mark;
 	uint64_t		 id;		/* this store's, in tokens */
 	uint64_t		 commits;
@@ -322,6 +324,9 @@ int	 store_etcd_idem_put(struct store *, const void *, size_t,
 	    const struct store_idem *, uint64_t, struct store_err *);
 void	 store_etcd_idem_fix(struct store *, const void *, size_t,
 	    const struct store_idem *, store_done, void *);
+/* The sweep of expired records, on opts.base: started, then freed. */
+void	 etcd_idem_open(struct store_etcd *);
+void	 etcd_idem_close(struct store_etcd *);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

@@ -21,7 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <event2/event.h>
+
+#include "log.h"
 #include "store/etcd/store_etcd_commit.h"
 
 #define E(st)	((struct store_etcd *)(st)->impl)
@@ -246,4 +250,176 @@ store_etcd_idem_fix(struct store *st, const void *name, size_t len,
 	buf_free(&k);
 	buf_free(&v);
 	buf_free(&body);
+}
+
+/*
+ * The sweep of expired records: every ETCD_IDEM_SWEEP_MS, a range of at
+ * most ETCD_IDEM_SWEEP_MAX records from where the last one stopped (from
+ * the first past the end), then one txn deleting those expired, each in a
+ * txn of its own that compares its mod_revision with the one read (a
+ * record put again since stays).
+ */
+#define ETCD_IDEM_SWEEP_MS	5000
+#define ETCD_IDEM_SWEEP_MAX	64
+
+struct etcd_idem_sweep {
+	struct store_etcd	*e;
+	struct event		*timer;
+	struct buf		 from;		/* the next range's start */
+	int			 busy;		/* a call out */
+	int			 closing;
+};
+
+static void	etcd_idem_sweep_arm(struct etcd_idem_sweep *);
+
+static uint64_t
+etcd_idem_wall_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+static void
+etcd_idem_swept(void *arg, const struct buf *answer,
+    const struct store_err *err)
+{
+	struct etcd_idem_sweep	*w = arg;
+
+	(void)answer;
+	if (err != NULL && !w->closing)
+		log_debug("etcd: idem sweep: %s", err->msg);
+	w->busy = 0;
+	if (!w->closing)
+		etcd_idem_sweep_arm(w);
+}
+
+/* A nested txn: delete key if its mod_revision is still mod. */
+static void
+etcd_idem_sweep_op(struct buf *out, const struct etcd_pb_kv *kv)
+{
+	size_t	 op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+	size_t	 txn = etcd_pb_begin(out, ETCD_PB_OP_TXN);
+	size_t	 dop, del;
+
+	etcd_pb_cmp_mod(out, (const char *)kv->key, kv->key_len, kv->mod_rev);
+	dop = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+	del = etcd_pb_begin(out, ETCD_PB_OP_DELETE);
+	etcd_pb_put_bytes(out, ETCD_PB_DELETE_KEY, kv->key, kv->key_len);
+	etcd_pb_end(out, del);
+	etcd_pb_end(out, dop);
+	etcd_pb_end(out, txn);
+	etcd_pb_end(out, op);
+}
+
+static void
+etcd_idem_ranged(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_idem_sweep	*w = arg;
+	struct store_etcd	*e = w->e;
+	const cJSON		*kvs;
+	struct etcd_jkv		 j;
+	struct store_idem	 rec;
+	struct store_err	 e2;
+	struct buf		 body;
+	uint64_t		 now = etcd_idem_wall_ms();
+	int			 i, n, dead = 0;
+
+	if (reply == NULL || w->closing) {
+		etcd_idem_swept(w, NULL, err);
+		return;
+	}
+	buf_init(&body);
+	kvs = cJSON_GetObjectItemCaseSensitive(reply, "kvs");
+	n = cJSON_GetArraySize(kvs);
+	buf_reset(&w->from);
+	for (i = 0; i < n; i++) {
+		etcd_jkv_of(&j, cJSON_GetArrayItem(kvs, i));
+		if (etcd_idem_parse(j.v != NULL ? j.v : (unsigned char *)"",
+		    j.kv.value_len, 0, &rec, &e2) == 1 && rec.expires_ms <= now) {
+			etcd_idem_sweep_op(&body, &j.kv);
+			dead++;
+		}
+		if (i == n - 1 && n == ETCD_IDEM_SWEEP_MAX) {
+			/* Next: just past the last key read. */
+			buf_add(&w->from, j.kv.key, j.kv.key_len);
+			buf_addc(&w->from, '\0');
+		}
+		etcd_jkv_free(&j);
+	}
+	log_debug("etcd: idem sweep: %d records read, %d expired", n, dead);
+	if (dead == 0 || etcd_call_pb(&e->client, 0, "/v3/kv/txn", &body,
+	    etcd_idem_swept, w, &e2) != 0)
+		etcd_idem_swept(w, NULL, dead == 0 ? NULL : &e2);
+	buf_free(&body);
+}
+
+static void
+etcd_idem_sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_idem_sweep	*w = arg;
+	struct store_etcd	*e = w->e;
+	struct store_err	 err;
+	struct buf		 k, body;
+	char			*k64, *end64;
+
+	(void)fd;
+	(void)what;
+	buf_init(&k);
+	buf_init(&body);
+	etcd_idem_key(e, "", 0, &k);		/* PREFIX "i/" */
+	end64 = etcd_prefix_end64(k.data, k.len);
+	if (w->from.len > 0)
+		buf_add(&k, w->from.data, w->from.len);
+	k64 = etcd_b64(k.data, k.len);
+	etcd_range_body(&body, k64, end64, 0, ETCD_IDEM_SWEEP_MAX, 0);
+	w->busy = 1;
+	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&body),
+	    etcd_idem_ranged, w, &err) != 0)
+		etcd_idem_swept(w, NULL, &err);
+	free(k64);
+	free(end64);
+	buf_free(&k);
+	buf_free(&body);
+}
+
+static void
+etcd_idem_sweep_arm(struct etcd_idem_sweep *w)
+{
+	struct timeval	 tv = { ETCD_IDEM_SWEEP_MS / 1000,
+			    (ETCD_IDEM_SWEEP_MS % 1000) * 1000 };
+
+	evtimer_add(w->timer, &tv);
+}
+
+void
+etcd_idem_open(struct store_etcd *e)
+{
+	struct etcd_idem_sweep	*w;
+
+	if (e->opts.base == NULL)
+		return;
+	w = xcalloc(1, sizeof *w);
+	w->e = e;
+	buf_init(&w->from);
+	if ((w->timer = evtimer_new(e->opts.base, etcd_idem_sweep_cb,
+	    w)) == NULL)
+		fatalx("evtimer_new");
+	e->idem_sweep = w;
+	etcd_idem_sweep_arm(w);
+}
+
+/* After the client closed: its calls out were ended. */
+void
+etcd_idem_close(struct store_etcd *e)
+{
+	struct etcd_idem_sweep	*w = e->idem_sweep;
+
+	if (w == NULL)
+		return;
+	event_free(w->timer);
+	buf_free(&w->from);
+	free(w);
+	e->idem_sweep = NULL;
 }
