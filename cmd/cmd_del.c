@@ -1,5 +1,6 @@
 /*
  * del KEY [--if-absent | --if-version N | --if-mod-rev R] [--fence KEY:EPOCH]
+ *     [--idem TOKEN]
  *
  * Text output, as etcdctl's "del": the number of keys deleted, "1" or "0"
  * (the key was already absent).  Both are success, exit status 0: the key
@@ -25,7 +26,7 @@ const struct cmd_entry cmd_del_entry = {
 	.args_min = 1,
 	.args_max = 1,
 	.usage = "KEY [--if-absent | --if-version N | --if-mod-rev R] "
-	    "[--fence KEY:EPOCH]",
+	    "[--fence KEY:EPOCH] [--idem TOKEN]",
 	.help = "delete a key; prints 1 if it was deleted, 0 if absent",
 	.exec = cmd_del_exec
 };

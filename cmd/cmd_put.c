@@ -34,13 +34,14 @@ const struct cmd_entry cmd_put_entry = {
 	.args_min = 1,
 	.args_max = 2,
 	.usage = "KEY VALUE|-|--file FILE [--if-absent | --if-version N | "
-	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID]",
+	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID] [--idem TOKEN]",
 	.help = "write a value (- reads stdin); prints the new version",
 	.exec = cmd_put_exec
 };
 
 static const struct option cmd_cas_longopts[] = {
 	{ "fence",	required_argument,	NULL, 0 },
+	{ "idem",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -50,7 +51,7 @@ const struct cmd_entry cmd_cas_entry = {
 	.longopts = cmd_cas_longopts,
 	.args_min = 3,
 	.args_max = 3,
-	.usage = "KEY VERSION VALUE|- [--fence KEY:EPOCH]",
+	.usage = "KEY VERSION VALUE|- [--fence KEY:EPOCH] [--idem TOKEN]",
 	.help = "write only if the key's version is VERSION (0: absent)",
 	.exec = cmd_cas_exec
 };

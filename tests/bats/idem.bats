@@ -317,3 +317,32 @@ version() {
 	run sqlite3 "$DB" 'SELECT CAST(substr(tok, 7) AS TEXT) FROM idem ORDER BY expires'
 	assert_output "$(printf 't5\nt6\nt1')"
 }
+
+@test "metactl --idem on put, cas, del and txn: run again, the same output and exit status" {
+	metad_start
+	run mctl put k v --idem p1
+	assert_success
+	assert_output 1
+	run mctl put k w --idem p1
+	assert_success
+	assert_output 1
+	run mctl get k
+	assert_output v
+	run mctl cas k 7 x --idem c1
+	assert_failure 3
+	mctl put k v2 >/dev/null
+	run mctl cas k 7 x --idem c1
+	assert_failure 3
+	run mctl -o json txn --idem t1 <<<'{"then":[{"op":"put","key":"t","value":"1"}]}'
+	assert_success
+	first=$output
+	run mctl -o json txn --idem t1 <<<'{"then":[{"op":"put","key":"t","value":"1"}]}'
+	assert_output "$first"
+	run mctl del k --idem d1
+	assert_output 1
+	run mctl del k --idem d1
+	assert_output 1
+	run mctl put k v --idem ""
+	assert_failure 2
+	assert_output --partial 'invalid --idem'
+}
