@@ -29,9 +29,11 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
-# libsodium: the keyed hash of the daemon's tables.
-PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
+# libevent_core: the loop, buffers, bufferevents, listeners;
+# libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
+# the daemon's tables.
+PKGS		 = libevent_core libevent_extra libcjson sqlite3 libnghttp2 \
+		   libsodium
 
 ifeq ($(V),1)
 Q =
@@ -81,10 +83,11 @@ ALL_LDFLAGS	 = -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 COMMON_SRCS	:= $(wildcard common/*.c)
 # daemon/ by layer: net (connections), ops (the op table and its
 # families), lease, core (requests, commit, events), store (the interface
-# and generic code) and store's backends, one folder each.
+# and generic code), metrics (counters, any layer may count) and store's
+# backends, one folder each.
 DAEMON_DIRS	 = daemon daemon/net daemon/ops daemon/lease daemon/core \
-		   daemon/store daemon/store/sqlite daemon/store/mem \
-		   daemon/store/etcd
+		   daemon/metrics daemon/store daemon/store/sqlite \
+		   daemon/store/mem daemon/store/etcd
 DAEMON_SRCS	:= $(wildcard $(addsuffix /*.c,$(DAEMON_DIRS)))
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)
@@ -225,6 +228,11 @@ build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o
 build/tests/test_store_hash: build/bench/crafted.o
 build/tests/test_store_hash: ALL_CPPFLAGS += -iquote bench
+# The metrics' test: their objects alone (they know only common/).
+METRICS_OBJS	 = build/daemon/metrics/metrics.o \
+		   build/daemon/metrics/metrics_text.o
+build/tests/test_metrics: TEST_OBJS = $(METRICS_OBJS) $(COMMON_OBJS)
+build/tests/test_metrics: $(METRICS_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
 build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
@@ -317,7 +325,7 @@ INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
 INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
-INST_DOCS	 = LICENSE
+INST_DOCS	 = LICENSE docs/metrics-alerts.yml
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \
@@ -529,6 +537,30 @@ $(DROPPROXY): tests/faults/dropproxy.c tests/faults/dropproxy_h2.c \
 
 check check-etcd: $(DROPPROXY)
 
+# tests/faults/powerfs.c: a FUSE file system that loses power (libfuse3),
+# for make powerloss (scripts/powerloss.sh) and tests/bats/powerloss.bats.
+POWERFS		 = build/tests/powerfs
+
+$(POWERFS): tests/faults/powerfs.c tests/faults/powerfs_cut.c \
+    tests/faults/powerfs_tree.c tests/faults/powerfs.h build/flags
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(shell $(PKG_CONFIG) --cflags fuse3) \
+	    $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c,$^) \
+	    $(shell $(PKG_CONFIG) --libs fuse3)
+
+check bats: $(POWERFS)
+
+# make powerloss: PL_CYCLES cycles of each mode on meta.db, 5 of each on
+# a fresh sub/dir tree, then the negative control (--sync normal must lose).
+PL_CYCLES	?= 20
+.PHONY: powerloss
+powerloss: bin/metad $(POWERFS)
+	$(Q)PL_CYCLES=$(PL_CYCLES) ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_FRESH=1 ./scripts/powerloss.sh
+	$(Q)PL_CYCLES=5 PL_MODES=drop PL_SYNC=normal PL_EXPECT=lose \
+	    PL_CUT=time ./scripts/powerloss.sh
+
 .PHONY: stress
 stress: bin/metad
 	$(Q)./scripts/stress.sh
@@ -578,12 +610,18 @@ bench-leases: all
 bench-hash: all
 	$(Q)./scripts/bench-hash.sh
 
+# Tail latency and file growth under churn: 64 clients of durable puts
+# over 1000 keys (scripts/bench-churn.sh; CHURN_DURATION, default 30 s).
+.PHONY: bench-churn
+bench-churn: all
+	$(Q)./scripts/bench-churn.sh
+
 # Durable puts on sqlite against Redis (appendfsync always) in one run.
 .PHONY: bench-redis
 bench-redis: all
 	$(Q)./scripts/bench-redis.sh
 
-# --- Valgrind: the unit tests, and protocol/watch/txn_epoch.bats with metad
+# --- Valgrind: the unit tests, and protocol/watch/txn.bats with metad
 # under memcheck (tests/valgrind); any error or definite/indirect leak fails.
 .PHONY: valgrind
 valgrind:

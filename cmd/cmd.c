@@ -28,6 +28,7 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_lock_entry,
 	&cmd_compact_entry,
 	&cmd_status_entry,
+	&cmd_metrics_entry,
 	&cmd_ping_entry,
 	&cmd_dump_entry,
 	&cmd_load_entry,

@@ -113,6 +113,7 @@ extern const struct cmd_entry	 cmd_ls_entry;
 extern const struct cmd_entry	 cmd_history_entry;
 extern const struct cmd_entry	 cmd_status_entry;
 extern const struct cmd_entry	 cmd_ping_entry;
+extern const struct cmd_entry	 cmd_metrics_entry;
 extern const struct cmd_entry	 cmd_compact_entry;
 extern const struct cmd_entry	 cmd_watch_entry;
 extern const struct cmd_entry	 cmd_wait_entry;

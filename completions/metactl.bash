@@ -8,7 +8,7 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
+_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status metrics ping dump load snapshot help repl'
 _metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).

@@ -109,6 +109,7 @@ complete -c metactl -n __metactl_needs_command -a lease -d 'Grant, keep alive, r
 complete -c metactl -n __metactl_needs_command -a lock -d 'Run a command holding a lock, fenced'
 complete -c metactl -n __metactl_needs_command -a compact -d 'Drop the watch history below a revision'
 complete -c metactl -n __metactl_needs_command -a status -d "Show the daemon's status"
+complete -c metactl -n __metactl_needs_command -a metrics -d "Print the daemon's metrics (Prometheus' text format)"
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
 complete -c metactl -n __metactl_needs_command -a dump -d 'Write the keys as JSON Lines, all at one revision'
 complete -c metactl -n __metactl_needs_command -a load -d 'Write the keys of a dump; prints the number written'
@@ -124,7 +125,7 @@ complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, del
 complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
 complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
 complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status metrics ping dump load snapshot help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'

@@ -9,7 +9,8 @@ _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
 --max-connections-per-peer --max-watches-per-peer --max-answer-bytes --idem-window
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
---pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
+--pidfile --log-level --log-file --log-syslog --metrics-listen --foreground
+--daemonize --help --version'
 
 _metad()
 {
@@ -55,7 +56,7 @@ _metad()
 	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
 	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes|\
-	--idem-window)
+	--idem-window|--metrics-listen)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))

@@ -342,4 +342,5 @@ config_free(struct metad_config *cfg)
 	free(cfg->etcd_prefix);
 	free(cfg->pidfile);
 	free(cfg->log_file);
+	free(cfg->metrics_host);
 }

@@ -170,7 +170,7 @@ config_set_ro_gid(struct metad_config *cfg, const char *arg, char **why)
 }
 
 /*
- * --idem-window: "90s", "10m", "1h", "500ms", "2d"; a bare number is
+ * --idem-window: "90s", "10m", "1h", "2d", "1500ms"; a bare number is
  * seconds; from 1s to 7 days.
  */
 static int
@@ -204,6 +204,50 @@ config_set_idem_window(struct metad_config *cfg, const char *arg, char **why)
 	*why = xstrdup("a duration from 1s to 7d (90s, 10m, 1h, 2d; "
 	    "a bare number is seconds)");
 	return (-1);
+}
+
+/*
+ * --metrics-listen [HOST:]PORT: HOST defaults to 127.0.0.1; an IPv6
+ * address goes in brackets ([::1]:9100).
+ */
+static int
+config_set_metrics(struct metad_config *cfg, const char *arg, char **why)
+{
+	const char	*colon, *port = arg, *host = "127.0.0.1";
+	size_t		 len = 0;
+	uint64_t	 v;
+
+	if (*arg == '[') {
+		if ((colon = strstr(arg, "]:")) == NULL || colon == arg + 1)
+			return (-1);
+		host = arg + 1;
+		len = (size_t)(colon - host);
+		port = colon + 2;
+	} else if ((colon = strrchr(arg, ':')) != NULL) {
+		if (strchr(arg, ':') != colon) {
+			*why = xstrdup("an IPv6 address goes in brackets: "
+			    "[::1]:PORT");
+			return (-1);
+		}
+		if (colon > arg) {
+			host = arg;
+			len = (size_t)(colon - arg);
+		}
+		port = colon + 1;
+	}
+	if (parse_u64(port, &v) != 0 || v == 0 || v > 65535) {
+		*why = xstrdup("the port is a number from 1 to 65535");
+		return (-1);
+	}
+	free(cfg->metrics_host);
+	if (len == 0)
+		cfg->metrics_host = xstrdup(host);
+	else {
+		cfg->metrics_host = xmemdup(host, len + 1);
+		cfg->metrics_host[len] = '\0';
+	}
+	cfg->metrics_port = (unsigned)v;
+	return (0);
 }
 
 #define STR(n, a, h, f)	{ n, a, h, CONFIG_STRING, CONFIG_AT(f), 0, 0, NULL }
@@ -264,6 +308,9 @@ const struct config_opt config_opts[] = {
 	    config_set_ro_uid),
 	FN("read-only-gid", "LIST", "groups given read-only access",
 	    config_set_ro_gid),
+	FN("metrics-listen", "[HOST:]PORT", "serve GET /metrics (Prometheus' "
+	    "text) over HTTP there; HOST defaults to 127.0.0.1",
+	    config_set_metrics),
 	STR("etcd-prefix", "P", "etcd: the store's key prefix (default "
 	    "metad/)", etcd_prefix),
 	NUM("view-max-bytes", CONFIG_SIZE, "etcd: memory for the view of the "

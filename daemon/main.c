@@ -20,6 +20,8 @@
 #include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
+#include "net/metrics_http.h"
 #include "net/server.h"
 #include "ops/ops.h"
 #include "ops/snapshot.h"
@@ -82,6 +84,52 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
 	metad_drain_cb(-1, 0, md);
+}
+
+/* What the store reports of its work, into the metrics (store.h). */
+static void
+metad_store_report(void *arg, enum store_report kind, const char *call,
+    enum store_errcode outcome, double seconds)
+{
+	struct metrics	*m = arg;
+
+	switch (kind) {
+	case STORE_REPORT_FSYNC:
+		metrics_hist_observe(&m->fsync, seconds);
+		break;
+	case STORE_REPORT_CHECKPOINT:
+		metrics_hist_observe(&m->checkpoint, seconds);
+		break;
+	case STORE_REPORT_COMPACTION:
+		metrics_hist_observe(&m->compaction, seconds);
+		break;
+	case STORE_REPORT_CALL:
+		metrics_call(m, call, store_err_name(outcome), seconds);
+		break;
+	}
+}
+
+/*
+ * Every op shows in the metrics from the start, at 0 (a rate over a
+ * series that appears with its first request misses that one), then the
+ * loop lag probe and --metrics-listen.
+ */
+static void
+metad_metrics_start(struct metad *md)
+{
+	const struct op	*op;
+	char		*cause = NULL;
+	size_t		 i;
+
+	for (i = 0; (op = ops_row(md, i)) != NULL; i++)
+		metrics_names_slot(&md->metrics.op_names, op->name,
+		    METRICS_OPS_MAX - 1);
+	metrics_names_slot(&md->metrics.op_names, metrics_op_unknown,
+	    METRICS_OPS_MAX);
+	metrics_start(&md->metrics, md->base);
+	if (md->cfg.metrics_host != NULL &&
+	    (md->metrics_http = metrics_http_start(md, &cause)) == NULL)
+		fatalx("%s", cause);
 }
 
 static void
@@ -242,6 +290,7 @@ main(int argc, char **argv)
 	}
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	metrics_init(&md.metrics);
 	memset(&so, 0, sizeof so);
 	so.sync = md.cfg.sync;
 	so.history = md.cfg.history;
@@ -250,6 +299,8 @@ main(int argc, char **argv)
 	so.base = md.base;
 	so.notify = events_notify;
 	so.notify_arg = &md;
+	so.report = metad_store_report;
+	so.report_arg = &md.metrics;
 	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
 		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
 	md.commit = commit_create(&md);
@@ -266,6 +317,7 @@ main(int argc, char **argv)
 	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
 	    (md.server = server_create(&md, listen_fd, &cause)) == NULL)
 		fatalx("%s", cause);
+	metad_metrics_start(&md);
 	metad_pidfile(md.cfg.pidfile);
 	md.started = time(NULL);
 	metad_ready(&md, ready);
@@ -290,6 +342,9 @@ main(int argc, char **argv)
 	watch_hub_free(md.watch);
 	events_free(md.events);
 	store_close(md.store);
+	/* After the store: a remote store's stats no longer answer a scrape. */
+	metrics_http_free(md.metrics_http);
+	metrics_stop(&md.metrics);
 	event_base_free(md.base);
 	if (md.cfg.pidfile != NULL)
 		unlink(md.cfg.pidfile);

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "metad_limits.h"
+#include "metrics/metrics.h"
 #include "store/store.h"
 
 struct event_base;
@@ -25,6 +26,7 @@ struct snapshots;
 struct lease_table;
 struct ops_leases;
 struct service;
+struct metrics_http;
 
 /* A list of uids or gids from --allow-uid and friends. */
 struct id_list {
@@ -57,6 +59,9 @@ struct metad_config {
 	char		*log_file;	/* NULL: stderr (or syslog) */
 	int		 log_syslog;
 	int		 daemonize;
+	/* --metrics-listen: GET /metrics there (host NULL: not served). */
+	char		*metrics_host;
+	unsigned	 metrics_port;
 };
 
 struct metad {
@@ -72,6 +77,8 @@ struct metad {
 	struct lease_table	*leases;
 	const struct ops_leases	*lease_ops;	/* chosen at start */
 	struct service		*service;	/* what systemd is told */
+	struct metrics		 metrics;	/* counted where work happens */
+	struct metrics_http	*metrics_http;	/* --metrics-listen */
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;

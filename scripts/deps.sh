@@ -17,7 +17,10 @@ set -eu
 # in systemd.bats, no running systemd needed) and man-db (verify opens the
 # units' Documentation= man pages),
 # redis-server and redis-tools (make bench-redis), python3 (make
-# check-layers).  The Debian packages (make deb, make deb-check, .ci/run):
+# check-layers), fuse3 and libfuse3-dev (powerfs: make powerloss,
+# powerloss.bats), python3-prometheus-client and python3-yaml (metrics.bats
+# parses the exposition and the sample alert rules with them).  The Debian
+# packages (make deb, make deb-check, .ci/run):
 # debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
@@ -25,13 +28,14 @@ PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
-zsh fish wrk bc systemd man-db redis-server redis-tools python3
+zsh fish wrk bc systemd man-db redis-server redis-tools python3 fuse3
+libfuse3-dev python3-prometheus-client python3-yaml
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.
 CMDS="bats socat jq sqlite3 curl mandoc groff ps ss etcd etcdctl prlimit
 setpriv mount umount mountpoint strace tmux zsh fish valgrind clang
-systemd-socket-activate systemd-analyze man python3 dpkg-buildpackage
+systemd-socket-activate systemd-analyze man python3 fusermount3 dpkg-buildpackage
 lintian autopkgtest debootstrap"
 
 SUDO=""

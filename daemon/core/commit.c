@@ -9,6 +9,7 @@
 #include "core/idem.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/reply.h"
 #include "core/req.h"
 
@@ -371,6 +372,8 @@ commit_landed(void *arg, const struct store_err *se)
 		commit_fail(b, se);
 		return;
 	}
+	b->cm->md->metrics.commits++;
+	metrics_hist_observe(&b->cm->md->metrics.batch_size, (double)b->n);
 	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
 	    store_answer_again(st)) &&
 	    idem_fix(commit_reanswer(b), st, commit_fixed, b))

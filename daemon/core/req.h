@@ -93,6 +93,11 @@ struct req {
 	void			*state;
 	void			 (*state_free)(void *);
 	struct buf		 resp;
+	/* The metrics' (net/conn.c): its op's name, its answer's code,
+	 * when its line was read (mono_ns()). */
+	const char		*op_name;
+	enum proto_code		 code;
+	int64_t			 start_ns;
 	/* A write: the revision it landed at, or 0 if it wrote nothing. */
 	uint64_t		 wrote_rev;
 	/*

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/req.h"
 #include "core/reply.h"
 #include "core/watch.h"
@@ -143,6 +144,7 @@ watch_cancel(struct watch *w, const char *reason)
 	w->peer->send(w->peer->arg, line, (size_t)n);
 	w->dead = 1;
 	w->hub->sweep = 1;
+	metrics_cancelled(&w->hub->md->metrics, reason);
 }
 
 static void

@@ -5,6 +5,7 @@
  */
 #include <sys/random.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,13 @@
 #include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
+#include "store/store_hash.h"
+#include "u64map.h"
 #include "util.h"
 
 struct lease_table {
 	struct metad		*md;
-	struct lease		**hash;
-	size_t			 nbuckets;	/* a power of two */
-	size_t			 n;		/* in the table */
+	struct u64map		 byid;		/* every lease, by id */
 	size_t			 nlive;		/* of them, not revoking */
 	struct lease		**heap;
 	size_t			 nheap, heap_cap;
@@ -33,43 +34,10 @@ struct lease_table {
 	TAILQ_HEAD(, lease)	 sessions;
 };
 
-static size_t
-lease_bucket(const struct lease_table *lt, uint64_t id)
-{
-	id ^= id >> 29;
-	id *= UINT64_C(0xbf58476d1ce4e5b9);
-	id ^= id >> 32;
-	return ((size_t)id & (lt->nbuckets - 1));
-}
-
-static void
-lease_hash_grow(struct lease_table *lt)
-{
-	struct lease	**old = lt->hash, *l, *next;
-	size_t		 i, nold = lt->nbuckets;
-
-	lt->nbuckets = nold * 2;
-	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
-	for (i = 0; i < nold; i++) {
-		for (l = old[i]; l != NULL; l = next) {
-			next = l->hnext;
-			l->hnext = lt->hash[lease_bucket(lt, l->id)];
-			lt->hash[lease_bucket(lt, l->id)] = l;
-		}
-	}
-	free(old);
-}
-
 struct lease *
 lease_lookup(struct lease_table *lt, uint64_t id)
 {
-	struct lease	*l;
-
-	for (l = lt->hash[lease_bucket(lt, id)]; l != NULL; l = l->hnext) {
-		if (l->id == id)
-			return (l);
-	}
-	return (NULL);
+	return (u64map_find(&lt->byid, id));
 }
 
 struct lease *
@@ -245,9 +213,10 @@ lease_table_create(struct metad *md, int remote, lease_due_fn *on_due,
 	lt->md = md;
 	lt->on_due = on_due;
 	lt->on_due_arg = arg;
-	lt->nbuckets = 64;
 	lt->remote = remote;
-	lt->hash = xcalloc(lt->nbuckets, sizeof *lt->hash);
+	/* Keyed: on etcd, another client may grant a lease of an id it chose. */
+	u64map_init(&lt->byid, offsetof(struct lease, id),
+	    offsetof(struct lease, hnext), store_hash_u64);
 	TAILQ_INIT(&lt->sessions);
 	if ((lt->timer = evtimer_new(md->base, lease_due_cb, lt)) == NULL)
 		fatalx("evtimer_new");
@@ -258,17 +227,15 @@ void
 lease_table_free(struct lease_table *lt)
 {
 	struct lease	*l, *next;
-	size_t		 i;
+	size_t		 b = 0;
 
 	if (lt == NULL)
 		return;
-	for (i = 0; i < lt->nbuckets; i++) {
-		for (l = lt->hash[i]; l != NULL; l = next) {
-			next = l->hnext;
-			free(l);
-		}
+	for (l = u64map_next(&lt->byid, &b, NULL); l != NULL; l = next) {
+		next = u64map_next(&lt->byid, &b, l);
+		free(l);
 	}
-	free(lt->hash);
+	u64map_free(&lt->byid);
 	free(lt->heap);
 	event_free(lt->timer);
 	free(lt);
@@ -279,19 +246,13 @@ lease_insert(struct lease_table *lt, uint64_t id, uint64_t ttl_ms,
     int session, struct conn *c)
 {
 	struct lease	*l;
-	size_t		 b;
 
-	if (lt->n >= lt->nbuckets)
-		lease_hash_grow(lt);
 	l = xcalloc(1, sizeof *l);
 	l->id = id;
 	l->ttl_ms = ttl_ms;
 	l->session = session;
 	l->heap_i = SIZE_MAX;
-	b = lease_bucket(lt, id);
-	l->hnext = lt->hash[b];
-	lt->hash[b] = l;
-	lt->n++;
+	u64map_add(&lt->byid, l);
 	lt->nlive++;
 	if (c != NULL) {
 		l->conn = c;
@@ -448,15 +409,9 @@ lease_expire(struct lease_table *lt, struct lease *l)
 void
 lease_remove(struct lease_table *lt, struct lease *l)
 {
-	struct lease	**pp;
-
 	lease_heap_remove(lt, l);
 	lease_unsession(lt, l);
-	for (pp = &lt->hash[lease_bucket(lt, l->id)]; *pp != l;
-	    pp = &(*pp)->hnext)
-		;
-	*pp = l->hnext;
-	lt->n--;
+	u64map_del(&lt->byid, l);
 	if (!l->revoking)
 		lt->nlive--;
 	free(l);
@@ -489,16 +444,14 @@ lease_id_cmp(const void *a, const void *b)
 struct lease **
 lease_list(struct lease_table *lt, size_t *n)
 {
-	struct lease	**v, *l;
-	size_t		 i;
+	struct lease	**v, *l = NULL;
+	size_t		 b = 0;
 
 	v = xcalloc(lt->nlive + 1, sizeof *v);
 	*n = 0;
-	for (i = 0; i < lt->nbuckets; i++) {
-		for (l = lt->hash[i]; l != NULL; l = l->hnext) {
-			if (!l->revoking)
-				v[(*n)++] = l;
-		}
+	while ((l = u64map_next(&lt->byid, &b, l)) != NULL) {
+		if (!l->revoking)
+			v[(*n)++] = l;
 	}
 	qsort(v, *n, sizeof *v, lease_id_cmp);
 	return (v);

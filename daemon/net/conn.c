@@ -18,6 +18,7 @@
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/wait.h"
 #include "lease/lease.h"
 #include "ops/ops.h"
@@ -164,6 +165,8 @@ conn_too_large(struct conn *c, size_t len)
 	reply_raw_error(&b, NULL, 0, PROTO_REQUEST_TOO_LARGE, msg);
 	conn_send(c, b.data, b.len);
 	buf_free(&b);
+	metrics_request(&c->md->metrics, metrics_op_unknown,
+	    PROTO_REQUEST_TOO_LARGE, 0);
 }
 
 /*
@@ -221,6 +224,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
 	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
 	memset(r, 0, sizeof *r);
+	r->start_ns = mono_ns();
 	r->md = c->md;
 	r->conn = c;
 	r->access = c->access;
@@ -232,6 +236,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->identity_len = c->identity_len;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
+	r->op_name = r->op != NULL ? r->op->name : metrics_op_unknown;
 	if (rc == 0 && req_writes(r)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
@@ -353,6 +358,8 @@ conn_req_done(struct req *r)
 {
 	struct conn	*c = r->conn;
 
+	metrics_request(&c->md->metrics, r->op_name, r->code,
+	    (double)(mono_ns() - r->start_ns) / 1e9);
 	if (c->dead) {
 		conn_dequeue(c, r);
 		return;
@@ -412,6 +419,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		n = conn_read_some(c->in, fd);
 		if (n > 0) {
 			total += (size_t)n;
+			c->md->metrics.bytes_received += (uint64_t)n;
 			/* Short: the socket is empty (the next wake-up tells). */
 			if (n < CONN_READ_CHUNK)
 				break;
@@ -459,8 +467,10 @@ conn_flush(struct conn *c)
 		return;
 	while (evbuffer_get_length(c->out) > 0) {
 		n = evbuffer_write(c->out, c->fd);
-		if (n > 0)
+		if (n > 0) {
+			c->md->metrics.bytes_sent += (uint64_t)n;
 			continue;
+		}
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n == -1 && errno == EINTR)

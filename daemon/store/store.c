@@ -19,7 +19,7 @@ _Static_assert(offsetof(struct store, head) == 0,
     "struct store_head is the first member of struct store");
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0
+	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL
 };
 
 int
@@ -318,6 +318,7 @@ struct store_call {
 	struct store	*s;
 	store_done	 done;
 	void		*arg;
+	int64_t		 compact_us;	/* a commit's compaction began */
 };
 
 static struct store_call *
@@ -328,6 +329,7 @@ store_call_new(struct store *s, store_done done, void *arg)
 	c->s = s;
 	c->done = done;
 	c->arg = arg;
+	c->compact_us = 0;
 	s->out++;
 	return (c);
 }
@@ -524,6 +526,8 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 		    "%llu is beyond the current rev %llu",
 		    (unsigned long long)rev, (unsigned long long)(s->head.rev >
 		    s->batch_rev ? s->head.rev : s->batch_rev)));
+	if (s->compact_us == 0)
+		s->compact_us = mono_us();
 	if (s->backend->compact(s, rev, err) != 0)
 		return (-1);
 	s->head.compact_rev = rev;
@@ -534,7 +538,12 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 static void
 store_committed(void *arg, const struct store_err *err)
 {
-	store_call_end(arg, 0, err);
+	struct store_call	*c = arg;
+
+	if (err == NULL && c->compact_us != 0)
+		store_report(c->s, STORE_REPORT_COMPACTION, NULL,
+		    STORE_ERR_NONE, (double)(mono_us() - c->compact_us) / 1e6);
+	store_call_end(c, 0, err);
 }
 
 /*
@@ -545,6 +554,7 @@ void
 store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 {
 	struct store_err	 err;
+	struct store_call	*c;
 	unsigned		 ends;
 
 	if (!s->in_batch || s->reopened) {
@@ -570,8 +580,10 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 	}
 	s->head.answer_again = 0;
 	ends = s->ends;
-	s->backend->commit(s, rev, store_committed,
-	    store_call_new(s, done, arg));
+	c = store_call_new(s, done, arg);
+	c->compact_us = s->compact_us;
+	s->compact_us = 0;
+	s->backend->commit(s, rev, store_committed, c);
 	if (s->ends == ends)
 		s->in_batch = 0;	/* out: the backend holds what it needs */
 }
@@ -582,6 +594,7 @@ store_rollback(struct store *s)
 	if (!s->in_batch)
 		return;
 	s->backend->rollback(s);
+	s->compact_us = 0;
 	s->in_batch = s->dirty = s->reopened = 0;
 	s->batch_rev = 0;
 }

@@ -137,8 +137,9 @@ struct store_backend {
 	 */
 	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
 
-	/* Status. */
+	/* Status; reports: what it measures (store_reports()). */
 	void	 (*read_stats)(struct store *, store_stats_done, void *);
+	unsigned	 reports;
 
 	/*
 	 * Local backends: their synchronous side, which store_local.c turns
@@ -166,6 +167,14 @@ struct store {
 	int				 reopened;	/* store_reopen() */
 	unsigned			 out;		/* batches out */
 	unsigned			 ends;		/* of them, so far */
+	int64_t				 compact_us;	/* the batch's began */
 };
+
+/*
+ * A backend's report of a step of its work (opts.report, store.h), if
+ * anybody listens: call and outcome for STORE_REPORT_CALL.
+ */
+void	store_report(struct store *, enum store_report, const char *call,
+	    enum store_errcode outcome, double seconds);
 
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Access control by peer credentials (metad(8), ACCESS): runs clients as
-# another uid.
+# another uid, and with supplementary group lists (any number of groups, and
+# no user or group database: uid and gids 70000 and up have no entry).
 
 load helpers
 
@@ -26,6 +27,33 @@ as_nobody() {
 
 nobody_req() {
 	printf '%s\n' "$1" | as_nobody socat -t 2 - "UNIX-CONNECT:$SOCK"
+}
+
+# hold_as_nobody NAME REQUEST...: a connection of uid 65534 sending the
+# REQUEST lines, its answers in $TESTDIR/NAME.out, held open until
+# "release NAME".
+hold_as_nobody() {
+	local name=$1
+	shift
+	{
+		printf '%s\n' "$@"
+		hold_open "$name"
+	} | as_nobody socat -t 10 - "UNIX-CONNECT:$SOCK" >"$TESTDIR/$name.out" &
+}
+
+# The group tests run clients as uid and gid 70000, which need not exist.
+need_groups() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to run clients as another uid"
+	command -v setpriv >/dev/null || skip "needs setpriv"
+}
+
+# as_member FIRST LAST CMD...: run as uid and gid 70000 with the
+# supplementary groups FIRST..LAST.
+as_member() {
+	local groups
+	groups=$(seq -s, "$1" "$2")
+	shift 2
+	setpriv --reuid=70000 --regid=70000 --groups="$groups" "$@"
 }
 
 @test "the socket is 0600 by default: other users cannot even connect" {
@@ -98,18 +126,6 @@ nobody_req() {
 	assert_output --partial 'unknown user "no-such-user-here"'
 }
 
-# hold_as_nobody NAME REQUEST...: a connection of uid 65534 sending the
-# REQUEST lines, its answers in $TESTDIR/NAME.out, held open until
-# "release NAME".
-hold_as_nobody() {
-	local name=$1
-	shift
-	{
-		printf '%s\n' "$@"
-		hold_open "$name"
-	} | as_nobody socat -t 10 - "UNIX-CONNECT:$SOCK" >"$TESTDIR/$name.out" &
-}
-
 @test "--max-connections-per-peer: a read-only peer at its limit is refused resource_exhausted; the owner and root are not affected" {
 	need_other_uid
 	metad_start --socket-mode 0666 --read-only-uid 65534 \
@@ -180,4 +196,56 @@ hold_as_nobody() {
 	run req '{"op":"snapshot"}'
 	assert_output --partial '"snapshot":3,'
 	release s
+}
+
+# metad(8), ACCESS (ro access): a txn that only reads is a read, as in etcd,
+# where a read-only role may run a txn of ranges; one with a put or a delete
+# in either branch is refused whatever its compares decide.
+@test "a read-only connection may run a txn of gets only, not one that may write" {
+	need_other_uid
+	metad_start --socket-mode 0666 --read-only-uid nobody
+	req '{"op":"put","key":"k","value":"v"}'
+	run nobody_req '{"op":"txn","if":[{"key":"k","version":1}],"then":[{"op":"get","key":"k"}],"else":[{"op":"get","key":"x"}]}'
+	assert_output "$(rv '{"ok":true,"succeeded":true,"results":[{"op":"get","kv":{"key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1}}],"rev":@1}')"
+	run nobody_req '{"op":"txn","if":[{"key":"k","version":9}],"then":[{"op":"get","key":"k"}],"else":[{"op":"delete","key":"k"}]}'
+	assert_output '{"ok":false,"error":{"code":"read_only","message":"op \"txn\" writes, and this connection is read-only (a txn of gets only may run)"}}'
+	run nobody_req '{"op":"put","key":"k","value":"w"}'
+	assert_output --partial '"code":"read_only"'
+	run req '{"op":"get","key":"k"}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"k","value":"v","version":1,"create_rev":@1,"mod_rev":@1},"rev":@1}')"
+}
+
+@test "--allow-gid: the 300th supplementary group of the peer grants read-write" {
+	need_groups
+	metad_start --socket-mode 0666 --allow-gid 70300
+	run as_member 70001 70300 socat -t 2 - "UNIX-CONNECT:$SOCK" \
+	    <<<'{"op":"hello"}'
+	assert_output --partial '"access":"rw"'
+	run as_member 70001 70300 "$METACTL" -s "$SOCK" put k v
+	assert_success
+	run mctl get k
+	assert_output v
+}
+
+@test "--allow-gid: a peer without the group among its 299 is refused" {
+	need_groups
+	metad_start --socket-mode 0666 --allow-gid 70300
+	run as_member 70001 70299 socat -t 2 -u "UNIX-CONNECT:$SOCK" -
+	assert_output --partial '"code":"permission_denied"'
+	assert_output --partial 'uid 70000'
+	run as_member 70001 70299 "$METACTL" -s "$SOCK" ping
+	assert_failure 5
+}
+
+@test "--read-only-gid: a supplementary group grants read-only, --allow-gid wins" {
+	need_groups
+	metad_start --socket-mode 0666 --read-only-gid 70300
+	run as_member 70001 70300 socat -t 2 - "UNIX-CONNECT:$SOCK" \
+	    <<<'{"op":"hello"}'
+	assert_output --partial '"access":"ro"'
+	metad_stop
+	metad_start --socket-mode 0666 --read-only-gid 70300 --allow-gid 70150
+	run as_member 70001 70300 socat -t 2 - "UNIX-CONNECT:$SOCK" \
+	    <<<'{"op":"hello"}'
+	assert_output --partial '"access":"rw"'
 }

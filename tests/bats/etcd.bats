@@ -532,3 +532,21 @@ etcd_rev() {
 	run -0 mctl -s "$A" -o json get big/128
 	assert_equal "$(jq -r '[.kv.value, .kv.version] | join(" ")' <<<"$output")" "w128 2"
 }
+
+# metad-protocol(7), LIMITS (value_too_large): with --max-value-bytes above
+# what etcd takes in one request (its --max-request-bytes, 1.5 MiB by
+# default), a put etcd refuses for its size is value_too_large, not internal.
+# bats test_tags=store:etcd
+@test "etcd: a value etcd refuses for its size is value_too_large, nothing written" {
+	store_is etcd || skip "about etcd's request limit"
+	metad_stop
+	metad_start --max-value-bytes 4194304
+	head -c 2097152 /dev/zero | tr '\0' x >"$TESTDIR/2m"
+	run mctl -o json put big --file "$TESTDIR/2m"
+	assert_failure 5
+	assert_line --index 0 --partial '{"ok":false,"error":{"code":"value_too_large","message":"etcd refused the write as too large'
+	run mctl -o json get big
+	assert_failure 1
+	run mctl put small v
+	assert_success
+}

@@ -86,3 +86,20 @@ pipeline() {
 	assert_output "$(printf '%s\n' '[1,null,null]' '[null,"put","1"]' \
 	    '[null,"put","2"]' '[null,"put","3"]' '[2,null,null]')"
 }
+
+# metad-protocol(7), Pipelining and ordering: one response per request, in
+# request order, request_too_large included: it waits for the answers owed to
+# the writes before it, whether the line's end was seen or not (an
+# unterminated line past the limit).
+@test "request_too_large is answered in request order, after earlier pipelined writes" {
+	metad_stop
+	metad_start --max-request-bytes 1024
+	local v
+	v=$(head -c 2000 /dev/zero | tr '\0' x)
+	run raw < <(printf '{"id":1,"op":"put","key":"k","value":"a"}\n{"id":2,"op":"put","key":"k","value":"%s"}\n{"id":3,"op":"put","key":"k","value":"b"}\n{"id":4,"op":"put","key":"k","value":"%s%s' "$v" "$v" "$v")
+	assert_line --index 0 --partial '{"id":1,"ok":true'
+	assert_line --index 1 --partial '{"ok":false,"error":{"code":"request_too_large"'
+	assert_line --index 2 --partial '{"id":3,"ok":true'
+	assert_line --index 3 --partial '{"ok":false,"error":{"code":"request_too_large"'
+	assert_equal "${#lines[@]}" 4
+}

@@ -394,3 +394,41 @@ REQS
 	run req '{"op":"history","key":"h1","limit":2}'
 	assert_output --partial '"ok":true'
 }
+
+# metad-protocol(7): an id is echoed as it was written, not through a
+# double: an integer above 2^53 (a 64-bit counter) comes back unchanged; a
+# fraction or an exponent is no integer: bad_request, without an id.
+@test "a numeric id is echoed as sent, beyond 2^53 too; a fraction is bad_request" {
+	run raw <<'LINES'
+{"id":9007199254740993,"op":"ping"}
+{"op":"ping","id":18446744073709551615}
+{"id":0.1,"op":"ping"}
+{"x":{"id":1},"id" : -15 ,"op":"ping"}
+{"id":"9007199254740993","op":"ping"}
+{"id":-1.5E+3,"op":"ping"}
+LINES
+	assert_line --index 0 --regexp '^\{"id":9007199254740993,"ok":true,"rev":[0-9]+\}$'
+	assert_line --index 1 --regexp '^\{"id":18446744073709551615,"ok":true,"rev":[0-9]+\}$'
+	assert_line --index 2 --regexp '^\{"ok":false,"error":\{"code":"bad_request","message":"field \\"id\\" must be a string or an integer'
+	assert_line --index 3 --regexp '^\{"id":-15,"ok":false,"error":\{"code":"bad_request","message":"unknown field \\"x\\" for op \\"ping\\""\}\}$'
+	assert_line --index 4 --regexp '^\{"id":"9007199254740993","ok":true,"rev":[0-9]+\}$'
+	assert_line --index 5 --regexp '^\{"ok":false,"error":\{"code":"bad_request"'
+}
+
+# metad-protocol(7), FRAMING: a line ends with LF, a CR before it is
+# ignored; so a request of exactly --max-request-bytes fits with CRLF too,
+# and one byte more is request_too_large either way.
+@test "a request of exactly --max-request-bytes fits whether it ends in LF or CRLF" {
+	metad_stop
+	metad_start --max-request-bytes 1024
+	local v line long
+	v=$(head -c 991 /dev/zero | tr '\0' x)
+	line="{\"op\":\"put\",\"key\":\"k\",\"value\":\"$v\"}"
+	long="{\"op\":\"put\",\"key\":\"k\",\"value\":\"x$v\"}"
+	[ "${#line}" -eq 1024 ] && [ "${#long}" -eq 1025 ]
+	run raw < <(printf '%s\n%s\r\n%s\r\n{"op":"ping"}\n' "$line" "$line" "$long")
+	assert_line --index 0 --partial '"ok":true,"kv":{"key":"k","version":1'
+	assert_line --index 1 --partial '"ok":true,"kv":{"key":"k","version":2'
+	assert_line --index 2 --partial '"code":"request_too_large"'
+	assert_line --index 3 "$(rv '{"ok":true,"rev":@2}')"
+}

@@ -15,12 +15,13 @@ static void	etcd_client_probe_cb(evutil_socket_t, short, void *);
 
 int
 etcd_client_init(struct etcd_client *h, const char *urls, struct event_base *main,
-    struct store_err *err)
+    struct store *st, struct store_err *err)
 {
 	const char	*p = urls, *comma;
 	size_t		 len;
 
 	memset(h, 0, sizeof *h);
+	h->st = st;
 	LIST_INIT(&h->acalls);
 	while (*p != '\0') {
 		comma = strchr(p, ',');
@@ -237,6 +238,7 @@ etcd_call_sync(struct etcd_client *h, const char *path, const char *body,
 	const char		*why;
 	unsigned		 tries;
 	int			 status = 0, rc = 0;
+	int64_t			 t0 = mono_us();
 
 	*out = NULL;
 	if (h->down)
@@ -255,15 +257,32 @@ etcd_call_sync(struct etcd_client *h, const char *path, const char *body,
 		h->cur = (h->cur + 1) % h->nep;
 	}
 	buf_free(&pb);
-	if (status == 0)
-		return (etcd_client_unreachable(h, err));
+	if (status == 0) {
+		rc = etcd_client_unreachable(h, err);
+		etcd_client_report(h, rpc, t0, err);
+		return (rc);
+	}
 	h->ep[h->cur].healthy = 1;
 	if (status == 200 && c.reply != NULL)
 		*out = c.reply;
 	else
 		rc = etcd_client_parse(&c.body, status, path, out, err);
 	buf_free(&c.body);
+	etcd_client_report(h, rpc, t0, rc == 0 ? NULL : err);
 	return (rc);
+}
+
+void
+etcd_client_report(struct etcd_client *h, enum etcd_pb_rpc rpc, int64_t t0,
+    const struct store_err *err)
+{
+	const char	*m = etcd_pb_method(rpc), *call;
+
+	if (h->st == NULL || m == NULL)
+		return;
+	call = strrchr(m, '/') != NULL ? strrchr(m, '/') + 1 : m;
+	store_report(h->st, STORE_REPORT_CALL, call, err != NULL ? err->code :
+	    STORE_ERR_NONE, (double)(mono_us() - t0) / 1e6);
 }
 
 int

@@ -69,15 +69,24 @@ struct etcd_client {
 	/* Calls answered on main (etcd_call_async), over grpc. */
 	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
 	struct etcd_grpc	 grpc;
+	/* Each call's end is reported to it (store_report()), or NULL. */
+	struct store		*st;
 };
 
 /* The answer of an asynchronous call: reply (deleted after), or err. */
 typedef void (*etcd_call_cb)(void *arg, const cJSON *reply,
 		    const struct store_err *err);
 
-/* main: the loop the recovery probe runs on, or NULL for none. */
+/*
+ * main: the loop the recovery probe runs on, or NULL for none; st: the
+ * store each call is reported to as it ends (STORE_REPORT_CALL, named by
+ * its gRPC method: "Range", "Txn"...), or NULL.
+ */
 int	 etcd_client_init(struct etcd_client *, const char *urls,
-	    struct event_base *main, struct store_err *);
+	    struct event_base *main, struct store *st, struct store_err *);
+/* A call of rpc ended, begun at t0 (mono_us()): err NULL if answered. */
+void	 etcd_client_report(struct etcd_client *, enum etcd_pb_rpc,
+	    int64_t t0, const struct store_err *);
 void	 etcd_client_close(struct etcd_client *);
 /*
  * The call of gateway path (etcd_pb_rpc_of) with its JSON body, blocking;

@@ -35,6 +35,7 @@ struct etcd_acall {
 	struct buf		 answer;	/* pbcb's */
 	int			 answered;	/* reply, or answer */
 	struct store_err	 err;
+	int64_t			 t0;		/* made, mono_us() */
 };
 
 static void
@@ -65,6 +66,8 @@ etcd_acall_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_acall	*a = arg;
 
+	etcd_client_report(a->h, a->rpc, a->t0, a->answered ||
+	    a->reply != NULL ? NULL : &a->err);
 	if (a->pbcb != NULL)
 		a->pbcb(a->arg, a->answered ? &a->answer : NULL,
 		    a->answered ? NULL : &a->err);
@@ -192,6 +195,7 @@ etcd_client_acall(struct etcd_client *h, int how, unsigned ep, const char *path,
 	}
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
+	a->t0 = mono_us();
 	a->pinned = pinned;
 	a->once = (how & ETCD_CALL_ONCE) != 0;
 	a->copy = (how & ETCD_CALL_COPY) != 0;

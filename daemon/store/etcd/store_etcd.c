@@ -531,7 +531,7 @@ store_etcd_open(struct store *st, const char *arg,
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
-	    etcd_client_init(&e->client, arg, opts->base, err) != 0 ||
+	    etcd_client_init(&e->client, arg, opts->base, st, err) != 0 ||
 	    etcd_load(st, err) != 0 || etcd_find_compact_rev(st, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
@@ -632,4 +632,5 @@ const struct store_backend store_etcd_backend = {
 	.idem_fix = store_etcd_idem_fix,
 	/* Status. */
 	.read_stats = store_etcd_read_stats,
+	.reports = STORE_REPORTS(STORE_REPORT_CALL),
 };

@@ -28,6 +28,7 @@
  * tick.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #include "log.h"
 #include "store/etcd/store_etcd.h"
 #include "store/store_hash.h"
+#include "u64map.h"
 
 /* A due lease whose record could not be read is looked at again after: */
 #define ETCD_EXPIRY_RETRY_MS	250
@@ -45,9 +47,7 @@
 #define ETCD_EXPIRY_PAGE	10000
 
 struct etcd_expiry {
-	struct etcd_known	**hash;
-	size_t			 nbuckets;	/* a power of two */
-	size_t			 n;
+	struct u64map		 known;		/* struct etcd_known, by id */
 	unsigned		 gen;		/* of the last reload */
 };
 
@@ -65,44 +65,12 @@ etcd_lease_value(struct buf *b, uint64_t ttl_ms, int stamp)
 	    stamp ? "true" : "false");
 }
 
-static size_t
-etcd_known_bucket(const struct etcd_expiry *x, uint64_t id)
-{
-	/* Keyed: another etcd client may grant a lease of an id it chose. */
-	return ((size_t)store_hash_u64(id) & (x->nbuckets - 1));
-}
-
 struct etcd_known *
 etcd_known_find(struct store_etcd *e, uint64_t id)
 {
-	struct etcd_expiry	*x = e->expiry;
-	struct etcd_known	*k;
-
-	if (x == NULL)
+	if (e->expiry == NULL)
 		return (NULL);
-	for (k = x->hash[etcd_known_bucket(x, id)]; k != NULL; k = k->hnext) {
-		if (k->id == id)
-			return (k);
-	}
-	return (NULL);
-}
-
-static void
-etcd_known_grow(struct etcd_expiry *x)
-{
-	struct etcd_known	**old = x->hash, *k, *next;
-	size_t			 i, nold = x->nbuckets;
-
-	x->nbuckets = nold * 2;
-	x->hash = xcalloc(x->nbuckets, sizeof *x->hash);
-	for (i = 0; i < nold; i++) {
-		for (k = old[i]; k != NULL; k = next) {
-			next = k->hnext;
-			k->hnext = x->hash[etcd_known_bucket(x, k->id)];
-			x->hash[etcd_known_bucket(x, k->id)] = k;
-		}
-	}
-	free(old);
+	return (u64map_find(&e->expiry->known, id));
 }
 
 static void
@@ -116,21 +84,15 @@ etcd_known_free(struct etcd_known *k)
 static void
 etcd_known_forget(struct store_etcd *e, uint64_t id)
 {
-	struct etcd_expiry	*x = e->expiry;
-	struct etcd_known	**pp, *k;
+	struct etcd_known	*k;
 
-	for (pp = &x->hash[etcd_known_bucket(x, id)]; (k = *pp) != NULL;
-	    pp = &k->hnext) {
-		if (k->id == id) {
-			*pp = k->hnext;
-			x->n--;
-			if (k->busy)
-				k->gone = 1;	/* freed by its call */
-			else
-				etcd_known_free(k);
-			return;
-		}
-	}
+	if ((k = u64map_find(&e->expiry->known, id)) == NULL)
+		return;
+	u64map_del(&e->expiry->known, k);
+	if (k->busy)
+		k->gone = 1;	/* freed by its call */
+	else
+		etcd_known_free(k);
 }
 
 /* Arm k's timer for its deadline. */
@@ -154,20 +116,14 @@ etcd_expiry_learn(struct store_etcd *e, uint64_t id, uint64_t ttl_ms,
 {
 	struct etcd_expiry	*x = e->expiry;
 	struct etcd_known	*k;
-	size_t			 b;
 
 	if (x == NULL)
 		return;
 	if ((k = etcd_known_find(e, id)) == NULL) {
-		if (x->n >= x->nbuckets)
-			etcd_known_grow(x);
 		k = xcalloc(1, sizeof *k);
 		k->e = e;
 		k->id = id;
-		b = etcd_known_bucket(x, id);
-		k->hnext = x->hash[b];
-		x->hash[b] = k;
-		x->n++;
+		u64map_add(&x->known, k);
 	}
 	if (rev <= k->seen_rev)
 		return;		/* a put seen already (or older) */
@@ -400,8 +356,9 @@ etcd_expiry_open(struct store_etcd *e, struct store_err *err)
 	int			 more = 1, rc;
 
 	x = xcalloc(1, sizeof *x);
-	x->nbuckets = 64;
-	x->hash = xcalloc(x->nbuckets, sizeof *x->hash);
+	/* Keyed: another etcd client may grant a lease of an id it chose. */
+	u64map_init(&x->known, offsetof(struct etcd_known, id),
+	    offsetof(struct etcd_known, hnext), store_hash_u64);
 	e->expiry = x;
 	while (more) {
 		buf_init(&b);
@@ -432,7 +389,7 @@ etcd_expiry_reloaded(void *arg, const cJSON *reply,
 	struct etcd_known	*k, *next;
 	const cJSON		*kv;
 	uint64_t		 rev, id;
-	size_t			 i;
+	size_t			 b = 0;
 	int			 more;
 
 	if (reply == NULL) {
@@ -453,12 +410,10 @@ etcd_expiry_reloaded(void *arg, const cJSON *reply,
 		    (k = etcd_known_find(e, id)) != NULL)
 			k->gen = x->gen;
 	}
-	for (i = 0; i < x->nbuckets; i++) {
-		for (k = x->hash[i]; k != NULL; k = next) {
-			next = k->hnext;
-			if (k->gen != x->gen && k->seen_rev <= rev)
-				etcd_known_forget(e, k->id);
-		}
+	for (k = u64map_next(&x->known, &b, NULL); k != NULL; k = next) {
+		next = u64map_next(&x->known, &b, k);
+		if (k->gen != x->gen && k->seen_rev <= rev)
+			etcd_known_forget(e, k->id);
 	}
 }
 
@@ -470,16 +425,15 @@ etcd_expiry_reload(struct store_etcd *e)
 	struct store_err	 err;
 	struct buf		 b;
 	uint64_t		 now = (uint64_t)mono_ms();
-	size_t			 i;
+	size_t			 i = 0;
 
 	if (x == NULL)
 		return;
-	for (i = 0; i < x->nbuckets; i++) {
-		for (k = x->hash[i]; k != NULL; k = k->hnext) {
-			if (k->stamp && k->timer != NULL) {
-				k->deadline = now + k->ttl_ms;
-				etcd_known_arm(k);
-			}
+	for (k = u64map_next(&x->known, &i, NULL); k != NULL;
+	    k = u64map_next(&x->known, &i, k)) {
+		if (k->stamp && k->timer != NULL) {
+			k->deadline = now + k->ttl_ms;
+			etcd_known_arm(k);
 		}
 	}
 	/* Leases granted meanwhile (one page: the rest by etcd's TTL). */
@@ -504,17 +458,15 @@ etcd_expiry_close(struct store_etcd *e)
 {
 	struct etcd_expiry	*x = e->expiry;
 	struct etcd_known	*k, *next;
-	size_t			 i;
+	size_t			 i = 0;
 
 	if (x == NULL)
 		return;
-	for (i = 0; i < x->nbuckets; i++) {
-		for (k = x->hash[i]; k != NULL; k = next) {
-			next = k->hnext;
-			etcd_known_free(k);
-		}
+	for (k = u64map_next(&x->known, &i, NULL); k != NULL; k = next) {
+		next = u64map_next(&x->known, &i, k);
+		etcd_known_free(k);
 	}
-	free(x->hash);
+	u64map_free(&x->known);
 	free(x);
 	e->expiry = NULL;
 }

@@ -259,31 +259,6 @@ store_sqlite_scalar(struct store_sqlite *q, const char *sql, uint64_t *out,
 }
 
 static int
-store_sqlite_mkdirs(const char *path, struct store_err *err)
-{
-	struct stat	 sb;
-	char		*p, *slash;
-	int		 rc = 0;
-
-	p = xstrdup(path);
-	for (slash = strchr(p + 1, '/'); slash != NULL;
-	    slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (mkdir(p, 0700) != 0 && (stat(p, &sb) != 0 ||
-		    !S_ISDIR(sb.st_mode))) {
-			if (errno == EEXIST || errno == 0)
-				errno = ENOTDIR;
-			rc = store_err_set(err, STORE_ERR_IO, "mkdir %s: %s",
-			    p, strerror(errno));
-			break;
-		}
-		*slash = '/';
-	}
-	free(p);
-	return (rc);
-}
-
-static int
 store_sqlite_connect(struct store_sqlite *q, const char *path,
     const struct store_options *opts, struct store_err *err)
 {
@@ -386,7 +361,8 @@ store_sqlite_open(struct store *s, const char *path,
 	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
 	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
 	    store_sqlite_lease_prepare(q, err) != 0 ||
-	    store_sqlite_idem_prepare(q, err) != 0) {
+	    store_sqlite_idem_prepare(q, err) != 0 ||
+	    store_sqlite_sync_parent(path, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
 	}
@@ -525,8 +501,10 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 		return (-1);
 	st->keys = STAILQ_EMPTY(&q->out) ? q->nkeys : q->nkeys_landed;
 	st->db_bytes = pages * page_size;
-	if (stat(q->wal_path, &sb) == 0)
-		st->db_bytes += (uint64_t)sb.st_size;
+	if (stat(q->wal_path, &sb) == 0) {
+		st->wal_bytes = (uint64_t)sb.st_size;
+		st->db_bytes += st->wal_bytes;
+	}
 	return (0);
 }
 
@@ -578,6 +556,8 @@ const struct store_backend store_sqlite_backend = {
 	.snapshot = store_sqlite_snapshot,
 	/* Status. */
 	.read_stats = store_local_read_stats,
+	.reports = STORE_REPORTS(STORE_REPORT_FSYNC) |
+	    STORE_REPORTS(STORE_REPORT_CHECKPOINT) | STORE_REPORTS_WAL,
 	/* The synchronous side store_local.c calls. */
 	.local = &store_sqlite_local,
 };

@@ -162,6 +162,7 @@ struct store_sqlite {
 	struct sq_clean	*clean;		/* kv's version of keys, a cache */
 	/* A checkpoint in slices (store_sqlite_ckpt.c). */
 	int		 ck_phase;	/* SQ_CK_* */
+	int64_t		 ck_us;		/* its slices' time so far */
 	struct sq_map	 frozen;	/* the dirty map it writes into kv */
 	struct sq_ent	**fsorted;	/* frozen's entries, in key order */
 	size_t		 fsorted_cap, fn, fdone;
@@ -372,6 +373,10 @@ void	store_sqlite_sync_start(struct store *, struct event_base *);
 int	store_sqlite_sync_commit(struct store *);
 void	store_sqlite_sync_now(struct store_sqlite *);
 void	store_sqlite_sync_stop(struct store *);
+/* The directories leading to a path made, and a name in a directory,
+ * durable: the directories' fsyncs. */
+int	store_sqlite_mkdirs(const char *, struct store_err *);
+int	store_sqlite_sync_parent(const char *, struct store_err *);
 /* The newest entry of the key in the batches out (h: its sq_hash()). */
 struct sq_ent *store_sqlite_out_find(struct store_sqlite *, const char *,
 	    size_t, uint64_t);

@@ -23,6 +23,7 @@
  * rather than answer for it; opening the file again recovers the prefix.
  */
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,16 @@
  */
 #define SQ_SYNC_INLINE	2
 
+/*
+ * The thread's fsyncs that the loop has not reported yet, at most: one
+ * more than the batches out, since each fsync covers one more of them at
+ * least, and they stay out until the loop lands them (sq_sync_cb), which
+ * takes these first.
+ */
+#define SQ_SYNC_TOOK_MAX	(SQ_BATCHES_OUT + 1)
+
 struct sq_sync {
+	struct store	*s;
 	pthread_t	 th;
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
@@ -61,6 +71,9 @@ struct sq_sync {
 	int		 err, stop;
 	uint64_t	 seq;		/* the loop's count of batches out */
 	size_t		 group;		/* events the last fsync covered */
+	/* Under mu: how long the thread's fsyncs took (us), to report. */
+	int64_t		 took[SQ_SYNC_TOOK_MAX];
+	unsigned	 ntook;
 };
 
 static void *
@@ -68,6 +81,7 @@ sq_sync_main(void *arg)
 {
 	struct sq_sync	*y = arg;
 	uint64_t	 t, one = 1;
+	int64_t		 t0;
 	int		 rc, e;
 
 	pthread_mutex_lock(&y->mu);
@@ -78,11 +92,15 @@ sq_sync_main(void *arg)
 			break;		/* stopping, nothing left */
 		t = y->want;
 		pthread_mutex_unlock(&y->mu);
+		t0 = mono_us();
 		rc = fdatasync(y->fd);
 		e = errno;
+		t0 = mono_us() - t0;
 		pthread_mutex_lock(&y->mu);
 		if (rc != 0 && y->err == 0)
 			y->err = e;
+		if (y->ntook < SQ_SYNC_TOOK_MAX)
+			y->took[y->ntook++] = t0;
 		if (t > y->synced)
 			y->synced = t;
 		pthread_mutex_unlock(&y->mu);
@@ -122,6 +140,8 @@ sq_sync_cb(evutil_socket_t fd, short what, void *arg)
 	struct store_sqlite	*q = s->impl;
 	struct sq_sync		*y = q->sync;
 	uint64_t		 n, synced;
+	int64_t			 took[SQ_SYNC_TOOK_MAX];
+	unsigned		 i, ntook;
 	int			 err;
 
 	(void)what;
@@ -130,7 +150,13 @@ sq_sync_cb(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_lock(&y->mu);
 	synced = y->synced;
 	err = y->err;
+	ntook = y->ntook;
+	memcpy(took, y->took, ntook * sizeof took[0]);
+	y->ntook = 0;
 	pthread_mutex_unlock(&y->mu);
+	for (i = 0; i < ntook; i++)
+		store_report(s, STORE_REPORT_FSYNC, NULL, STORE_ERR_NONE,
+		    (double)took[i] / 1e6);
 	if (err != 0)
 		fatalx("sqlite: fdatasync of %s: %s: the last writes may or "
 		    "may not be on disk; stopping so that none is answered "
@@ -152,6 +178,7 @@ store_sqlite_sync_start(struct store *s, struct event_base *base)
 	if (!q->sync_full || base == NULL)
 		return;
 	y = xcalloc(1, sizeof *y);
+	y->s = s;
 	y->fd = y->efd = -1;
 	if ((y->fd = open(q->wal_path, O_RDWR | O_CLOEXEC)) == -1 ||
 	    (y->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
@@ -218,10 +245,14 @@ sq_sync_out(struct store *s)
 static void
 sq_fsync_here(struct store_sqlite *q)
 {
+	int64_t	 t0 = mono_us();
+
 	if (fdatasync(q->sync->fd) != 0)
 		fatal("sqlite: fdatasync of %s: the last writes may or may not "
 		    "be on disk; stopping so that none is answered",
 		    q->wal_path);
+	store_report(q->sync->s, STORE_REPORT_FSYNC, NULL, STORE_ERR_NONE,
+	    (double)(mono_us() - t0) / 1e6);
 }
 
 /*
@@ -329,4 +360,60 @@ store_sqlite_sync_stop(struct store *s)
 	pthread_cond_destroy(&y->cv);
 	free(y);
 	q->sync = NULL;
+}
+
+/*
+ * An fsync of the directory that holds path: a name made in it (a
+ * directory, the database, its WAL) is durable only then (POSIX; ext4's
+ * journal usually hides it, a power cut need not: docs/RELIABILITY.md).
+ */
+int
+store_sqlite_sync_parent(const char *path, struct store_err *err)
+{
+	char	*p, *slash;
+	int	 fd, rc = 0;
+
+	p = xstrdup(path);
+	if ((slash = strrchr(p, '/')) == NULL)
+		p[0] = '.', p[1] = '\0';
+	else if (slash == p)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fsync(fd) == -1)
+		rc = store_err_set(err, STORE_ERR_IO, "fsync of the directory "
+		    "%s: %s", p, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	free(p);
+	return (rc);
+}
+
+/* The directories leading to path, each made durable in its parent. */
+int
+store_sqlite_mkdirs(const char *path, struct store_err *err)
+{
+	struct stat	 sb;
+	char		*p, *slash;
+	int		 rc = 0;
+
+	p = xstrdup(path);
+	for (slash = strchr(p + 1, '/'); slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0700) == 0) {
+			if ((rc = store_sqlite_sync_parent(p, err)) != 0)
+				break;
+		} else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+			if (errno == EEXIST || errno == 0)
+				errno = ENOTDIR;
+			rc = store_err_set(err, STORE_ERR_IO, "mkdir %s: %s",
+			    p, strerror(errno));
+			break;
+		}
+		*slash = '/';
+	}
+	free(p);
+	return (rc);
 }

@@ -5,9 +5,11 @@
  * each page straddles two pages of the file.  Here the writes of a
  * contiguous run are copied into a buffer, and the buffer goes to the
  * file when the commit's last frame is complete (the commit frame: a
- * header whose "database size after commit" is not zero, then its page),
- * before any other write, read, size, truncate, sync, mmap or close of the
- * WAL, or at SQ_VFS_BUF bytes.  So when SQLite's COMMIT returns, every frame of
+ * header whose "database size after commit" is not zero, then its page;
+ * frames are found by their place in the file, however SQLite cuts them
+ * into writes: tests/unit/test_store_vfs.c), before any other write,
+ * read, size, truncate, sync, mmap or close of the WAL, or at SQ_VFS_BUF
+ * bytes.  So when SQLite's COMMIT returns, every frame of
  * it was written, as before: only the number of calls changes.
  *
  * The WAL also grows ahead of its frames, SQ_WAL_GROW bytes of zeros at a
@@ -38,6 +40,7 @@
 /* The default VFS writes at most 128 KiB - 1 a call (a size of 128 KiB
  * exactly is taken as 0, and fails as "full"): 64 KiB a call. */
 #define SQ_VFS_CHUNK	(64 * 1024)
+#define SQ_WAL_HDR	32
 #define SQ_WAL_FRAME_HDR	24
 
 struct sq_vfs_file {
@@ -47,8 +50,9 @@ struct sq_vfs_file {
 	unsigned char	*buf;
 	size_t		 len, cap;
 	sqlite3_int64	 off;		/* where buf goes */
-	int		 commit_frame;	/* its page is the commit's end */
+	sqlite3_int64	 commit_end;	/* a commit's last frame ends here */
 	sqlite3_int64	 end;		/* the WAL: no byte written past it */
+	uint32_t	 pgsz;		/* the WAL header's (0: not known) */
 };
 
 #define REAL(f)		(((struct sq_vfs_file *)(f))->real)
@@ -109,42 +113,118 @@ sq_vfs_flush(struct sq_vfs_file *p)
 		rc = sq_vfs_put(p, p->buf + done, (int)n,
 		    p->off + (sqlite3_int64)done);
 	}
+	if (p->commit_end <= p->off + (sqlite3_int64)p->len)
+		p->commit_end = 0;
 	p->len = 0;
-	p->commit_frame = 0;
 	return (rc);
+}
+
+/*
+ * The byte of the WAL at pos: in the write (b, amt at off), else in the
+ * buffer, else in the file (a header cut in pieces around a flush).
+ */
+static unsigned char
+sq_vfs_byte(struct sq_vfs_file *p, const unsigned char *b, int amt,
+    sqlite3_int64 off, sqlite3_int64 pos)
+{
+	unsigned char	 c = 0;
+
+	if (pos >= off && pos < off + amt)
+		return (b[pos - off]);
+	if (p->len > 0 && pos >= p->off &&
+	    pos < p->off + (sqlite3_int64)p->len)
+		return (p->buf[pos - p->off]);
+	(void)p->real->pMethods->xRead(p->real, &c, 1, pos);
+	return (c);
+}
+
+/* The WAL's page size, from its header (bytes 8-11); 0 if not valid. */
+static uint32_t
+sq_vfs_pgsz(struct sq_vfs_file *p, const unsigned char *b, int amt,
+    sqlite3_int64 off)
+{
+	uint32_t	 v = 0;
+	int		 i;
+
+	if (p->pgsz != 0)
+		return (p->pgsz);
+	for (i = 8; i < 12; i++)
+		v = v << 8 | sq_vfs_byte(p, b, amt, off, i);
+	if (v >= 512 && v <= 65536 && (v & (v - 1)) == 0)
+		p->pgsz = v;
+	return (p->pgsz);
+}
+
+/*
+ * Where the commits in a write of the WAL end.  A frame is its 24-byte
+ * header, then its page, at 32 + n (24 + page size); a header whose
+ * "database size after commit" (bytes 4-7) is not zero is a commit's last
+ * frame.  Frames are found by their place, not by the shape of the writes
+ * (SQLite's own: a header, then a page; any other cut is found as well).
+ * With no page size to go by, every write of frames ends a commit.
+ */
+static void
+sq_vfs_commits(struct sq_vfs_file *p, const unsigned char *b, int amt,
+    sqlite3_int64 off)
+{
+	sqlite3_int64	 fr, i, last, h, e = off + amt;
+	int		 k, commit;
+
+	if (e <= SQ_WAL_HDR)
+		return;
+	if (sq_vfs_pgsz(p, b, amt, off) == 0) {
+		p->commit_end = e;
+		return;
+	}
+	fr = SQ_WAL_FRAME_HDR + (sqlite3_int64)p->pgsz;
+	/* The frames whose bytes 4-7 end in this write: h + 8 in (off, e]. */
+	i = off < SQ_WAL_HDR + 8 ? 0 : (off - SQ_WAL_HDR - 8) / fr + 1;
+	last = e < SQ_WAL_HDR + 8 ? -1 : (e - SQ_WAL_HDR - 8) / fr;
+	for (; i <= last; i++) {
+		h = SQ_WAL_HDR + i * fr;
+		for (k = 4, commit = 0; k < 8; k++)
+			commit |= sq_vfs_byte(p, b, amt, off, h + k);
+		if (commit && h + fr > p->commit_end)
+			p->commit_end = h + fr;
+	}
 }
 
 static int
 sq_vfs_write(sqlite3_file *f, const void *b, int amt, sqlite3_int64 off)
 {
 	struct sq_vfs_file	*p = (struct sq_vfs_file *)f;
-	const unsigned char	*h = b;
-	int			 rc;
+	int			 rc = SQLITE_OK;
 
 	if (!p->wal)
 		return (RM(f)->xWrite(REAL(f), b, amt, off));
+	if (off < SQ_WAL_HDR)
+		p->pgsz = 0;		/* the header, (re)written */
 	if (p->len > 0 && (off != p->off + (sqlite3_int64)p->len ||
 	    p->len + (size_t)amt > SQ_VFS_BUF) &&
 	    (rc = sq_vfs_flush(p)) != SQLITE_OK)
 		return (rc);
+	sq_vfs_commits(p, b, amt, off);
 	if ((size_t)amt > SQ_VFS_BUF)
-		return (sq_vfs_put(p, b, amt, off));
-	if (p->len + (size_t)amt > p->cap) {
-		while (p->cap < p->len + (size_t)amt)
-			p->cap = p->cap ? p->cap * 2 : 64 * 1024;
-		p->buf = xrealloc(p->buf, p->cap);
+		rc = sq_vfs_put(p, b, amt, off);
+	else {
+		if (p->len + (size_t)amt > p->cap) {
+			while (p->cap < p->len + (size_t)amt)
+				p->cap = p->cap ? p->cap * 2 : 64 * 1024;
+			p->buf = xrealloc(p->buf, p->cap);
+		}
+		if (p->len == 0)
+			p->off = off;
+		memcpy(p->buf + p->len, b, (size_t)amt);
+		p->len += (size_t)amt;
 	}
-	if (p->len == 0)
-		p->off = off;
-	memcpy(p->buf + p->len, b, (size_t)amt);
-	p->len += (size_t)amt;
-	if (amt == SQ_WAL_FRAME_HDR) {
-		p->commit_frame = (h[4] | h[5] | h[6] | h[7]) != 0;
-		return (SQLITE_OK);
+	/* A commit's last byte written: all of it goes to the file now. */
+	if (rc == SQLITE_OK && p->commit_end != 0 &&
+	    off + amt >= p->commit_end) {
+		if (p->len > 0)
+			rc = sq_vfs_flush(p);
+		p->commit_end = 0;
 	}
-	if (p->commit_frame)
-		return (sq_vfs_flush(p));
-	return (SQLITE_OK);
+	return (rc);
 }
 
 /* Anything but a write: the buffer goes first. */

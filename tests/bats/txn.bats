@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# Transactions, epochs and fences (metad-protocol(7): TRANSACTIONS, EPOCHS,
-# FENCES), spoken over the raw socket.
+# Transactions (metad-protocol(7), TRANSACTIONS): compares, then and else,
+# over the raw socket and through metactl txn (its JSON and text forms).
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
@@ -12,19 +13,28 @@ teardown() {
 	metad_cleanup
 }
 
-# Send one request line on a connection of its own, in the background,
-# writing the response to file $2; the pid is appended to BG_PIDS.
-req_bg() {
-	printf '%s\n' "$1" | socat -t 5 - "UNIX-CONNECT:$SOCK" > "$2" &
-	BG_PIDS+=("$!")
+# Run a txn whose then/else say which branch ran; print "then" or "else".
+branch() {
+	req "{\"op\":\"txn\",\"if\":[$1],\"then\":[{\"op\":\"get\",\"key\":\"then\"}],\"else\":[{\"op\":\"get\",\"key\":\"else\"}]}" |
+	    grep -o '"succeeded":[a-z]*' | sed 's/"succeeded":true/then/; s/"succeeded":false/else/'
 }
 
-bg_wait() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		wait "$p"
+# A txn with n puts in then and m in else.
+big_txn() {
+	local i ops
+	printf '{"op":"txn","if":[{"key":"x","version":0}],"then":['
+	ops=
+	for i in $(seq 1 "$1"); do
+		ops="$ops{\"op\":\"put\",\"key\":\"t$i\",\"value\":\"v\"},"
 	done
-	BG_PIDS=()
+	printf '%s' "${ops%,}"
+	printf '],"else":['
+	ops=
+	for i in $(seq 1 "$2"); do
+		ops="$ops{\"op\":\"put\",\"key\":\"e$i\",\"value\":\"v\"},"
+	done
+	printf '%s' "${ops%,}"
+	printf ']}\n'
 }
 
 @test "txn: compares that hold run then, a failed one runs else" {
@@ -42,12 +52,6 @@ bg_wait() {
 	assert_output "$(rv '{"ok":true,"succeeded":true,"results":[],"rev":@0}')"
 	run req '{"op":"txn","if":[{"key":"k","version":3}],"then":[{"op":"put","key":"k","value":"v"}]}'
 	assert_output "$(rv '{"ok":true,"succeeded":false,"results":[],"rev":@0}')"
-}
-
-# Run a txn whose then/else say which branch ran; print "then" or "else".
-branch() {
-	req "{\"op\":\"txn\",\"if\":[$1],\"then\":[{\"op\":\"get\",\"key\":\"then\"}],\"else\":[{\"op\":\"get\",\"key\":\"else\"}]}" |
-	    grep -o '"succeeded":[a-z]*' | sed 's/"succeeded":true/then/; s/"succeeded":false/else/'
 }
 
 @test "txn: every compare kind, absent keys and the result operators" {
@@ -151,24 +155,6 @@ branch() {
 	assert_equal "${lines[2]}" "$(rv '{"id":3,"ok":true,"succeeded":false,"results":[],"rev":@2}')"
 }
 
-# A txn with n puts in then and m in else.
-big_txn() {
-	local i ops
-	printf '{"op":"txn","if":[{"key":"x","version":0}],"then":['
-	ops=
-	for i in $(seq 1 "$1"); do
-		ops="$ops{\"op\":\"put\",\"key\":\"t$i\",\"value\":\"v\"},"
-	done
-	printf '%s' "${ops%,}"
-	printf '],"else":['
-	ops=
-	for i in $(seq 1 "$2"); do
-		ops="$ops{\"op\":\"put\",\"key\":\"e$i\",\"value\":\"v\"},"
-	done
-	printf '%s' "${ops%,}"
-	printf ']}\n'
-}
-
 @test "txn: 128 ops in then and else together, 129 is bad_request" {
 	run sh -c "$(declare -f big_txn); big_txn 64 65 | socat -t 2 - UNIX-CONNECT:$SOCK"
 	assert_output '{"ok":false,"error":{"code":"bad_request","message":"txn has 129 ops in \"then\" and \"else\", the limit is 128"}}'
@@ -255,129 +241,163 @@ REQS
 	assert_output "$(rv '{"ok":true,"kvs":[{"key":"a","value":"orig","version":1,"create_rev":@1,"mod_rev":@1}],"more":false,"rev":@1}')"
 }
 
-@test "epoch_bump: absent key gives epoch 1, again gives 2 with the owner" {
-	run req '{"op":"epoch_get","key":"lead"}'
-	assert_output "$(rv '{"ok":true,"epoch":null,"rev":@0}')"
-	run req '{"op":"epoch_bump","key":"lead"}'
-	assert_output "$(rv '{"ok":true,"epoch":{"key":"lead","epoch":1,"owner":"","version":1,"mod_rev":@1},"rev":@1}')"
-	run req '{"op":"epoch_bump","key":"lead","owner":"node-2"}'
-	assert_output "$(rv '{"ok":true,"epoch":{"key":"lead","epoch":2,"owner":"node-2","version":2,"mod_rev":@2},"rev":@2}')"
-	run req '{"op":"epoch_get","key":"lead"}'
-	assert_output "$(rv '{"ok":true,"epoch":{"key":"lead","epoch":2,"owner":"node-2","version":2,"mod_rev":@2},"rev":@2}')"
-	# An ordinary key holding the exact JSON text.
-	run req '{"op":"get","key":"lead"}'
-	assert_output "$(rv '{"ok":true,"kv":{"key":"lead","value":"{\"epoch\":2,\"owner\":\"node-2\"}","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
+@test "txn JSON: success exits 0 and prints one line per result" {
+	mctl put k v1
+	run "$METACTL" txn <<-'EOF'
+	{"if":[{"key":"k","version":1}],
+	 "then":[{"op":"put","key":"k","value":"v2"},{"op":"get","key":"k"},
+	         {"op":"delete","key":"gone"},{"op":"get","key":"nope"}],
+	 "else":[{"op":"get","key":"k"}]}
+	EOF
+	assert_success
+	assert_output "SUCCEEDED
+put k v2
+get k v2
+del gone (not found)
+get nope (not found)"
 }
 
-@test "epoch_bump: if_epoch bumps only from that epoch" {
-	run req '{"op":"epoch_bump","key":"e","if_epoch":0,"owner":"a"}'
-	assert_output --partial '"epoch":{"key":"e","epoch":1,"owner":"a"'
-	run req '{"op":"epoch_bump","key":"e","if_epoch":0,"owner":"b"}'
-	assert_output "$(rv '{"ok":false,"error":{"code":"failed_precondition","message":"epoch is 1, not 0","current":{"key":"e","epoch":1,"owner":"a","version":1,"mod_rev":@1}}}')"
-	run req '{"op":"epoch_bump","key":"nope","if_epoch":3}'
-	assert_output --partial '"code":"failed_precondition"'
-	assert_output --partial '"current":null'
-	run req '{"op":"ping"}'
-	assert_output "$(rv '{"ok":true,"rev":@1}')"
+@test "txn JSON: a failed compare runs else and exits 1; op txn is accepted" {
+	mctl put k v1
+	run "$METACTL" txn <<-'EOF'
+	{"op":"txn","if":[{"key":"k","value":"other"}],
+	 "then":[{"op":"delete","key":"k"}],"else":[{"op":"get","key":"k"}]}
+	EOF
+	assert_failure 1
+	assert_output "FAILED
+get k v1"
+	run "$METACTL" -o json txn <<<'{"if":[{"key":"k","version":9}]}'
+	assert_failure 1
+	assert_output "$(rv '{"ok":true,"succeeded":false,"results":[],"rev":@1}')"
 }
 
-@test "epoch_bump: two racing claims with the same if_epoch, exactly one wins" {
-	req '{"op":"epoch_bump","key":"e","owner":"first"}' >/dev/null
-	BG_PIDS=()
-	req_bg '{"op":"epoch_bump","key":"e","if_epoch":1,"owner":"x"}' "$TESTDIR/x"
-	req_bg '{"op":"epoch_bump","key":"e","if_epoch":1,"owner":"y"}' "$TESTDIR/y"
-	bg_wait
-	run cat "$TESTDIR/x" "$TESTDIR/y"
-	assert_equal "${#lines[@]}" 2
-	run grep -c '"ok":true,"epoch":{"key":"e","epoch":2,' "$TESTDIR/x" "$TESTDIR/y"
-	assert_output --regexp '(x:1.*y:0|x:0.*y:1)'
-	run grep -h '"code":"failed_precondition"' "$TESTDIR/x" "$TESTDIR/y"
-	assert_output --regexp "$(rv '"current":\{"key":"e","epoch":2,"owner":"(x|y)","version":2,"mod_rev":@2\}')"
-	run req '{"op":"epoch_get","key":"e"}'
-	assert_output --regexp '"epoch":2,"owner":"(x|y)"'
+@test "txn JSON: a delete that removed the key says so" {
+	mctl put k v1
+	run "$METACTL" txn <<<'{"then":[{"op":"delete","key":"k"}]}'
+	assert_success
+	assert_output "SUCCEEDED
+del k deleted"
 }
 
-@test "epoch_bump: 20 concurrent bumps hand out epochs 1..20 once each" {
-	local i
-	BG_PIDS=()
-	for i in $(seq 1 20); do
-		req_bg "{\"op\":\"epoch_bump\",\"key\":\"e\",\"owner\":\"o$i\"}" "$TESTDIR/b$i"
-	done
-	bg_wait
-	run sh -c "cat '$TESTDIR'/b* | grep -o '\"epoch\":[0-9]*,' | tr -dc '0-9\n' | sort -n | tr '\n' ' '"
-	assert_output "$(seq 1 20 | tr '\n' ' ')"
-	run req '{"op":"epoch_get","key":"e"}'
-	assert_output --partial '"epoch":20,'
-	assert_output --partial "$(rv '"version":20,"mod_rev":@20}')"
+@test "txn: invalid input and a bad request are exit 5" {
+	run "$METACTL" txn <<<'{"if":'
+	assert_failure 5
+	run "$METACTL" txn <<<'{"op":"put","key":"k","value":"v"}'
+	assert_failure 5
+	run "$METACTL" txn <<<'{"then":[{"op":"frob","key":"k"}]}'
+	assert_failure 5
+	assert_output --partial 'bad_request'
 }
 
-@test "epochs: a key that is not an epoch document is bad_request and stays" {
-	req '{"op":"put","key":"plain","value":"hello"}' >/dev/null
-	req '{"op":"put","key":"neg","value":"{\"epoch\":-1}"}' >/dev/null
-	run req '{"op":"epoch_get","key":"plain"}'
-	assert_output --partial '"code":"bad_request"'
-	assert_output --partial 'does not hold an epoch document'
-	run req '{"op":"epoch_bump","key":"plain"}'
-	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"epoch_bump","key":"neg"}'
-	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"get","key":"plain"}'
-	assert_output "$(rv '{"ok":true,"kv":{"key":"plain","value":"hello","version":1,"create_rev":@1,"mod_rev":@1},"rev":@2}')"
+@test "txn text form: compares, then, else (etcdctl style)" {
+	mctl put k v1
+	mctl put owner "node a"
+	run "$METACTL" txn <<-EOF
+	# claim k if nobody changed it
+	version("k") = 1
+	value("owner") = "node a"
+	mod("k") < $(rv @5)
+
+	put k "two words"
+	put bin b64:AAEC
+	del gone
+	get owner
+
+	get k
+	EOF
+	assert_success
+	assert_output "SUCCEEDED
+put k v2
+put bin v1
+del gone (not found)
+get owner \"node a\""
+	run "$METACTL" get bin --raw
+	assert_output "$(printf '\000\001\002')"
 }
 
-@test "epoch_bump: argument checks" {
-	run raw <<REQS
-{"op":"epoch_bump"}
-{"op":"epoch_bump","key":"e","owner":5}
-{"op":"epoch_bump","key":"e","owner":"$(head -c 1025 /dev/zero | tr '\0' o)"}
-{"op":"epoch_bump","key":"e","if_epoch":1.5}
-{"op":"epoch_bump","key":"e","fence":{"key":"f","epoch":0}}
-{"op":"epoch_get","key":""}
-{"op":"epoch_bump","key":"e","owner":"$(head -c 1024 /dev/zero | tr '\0' o)","id":1}
-REQS
-	local i
-	for i in 0 1 2 3 4 5; do
-		assert_regex "${lines[$i]}" '"code":"bad_request"'
-	done
-	assert_regex "${lines[2]}" 'field \\"owner\\" is 1025 bytes, the limit is 1024'
-	assert_regex "${lines[6]}" '^\{"id":1,"ok":true,"epoch":\{"key":"e","epoch":1,'
+@test "txn text form: a failed compare runs the else section" {
+	mctl put k v1
+	run "$METACTL" txn <<-'EOF'
+	version("k") != 1
+	create_rev("k") > 0
+
+	del k
+
+	get k
+	get "no such key"
+	EOF
+	assert_failure 1
+	assert_output "FAILED
+get k v1
+get \"no such key\" (not found)"
 }
 
-@test "fence on put and delete: the matching epoch writes, a stale one is fenced" {
-	req '{"op":"epoch_bump","key":"lead","owner":"n1"}' >/dev/null
-	req '{"op":"epoch_bump","key":"lead","owner":"n2"}' >/dev/null
-	run req '{"op":"put","key":"k","value":"ok","fence":{"key":"lead","epoch":2}}'
-	assert_output --partial '"ok":true,"kv":{"key":"k","version":1'
-	run req '{"op":"put","key":"k","value":"late","fence":{"key":"lead","epoch":1}}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":"n2"}}}'
-	run req '{"op":"delete","key":"k","fence":{"key":"lead","epoch":1}}'
-	assert_output --partial '"code":"fenced"'
+@test "txn text form: no compares (leading blank line), missing else" {
+	run "$METACTL" txn <<-'EOF'
+
+	put a 1
+	put b ""
+	EOF
+	assert_success
+	assert_output "SUCCEEDED
+put a v1
+put b v1"
+	run "$METACTL" get b
+	assert_output ""
+}
+
+@test "txn text form: errors name the line and exit 5 (input)" {
+	run "$METACTL" txn <<<'put k v'
+	assert_failure 5
+	assert_output --partial 'line 1: expected a compare'
+	run "$METACTL" txn <<-'EOF'
+
+	put k two words
+	EOF
+	assert_failure 5
+	assert_output --partial 'line 2: unexpected text after the op'
+	run "$METACTL" txn <<-'EOF'
+	version("k") = x
+	EOF
+	assert_failure 5
+	assert_output --partial 'expected an integer'
+	run "$METACTL" txn <<-'EOF'
+	version("k") = 1
+
+	put k v
+
+	get k
+
+	get k
+	EOF
+	assert_failure 5
+	assert_output --partial 'more than three sections'
+	run "$METACTL" txn <<<'value("k") = "unterminated'
+	assert_failure 5
+	run "$METACTL" txn <<-'EOF'
+
+	put k b64:not-base64
+	EOF
+	assert_failure 5
+	assert_output --partial 'base64'
+}
+
+# metad-protocol(7), REQUESTS AND RESPONSES: a request naming a field its op
+# does not know answers bad_request naming the field, a txn's compares and ops
+# included.
+@test "a txn compare or op naming an unknown field answers bad_request naming it" {
+	run req '{"op":"txn","then":[{"op":"put","key":"k","value":"v","bogus":1}]}'
+	assert_output '{"ok":false,"error":{"code":"bad_request","message":"then[0]: unknown field \"bogus\" for a txn put"}}'
+	run req '{"op":"txn","else":[{"op":"delete","key":"k","value":"v"}]}'
+	assert_output '{"ok":false,"error":{"code":"bad_request","message":"else[0]: unknown field \"value\" for a txn delete"}}'
+	run req '{"op":"txn","then":[{"op":"get","key":"k","rev":1}]}'
+	assert_output '{"ok":false,"error":{"code":"bad_request","message":"then[0]: unknown field \"rev\" for a txn get"}}'
+	run req '{"op":"txn","if":[{"key":"k","version":0,"vresion":1}],"then":[]}'
+	assert_output '{"ok":false,"error":{"code":"bad_request","message":"if[0]: unknown field \"vresion\" for a compare"}}'
+	# nothing was written
 	run req '{"op":"get","key":"k"}'
-	assert_output "$(rv '{"ok":true,"kv":{"key":"k","value":"ok","version":1,"create_rev":@3,"mod_rev":@3},"rev":@3}')"
-	run req '{"op":"delete","key":"k","fence":{"key":"lead","epoch":2}}'
-	assert_output "$(rv '{"ok":true,"deleted":true,"rev":@4}')"
-}
-
-@test "fence on txn: checked before the compares, nothing written when stale" {
-	req '{"op":"epoch_bump","key":"lead"}' >/dev/null
-	req '{"op":"epoch_bump","key":"lead"}' >/dev/null
-	run req '{"op":"txn","fence":{"key":"lead","epoch":1},"if":[{"key":"a","version":0}],"then":[{"op":"put","key":"a","value":"1"}],"else":[{"op":"put","key":"b","value":"1"}]}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 2, the write carried 1","current":{"key":"lead","epoch":2,"owner":""}}}'
-	run req '{"op":"ping"}'
-	assert_output "$(rv '{"ok":true,"rev":@2}')"
-	run req '{"op":"txn","fence":{"key":"lead","epoch":2},"if":[{"key":"a","version":0}],"then":[{"op":"put","key":"a","value":"1"}]}'
-	assert_output --partial '"ok":true,"succeeded":true'
-	assert_output --partial "$(rv '"rev":@3}')"
-}
-
-@test "fence: an absent fence key is epoch 0; a non-epoch one is bad_request" {
-	run req '{"op":"put","key":"k","value":"v","fence":{"key":"nobody","epoch":0}}'
-	assert_output --partial '"ok":true'
-	run req '{"op":"put","key":"k","value":"w","fence":{"key":"nobody","epoch":1}}'
-	assert_output '{"ok":false,"error":{"code":"fenced","message":"the epoch at the fence key is 0, the write carried 1","current":{"key":"nobody","epoch":0,"owner":""}}}'
-	run req '{"op":"txn","fence":{"key":"k","epoch":0},"then":[{"op":"put","key":"x","value":"1"}]}'
-	assert_output --partial '"code":"bad_request"'
-	assert_output --partial 'the fence key does not hold an epoch document'
-	run req '{"op":"ping"}'
-	assert_output "$(rv '{"ok":true,"rev":@1}')"
+	assert_output "$(rv '{"ok":true,"kv":null,"rev":@0}')"
+	# the known fields still work
+	run req '{"op":"txn","if":[{"key":"k","version":0,"result":"="}],"then":[{"op":"put","key":"k","value":"v"},{"op":"get","key":"k"}],"else":[{"op":"delete","key":"k"}]}'
+	assert_output --partial '"succeeded":true'
 }
