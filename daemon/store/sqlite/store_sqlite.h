@@ -139,8 +139,9 @@ struct store_sqlite {
 	sqlite3_stmt	*lst[9];
 	int		 leased;
 	/* Idempotent writes' records (store_sqlite_idem.c). */
-	sqlite3_stmt	*ist[3];
+	sqlite3_stmt	*ist[4];
 	void		*idem_answer;	/* the last one read, a copy */
+	uint64_t	 idem_oldest;	/* no record expires before */
 
 	int		 marked;
 	int		 broken_mark;

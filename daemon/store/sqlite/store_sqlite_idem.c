@@ -8,7 +8,9 @@
  *
  * A put drops at most STORE_IDEM_PURGE expired rows, the oldest first
  * (one seek in the expiry index), so the table stays about as large as
- * the tokens of one window.
+ * the tokens of one window; it skips that while no row can have expired
+ * (idem_oldest: at most the oldest row's expiry; a rollback may leave it
+ * above a row's, which is then dropped later, being absent anyway).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ enum {
 	SQI_GET,
 	SQI_PUT,
 	SQI_PURGE,
+	SQI_OLDEST,
 	SQI_N
 };
 
@@ -37,8 +40,20 @@ static const char *store_sqlite_idem_sql[SQI_N] = {
 	"INSERT OR REPLACE INTO idem (tok, answer, rev, expires) "
 	    "VALUES (?1, ?2, ?3, ?4)",
 	"DELETE FROM idem WHERE tok IN (SELECT tok FROM idem WHERE "
-	    "expires <= ?1 ORDER BY expires LIMIT ?2)"
+	    "expires <= ?1 ORDER BY expires LIMIT ?2)",
+	"SELECT IFNULL(MIN(expires), 9223372036854775807) FROM idem"
 };
+
+/* idem_oldest from the table (0 if it cannot be read: purge each put). */
+static void
+idem_oldest_read(struct store_sqlite *q)
+{
+	sqlite3_stmt	*st = q->ist[SQI_OLDEST];
+
+	q->idem_oldest = sqlite3_step(st) == SQLITE_ROW ?
+	    (uint64_t)sqlite3_column_int64(st, 0) : 0;
+	store_sqlite_done(st);
+}
 
 int
 store_sqlite_idem_prepare(struct store_sqlite *q, struct store_err *err)
@@ -52,6 +67,7 @@ store_sqlite_idem_prepare(struct store_sqlite *q, struct store_err *err)
 			return (store_sqlite_fail(q, rc,
 			    store_sqlite_idem_sql[i], err));
 	}
+	idem_oldest_read(q);
 	return (0);
 }
 
@@ -125,11 +141,16 @@ store_sqlite_idem_put(struct store *s, const void *tok, size_t len,
 
 	if (store_sqlite_alive(q, "idem", err) != 0)
 		return (-1);
-	sqlite3_bind_int64(q->ist[SQI_PURGE], 1, (sqlite3_int64)now_ms);
-	sqlite3_bind_int(q->ist[SQI_PURGE], 2, STORE_IDEM_PURGE);
-	if (idem_step(q, SQI_PURGE, "dropping expired idem records",
-	    err) != 0)
-		return (-1);
+	if (q->idem_oldest <= now_ms) {
+		sqlite3_bind_int64(q->ist[SQI_PURGE], 1, (sqlite3_int64)now_ms);
+		sqlite3_bind_int(q->ist[SQI_PURGE], 2, STORE_IDEM_PURGE);
+		if (idem_step(q, SQI_PURGE, "dropping expired idem records",
+		    err) != 0)
+			return (-1);
+		idem_oldest_read(q);
+	}
+	if (rec->expires_ms < q->idem_oldest)
+		q->idem_oldest = rec->expires_ms;
 	store_sqlite_bind_blob(st, 1, tok, len);
 	if (store_sqlite_bind_blob(st, 2, rec->answer, rec->answer_len) != 0) {
 		store_sqlite_done(st);
