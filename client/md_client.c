@@ -80,6 +80,7 @@ md_free(struct md_client *h)
 	md_clearerr(h);
 	free(h->path);
 	md_set_tls(h, NULL, NULL, NULL);
+	free(h->idem);
 	buf_free(&h->in);
 	buf_free(&h->out);
 	free(h);
@@ -101,6 +102,19 @@ void
 md_set_timeout(struct md_client *h, uint64_t timeout_ms)
 {
 	h->timeout_ms = timeout_ms;
+}
+
+int
+md_set_idem(struct md_client *h, const char *token)
+{
+	md_clearerr(h);
+	if (token != NULL && (*token == '\0' ||
+	    strlen(token) > IDEM_TOKEN_MAX_BYTES))
+		return (md_seterr(h, MD_E_INVALID, "an idem token is 1 to %d "
+		    "bytes", IDEM_TOKEN_MAX_BYTES));
+	free(h->idem);
+	h->idem = token != NULL ? xstrdup(token) : NULL;
+	return (0);
 }
 
 uint64_t

@@ -82,7 +82,11 @@ struct md_client {
 	unsigned	 pend_len;
 	struct md_sub	*sub;
 	uint64_t	 next_id;
+	char		*idem;		/* md_set_idem(): the next write's */
 };
+
+/* md_kv.c: the pending idem token into a write request, taken. */
+void		 md_idem_field(struct md_client *, struct jw *);
 
 /* md_client.c */
 int		 md_seterr(struct md_client *, enum md_err, const char *, ...)

@@ -298,6 +298,17 @@ md_get_many(struct md_client *h, const char *const *keys, size_t n,
 	return (rc);
 }
 
+void
+md_idem_field(struct md_client *h, struct jw *w)
+{
+	if (h->idem == NULL)
+		return;
+	jw_name(w, "idem");
+	jw_cstr(w, h->idem);
+	free(h->idem);
+	h->idem = NULL;
+}
+
 static int
 md_write_fields(struct md_client *h, struct jw *w,
     const struct md_write_opts *o)
@@ -305,6 +316,7 @@ md_write_fields(struct md_client *h, struct jw *w,
 	static const char	*names[] = { NULL, "if_absent", "if_version",
 				    "if_mod_rev" };
 
+	md_idem_field(h, w);
 	if (o == NULL)
 		return (0);
 	if (o->pre > MD_PRE_MOD_REV)
@@ -486,6 +498,12 @@ md_txn(struct md_client *h, const char *body, int *succeeded, uint64_t *rev,
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "op");
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "id");
 	cJSON_AddStringToObject(req, "op", "txn");
+	if (h->idem != NULL) {		/* md_set_idem()'s, over the body's */
+		cJSON_DeleteItemFromObjectCaseSensitive(req, "idem");
+		cJSON_AddStringToObject(req, "idem", h->idem);
+		free(h->idem);
+		h->idem = NULL;
+	}
 	buf_init(&b);
 	proto_print(&b, req, NULL);
 	cJSON_Delete(req);

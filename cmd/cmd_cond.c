@@ -1,12 +1,14 @@
 /*
- * Write preconditions and the fence (metad-protocol(7), PRECONDITIONS and FENCES), shared by put, cas and del:
- * --if-absent, --if-version N, --if-mod-rev R (at most one of them) and
- * --fence KEY:EPOCH.
+ * Write preconditions, the fence and the idem token (metad-protocol(7),
+ * PRECONDITIONS, FENCES and IDEMPOTENT WRITES), shared by put, cas, del
+ * and txn: --if-absent, --if-version N, --if-mod-rev R (at most one of
+ * them), --fence KEY:EPOCH and --idem TOKEN.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "metactl.h"
+#include "metad_limits.h"
 
 static enum cmd_status
 cmd_cond_fence(const char *arg, struct cmd_cond *c, char **cause)
@@ -62,6 +64,16 @@ cmd_cond_parse(const struct args *a, struct cmd_cond *c, char **cause)
 			return (s);
 		c->has_mod_rev = 1;
 	}
+	if (args_count(a, "idem") > 1) {
+		xasprintf(cause, "give --idem at most once");
+		return (CMD_USAGE);
+	}
+	if ((c->idem = args_get(a, "idem")) != NULL && (*c->idem == '\0' ||
+	    strlen(c->idem) > IDEM_TOKEN_MAX_BYTES)) {
+		xasprintf(cause, "invalid --idem: a token of 1 to %d bytes",
+		    IDEM_TOKEN_MAX_BYTES);
+		return (CMD_USAGE);
+	}
 	if (args_count(a, "fence") > 1) {
 		xasprintf(cause, "give --fence at most once");
 		return (CMD_USAGE);
@@ -93,5 +105,9 @@ cmd_cond_write(const struct cmd_cond *c, struct jw *w)
 		jw_name(w, "epoch");
 		jw_u64(w, c->fence_epoch);
 		jw_obj_close(w);
+	}
+	if (c->idem != NULL) {
+		jw_name(w, "idem");
+		jw_cstr(w, c->idem);
 	}
 }

@@ -1,6 +1,7 @@
 /*
  * del KEY [--if-absent | --if-version N | --if-mod-rev R] [--fence KEY:EPOCH]
- * del --prefix P [--fence KEY:EPOCH]
+ *     [--idem TOKEN]
+ * del --prefix P [--fence KEY:EPOCH] [--idem TOKEN]
  *
  * Text output, as etcdctl's "del": the number of keys deleted, "1" or "0"
  * (the key was already absent).  Both are success, exit status 0: the key
@@ -35,7 +36,8 @@ const struct cmd_entry cmd_del_entry = {
 	.args_min = 0,
 	.args_max = 1,
 	.usage = "KEY [--if-absent | --if-version N | --if-mod-rev R] "
-	    "[--fence KEY:EPOCH] | --prefix P [--fence KEY:EPOCH]",
+	    "[--fence KEY:EPOCH] [--idem TOKEN] | --prefix P [--fence KEY:EPOCH] "
+	    "[--idem TOKEN]",
 	.help = "delete a key, or every key under a prefix; prints how many "
 	    "were deleted",
 	.exec = cmd_del_exec

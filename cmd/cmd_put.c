@@ -35,7 +35,8 @@ const struct cmd_entry cmd_put_entry = {
 	.args_min = 1,
 	.args_max = 2,
 	.usage = "KEY VALUE|-|--file FILE [--if-absent | --if-version N | "
-	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID | --ttl TTL]",
+	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID | --ttl TTL] "
+	    "[--idem TOKEN]",
 	.help = "write a value (- reads stdin); prints the new version",
 	.details = "--ttl TTL grants a lease of TTL (as lease grant does) and "
 	    "puts the key with it:\nthe key is deleted when TTL passes with "
@@ -46,6 +47,7 @@ const struct cmd_entry cmd_put_entry = {
 
 static const struct option cmd_cas_longopts[] = {
 	{ "fence",	required_argument,	NULL, 0 },
+	{ "idem",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -55,7 +57,7 @@ const struct cmd_entry cmd_cas_entry = {
 	.longopts = cmd_cas_longopts,
 	.args_min = 3,
 	.args_max = 3,
-	.usage = "KEY VERSION VALUE|- [--fence KEY:EPOCH]",
+	.usage = "KEY VERSION VALUE|- [--fence KEY:EPOCH] [--idem TOKEN]",
 	.help = "write only if the key's version is VERSION (0: absent)",
 	.exec = cmd_cas_exec
 };

@@ -38,6 +38,7 @@ static enum cmd_status	cmd_txn_exec(struct cmd_ctx *, char **);
 
 static const struct option cmd_txn_longopts[] = {
 	{ "fence",	required_argument,	NULL, 0 },
+	{ "idem",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -47,7 +48,7 @@ const struct cmd_entry cmd_txn_entry = {
 	.longopts = cmd_txn_longopts,
 	.args_min = 0,
 	.args_max = 0,
-	.usage = "[--fence KEY:EPOCH] < TXN",
+	.usage = "[--fence KEY:EPOCH] [--idem TOKEN] < TXN",
 	.help = "run a transaction read from stdin (JSON or etcdctl-style "
 	    "text)",
 	.details =

@@ -295,7 +295,10 @@ enum cmd_status	 args_duration(const char *, uint64_t *, char **);
 enum cmd_status	 args_ttl(const char *, const char *what, uint64_t *,
 		     char **);
 
-/* cmd_cond.c: preconditions and fence, shared by put, cas and del. */
+/*
+ * cmd_cond.c: preconditions, fence and idem token, shared by put, cas,
+ * del and txn.
+ */
 struct cmd_cond {
 	int		 if_absent;
 	int		 has_version;
@@ -305,6 +308,7 @@ struct cmd_cond {
 	const char	*fence_key;	/* into argv; NULL: none */
 	size_t		 fence_key_len;
 	uint64_t	 fence_epoch;
+	const char	*idem;		/* --idem's token; NULL: none */
 };
 
 /* The options cmd_cond_parse() reads, for a command's longopts. */
@@ -312,7 +316,8 @@ struct cmd_cond {
 	{ "if-absent",	no_argument,		NULL, 0 },	\
 	{ "if-version",	required_argument,	NULL, 0 },	\
 	{ "if-mod-rev",	required_argument,	NULL, 0 },	\
-	{ "fence",	required_argument,	NULL, 0 }
+	{ "fence",	required_argument,	NULL, 0 },	\
+	{ "idem",	required_argument,	NULL, 0 }
 
 enum cmd_status	 cmd_cond_parse(const struct args *, struct cmd_cond *,
 		     char **);

@@ -30,6 +30,11 @@
 /* A lease's TTL (lease_grant's ttl_ms; metactl's lease grant, lock --ttl). */
 #define LEASE_TTL_MIN_MS		1000
 #define LEASE_TTL_MAX_MS		3600000
+/* Idempotent writes: a token's bytes, and --idem-window (default, range). */
+#define IDEM_TOKEN_MAX_BYTES		128
+#define IDEM_WINDOW_DEFAULT_MS		(10ULL * 60 * 1000)
+#define IDEM_WINDOW_MIN_MS		1000ULL
+#define IDEM_WINDOW_MAX_MS		(7ULL * 24 * 3600 * 1000)
 /* min_rev's wait when a get or list gives no timeout_ms. */
 #define READ_TIMEOUT_DEFAULT_MS		5000
 #define HISTORY_LIMIT_DEFAULT		100

@@ -16,14 +16,14 @@ _metactl_cmd_opts()
 {
 	case $1 in
 	get)		echo '-r --raw --rev --prefix --limit' ;;
-	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease --ttl' ;;
-	cas)		echo '--fence' ;;
-	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence --prefix' ;;
+	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease --ttl --idem' ;;
+	cas)		echo '--fence --idem' ;;
+	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence --prefix --idem' ;;
 	ls|list)	echo '-l --long --limit --rev' ;;
 	history)	echo '--from-rev --limit' ;;
 	watch)		echo '-p --prefix --from-rev -n --count' ;;
 	wait)		echo '--version -r --raw' ;;
-	txn)		echo '--fence' ;;
+	txn)		echo '--fence --idem' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
 	'lease grant')	echo '--session' ;;
 	'lease keepalive') echo '--forever' ;;
@@ -38,7 +38,7 @@ _metactl_takes_value()
 	case $1 in
 	-s|--socket|-o|--output|--timeout|--cacert|--cert|--key|--file|\
 	--if-version|--if-mod-rev|\
-	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
+	--fence|--idem|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
 	--if-epoch|--rev|--lease|--ttl|--wait)
 		return 0 ;;
 	esac

@@ -9,7 +9,7 @@
 # Options that take a value (of any command: the names do not clash).
 set -g __metactl_value_opts -s --socket -o --output --timeout --cacert \
     --cert --key --file \
-    --if-version --if-mod-rev --fence --limit -p --prefix --from-rev \
+    --if-version --if-mod-rev --fence --idem --limit -p --prefix --from-rev \
     -n --count --version --owner --if-epoch --lease --ttl --wait
 
 # Prints the command ("epoch-get" for "epoch get", "" for none yet) and
@@ -144,6 +144,7 @@ complete -c metactl -n '__metactl_using put del delete' -l if-absent -d 'Only if
 complete -c metactl -n '__metactl_using put del delete' -l if-version -x -d 'Only if the key is at this version (0: absent)'
 complete -c metactl -n '__metactl_using put del delete' -l if-mod-rev -x -d "Only if the key's mod_rev is this"
 complete -c metactl -n '__metactl_using put cas del delete txn' -l fence -x -a '(__metactl_keys)' -d 'KEY:EPOCH, only if the epoch at KEY is EPOCH'
+complete -c metactl -n '__metactl_using put cas del delete txn' -l idem -x -d 'a token: sent again, the write is answered as first'
 complete -c metactl -n '__metactl_using ls list' -s l -l long -d 'With version and mod_rev'
 complete -c metactl -n '__metactl_using ls list' -l limit -x -d 'At most N keys'
 complete -c metactl -n '__metactl_using get ls list' -l rev -x -d 'As of this revision'

@@ -171,6 +171,43 @@ config_set_ro_gid(struct metad_config *cfg, const char *arg, char **why)
 }
 
 /*
+ * --idem-window: "90s", "10m", "1h", "2d", "1500ms"; a bare number is
+ * seconds; from 1s to 7 days.
+ */
+static int
+config_set_idem_window(struct metad_config *cfg, const char *arg, char **why)
+{
+	static const struct {
+		const char	*unit;
+		uint64_t	 ms;
+	} units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "", 1000 }, { "m", 60000 },
+		{ "h", 3600000 }, { "d", 86400000 }
+	};
+	char		 digits[24];
+	size_t		 n = strspn(arg, "0123456789"), i;
+	uint64_t	 v;
+
+	if (n > 0 && n < sizeof digits) {
+		memcpy(digits, arg, n);
+		digits[n] = '\0';
+		for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+			if (strcmp(arg + n, units[i].unit) != 0)
+				continue;
+			if (parse_u64(digits, &v) != 0 ||
+			    v > IDEM_WINDOW_MAX_MS / units[i].ms ||
+			    v * units[i].ms < IDEM_WINDOW_MIN_MS)
+				break;
+			cfg->idem_window_ms = v * units[i].ms;
+			return (0);
+		}
+	}
+	*why = xstrdup("a duration from 1s to 7d (90s, 10m, 1h, 2d; "
+	    "a bare number is seconds)");
+	return (-1);
+}
+
+/*
  * --metrics-listen [HOST:]PORT: HOST defaults to 127.0.0.1; an IPv6
  * address goes in brackets ([::1]:9100).
  */
@@ -363,6 +400,9 @@ const struct config_opt config_opts[] = {
 	    "(etcd's auth enabled)", store_user),
 	STR1("store-password-file", "FILE", "etcd: the file whose one line "
 	    "is --store-user's password", store_password_file),
+	FN("idem-window", "DURATION", "how long a write's \"idem\" token "
+	    "answers it again (default 10m; metad-protocol(7))",
+	    config_set_idem_window),
 	FLAG("foreground", "stay in the foreground (the default)", daemonize,
 	    0, 0),
 	FLAG("daemonize", "fork once serving; log to syslog unless "

@@ -60,6 +60,7 @@ struct metad_config {
 	char		*store_key;
 	char		*store_user;	/* etcd's authentication */
 	char		*store_password_file;
+	uint64_t	 idem_window_ms;	/* a token's record kept */
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
 	unsigned	 max_watches_per_peer;

@@ -6,6 +6,7 @@
 
 #include "core/commit.h"
 #include "core/events.h"
+#include "core/idem.h"
 #include "log.h"
 #include "metad.h"
 #include "metrics/metrics.h"
@@ -94,7 +95,7 @@ commit_unpark(struct commit *cm, uint64_t rev)
 
 	for (r = head; r != NULL; r = next) {
 		next = TAILQ_NEXT(r, entry);
-		if (r->wrote_rev > rev)
+		if (r->wrote_rev > rev || r->replay_rev > rev)
 			continue;
 		TAILQ_REMOVE(&cm->parked, r, entry);
 		cm->nparked--;
@@ -262,27 +263,38 @@ commit_fail(struct cbatch *b, const struct store_err *se)
 	log_warnx("commit failed: %s", se->msg);
 	TAILQ_FOREACH(r, &b->reqs, entry) {
 		reply_store_error(r, se);
-		r->wrote_rev = 0;
+		r->wrote_rev = r->replay_rev = 0;
 	}
 	commit_end(b);
 }
 
-/* Apply one request at the next rev; answers it whatever happens. */
+/*
+ * Apply one request at the next rev; answers it whatever happens.  One
+ * carrying a token is answered from its record if it has one, else
+ * applied and its answer recorded with it (core/idem.h).
+ */
 static void
 commit_apply(struct cbatch *b, struct req *r)
 {
 	struct store		*st = b->cm->md->store;
 	struct store_err	 se;
-	int			 wrote = 0, mark;
+	int			 wrote = 0, mark, rc;
 
 	buf_reset(&r->resp);
-	r->wrote_rev = 0;
-	mark = !(r->op->flags & OP_ONE_WRITE);
+	r->wrote_rev = r->replay_rev = 0;
+	if (r->idem != NULL && (rc = idem_replay(r, st, &se)) != 0) {
+		if (rc < 0)
+			reply_store_error(r, &se);
+		return;
+	}
+	mark = !(r->op->flags & OP_ONE_WRITE) || r->idem != NULL;
 	if (mark && store_mark(st, &se) != 0) {
 		reply_store_error(r, &se);
 		return;
 	}
-	if (r->op->apply(r, b->last_rev + 1, &wrote, &se) != 0) {
+	if (r->op->apply(r, b->last_rev + 1, &wrote, &se) != 0 ||
+	    (r->idem != NULL && idem_record(r, st, wrote ? b->last_rev + 1 :
+	    0, &se) != 0)) {
 		reply_store_error(r, &se);
 		if (mark && store_undo(st, &se) != 0)
 			log_warnx("undo: %s", se.msg);
@@ -298,9 +310,10 @@ commit_apply(struct cbatch *b, struct req *r)
  * The (one) writing request's commit landed elsewhere than planned (a
  * writer outside metad, or other batches out with it, moved the store), or
  * the store asked: run it again on the state it was decided on, to answer
- * with the revisions its write really has.
+ * with the revisions its write really has.  Returns it, or NULL if its
+ * answer could not be made again (it is answered with the error).
  */
-static void
+static struct req *
 commit_reanswer(struct cbatch *b)
 {
 	struct store		*st = b->cm->md->store;
@@ -324,8 +337,20 @@ commit_reanswer(struct cbatch *b)
 		    se.msg);
 		buf_reset(&r->resp);
 		reply_store_error(r, &se);
+		r = NULL;
 	}
 	store_rollback(st);
+	return (r);
+}
+
+/* The writer's record was fixed (idem_fix()), or could not be. */
+static void
+commit_fixed(void *arg, const struct store_err *se)
+{
+	if (se != NULL)
+		log_warnx("the answer of a write with an idem token could not "
+		    "be recorded where it landed: %s", se->msg);
+	commit_end(arg);
 }
 
 static void
@@ -347,11 +372,12 @@ commit_landed(void *arg, const struct store_err *se)
 		commit_fail(b, se);
 		return;
 	}
-	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
-	    store_answer_again(st)))
-		commit_reanswer(b);
 	b->cm->md->metrics.commits++;
 	metrics_hist_observe(&b->cm->md->metrics.batch_size, (double)b->n);
+	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
+	    store_answer_again(st)) &&
+	    idem_fix(commit_reanswer(b), st, commit_fixed, b))
+		return;
 	commit_end(b);
 }
 
@@ -401,6 +427,7 @@ static int
 commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 {
 	struct cbatch	*b;
+	size_t		 i;
 
 	ks->n = 0;
 	ks->rkey = NULL;
@@ -414,6 +441,12 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 	/* A range (a range delete's) is the only batch out: it has no keys. */
 	if (ks->rkey != NULL && !TAILQ_EMPTY(&cm->out))
 		return (0);
+	if (r->idem != NULL) {
+		/* Its answer is recorded as made: no key blind (store.h). */
+		for (i = 0; i < ks->n; i++)
+			ks->k[i].blind = 0;
+		store_keys_add_idem(ks, r->idem_name, r->idem_name_len);
+	}
 	TAILQ_FOREACH(b, &cm->out, entry) {
 		if (b->ks.rkey != NULL || commit_keys_meet(ks, &b->ks))
 			return (0);
@@ -459,9 +492,14 @@ commit_run(struct commit *cm)
 			cm->queued--;
 			TAILQ_INSERT_TAIL(&b->reqs, r, entry);
 			b->n++;
-			for (i = 0; i < ks.n; i++)
-				store_keys_add_as(&b->ks, ks.k[i].key,
-				    ks.k[i].len, ks.k[i].blind);
+			for (i = 0; i < ks.n; i++) {
+				if (ks.k[i].idem)
+					store_keys_add_idem(&b->ks,
+					    ks.k[i].key, ks.k[i].len);
+				else
+					store_keys_add_as(&b->ks, ks.k[i].key,
+					    ks.k[i].len, ks.k[i].blind);
+			}
 			if (ks.rkey != NULL) {
 				b->ks.rkey = ks.rkey;
 				b->ks.rkey_len = ks.rkey_len;

@@ -39,6 +39,8 @@ req_free(struct req *r)
 		r->state_free(r->state);
 	cJSON_Delete(r->json);
 	free(r->id_owned);
+	free(r->idem_name);
+	buf_free(&r->idem_rec);
 	buf_free(&r->resp);
 	free(r);
 }

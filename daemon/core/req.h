@@ -104,6 +104,23 @@ struct req {
 	int64_t			 start_ns;
 	/* A write: the revision it landed at, or 0 if it wrote nothing. */
 	uint64_t		 wrote_rev;
+	/*
+	 * Idempotent writes (core/idem.h): its peer's identity (its
+	 * connection's; NULL: the daemon's own request), the token it
+	 * carries ("idem", in json; NULL: none), and when it was answered
+	 * from its token's record, the rev that answer says (it waits for
+	 * that rev's events like the write did).
+	 */
+	const char		*identity;
+	size_t			 identity_len;
+	const char		*idem;
+	size_t			 idem_len;
+	uint64_t		 replay_rev;
+	/* Its record's name (idem_name_make()) and the answer recorded. */
+	char			*idem_name;
+	size_t			 idem_name_len;
+	struct buf		 idem_rec;
+	uint64_t		 idem_expires;	/* the record's, wall ms */
 	uint64_t		 parked_ms;	/* waits for its events since */
 	int			 done;		/* resp is the answer */
 	/*
@@ -134,6 +151,9 @@ TAILQ_HEAD(req_queue, req);
 /* A write op a read-only connection may send when it writes nothing
  * (ops_txn_writes: a txn of gets only). */
 #define OP_RO_READS	0x10
+/* A write op that may carry "idem" (metad-protocol(7), IDEMPOTENT
+ * WRITES): its answer is recorded with its write (core/idem.h). */
+#define OP_IDEM		0x20
 
 /* The fields an op knows besides "op" and "id" (struct op), at most. */
 #define OP_FIELDS_MAX	12

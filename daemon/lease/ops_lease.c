@@ -373,7 +373,7 @@ ops_lease_list(struct req *r)
 
 static const struct op ops_lease_grant_entry = {
 	.name = "lease_grant",
-	.flags = OP_WRITE | OP_ONE_WRITE | OP_LEASE,
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_LEASE | OP_IDEM,
 	.fields = { "ttl_ms", "session" },
 	.prepare = ops_lease_grant_prepare,
 	.apply = ops_lease_grant_apply,
@@ -381,7 +381,7 @@ static const struct op ops_lease_grant_entry = {
 
 static const struct op ops_lease_revoke_entry = {
 	.name = "lease_revoke",
-	.flags = OP_WRITE | OP_LEASE,
+	.flags = OP_WRITE | OP_LEASE | OP_IDEM,
 	.fields = { "lease" },
 	.prepare = ops_lease_revoke_prepare,
 	.apply = ops_lease_revoke_apply,
@@ -389,7 +389,7 @@ static const struct op ops_lease_revoke_entry = {
 
 static const struct op ops_lease_keepalive_entry = {
 	.name = "lease_keepalive",
-	.flags = OP_RW | OP_LEASE,
+	.flags = OP_RW | OP_LEASE | OP_IDEM,
 	.fields = { "lease" },
 	.run = ops_lease_keepalive,
 };

@@ -288,7 +288,7 @@ static const struct op ops_lease_remote_revoke_entry = {
 
 static const struct op ops_lease_remote_keepalive_entry = {
 	.name = "lease_keepalive",
-	.flags = OP_RW | OP_LEASE,
+	.flags = OP_RW | OP_LEASE | OP_IDEM,
 	.fields = { "lease" },
 	.run = ops_lease_remote_keepalive,
 };

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +71,13 @@ conn_create(struct metad *md, int fd, struct bufferevent *bev,
 	c->gid = id->gid;
 	c->pid = id->pid;
 	c->cn = id->cn != NULL ? xstrdup(id->cn) : NULL;
+	/* A CN is at most 255 bytes (tls.c): the identity holds it whole. */
+	if (id->cn != NULL)
+		c->identity_len = (size_t)snprintf(c->identity,
+		    sizeof c->identity, "cn:%s", id->cn);
+	else
+		c->identity_len = (size_t)snprintf(c->identity,
+		    sizeof c->identity, "uid:%lu", (unsigned long)id->uid);
 	c->access = access;
 	TAILQ_INIT(&c->peer.watches);
 	c->peer.md = md;
@@ -251,6 +259,8 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->order = &c->order;
 	r->peer = &c->peer;
 	r->conn_dead = &c->dead;
+	r->identity = c->identity;
+	r->identity_len = c->identity_len;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	r->op_name = r->op != NULL ? r->op->name : metrics_op_unknown;

@@ -47,6 +47,9 @@ struct conn_id {
 	const char	*cn;	/* TLS: the certificate's subject CN; else NULL */
 };
 
+/* A peer's identity's text, at most (the NUL included). */
+#define CONN_IDENTITY_MAX	272
+
 struct conn {
 	struct metad		*md;
 	int			 fd;
@@ -63,6 +66,12 @@ struct conn {
 	uid_t			 uid;
 	gid_t			 gid;
 	pid_t			 pid;
+	/*
+	 * Its peer's identity, which scopes its "idem" tokens
+	 * (core/idem.h): "uid:N" on the Unix socket, "cn:NAME" over TLS.
+	 */
+	char			 identity[CONN_IDENTITY_MAX];
+	size_t			 identity_len;
 	enum conn_access	 access;
 	struct req_queue	 reqs;		 /* not yet answered */
 	unsigned		 nreqs;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/commit.h"
+#include "core/idem.h"
 #include "enc.h"
 #include "log.h"
 #include "metad.h"
@@ -96,6 +97,34 @@ ops_lease_live(struct req *r, uint64_t id)
 	return (r->md->lease_ops->live(r, id));
 }
 
+/*
+ * "idem" (metad-protocol(7), IDEMPOTENT WRITES): 1 to IDEM_TOKEN_MAX_BYTES
+ * of a string, on a row with OP_IDEM (ops_fields_check let it through);
+ * kept in r (its bytes are r->json's).
+ */
+static int
+ops_idem_take(struct req *r, struct proto_err *e)
+{
+	int	 rc;
+
+	if (!(r->op->flags & OP_IDEM))
+		return (0);
+	if ((rc = proto_get_str(r->json, "idem", 0, &r->idem, &r->idem_len,
+	    e)) != 1)
+		return (rc);
+	if (r->idem_len == 0 || r->idem_len > IDEM_TOKEN_MAX_BYTES)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\" "
+		    "must be a token of 1 to %d bytes", IDEM_TOKEN_MAX_BYTES));
+	if (!store_has_idem(r->md->store))
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\": "
+		    "idempotent writes are not available on the %s backend "
+		    "yet", store_name(r->md->store)));
+	if (idem_name_make(r) != 0)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\": "
+		    "this connection has no peer identity to scope it"));
+	return (0);
+}
+
 int
 ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 {
@@ -122,7 +151,8 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 		return (proto_fail(e, PROTO_UNKNOWN_OP, "op \"%s\" is not "
 		    "available on the %s backend (no leases there yet)",
 		    r->op->name, store_name(r->md->store)));
-	if (ops_fields_check(r->op, r->json, e) != 0)
+	if (ops_fields_check(r->op, r->json, e) != 0 ||
+	    ops_idem_take(r, e) != 0)
 		return (-1);
 	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
 	    !(r->op->flags & OP_RO_READS) &&

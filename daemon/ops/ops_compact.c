@@ -57,7 +57,7 @@ ops_compact_apply(struct req *r, uint64_t rev, int *wrote,
 
 const struct op ops_compact_entry = {
 	.name = "compact",
-	.flags = OP_WRITE | OP_ONE_WRITE,
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_IDEM,
 	.fields = { "rev" },
 	.prepare = ops_compact_prepare,
 	.apply = ops_compact_apply,

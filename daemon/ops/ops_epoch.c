@@ -181,7 +181,7 @@ const struct op ops_epoch_get_entry = {
 
 const struct op ops_epoch_bump_entry = {
 	.name = "epoch_bump",
-	.flags = OP_WRITE | OP_ONE_WRITE,
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_IDEM,
 	.fields = { "key", "owner", "if_epoch", "fence" },
 	.prepare = ops_epoch_bump_prepare,
 	.apply = ops_epoch_bump_apply,

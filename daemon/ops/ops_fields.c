@@ -3,7 +3,7 @@
  * naming any other field answers bad_request naming it, so that a client
  * using a newer protocol feature against an older daemon is never misled
  * (metad-protocol(7), REQUESTS AND RESPONSES).  "op" and "id" go with
- * every op.  A txn checks the fields of its compares and ops
+ * every op, "idem" with every op whose row has OP_IDEM.  A txn checks the fields of its compares and ops
  * (ops_fields_check_txn), a fence those of its object
  * (ops_fields_check_obj); with the helpers for a txn's lists and their
  * messages ("then[3]: ...").
@@ -60,7 +60,7 @@ ops_fields_check_obj(const char *const *fields, const cJSON *obj,
 int
 ops_fields_check(const struct op *op, const cJSON *req, struct proto_err *e)
 {
-	const char	*fields[OP_FIELDS_MAX + 3];
+	const char	*fields[OP_FIELDS_MAX + 4];
 	char		 what[64];
 	size_t		 j;
 
@@ -68,6 +68,8 @@ ops_fields_check(const struct op *op, const cJSON *req, struct proto_err *e)
 	fields[1] = "id";
 	for (j = 0; j < OP_FIELDS_MAX && op->fields[j] != NULL; j++)
 		fields[j + 2] = op->fields[j];
+	if (op->flags & OP_IDEM)
+		fields[2 + j++] = "idem";
 	fields[j + 2] = NULL;
 	snprintf(what, sizeof what, "op \"%s\"", op->name);
 	return (ops_fields_check_obj(fields, req, what, e));

@@ -586,7 +586,7 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 
 const struct op ops_txn_entry = {
 	.name = "txn",
-	.flags = OP_WRITE | OP_RO_READS,
+	.flags = OP_WRITE | OP_RO_READS | OP_IDEM,
 	.fields = { "if", "then", "else", "fence" },
 	.prepare = ops_txn_prepare,
 	.apply = ops_txn_apply,

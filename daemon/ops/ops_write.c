@@ -341,7 +341,7 @@ ops_delete_apply(struct req *r, uint64_t rev, int *wrote,
 
 const struct op ops_put_entry = {
 	.name = "put",
-	.flags = OP_WRITE | OP_ONE_WRITE,
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_IDEM,
 	.fields = { "key", "value", "value_b64", "if_absent", "if_version",
 	    "if_mod_rev", "fence", "lease" },
 	.prepare = ops_put_prepare,
@@ -351,7 +351,7 @@ const struct op ops_put_entry = {
 
 const struct op ops_delete_entry = {
 	.name = "delete",
-	.flags = OP_WRITE | OP_ONE_WRITE,
+	.flags = OP_WRITE | OP_ONE_WRITE | OP_IDEM,
 	.fields = { "key", "if_absent", "if_version", "if_mod_rev", "fence",
 	    "prefix", "range_end" },
 	.prepare = ops_delete_prepare,

@@ -222,7 +222,13 @@ struct store_keys {
 		 * then reads it as it was just before the commit).
 		 */
 		int		 blind;
-	}			 k[STORE_PREFETCH_MAX];
+		/*
+		 * Not a key: the name of an idempotent write's record
+		 * (store_idem_get()), which a remote store reads with the
+		 * keys.  A name holds a NUL, so it is never a key's.
+		 */
+		int		 idem;
+	}			 k[STORE_PREFETCH_MAX + 1];
 	size_t			 n;
 	/*
 	 * A range the batch deletes (store_delete_range()): keys in
@@ -243,6 +249,20 @@ store_keys_add_as(struct store_keys *ks, const char *key, size_t len,
 		ks->k[ks->n].key = key;
 		ks->k[ks->n].len = len;
 		ks->k[ks->n].blind = blind;
+		ks->k[ks->n].idem = 0;
+		ks->n++;
+	}
+}
+
+/* The name of the batch's idem record: read with its keys. */
+static inline void
+store_keys_add_idem(struct store_keys *ks, const char *name, size_t len)
+{
+	if (ks->n < STORE_PREFETCH_MAX + 1) {
+		ks->k[ks->n].key = name;
+		ks->k[ks->n].len = len;
+		ks->k[ks->n].blind = 0;
+		ks->k[ks->n].idem = 1;
 		ks->n++;
 	}
 }
@@ -578,6 +598,8 @@ void	store_rollback(struct store *);
  * one) has this; -1 on the others.
  */
 int	store_reopen(struct store *, uint64_t base_rev, struct store_err *);
+
+/* Idempotent writes' records: store_idem.h. */
 
 /*
  * A snapshot (store_snap.c): a metad SQLite database of the whole store

@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 
 #include "store/store.h"
+#include "store/store_idem.h"
 
 struct store_local;
 struct store_local_state;
@@ -124,6 +125,21 @@ struct store_backend {
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
 		    store_revoke_done, void *);
+
+	/*
+	 * Idempotent writes' records (store_idem_*() in store.h), inside a
+	 * batch, with it; NULL for a backend without them.  get: 1 found
+	 * (whatever its expiry: store.c checks it), 0, -1.  put: record it,
+	 * and drop at most STORE_IDEM_PURGE records expired at now_ms.
+	 */
+	int	 (*idem_get)(struct store *, const void *, size_t,
+		    struct store_idem *, struct store_err *);
+	int	 (*idem_put)(struct store *, const void *, size_t,
+		    const struct store_idem *, uint64_t now_ms,
+		    struct store_err *);
+	/* A remote store's: store_idem_fix(), outside batches. */
+	void	 (*idem_fix)(struct store *, const void *, size_t,
+		    const struct store_idem *, store_done, void *);
 
 	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),

@@ -106,6 +106,13 @@ const char	*md_path(const struct md_client *);
 void		 md_set_timeout(struct md_client *, uint64_t timeout_ms);
 uint64_t	 md_timeout(const struct md_client *);
 /*
+ * The "idem" token (metad-protocol(7), IDEMPOTENT WRITES) that the next
+ * md_put(), md_delete() or md_txn() carries, which takes it (NULL: none).
+ * To retry a write whose answer was lost, set the same token again before
+ * calling it again.  0, or -1 (MD_E_INVALID: not 1 to 128 bytes).
+ */
+int		 md_set_idem(struct md_client *, const char *token);
+/*
  * While flag is set, calls fail with MD_E_INTERRUPTED; waiting uses
  * ppoll() with mask, so that a signal blocked elsewhere (SIGINT) gets in.
  * NULL, NULL: plain poll().

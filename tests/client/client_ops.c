@@ -373,6 +373,49 @@ test_txn(void **state)
 	md_free(h);
 }
 
+/* md_set_idem(): the next write carries the token, a retry answers the same. */
+static void
+test_idem(void **state)
+{
+	struct md_client	*h = fx_connect();
+	struct md_put_result	 a, b;
+	const char		*k = fx_key(0, "idem");
+	char			 tok[160], body[512], *r1, *r2;
+	uint64_t		 rev;
+	int			 ok, del;
+
+	snprintf(tok, sizeof tok, "client-idem-%ld", (long)getpid());
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_put(h, k, "a", 1, NULL, &a));
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_put(h, k, "b", 1, NULL, &b));
+	assert_int_equal(a.rev, b.rev);
+	assert_int_equal(b.version, 1);
+	/* Taken by that write: the next one writes. */
+	assert_md_ok(h, md_put(h, k, "c", 1, NULL, &b));
+	assert_int_equal(b.version, 2);
+	strcat(tok, "-d");
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_delete(h, k, NULL, &del, &rev));
+	assert_true(del);
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_delete(h, k, NULL, &del, &a.rev));
+	assert_true(del);
+	assert_int_equal(rev, a.rev);
+	strcat(tok, "-t");
+	snprintf(body, sizeof body, "{\"then\":[{\"op\":\"put\",\"key\":"
+	    "\"%s\",\"value\":\"t\"}]}", k);
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_txn(h, body, &ok, NULL, &r1));
+	assert_md_ok(h, md_set_idem(h, tok));
+	assert_md_ok(h, md_txn(h, body, &ok, NULL, &r2));
+	assert_string_equal(r1, r2);
+	free(r1);
+	free(r2);
+	assert_md_err(h, md_set_idem(h, ""), MD_E_INVALID);
+	md_free(h);
+}
+
 /* Leases (metad-protocol(7), LEASES): every backend has them. */
 static void
 test_leases(void **state)
@@ -538,6 +581,7 @@ main(void)
 		cmocka_unit_test(test_list_paging),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_txn),
+		cmocka_unit_test(test_idem),
 		cmocka_unit_test(test_nul_values),
 		cmocka_unit_test(test_leases),
 		cmocka_unit_test(test_raw),

@@ -45,6 +45,7 @@ etcd_batch_free(struct etcd_batch *b)
 		return;
 	for (i = 0; i < b->nsnap; i++) {
 		free(b->snap[i].key);
+		free(b->snap[i].rec);
 		etcd_ev_free(&b->snap[i].ev);
 	}
 	free(b->snap);
@@ -125,6 +126,7 @@ etcd_begin_end(struct etcd_batch *b, const struct store_err *err)
 		return;
 	}
 	etcd_evs_clear(&e->overlay, 0);
+	etcd_idem_clear(e);
 	e->mark = e->marked = e->drange = 0;
 	e->compact_to = 0;
 	e->compact_begin = st->head.compact_rev;
@@ -169,6 +171,10 @@ etcd_begin_cb(void *arg, const cJSON *reply, const struct store_err *err)
 		range = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(res,
 		    (int)i), "response_range");
 		kvs = cJSON_GetObjectItemCaseSensitive(range, "kvs");
+		if (sn->idem) {
+			etcd_idem_snap(sn, kvs);
+			continue;
+		}
 		sn->found = cJSON_GetArraySize(kvs) > 0 &&
 		    etcd_ev_from_kv(e, cJSON_GetArrayItem(kvs, 0), 0,
 		    &sn->ev) == 0;
@@ -208,7 +214,8 @@ etcd_begin_send(struct etcd_batch *b, struct store_err *err)
 	    b->snap_chunk < ETCD_TXN_OPS_MAX; i++) {
 		if (b->snap[i].blind)
 			continue;
-		k64 = etcd_key64(e, b->snap[i].key, b->snap[i].key_len);
+		k64 = (b->snap[i].idem ? etcd_idem_key64 : etcd_key64)(e,
+		    b->snap[i].key, b->snap[i].key_len);
 		buf_printf(&b64, "%s{\"request_range\":{\"key\":\"%s\"",
 		    b->snap_chunk > 0 ? "," : "", k64);
 		if (b->read_rev != 0)
@@ -255,6 +262,7 @@ store_etcd_begin(struct store *st, const struct store_keys *keys,
 		sn->key = xmemdup(keys->k[i].key, keys->k[i].len);
 		sn->key_len = keys->k[i].len;
 		sn->blind = keys->k[i].blind;
+		sn->idem = keys->k[i].idem;
 	}
 	etcd_batch_range_set(b, keys);
 	LIST_INSERT_HEAD(&e->begins, b, entry);
@@ -468,6 +476,7 @@ store_etcd_open(struct store *st, const char *arg,
 		store_etcd_close(st);
 		return (-1);
 	}
+	etcd_idem_open(e);
 	return (0);
 }
 
@@ -484,6 +493,8 @@ store_etcd_close(struct store *st)
 	store_etcd_replays_free(e);
 	etcd_evs_clear(&e->overlay, 0);
 	free(e->overlay.v);
+	etcd_idem_clear(e);
+	buf_free(&e->idem_val);
 	if (e->cur != NULL && !e->cur->landed)
 		etcd_batch_free(e->cur);
 	e->cur = NULL;
@@ -496,6 +507,7 @@ store_etcd_close(struct store *st)
 	store_etcd_watch_end(e);
 	/* What etcd never answered ends so, now that it never will. */
 	store_etcd_commits_end(e);
+	etcd_idem_close(e);
 	while ((b = LIST_FIRST(&e->begins)) != NULL) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "the store closed "
 		    "before etcd answered");
@@ -551,6 +563,9 @@ const struct store_backend store_etcd_backend = {
 	.lease_keepalive = store_etcd_lease_keepalive,
 	.lease_get = store_etcd_lease_get,
 	.lease_revoke_now = store_etcd_lease_revoke_now,
+	.idem_get = store_etcd_idem_get,
+	.idem_put = store_etcd_idem_put,
+	.idem_fix = store_etcd_idem_fix,
 	/* Status. */
 	.read_stats = store_etcd_read_stats,
 	.reports = STORE_REPORTS(STORE_REPORT_CALL),

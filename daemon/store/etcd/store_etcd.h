@@ -65,6 +65,11 @@ struct etcd_snap {
 	int			 blind;		/* not read (store.h) */
 	int			 unknown;	/* nor read back after */
 	struct etcd_ev		 ev;
+	/* An idem record's name, not a key (store_etcd_idem.c): */
+	int			 idem;
+	unsigned char		*rec;		/* its value */
+	size_t			 rec_len;
+	uint64_t		 rec_mod;
 };
 
 /* A batch out: its reads, then (committed) its txn's. */
@@ -97,6 +102,7 @@ struct etcd_replay;
 struct etcd_commit;
 struct etcd_lcall;
 struct etcd_expiry;
+struct etcd_idem_sweep;
 
 struct store_etcd {
 	struct store		*st;
@@ -117,6 +123,12 @@ struct store_etcd {
 	/* The overlay's [drange_from, drange_to): the batch's range delete. */
 	int			 drange;
 	size_t			 drange_from, drange_to;
+	/* The open batch's idem record (store_etcd_idem.c), or NULL. */
+	char			*idem_name;
+	size_t			 idem_name_len;
+	struct buf		 idem_val;
+	int			 idem_marked;
+	struct etcd_idem_sweep	*idem_sweep;	/* of expired records */
 	uint64_t		 compact_to_mark, compact_rev_mark;
 	uint64_t		 id;		/* this store's, in tokens */
 	uint64_t		 commits;
@@ -326,6 +338,26 @@ void	 etcd_expiry_reload(struct store_etcd *);
 struct etcd_known *etcd_known_find(struct store_etcd *, uint64_t);
 /* A stamped lease's time left by this daemon's clock. */
 uint64_t etcd_known_remaining(const struct etcd_known *);
+
+/*
+ * Idempotent writes' records (store_etcd_idem.c): PREFIX "i/" NAME.  A
+ * begin's read of one (kvs: its range's), and the key's base64; the open
+ * batch's record dropped (a rollback, an undo past it).
+ */
+void	 etcd_idem_snap(struct etcd_snap *, const cJSON *kvs);
+char	*etcd_idem_key64(struct store_etcd *, const char *, size_t);
+void	 etcd_idem_key(struct store_etcd *, const char *, size_t,
+	    struct buf *);
+void	 etcd_idem_clear(struct store_etcd *);
+int	 store_etcd_idem_get(struct store *, const void *, size_t,
+	    struct store_idem *, struct store_err *);
+int	 store_etcd_idem_put(struct store *, const void *, size_t,
+	    const struct store_idem *, uint64_t, struct store_err *);
+void	 store_etcd_idem_fix(struct store *, const void *, size_t,
+	    const struct store_idem *, store_done, void *);
+/* The sweep of expired records, on opts.base: started, then freed. */
+void	 etcd_idem_open(struct store_etcd *);
+void	 etcd_idem_close(struct store_etcd *);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

@@ -16,6 +16,7 @@ store_etcd_mark(struct store *st, struct store_err *err)
 	struct store_etcd	*e = E(st);
 
 	e->mark = e->overlay.n;
+	e->idem_marked = e->idem_name != NULL;
 	e->compact_to_mark = e->compact_to;
 	e->compact_rev_mark = st->head.compact_rev;
 	e->marked = 1;
@@ -33,6 +34,8 @@ store_etcd_undo(struct store *st, struct store_err *err)
 	etcd_evs_clear(&e->overlay, e->mark);
 	if (e->drange && e->mark <= e->drange_from)
 		e->drange = 0;
+	if (!e->idem_marked)
+		etcd_idem_clear(e);
 	e->compact_to = e->compact_to_mark;
 	st->head.compact_rev = e->compact_rev_mark;
 	e->marked = 0;
@@ -49,6 +52,7 @@ store_etcd_reopen(struct store *st)
 	struct store_etcd	*e = E(st);
 
 	etcd_evs_clear(&e->overlay, 0);
+	etcd_idem_clear(e);
 	e->mark = e->drange = 0;
 	e->compact_to = 0;
 	e->compact_begin = st->head.compact_rev;
@@ -62,6 +66,7 @@ store_etcd_rollback(struct store *st)
 	struct store_etcd	*e = E(st);
 
 	etcd_evs_clear(&e->overlay, 0);
+	etcd_idem_clear(e);
 	e->drange = 0;
 	e->compact_to = 0;
 	st->head.compact_rev = e->compact_begin;

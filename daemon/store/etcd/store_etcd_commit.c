@@ -68,6 +68,8 @@ etcd_commit_free(struct etcd_commit *c)
 		event_free(c->pause);
 	etcd_batch_free(c->b);
 	buf_free(&c->body);
+	buf_free(&c->idem_key);
+	buf_free(&c->idem_val);
 	free(c);
 }
 
@@ -473,11 +475,13 @@ store_etcd_commit(struct store *st, uint64_t rev, store_done done,
 	c->compact_begin = e->compact_begin;
 	c->planned = rev;
 	LIST_INSERT_HEAD(&e->commits_out, c, entry);
-	if (e->overlay.n == e->overlay.head && e->compact_to == 0) {
+	etcd_idem_take(e, c);
+	if (e->overlay.n == e->overlay.head && !c->idem &&
+	    e->compact_to == 0) {
 		etcd_commit_end(c, NULL);	/* nothing to send */
 		return;
 	}
-	if (e->overlay.n == e->overlay.head) {
+	if (e->overlay.n == e->overlay.head && !c->idem) {
 		etcd_evs_clear(&e->overlay, 0);
 		c->step = STEP_COMPACT;
 		etcd_commit_send(c);

@@ -32,6 +32,10 @@ struct etcd_commit {
 	uint64_t		 planned;	/* the batch's last rev */
 	uint64_t		 compact_begin;	/* to restore on failure */
 	uint64_t		 landed;	/* the txn's revision */
+	/* Its idem record (store_etcd_idem.c): key, value, compare. */
+	int			 idem;
+	struct buf		 idem_key, idem_val;
+	uint64_t		 idem_mod;
 };
 
 /* A slot's key, at most. */
@@ -49,5 +53,10 @@ void	 etcd_blind_body(struct etcd_commit *, struct buf *);
  */
 int	 etcd_slot_is(const struct etcd_pb_txn *, const char *token,
 	    const char *pre, uint64_t *mod);
+
+/* A compare of key's (len bytes) mod_revision with rev (store_etcd_txn.c). */
+void	 etcd_pb_cmp_mod(struct buf *, const char *, size_t, uint64_t);
+/* The commit takes the open batch's idem record (store_etcd_idem.c). */
+void	 etcd_idem_take(struct store_etcd *, struct etcd_commit *);
 
 #endif

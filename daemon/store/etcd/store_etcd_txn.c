@@ -37,7 +37,7 @@ etcd_pb_key(struct buf *out, uint32_t no, struct store_etcd *e,
 }
 
 /* A compare of key's (len bytes) mod_revision with rev. */
-static void
+void
 etcd_pb_cmp_mod(struct buf *out, const char *key, size_t len, uint64_t rev)
 {
 	size_t	 m = etcd_pb_begin(out, ETCD_PB_TXN_COMPARE);
@@ -47,6 +47,21 @@ etcd_pb_cmp_mod(struct buf *out, const char *key, size_t len, uint64_t rev)
 	etcd_pb_put_int(out, ETCD_PB_CMP_MOD, rev);
 	etcd_pb_put_int(out, ETCD_PB_CMP_RESULT, ETCD_PB_CMP_EQUAL);
 	etcd_pb_end(out, m);
+}
+
+/* The put of the idem record (store_etcd_idem.c), a success op. */
+static void
+etcd_pb_idem_put(struct buf *out, const struct etcd_commit *c)
+{
+	size_t	 op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
+	size_t	 put = etcd_pb_begin(out, ETCD_PB_OP_PUT);
+
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_KEY, c->idem_key.data,
+	    c->idem_key.len);
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_VALUE, c->idem_val.data,
+	    c->idem_val.len);
+	etcd_pb_end(out, put);
+	etcd_pb_end(out, op);
 }
 
 /* The put of value at the slot's key k, a success op. */
@@ -197,7 +212,7 @@ etcd_snap_cmp(const struct etcd_snap *a, const struct etcd_snap *b)
 }
 
 static void
-etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
+etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b, int idem,
     struct buf *out)
 {
 	const struct etcd_snap	*lo = NULL, *hi = NULL, *sn;
@@ -206,17 +221,19 @@ etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
 	int			 fold;
 
 	for (i = 0; i < b->nsnap; i++) {
+		if (b->snap[i].idem)
+			continue;	/* the caller's compare */
 		nabsent += !b->snap[i].blind && !b->snap[i].found;
 		nfound += !b->snap[i].blind && b->snap[i].found;
 	}
-	/* With the slot's, past etcd's limit: all in the span's. */
-	fold = 1 + b->has_range + nfound + (nabsent > ETCD_TXN_ABSENT_MAX ?
-	    1 : nabsent) > ETCD_TXN_FLAT_MAX;
+	/* With the slot's (and idem's), past etcd's limit: in the span's. */
+	fold = 1 + idem + b->has_range + nfound + (nabsent >
+	    ETCD_TXN_ABSENT_MAX ? 1 : nabsent) > ETCD_TXN_FLAT_MAX;
 	if (b->has_range)
 		etcd_pb_range_cmp(out, e, b);
 	for (i = 0; i < b->nsnap; i++) {
 		sn = &b->snap[i];
-		if (sn->blind)
+		if (sn->blind || sn->idem)
 			continue;
 		if (fold || (!sn->found && nabsent > ETCD_TXN_ABSENT_MAX)) {
 			if (lo == NULL || etcd_snap_cmp(sn, lo) < 0)
@@ -263,9 +280,14 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 
 	buf_reserve(out, 512);	/* a put's txn at once */
 	etcd_pb_cmp_mod(out, k, klen, c->known);
-	etcd_txn_compares(e, c->b, out);
+	etcd_txn_compares(e, c->b, c->idem, out);
+	if (c->idem)
+		etcd_pb_cmp_mod(out, c->idem_key.data, c->idem_key.len,
+		    c->idem_mod);
 	etcd_pb_slot_put(out, k, klen, c->token);
-	n = etcd_txn_nops(e);
+	if (c->idem)
+		etcd_pb_idem_put(out, c);
+	n = etcd_txn_nops(e) + c->idem;
 	etcd_txn_ops(c, 1 + n > ETCD_TXN_FLAT_MAX ? ETCD_TXN_NEST_OPS : 0,
 	    out);
 	etcd_pb_slot_read(out, k, klen);

@@ -72,6 +72,9 @@ store_mem_undo_one(struct store_mem *m, struct store_mem_undo *u)
 	case MEM_UNDO_LEASE:
 		store_mem_lease_undo(m, &u->lease);
 		break;
+	case MEM_UNDO_IDEM:
+		store_mem_idem_undo(m, u->idem);
+		break;
 	}
 }
 
@@ -149,6 +152,7 @@ store_mem_open(struct store *s, const char *arg,
 		    arg));
 	m = xcalloc(1, sizeof *m);
 	store_mem_keys_init(&m->keys);
+	TAILQ_INIT(&m->idem_queue);
 	s->impl = m;
 	s->head.rev = 0;
 	s->head.compact_rev = 0;
@@ -164,6 +168,7 @@ store_mem_close(struct store *s)
 	store_mem_hist_free(m);
 	free(m->undo);
 	free(m->leases);
+	store_mem_idem_free(m);
 	free(m);
 	s->impl = NULL;
 }
@@ -480,6 +485,9 @@ const struct store_backend store_mem_backend = {
 	.lease_put = store_mem_lease_put,
 	.lease_attach = store_mem_lease_attach,
 	.lease_revoke = store_mem_lease_revoke,
+	/* Idempotent writes' records, in a batch. */
+	.idem_get = store_mem_idem_get,
+	.idem_put = store_mem_idem_put,
 	/* Status. */
 	.read_stats = store_local_read_stats,
 	/* The synchronous side store_local.c calls. */

@@ -15,6 +15,8 @@
 #ifndef METAD_STORE_MEM_H
 #define METAD_STORE_MEM_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,7 +61,8 @@ enum store_mem_undo_type {
 	MEM_UNDO_CREATE,	/* node was inserted: unlink and free it */
 	MEM_UNDO_UPDATE,	/* node's value was replaced: restore old */
 	MEM_UNDO_DELETE,	/* node was unlinked: link it back */
-	MEM_UNDO_LEASE		/* lease records: put lease back as it was */
+	MEM_UNDO_LEASE,		/* lease records: put lease back as it was */
+	MEM_UNDO_IDEM		/* an idem record was put: take it away */
 };
 
 struct store_mem_undo {
@@ -72,7 +75,10 @@ struct store_mem_undo {
 	uint64_t			 old_lease;
 	/* MEM_UNDO_LEASE: lease.id's record was lease (ttl_ms 0: none). */
 	struct store_lease		 lease;
+	struct store_mem_idem		*idem;	/* MEM_UNDO_IDEM */
 };
+
+struct store_mem_idem;
 
 struct store_mem_snap {
 	size_t		 undo_len;
@@ -107,6 +113,11 @@ struct store_mem {
 	/* Lease records (store_mem_lease.c), unordered. */
 	struct store_lease	*leases;
 	size_t			 nleases, leases_cap;
+
+	/* Idempotent writes' records (store_mem_idem.c). */
+	struct store_mem_idem	**idem_tab;
+	size_t			 idem_cap, idem_n;
+	TAILQ_HEAD(, store_mem_idem) idem_queue;	/* by expiry */
 };
 
 struct store_mem_undo *store_mem_undo_add(struct store_mem *,
@@ -124,6 +135,13 @@ int	store_mem_lease_attach(struct store *, const char *, size_t, uint64_t,
 	    struct store_err *);
 int	store_mem_lease_revoke(struct store *, uint64_t, uint64_t, uint64_t *,
 	    struct store_err *);
+/* Idempotent writes' records (store_mem_idem.c). */
+int	store_mem_idem_get(struct store *, const void *, size_t,
+	    struct store_idem *, struct store_err *);
+int	store_mem_idem_put(struct store *, const void *, size_t,
+	    const struct store_idem *, uint64_t, struct store_err *);
+void	store_mem_idem_undo(struct store_mem *, struct store_mem_idem *);
+void	store_mem_idem_free(struct store_mem *);
 /* At commit: free the events compaction dropped, keep what reads need. */
 void	store_mem_hist_trim(struct store_mem *);
 void	store_mem_hist_free(struct store_mem *);

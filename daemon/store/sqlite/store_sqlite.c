@@ -329,6 +329,7 @@ store_sqlite_close(struct store *s)
 	for (i = 0; i < SQ_NSTMT; i++)
 		sqlite3_finalize(q->st[i]);
 	store_sqlite_lease_finalize(q);
+	store_sqlite_idem_finalize(q);
 	sqlite3_close(q->db);
 	free(q->wal_path);
 	free(q);
@@ -360,6 +361,7 @@ store_sqlite_open(struct store *s, const char *path,
 	    "name = 'nkeys'", &q->nkeys, err) != 0 ||
 	    store_sqlite_recover(s, ckpt_rev, err) != 0 ||
 	    store_sqlite_lease_prepare(q, err) != 0 ||
+	    store_sqlite_idem_prepare(q, err) != 0 ||
 	    store_sqlite_sync_parent(path, err) != 0) {
 		store_sqlite_close(s);
 		return (-1);
@@ -555,6 +557,9 @@ const struct store_backend store_sqlite_backend = {
 	.lease_put = store_sqlite_lease_put,
 	.lease_attach = store_sqlite_lease_attach,
 	.lease_revoke = store_sqlite_lease_revoke,
+	/* Idempotent writes' records, in a batch. */
+	.idem_get = store_sqlite_idem_get,
+	.idem_put = store_sqlite_idem_put,
 	/* Snapshots. */
 	.snapshot = store_sqlite_snapshot,
 	/* Status. */

@@ -138,6 +138,10 @@ struct store_sqlite {
 	/* Leases (store_sqlite_lease.c): its statements; any key leased. */
 	sqlite3_stmt	*lst[9];
 	int		 leased;
+	/* Idempotent writes' records (store_sqlite_idem.c). */
+	sqlite3_stmt	*ist[4];
+	void		*idem_answer;	/* the last one read, a copy */
+	uint64_t	 idem_oldest;	/* no record expires before */
 
 	int		 marked;
 	int		 broken_mark;
@@ -237,6 +241,13 @@ int	store_sqlite_alive(struct store_sqlite *, const char *,
 /* Leases (store_sqlite_lease.c): the tables lease and lease_key. */
 extern const char store_sqlite_lease_schema[];
 int	store_sqlite_lease_prepare(struct store_sqlite *, struct store_err *);
+extern const char store_sqlite_idem_schema[];
+int	store_sqlite_idem_prepare(struct store_sqlite *, struct store_err *);
+void	store_sqlite_idem_finalize(struct store_sqlite *);
+int	store_sqlite_idem_get(struct store *, const void *, size_t,
+	    struct store_idem *, struct store_err *);
+int	store_sqlite_idem_put(struct store *, const void *, size_t,
+	    const struct store_idem *, uint64_t, struct store_err *);
 void	store_sqlite_lease_finalize(struct store_sqlite *);
 /* A key's lease from lease_key (keys served from memory lack it). */
 uint64_t store_sqlite_lease_of(struct store_sqlite *, const char *, size_t);

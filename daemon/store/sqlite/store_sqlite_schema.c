@@ -46,6 +46,9 @@ store_sqlite_schema(struct store_sqlite *q, struct store_err *err)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(q->db, store_sqlite_lease_schema, NULL, NULL,
 		    NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(q->db, store_sqlite_idem_schema, NULL, NULL,
+		    NULL);
 	if (rc != SQLITE_OK) {
 		store_sqlite_fail(q, rc, "creating the schema", err);
 		if (!sqlite3_get_autocommit(q->db))
