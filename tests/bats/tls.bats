@@ -412,3 +412,25 @@ status'
 	assert_output --partial "--listen $URL: Address already in use"
 	[ ! -e "$BATS_TEST_TMPDIR/m.sock" ]
 }
+
+# metad-protocol(7), IDEMPOTENT WRITES: a token is scoped by the peer's
+# identity, here its certificate's CN: alice's replay answers her first
+# put; eve's same token is her own write; a TLS peer never shares the
+# scope of the Unix socket's uid.
+@test "idem tokens over TLS are scoped by the client's CN" {
+	tls_start --allow-cn alice,eve
+	run tls_raw alice <<<'{"op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_success
+	first=$output
+	assert_output --partial '"ok":true'
+	run tls_raw alice <<<'{"op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_output "$first"
+	run tls_raw eve <<<'{"op":"put","key":"k","value":"e","idem":"t1"}'
+	assert_output --partial '"version":2'
+	run req '{"op":"put","key":"k","value":"u","idem":"t1"}'
+	assert_output --partial '"version":3'
+	run tls_raw alice <<<'{"op":"put","key":"k","value":"a","idem":"t1"}'
+	assert_output "$first"
+	run mctl get k
+	assert_output u
+}
