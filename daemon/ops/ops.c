@@ -18,6 +18,7 @@ extern const struct op ops_history_entry;
 extern const struct op ops_status_entry;
 extern const struct op watch_op_watch_entry;
 extern const struct op watch_op_unwatch_entry;
+extern const struct op watch_op_progress_entry;
 extern const struct op wait_op_wait_entry;
 extern const struct op snapshot_op_snapshot_entry;
 extern const struct op snapshot_op_read_entry;
@@ -38,6 +39,7 @@ static const struct op *const ops_table[] = {
 	&ops_status_entry,
 	&watch_op_watch_entry,
 	&watch_op_unwatch_entry,
+	&watch_op_progress_entry,
 	&wait_op_wait_entry,
 	&snapshot_op_snapshot_entry,
 	&snapshot_op_read_entry,

@@ -146,10 +146,10 @@ REQS
 	assert_line --index 3 --partial '"code":"not_found"'
 }
 
-@test "watch needs exactly one of key and prefix" {
+@test "watch needs a key or a prefix" {
 	run req '{"op":"watch"}'
 	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"watch","key":"a","prefix":"a"}'
+	run req '{"op":"watch","from_rev":1}'
 	assert_output --partial '"code":"bad_request"'
 }
 
