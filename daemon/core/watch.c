@@ -27,6 +27,7 @@ watch_hub_create(struct metad *md)
 	hub->md = md;
 	hub->next_id = 1;
 	buf_init(&hub->body);
+	buf_init(&hub->body_prev);
 	TAILQ_INIT(&hub->watches);
 	TAILQ_INIT(&hub->dead);
 	hub->index = watch_index_create();
@@ -68,6 +69,9 @@ watch_index_in(struct watch *w)
 		f->ent = watch_index_add(w->hub->index, f->key, f->len,
 		    f->prefix, w);
 	}
+	w->indexed = 1;
+	if (w->prev_kv && w->hub->nprev++ == 0)
+		store_want_prev(w->hub->md->store, 1);
 }
 
 static void
@@ -75,16 +79,23 @@ watch_index_out(struct watch *w)
 {
 	unsigned	 i;
 
+	if (!w->indexed)
+		return;
+	w->indexed = 0;
+	if (w->prev_kv && --w->hub->nprev == 0)
+		store_want_prev(w->hub->md->store, 0);
 	for (i = 0; i < w->nfilters; i++) {
-		if (w->filters[i].ent != NULL)
-			watch_index_del(w->hub->index, w->filters[i].ent);
+		watch_index_del(w->hub->index, w->filters[i].ent);
 		w->filters[i].ent = NULL;
 	}
 }
 
-/* The part of an event line after {"watch":W — built once per event. */
+/*
+ * The part of an event line after {"watch":W — built once per event (and
+ * once more with "prev" for the watches with prev_kv).
+ */
 static void
-watch_event_body(struct buf *b, const struct store_event *ev)
+watch_event_body(struct buf *b, const struct store_event *ev, int prev)
 {
 	struct jw	 w;
 
@@ -109,6 +120,10 @@ watch_event_body(struct buf *b, const struct store_event *ev)
 	}
 	jw_name(&w, "mod_rev");
 	jw_u64(&w, ev->rev);
+	if (prev && ev->prev_state == STORE_PREV_KV)
+		reply_kv(&w, "prev", &ev->prev, 1);
+	else if (prev && ev->prev_state == STORE_PREV_NONE)
+		reply_kv(&w, "prev", NULL, 1);
 	buf_add(b, "}\n", 2);
 }
 
@@ -243,7 +258,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 			w->emitting = evs[i].rev;
 		}
 		if (watch_matches(w, evs[i].kv.key, evs[i].kv.key_len)) {
-			watch_event_body(&body, &evs[i]);
+			watch_event_body(&body, &evs[i], w->prev_kv);
 			watch_send(w, &body);
 		}
 		if (i + 1 == n || evs[i + 1].rev != evs[i].rev)
@@ -404,7 +419,9 @@ watch_cmp_id(const void *a, const void *b)
 void
 watch_event(struct watch_hub *hub, const struct store_event *ev)
 {
-	size_t	 i;
+	struct watch	*w;
+	struct buf	*body;
+	size_t		 i;
 
 	hub->serial++;
 	hub->nmatch = 0;
@@ -416,11 +433,17 @@ watch_event(struct watch_hub *hub, const struct store_event *ev)
 	if (!hub->match_sorted)
 		qsort(hub->match, hub->nmatch, sizeof *hub->match,
 		    watch_cmp_id);
-	watch_event_body(&hub->body, ev);
+	buf_reset(&hub->body);
+	buf_reset(&hub->body_prev);
 	for (i = 0; i < hub->nmatch; i++) {
+		w = hub->match[i];
 		/* A slow consumer's cancel may take later ones too. */
-		if (!hub->match[i]->dead)
-			watch_deliver(hub->match[i], ev, &hub->body);
+		if (w->dead)
+			continue;
+		body = w->prev_kv ? &hub->body_prev : &hub->body;
+		if (body->len == 0)
+			watch_event_body(body, ev, w->prev_kv);
+		watch_deliver(w, ev, body);
 	}
 }
 
@@ -488,6 +511,7 @@ watch_hub_free(struct watch_hub *hub)
 {
 	watch_sweep(hub);
 	buf_free(&hub->body);
+	buf_free(&hub->body_prev);
 	watch_index_free(hub->index);
 	free(hub->match);
 	free(hub);

@@ -39,6 +39,8 @@ struct watch {
 	int			 live;
 	int			 dead;
 	int			 reading;	/* a history read is out */
+	int			 prev_kv;	/* its events carry "prev" */
+	int			 indexed;	/* in the hub's index */
 	unsigned		 progress_ms;	/* 0: none */
 	struct event		*progress;	/* its timer */
 	int64_t			 last_sent_ms;	/* event or progress */
@@ -51,6 +53,8 @@ TAILQ_HEAD(watch_list, watch);
 struct watch_hub {
 	struct metad		*md;
 	struct buf		 body;		/* an event line's, reused */
+	struct buf		 body_prev;	/* the same with "prev" */
+	unsigned		 nprev;		/* watches with prev_kv */
 	struct watch_list	 watches;
 	struct watch_list	 dead;		/* cancelled, to free */
 	struct watch_index	*index;
@@ -64,7 +68,7 @@ struct watch_hub {
 
 /* The rev its next event is at least (next_rev, for a live watch). */
 uint64_t	watch_next_rev(const struct watch *);
-/* Put its keys and prefixes in the hub's index. */
+/* Put its keys and prefixes in the hub's index (and count prev_kv). */
 void		watch_index_in(struct watch *);
 void		watch_free(struct watch *);
 void		watch_sweep(struct watch_hub *);

@@ -94,7 +94,8 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 		    "prefix: \"key\", \"prefix\", \"keys\" or \"prefixes\""));
 	*from = 0;
 	if (proto_get_u64(r->json, "from_rev", 0, from, e) == -1 ||
-	    proto_get_u64(r->json, "progress_ms", 0, &ms, e) == -1)
+	    proto_get_u64(r->json, "progress_ms", 0, &ms, e) == -1 ||
+	    proto_get_bool(r->json, "prev_kv", 0, &w->prev_kv, e) == -1)
 		return (-1);
 	if (ms != 0 && (ms < WATCH_PROGRESS_MIN_MS ||
 	    ms > WATCH_PROGRESS_MAX_MS))
@@ -284,7 +285,7 @@ watch_op_progress(struct req *r)
 const struct op watch_op_watch_entry = {
 	.name = "watch",
 	.fields = { "key", "prefix", "keys", "prefixes", "from_rev",
-	    "progress_ms" },
+	    "progress_ms", "prev_kv" },
 	.run = watch_op_watch,
 };
 

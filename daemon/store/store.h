@@ -160,11 +160,20 @@ enum store_event_type {
 	STORE_EVENT_DELETE
 };
 
+/* What a history read knows of the key just before an event. */
+enum store_prev {
+	STORE_PREV_UNKNOWN = 0,	/* not asked (store_want_prev), or gone */
+	STORE_PREV_NONE,	/* the event created the key */
+	STORE_PREV_KV		/* prev holds it */
+};
+
 struct store_event {
 	uint64_t		 rev;
 	uint32_t		 seq;
 	enum store_event_type	 type;
 	struct store_kv		 kv;	/* delete: version 0, value NULL */
+	enum store_prev		 prev_state;
+	struct store_kv		 prev;	/* STORE_PREV_KV: with its value */
 };
 
 /*
@@ -334,6 +343,7 @@ struct store_head {
 	uint64_t	 seen_rev;	/* newest seen */
 	uint64_t	 commit_rev;	/* the last batch landed at */
 	int		 answer_again;	/* (store_commit()) */
+	int		 want_prev;	/* (store_want_prev()) */
 	/* The backend's, for the commit engine (store_backend.h). */
 	unsigned	 batch_max;
 	unsigned	 batches_out;
@@ -451,6 +461,13 @@ void	store_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_read_history(struct store *, uint64_t from_rev,
 	    size_t max_events, store_history_done, void *);
+/*
+ * While on, store_read_history() tells each event's prev (the key as of
+ * the rev before it; unknown below compact_rev + 1), as a watch with
+ * prev_kv needs; a local store reads the key at the rev before, etcd's
+ * events carry etcd's prev_kv whether on or not.
+ */
+void	store_want_prev(struct store *, int on);
 void	store_read_stats(struct store *, store_stats_done, void *);
 
 /* Batches. */

@@ -49,7 +49,17 @@ struct etcd_ev {
 	uint64_t		 create_rev;
 	uint64_t		 mod_rev;
 	uint64_t		 lease;		/* etcd's, 0: none */
+	/* The key before (etcd's prev_kv), an enum store_prev. */
+	int			 prev_state;
+	unsigned char		*prev_value;
+	size_t			 prev_value_len;
+	uint64_t		 prev_version, prev_create_rev, prev_mod_rev;
+	uint64_t		 prev_lease;
 };
+
+/* What an event costs the cache, in bytes. */
+#define ETCD_EV_BYTES(ev)	((ev)->key_len + (ev)->value_len + \
+				    (ev)->prev_value_len + sizeof *(ev))
 
 struct etcd_evs {
 	struct etcd_ev		*v;

@@ -36,7 +36,8 @@ struct etcd_wmsg {
  */
 static void
 etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
-    struct etcd_evs *out, struct etcd_wmsg *m, uint32_t *seq, int stream)
+    const struct etcd_pb_watch *w, struct etcd_evs *out, struct etcd_wmsg *m,
+    uint32_t *seq, int stream)
 {
 	struct etcd_ev	 ev;
 
@@ -51,6 +52,17 @@ etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
 		return;
 	}
 	ev.seq = (*seq)++;
+	if (w->has_prev) {
+		ev.prev_state = STORE_PREV_KV;
+		ev.prev_value = (unsigned char *)xmemdup(w->prev.value,
+		    w->prev.value_len);
+		ev.prev_value_len = w->prev.value_len;
+		ev.prev_version = w->prev.version;
+		ev.prev_create_rev = w->prev.create_rev;
+		ev.prev_mod_rev = w->prev.mod_rev;
+		ev.prev_lease = w->prev.lease;
+	} else if (!deleted && kv->version == 1)
+		ev.prev_state = STORE_PREV_NONE;
 	etcd_evs_push(out, &ev);
 }
 
@@ -71,7 +83,7 @@ etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
 	m->canceled = w->canceled;
 	m->compact_rev = w->compact_rev;
 	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
-		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, stream);
+		etcd_wmsg_ev(e, &kv, deleted, w, out, m, &seq, stream);
 	return (!w->header && !m->canceled ? -1 : 0);
 }
 
@@ -86,8 +98,7 @@ etcd_cache_trim(struct store_etcd *e)
 	    c->bytes > ETCD_CACHE_BYTES_MAX)) {
 		rev = c->v[c->head].rev;
 		while (c->head < c->n && c->v[c->head].rev == rev) {
-			c->bytes -= c->v[c->head].key_len +
-			    c->v[c->head].value_len + sizeof c->v[c->head];
+			c->bytes -= ETCD_EV_BYTES(&c->v[c->head]);
 			etcd_ev_free(&c->v[c->head]);
 			c->head++;
 		}
@@ -207,7 +218,8 @@ etcd_stream_open(struct store_etcd *e)
 	e->wcancelled = 0;
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
-	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
+	    "\"progress_notify\":true,\"prev_kv\":true}}", e->wbeg64,
+	    e->wend64,
 	    e->st->head.rev + 1);
 	e->wst = etcd_grpc_stream(&e->client.grpc, e->wep, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
@@ -355,6 +367,17 @@ etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
 		    STORE_EVENT_PUT;
 		etcd_kv_of(ev, &out[n].kv, !ev->deleted);
 		out[n].kv.mod_rev = ev->mod_rev;
+		out[n].prev_state = (enum store_prev)ev->prev_state;
+		if (ev->prev_state == STORE_PREV_KV) {
+			out[n].prev.key = ev->key;
+			out[n].prev.key_len = ev->key_len;
+			out[n].prev.value = ev->prev_value;
+			out[n].prev.value_len = ev->prev_value_len;
+			out[n].prev.version = ev->prev_version;
+			out[n].prev.create_rev = ev->prev_create_rev;
+			out[n].prev.mod_rev = ev->prev_mod_rev;
+			out[n].prev.lease = ev->prev_lease;
+		}
 		n++;
 	}
 	cb(arg, (long)n, out, more, NULL);
@@ -439,8 +462,8 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	    rp)) == NULL)
 		fatalx("etcd_replay: out of memory");
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
-	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
-	    e->wbeg64, e->wend64, from);
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
+	    "\"prev_kv\":true}}", e->wbeg64, e->wend64, from);
 	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
 	    etcd_replay_ended, rp, &err);
