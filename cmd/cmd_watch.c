@@ -13,6 +13,10 @@
  *	DELETE <key> rev <mod_rev>
  *	PROGRESS rev <rev>		(--progress: nothing for MS ms)
  *
+ * --prev-kv ends a put's or delete's line with "prev <value>", the value
+ * before the event, or "prev (none)" for a create (a value token never
+ * starts with a bare '('); with -- COMMAND, METAD_PREV_VALUE.
+ *
  * Keys and values are tokens (output.h): bare when they are plain words,
  * else a JSON string literal ("two words", "", "a\nb"); a value that is
  * not UTF-8 text comes as b64:<base64>.  -o json prints each event object
@@ -58,6 +62,7 @@ static const struct option cmd_watch_longopts[] = {
 	{ "from-rev",	required_argument,	NULL, 0 },
 	{ "count",	required_argument,	NULL, 'n' },
 	{ "progress",	required_argument,	NULL, 0 },
+	{ "prev-kv",	no_argument,		NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -68,7 +73,7 @@ const struct cmd_entry cmd_watch_entry = {
 	.args_min = 0,
 	.args_max = -1,
 	.usage = "KEY... [--prefix PREFIX]... [--from-rev REV] [--count N] "
-	    "[--progress MS] [-- COMMAND [ARG...]]",
+	    "[--prev-kv] [--progress MS] [-- COMMAND [ARG...]]",
 	.help = "stream changes until Ctrl-C (exit 130) or N events",
 	.details =
 	    "One line per event, flushed as it arrives:\n"
@@ -80,7 +85,9 @@ const struct cmd_entry cmd_watch_entry = {
 	    "the daemon's event objects\nas JSON Lines, without their "
 	    "\"watch\" id.\n"
 	    "Several keys (-k KEY for one starting with '-') and prefixes are "
-	    "one watch,\neach event once.  --progress MS: a line PROGRESS rev R "
+	    "one watch,\neach event once.  --prev-kv: each line ends with "
+	    "prev VALUE, the value before\n(prev (none) for a create).  "
+	    "--progress MS: a line PROGRESS rev R "
 	    "after MS ms with\nno event (every change up to R was shown).  "
 	    "-- COMMAND runs COMMAND once\nper event, one at a time, in order, "
 	    "with METAD_EVENT (put or delete),\nMETAD_KEY, METAD_VALUE and "
@@ -137,6 +144,7 @@ cmd_watch_parse(struct cmd_ctx *ctx, struct cmd_watch *wt, char **cause)
 
 	memset(wt, 0, sizeof *wt);
 	wt->ctx = ctx;
+	wt->prev_kv = args_has(a, "prev-kv");
 	if ((s = cmd_watch_names(wt, 0, cause)) != CMD_OK ||
 	    (s = cmd_watch_names(wt, 1, cause)) != CMD_OK)
 		return (s);
@@ -206,6 +214,10 @@ cmd_watch_request(struct cmd_watch *wt, uint64_t from, int resume,
 				jw_cstr(&w, wt->names[i]);
 		jw_arr_close(&w);
 	}
+	if (wt->prev_kv) {
+		jw_name(&w, "prev_kv");
+		jw_bool(&w, 1);
+	}
 	if (wt->progress_ms != 0) {
 		jw_name(&w, "progress_ms");
 		jw_u64(&w, wt->progress_ms);
@@ -233,9 +245,9 @@ cmd_watch_request(struct cmd_watch *wt, uint64_t from, int resume,
 
 /* One put or delete event as a text line. */
 static enum cmd_status
-cmd_watch_text(const cJSON *ev, int put, char **cause)
+cmd_watch_text(const cJSON *ev, int put, int prev_kv, char **cause)
 {
-	const cJSON	*key;
+	const cJSON	*key, *prev;
 	uint64_t	 version = 0, mod_rev;
 	struct buf	 b;
 
@@ -259,6 +271,17 @@ cmd_watch_text(const cJSON *ev, int put, char **cause)
 			buf_free(&b);
 			xasprintf(cause, "metad sent a put event without a "
 			    "value");
+			return (CMD_ERROR);
+		}
+	}
+	prev = cJSON_GetObjectItemCaseSensitive(ev, "prev");
+	if (prev_kv && cJSON_IsNull(prev))
+		buf_addstr(&b, " prev (none)");
+	else if (prev_kv && cJSON_IsObject(prev)) {
+		buf_addstr(&b, " prev ");
+		if (output_token_value(&b, prev) != 0) {
+			buf_free(&b);
+			xasprintf(cause, "metad sent a prev without a value");
 			return (CMD_ERROR);
 		}
 	}
@@ -369,7 +392,7 @@ cmd_watch_line(struct cmd_watch *wt, const cJSON *ev, char **cause)
 			return (s);
 	} else if (wt->ctx->mode == OUTPUT_JSON)
 		output_json_without(ev, "watch");
-	else if ((s = cmd_watch_text(ev, put, cause)) != CMD_OK)
+	else if ((s = cmd_watch_text(ev, put, wt->prev_kv, cause)) != CMD_OK)
 		return (s);
 	if (fflush(stdout) != 0 && errno == EPIPE)
 		wt->closed = 1;

@@ -22,6 +22,7 @@ struct cmd_watch {
 	uint64_t	 from_rev;	/* 0: changes after now */
 	uint64_t	 count;		/* 0: no limit */
 	uint64_t	 progress_ms;	/* 0: no progress lines */
+	int		 prev_kv;	/* --prev-kv */
 	uint64_t	 seen;
 	uint64_t	 id;		/* the daemon's current watch */
 	int		 told_resume;

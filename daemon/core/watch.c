@@ -95,9 +95,12 @@ watch_index_out(struct watch *w)
  * once more with "prev" for the watches with prev_kv).
  */
 static void
-watch_event_body(struct buf *b, const struct store_event *ev, int prev)
+watch_event_body(const struct watch_hub *hub, struct buf *b,
+    const struct store_event *ev, int prev)
 {
 	struct jw	 w;
+	uint64_t	 lease = 0;
+	int		 expired = 0;
 
 	buf_reset(b);
 	jw_init(&w, b);
@@ -117,6 +120,17 @@ watch_event_body(struct buf *b, const struct store_event *ev, int prev)
 		jw_cstr(&w, "delete");
 		jw_name(&w, "key");
 		jw_str(&w, ev->kv.key, ev->kv.key_len);
+		if (ev->cause != STORE_CAUSE_NONE) {
+			lease = ev->cause_lease;
+			expired = ev->cause == STORE_CAUSE_EXPIRED;
+		}
+		if (ev->cause != STORE_CAUSE_NONE ||
+		    watch_lease_of(hub, ev->rev, &lease, &expired)) {
+			jw_name(&w, "lease");
+			jw_u64(&w, lease);
+			jw_name(&w, "cause");
+			jw_cstr(&w, expired ? "expired" : "revoked");
+		}
 	}
 	jw_name(&w, "mod_rev");
 	jw_u64(&w, ev->rev);
@@ -258,7 +272,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 			w->emitting = evs[i].rev;
 		}
 		if (watch_matches(w, evs[i].kv.key, evs[i].kv.key_len)) {
-			watch_event_body(&body, &evs[i], w->prev_kv);
+			watch_event_body(w->hub, &body, &evs[i], w->prev_kv);
 			watch_send(w, &body);
 		}
 		if (i + 1 == n || evs[i + 1].rev != evs[i].rev)
@@ -442,7 +456,7 @@ watch_event(struct watch_hub *hub, const struct store_event *ev)
 			continue;
 		body = w->prev_kv ? &hub->body_prev : &hub->body;
 		if (body->len == 0)
-			watch_event_body(body, ev, w->prev_kv);
+			watch_event_body(hub, body, ev, w->prev_kv);
 		watch_deliver(w, ev, body);
 	}
 }
@@ -514,5 +528,6 @@ watch_hub_free(struct watch_hub *hub)
 	buf_free(&hub->body_prev);
 	watch_index_free(hub->index);
 	free(hub->match);
+	free(hub->lease_revs);
 	free(hub);
 }

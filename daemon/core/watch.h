@@ -76,6 +76,15 @@ void	watch_compacted(struct watch_hub *, uint64_t rev);
  * the live watches still owed one of them (compacted, not a gap).
  */
 void	watch_lost(struct watch_hub *, uint64_t rev);
+/*
+ * The deletes at rev are those of a lease ending, expired (the daemon's
+ * revoke of a due lease) or revoked (a lease_revoke); kept for the last
+ * WATCH_LEASE_REVS such revs, so that their delete events say so.  forget:
+ * that rev was not committed after all (its batch failed).
+ */
+void	watch_lease_ended(struct watch_hub *, uint64_t rev, uint64_t lease,
+	    int expired);
+void	watch_lease_forget(struct watch_hub *, uint64_t rev, uint64_t lease);
 /* The connection's output drained: continue catching up. */
 void	watch_peer_drained(struct watch_peer *);
 /* The connection closes: its watches end. */

@@ -64,8 +64,23 @@ struct watch_hub {
 	struct watch		**match;	/* the event's watches */
 	size_t			 nmatch, match_cap;
 	int			 match_sorted;	/* ids ascending */
+	/* Revs whose deletes a lease's end made (watch_lease.c). */
+	struct watch_lease_rev	*lease_revs;
+	size_t			 nlease_revs;
 };
 
+struct watch_lease_rev {
+	uint64_t		 rev;
+	uint64_t		 lease;
+	int			 expired;
+};
+
+/*
+ * The lease whose end made the deletes at rev, and whether it expired
+ * (else revoked): 1, or 0 if none did.
+ */
+int		watch_lease_of(const struct watch_hub *, uint64_t rev,
+		    uint64_t *lease, int *expired);
 /* The rev its next event is at least (next_rev, for a live watch). */
 uint64_t	watch_next_rev(const struct watch *);
 /* Put its keys and prefixes in the hub's index (and count prev_kv). */

@@ -167,6 +167,13 @@ enum store_prev {
 	STORE_PREV_KV		/* prev holds it */
 };
 
+/* Why a delete happened, when a lease did it (etcd's events tell). */
+enum store_cause {
+	STORE_CAUSE_NONE = 0,	/* a delete, or not known */
+	STORE_CAUSE_EXPIRED,
+	STORE_CAUSE_REVOKED
+};
+
 struct store_event {
 	uint64_t		 rev;
 	uint32_t		 seq;
@@ -174,6 +181,8 @@ struct store_event {
 	struct store_kv		 kv;	/* delete: version 0, value NULL */
 	enum store_prev		 prev_state;
 	struct store_kv		 prev;	/* STORE_PREV_KV: with its value */
+	enum store_cause	 cause;	/* a delete's */
+	uint64_t		 cause_lease;	/* the lease that ended */
 };
 
 /*
