@@ -27,9 +27,12 @@ watch_add_filter(struct watch *w, const char *key, size_t len, int prefix,
 	if (w->nfilters == WATCH_KEYS_MAX)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "a watch names at "
 		    "most %d keys and prefixes", WATCH_KEYS_MAX));
-	if (w->nfilters == 0)
-		w->filters = xcalloc(WATCH_KEYS_MAX, sizeof *w->filters);
+	/* Sized as it goes: a million watches of one key each stay small. */
+	if ((w->nfilters & (w->nfilters - 1)) == 0)
+		w->filters = xrealloc(w->filters, (w->nfilters == 0 ? 1 :
+		    2 * w->nfilters) * sizeof *w->filters);
 	f = &w->filters[w->nfilters++];
+	f->ent = NULL;
 	f->key = xmemdup(key, len);
 	f->len = len;
 	f->prefix = prefix;

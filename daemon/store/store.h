@@ -508,8 +508,13 @@ void	store_lease_grant(struct store *, uint64_t ttl_ms, int session,
 void	store_lease_keepalive(struct store *, uint64_t, store_lease_done,
 	    void *);
 void	store_lease_get(struct store *, uint64_t, store_lease_done, void *);
-void	store_lease_revoke_now(struct store *, uint64_t, store_revoke_done,
-	    void *);
+/*
+ * asked: a client's lease_revoke (else the daemon's own, as a session's
+ * end): etcd notes it in the lease's record, so that every daemon's
+ * watches tell "revoked" from "expired".
+ */
+void	store_lease_revoke_now(struct store *, uint64_t, int asked,
+	    store_revoke_done, void *);
 void	store_read_leases(struct store *, store_leases_done, void *);
 void	store_read_lease_keys(struct store *, uint64_t, const char *, size_t,
 	    uint64_t, store_read_done, void *);

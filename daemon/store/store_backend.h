@@ -114,7 +114,7 @@ struct store_backend {
 	void	 (*lease_get)(struct store *, uint64_t lease,
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
-		    store_revoke_done, void *);
+		    int asked, store_revoke_done, void *);
 
 	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),

@@ -139,7 +139,6 @@ lease_of() {
 	assert_equal "${#lines[@]}" 4
 }
 
-# bats test_tags=store:local
 @test "a lease's deletes say lease and cause: revoked, and expired" {
 	local out L
 	out=$(req '{"op":"lease_grant","ttl_ms":60000}')

@@ -55,6 +55,9 @@ struct etcd_ev {
 	size_t			 prev_value_len;
 	uint64_t		 prev_version, prev_create_rev, prev_mod_rev;
 	uint64_t		 prev_lease;
+	/* A delete by its lease's end: an enum store_cause, and the lease. */
+	int			 cause;
+	uint64_t		 cause_lease;
 };
 
 /* What an event costs the cache, in bytes. */
@@ -203,7 +206,7 @@ void	store_etcd_lease_keepalive(struct store *, uint64_t,
 	    store_lease_done, void *);
 void	store_etcd_lease_get(struct store *, uint64_t, store_lease_done,
 	    void *);
-void	store_etcd_lease_revoke_now(struct store *, uint64_t,
+void	store_etcd_lease_revoke_now(struct store *, uint64_t, int,
 	    store_revoke_done, void *);
 /* The body of a range request for [key64, end64) at rev (0: current). */
 void	 etcd_range_body(struct buf *, const char *, const char *, uint64_t,
@@ -287,8 +290,13 @@ struct etcd_known {
 
 /* 1 if a lease of ttl_ms that etcd granted for etcd_ttl_s is stamped. */
 int	 etcd_lease_stamped(uint64_t ttl_ms, uint64_t etcd_ttl_s);
-/* A record's value. */
+/* A record's value; revoked: a client asked the lease's revoke. */
 void	 etcd_lease_value(struct buf *, uint64_t ttl_ms, int stamp);
+void	 etcd_lease_value_revoked(struct buf *, uint64_t ttl_ms, int stamp);
+/* The id of a record's key (PREFIX "l/" ID), or 0. */
+uint64_t etcd_record_id(struct store_etcd *, const unsigned char *, size_t);
+/* 1 if a record's value says its lease's revoke was asked. */
+int	 etcd_record_revoked(const unsigned char *, size_t);
 /* Every record, read at st->rev (blocking: while opening). */
 int	 etcd_expiry_open(struct store_etcd *, struct store_err *);
 void	 etcd_expiry_close(struct store_etcd *);

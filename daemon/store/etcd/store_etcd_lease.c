@@ -162,6 +162,7 @@ etcd_lease_new_id(int session)
 }
 
 static void	etcd_lease_mark(struct etcd_lcall *, etcd_call_cb);
+static void	etcd_revoke_note(struct etcd_lcall *, uint64_t);
 static void	etcd_mark_cb(void *, const cJSON *, const struct store_err *);
 
 static void
@@ -523,16 +524,67 @@ etcd_revoke_keys_cb(void *arg, const cJSON *reply,
 	v = etcd_lease_keys(E(c->st), c->id, reply, &n);
 	etcd_lease_keys_free(v, n);
 	c->nkeys = n;
+	if (c->asked)
+		etcd_revoke_note(c, ls.ttl_ms);
+	else
+		etcd_lcall_send(c, "/v3/lease/revoke", 1, etcd_revoke_cb);
+}
+
+/* The record says the revoke was asked: now the revoke. */
+static void
+etcd_revoke_noted(void *arg, const cJSON *reply, const struct store_err *err)
+{
+	struct etcd_lcall	*c = arg;
+
+	if (reply == NULL && err->code == STORE_ERR_NO_LEASE) {
+		c->rdone(c->arg, 0, 0, 0, NULL);	/* expired meanwhile */
+		etcd_lcall_free(c);
+		return;
+	}
+	/* Not noted (etcd is failing over): revoked, told as expired. */
 	etcd_lcall_send(c, "/v3/lease/revoke", 1, etcd_revoke_cb);
 }
 
+/*
+ * A client's revoke puts the lease's record again first, saying so: the
+ * record's delete at the revoke's revision then carries it (its prev_kv)
+ * to every daemon's watches ("cause":"revoked", metad-protocol(7)).  One
+ * revision more than the revoke's own.
+ */
+static void
+etcd_revoke_note(struct etcd_lcall *c, uint64_t ttl_ms)
+{
+	struct store_etcd	*e = E(c->st);
+	struct etcd_known	*k = etcd_known_find(e, c->id);
+	struct store_err	 err;
+	struct buf		 b;
+	char			*m = etcd_lease_marker64(e, c->id), *v64;
+
+	buf_init(&b);
+	if (k != NULL && k->ttl_ms != 0)
+		etcd_lease_value_revoked(&b, k->ttl_ms, k->stamp);
+	else
+		etcd_lease_value_revoked(&b, ttl_ms, 0);
+	v64 = etcd_b64(b.data, b.len);
+	b.len = 0;
+	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%"
+	    PRIu64 "\"}", m, v64, c->id);
+	free(m);
+	free(v64);
+	if (etcd_call_once(&e->client, "/v3/kv/put", buf_cstr(&b),
+	    etcd_revoke_noted, c, &err) != 0)
+		etcd_revoke_noted(c, NULL, &err);
+	buf_free(&b);
+}
+
 void
-store_etcd_lease_revoke_now(struct store *st, uint64_t id,
+store_etcd_lease_revoke_now(struct store *st, uint64_t id, int asked,
     store_revoke_done done, void *arg)
 {
 	struct etcd_lcall	*c = etcd_lcall_new(st, id, arg);
 
 	c->rdone = done;
+	c->asked = asked;
 	etcd_lcall_send(c, "/v3/lease/timetolive", 0, etcd_revoke_keys_cb);
 }
 

@@ -25,8 +25,9 @@ struct etcd_lcall {
 	store_leases_done	 ldone;
 	store_read_done		 kdone;
 	void			*arg;
-	/* revoke: keys counted first */
+	/* revoke: keys counted first; asked: a client's (noted first) */
 	uint64_t		 nkeys;
+	int			 asked;
 	/* read_leases: ids to ask, records so far */
 	uint64_t		*ids;
 	size_t			 nids, next;

@@ -23,11 +23,21 @@
 /* An idle stream is reopened after this long (nothing lost). */
 #define ETCD_STREAM_IDLE_S	300
 
+/* Leases whose record a response deletes, at most (more: plain deletes). */
+#define ETCD_WMSG_ENDED_MAX	64
+
 /* What a watch response carries. */
 struct etcd_wmsg {
 	int		 created, canceled;
 	uint64_t	 compact_rev;
 	uint64_t	 last_rev;	/* of its events, 0 if none */
+	size_t		 pushed;	/* events it added */
+	/* The leases that ended: their record's delete. */
+	struct {
+		uint64_t	 rev, id;
+		int		 revoked;
+	}		 ended[ETCD_WMSG_ENDED_MAX];
+	size_t		 nended;
 };
 
 /*
@@ -40,6 +50,7 @@ etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
     uint32_t *seq, int stream)
 {
 	struct etcd_ev	 ev;
+	uint64_t	 id;
 
 	if (kv->mod_rev > m->last_rev) {
 		m->last_rev = kv->mod_rev;
@@ -49,6 +60,14 @@ etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
 		/* A slot, a lease's record, the sentinel */
 		if (stream)
 			(void)etcd_expiry_of(e, kv, deleted);
+		if (deleted && m->nended < ETCD_WMSG_ENDED_MAX &&
+		    (id = etcd_record_id(e, kv->key, kv->key_len)) != 0) {
+			m->ended[m->nended].rev = kv->mod_rev;
+			m->ended[m->nended].id = id;
+			m->ended[m->nended++].revoked = w->has_prev &&
+			    etcd_record_revoked(w->prev.value,
+			    w->prev.value_len);
+		}
 		return;
 	}
 	ev.seq = (*seq)++;
@@ -64,6 +83,35 @@ etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
 	} else if (!deleted && kv->version == 1)
 		ev.prev_state = STORE_PREV_NONE;
 	etcd_evs_push(out, &ev);
+	m->pushed++;
+}
+
+/*
+ * etcd deletes a lease's keys and its record at one revision, when it
+ * expires or is revoked: the deletes at that revision of keys that were
+ * the lease's (their prev_kv says) are its end's, revoked if the record
+ * said a client asked (store_etcd_lease.c), else expired.
+ */
+static void
+etcd_wmsg_ended(struct etcd_evs *out, const struct etcd_wmsg *m)
+{
+	struct etcd_ev	*ev;
+	size_t		 i, j;
+
+	for (i = out->n - m->pushed; m->nended > 0 && i < out->n; i++) {
+		ev = &out->v[i];
+		if (!ev->deleted || ev->prev_state != STORE_PREV_KV ||
+		    ev->prev_lease == 0)
+			continue;
+		for (j = 0; j < m->nended; j++) {
+			if (m->ended[j].rev == ev->rev &&
+			    m->ended[j].id == ev->prev_lease) {
+				ev->cause = m->ended[j].revoked ?
+				    STORE_CAUSE_REVOKED : STORE_CAUSE_EXPIRED;
+				ev->cause_lease = ev->prev_lease;
+			}
+		}
+	}
 }
 
 /*
@@ -84,6 +132,7 @@ etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
 	m->compact_rev = w->compact_rev;
 	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
 		etcd_wmsg_ev(e, &kv, deleted, w, out, m, &seq, stream);
+	etcd_wmsg_ended(out, m);
 	return (!w->header && !m->canceled ? -1 : 0);
 }
 
@@ -368,6 +417,8 @@ etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
 		etcd_kv_of(ev, &out[n].kv, !ev->deleted);
 		out[n].kv.mod_rev = ev->mod_rev;
 		out[n].prev_state = (enum store_prev)ev->prev_state;
+		out[n].cause = (enum store_cause)ev->cause;
+		out[n].cause_lease = ev->cause_lease;
 		if (ev->prev_state == STORE_PREV_KV) {
 			out[n].prev.key = ev->key;
 			out[n].prev.key_len = ev->key_len;
