@@ -318,6 +318,19 @@ watch_peer_drained(struct watch_peer *p)
 	watch_sweep(hub);
 }
 
+/*
+ * The rev every event of w up to which was sent: a live watch's, what the
+ * hub delivered (never a rev not yet reached, though from_rev be ahead);
+ * a catching-up watch's, the revision before the one it replays.
+ */
+uint64_t
+watch_progress_rev(const struct watch *w)
+{
+	if (w->live || w->next_rev > w->hub->delivered)
+		return (w->hub->delivered);
+	return (w->next_rev - 1);
+}
+
 void
 watch_progress_send(struct watch *w)
 {
@@ -326,7 +339,7 @@ watch_progress_send(struct watch *w)
 
 	n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64 ",\"event\":"
 	    "\"progress\",\"rev\":%" PRIu64 "}\n", w->id,
-	    watch_next_rev(w) - 1);
+	    watch_progress_rev(w));
 	w->peer->send(w->peer->arg, line, (size_t)n);
 	w->last_sent_ms = mono_ms();
 }

@@ -88,6 +88,8 @@ void		watch_index_in(struct watch *);
 void		watch_free(struct watch *);
 void		watch_sweep(struct watch_hub *);
 void		watch_catch_up(struct watch *);
+/* The rev of its progress: every event of it up to there was sent. */
+uint64_t	watch_progress_rev(const struct watch *);
 /* Send its progress line now; start its timer if it has progress_ms. */
 void		watch_progress_send(struct watch *);
 void		watch_progress_start(struct watch *);

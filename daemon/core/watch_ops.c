@@ -270,7 +270,7 @@ watch_op_progress(struct req *r)
 		jw_name(&jw, "watch");
 		jw_u64(&jw, id);
 		jw_name(&jw, "rev");
-		jw_u64(&jw, watch_next_rev(w) - 1);
+		jw_u64(&jw, watch_progress_rev(w));
 		reply_end(r, &jw);
 	}
 	req_done(r);

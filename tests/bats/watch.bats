@@ -430,7 +430,7 @@ PUT c v1 rev @4 3')"
 @test "watch usage errors exit 2" {
 	run "$METACTL" watch
 	assert_failure 2
-	run "$METACTL" watch k --prefix p
+	run "$METACTL" watch k --progress 5
 	assert_failure 2
 	run "$METACTL" watch k --count 0
 	assert_failure 2

@@ -451,6 +451,12 @@ test_watch_progress(void **state)
 	assert_string_equal(peer_lines(&a), "2 progress 3\n");
 	op(md, &a, watch_op_progress, "{\"watch\":9}",
 	    "{\"ok\":false");
+	/* A watch from a rev ahead is current at the rev reached, no more. */
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"from_rev\":100}",
+	    "{\"ok\":true,\"watch\":3,");
+	op(md, &a, watch_op_progress, "{\"watch\":3}",
+	    "{\"ok\":true,\"watch\":3,\"rev\":3}");
+	assert_string_equal(peer_lines(&a), "3 progress 3\n");
 	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"progress_ms\":5}",
 	    "{\"ok\":false");
 	peer_close(&a);

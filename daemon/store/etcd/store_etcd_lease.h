@@ -1,7 +1,7 @@
 /*
  * The etcd backend's lease calls, shared by store_etcd_lease.c (grant,
- * keepalive, info, revoke) and store_etcd_lease_ls.c (listing leases and
- * their keys).
+ * keepalive, info), store_etcd_lease_revoke.c (revoke) and
+ * store_etcd_lease_ls.c (listing leases and their keys).
  */
 #ifndef METAD_STORE_ETCD_LEASE_H
 #define METAD_STORE_ETCD_LEASE_H
