@@ -165,7 +165,7 @@ lease_of() {
 }
 
 @test "metactl watch KEY... --prefix P...: one watch, each event once" {
-	"$METACTL" watch k1 k2 --prefix p/ -p k --count 4 > "$TESTDIR/mout" 2>&1 &
+	"$METACTL" watch k1 k2 --prefix p/ -p k -k -dash --count 5 > "$TESTDIR/mout" 2>&1 &
 	BG=$!
 	until_status watches 1
 	rebase
@@ -174,13 +174,15 @@ lease_of() {
 	mctl put p/a "two words"
 	mctl del k1
 	mctl put k2 three
+	mctl put -- -dash four
 	wait_bg "$BG"
 	assert_equal "$STATUS" 0
 	run cat "$TESTDIR/mout"
 	assert_output "$(rv 'PUT k1 v1 rev @1 one
 PUT p/a v1 rev @3 "two words"
 DELETE k1 rev @4
-PUT k2 v1 rev @5 three')"
+PUT k2 v1 rev @5 three
+PUT -dash v1 rev @6 four')"
 	run mctl watch
 	assert_failure 2
 	run mctl watch k --progress 1
