@@ -29,9 +29,12 @@ DOCDIR		?= $(PREFIX)/share/doc/metad
 
 CC		?= cc
 PKG_CONFIG	?= pkg-config
-# libevent_core: the loop, buffers, bufferevents, listeners (no evhttp);
-# libsodium: the keyed hash of the daemon's tables.
-PKGS		 = libevent_core libcjson sqlite3 libnghttp2 libsodium
+# libevent_core: the loop, buffers, bufferevents, listeners;
+# libevent_extra: evhttp (--metrics-listen); libsodium: the keyed hash of
+# the daemon's tables; libevent_openssl and openssl: the TLS listener
+# (--listen), the client library's TLS and TLS to etcd.
+PKGS		 = libevent_core libevent_extra libevent_openssl libcjson sqlite3 \
+		   libnghttp2 libsodium openssl
 
 ifeq ($(V),1)
 Q =
@@ -81,10 +84,11 @@ ALL_LDFLAGS	 = -Wl,--as-needed $(SAN_FLAGS) $(LDFLAGS)
 COMMON_SRCS	:= $(wildcard common/*.c)
 # daemon/ by layer: net (connections), ops (the op table and its
 # families), lease, core (requests, commit, events), store (the interface
-# and generic code) and store's backends, one folder each.
+# and generic code), metrics (counters, any layer may count) and store's
+# backends, one folder each.
 DAEMON_DIRS	 = daemon daemon/net daemon/ops daemon/lease daemon/core \
-		   daemon/store daemon/store/sqlite daemon/store/mem \
-		   daemon/store/etcd
+		   daemon/metrics daemon/store daemon/store/sqlite \
+		   daemon/store/mem daemon/store/etcd
 DAEMON_SRCS	:= $(wildcard $(addsuffix /*.c,$(DAEMON_DIRS)))
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)
@@ -104,8 +108,8 @@ CLIENT_OBJS	:= $(patsubst %.c,build/lib/%.o,$(CLIENT_SRCS))
 CLIENT_SO	 = build/lib/libmetad-client.so.$(CLIENT_VERSION)
 CLIENT_SONAME	 = libmetad-client.so.$(CLIENT_SOMAJOR)
 CLIENT_A	 = build/lib/libmetad-client.a
-CJSON_LIBS	 = $(eval CJSON_LIBS := $(call pkg_config,--libs \
-		   libcjson))$(CJSON_LIBS)
+CLIENT_LIBS	 = $(eval CLIENT_LIBS := $(call pkg_config,--libs \
+		   libcjson openssl))$(CLIENT_LIBS)
 
 .PHONY: all deps run check check-etcd unit bats install uninstall clean lint-man bench-etcd check-layers FORCE
 
@@ -151,7 +155,7 @@ build/lib/%.o: %.c build/flags
 $(CLIENT_SO): $(CLIENT_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) \
-	    -Wl,--no-undefined -o $@ $^ $(CJSON_LIBS)
+	    -Wl,--no-undefined -o $@ $^ $(CLIENT_LIBS)
 	$(Q)ln -sf libmetad-client.so.$(CLIENT_VERSION) \
 	    build/lib/$(CLIENT_SONAME)
 	$(Q)ln -sf $(CLIENT_SONAME) build/lib/libmetad-client.so
@@ -175,7 +179,8 @@ all: lib
 
 # The library's tests (against a daemon tests/bats/client.bats starts) and
 # the example, linked with the shared library as a program using it would.
-CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch
+CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch \
+		   build/tests/client_tls
 CLIENT_LINK	 = -Lbuild/lib -lmetad-client -Wl,-rpath,$(CURDIR)/build/lib
 EXAMPLES	 = build/examples/leader
 
@@ -220,11 +225,20 @@ ETCD_PB_OBJS	 = build/daemon/store/etcd/etcd_pb.o \
 		   build/daemon/store/etcd/etcd_pb_wire.o
 build/tests/test_etcd_pb: TEST_OBJS = $(ETCD_PB_OBJS) $(COMMON_OBJS)
 build/tests/test_etcd_pb: $(ETCD_PB_OBJS)
+# The etcd client's set-up (URLs, TLS and authentication options) links
+# the daemon's objects.
+build/tests/test_etcd_client: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
+build/tests/test_etcd_client: $(DAEMON_LIB_OBJS)
 # The keyed hash's test crafts its colliding keys as the benchmark does.
 build/tests/test_store_hash: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS) \
 		   $(STORE_FX_OBJS) build/bench/crafted.o
 build/tests/test_store_hash: build/bench/crafted.o
 build/tests/test_store_hash: ALL_CPPFLAGS += -iquote bench
+# The metrics' test: their objects alone (they know only common/).
+METRICS_OBJS	 = build/daemon/metrics/metrics.o \
+		   build/daemon/metrics/metrics_text.o
+build/tests/test_metrics: TEST_OBJS = $(METRICS_OBJS) $(COMMON_OBJS)
+build/tests/test_metrics: $(METRICS_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
 build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
@@ -317,7 +331,7 @@ INST_LIBLINKS	 = $(CLIENT_SONAME) libmetad-client.so
 # gets $(BINDIR) at install time.
 INST_UNITS	 = systemd/metad.service.in systemd/metad.socket
 INST_USERUNITS	 = systemd/user/metad.service.in systemd/user/metad.socket
-INST_DOCS	 = LICENSE
+INST_DOCS	 = LICENSE docs/metrics-alerts.yml
 inst_in		 = $(addprefix $(DESTDIR)$(1)/,$(notdir $(2)))
 INSTALLED	 = $(call inst_in,$(BINDIR),$(INST_BINS)) \
 		   $(call inst_in,$(MANDIR)/man1,$(INST_MAN1)) \

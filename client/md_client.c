@@ -19,6 +19,7 @@
 #include "md_int.h"
 #include "proto.h"
 #include "sockpath.h"
+#include "tlsaddr.h"
 
 static const char *md_err_names[] = {
 	"ok", "bad_request", "unknown_op", "request_too_large",
@@ -56,6 +57,7 @@ md_new(void)
 void
 md_close(struct md_client *h)
 {
+	md_tls_close(h);
 	if (h->fd != -1)
 		close(h->fd);
 	h->fd = -1;
@@ -77,6 +79,7 @@ md_free(struct md_client *h)
 	md_close(h);
 	md_clearerr(h);
 	free(h->path);
+	md_set_tls(h, NULL, NULL, NULL);
 	buf_free(&h->in);
 	buf_free(&h->out);
 	free(h);
@@ -321,6 +324,8 @@ md_connect(struct md_client *h, const char *path, uint64_t timeout_ms)
 	}
 	free(h->path);
 	h->path = xstrdup(path);
+	if (tlsaddr_is(path))
+		return (md_tls_connect(h, md_deadline(h)));
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sun.sun_path)

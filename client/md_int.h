@@ -12,6 +12,8 @@
 #ifndef MD_INT_H
 #define MD_INT_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -46,9 +48,18 @@ struct md_sub {
 	int		 rewatching;	/* asked again, not answered yet */
 };
 
+struct bio_method_st;
+struct ssl_st;
+
 struct md_client {
 	int		 fd;
-	char		*path;
+	char		*path;		/* a socket's, or tls://HOST:PORT */
+	struct ssl_st	*ssl;		/* tls://: the session on fd */
+	struct bio_method_st *tls_bio;	/* its socket BIO's (md_tls.c) */
+	char		*tls_cacert;	/* md_set_tls(); NULL: $METACTL_* */
+	char		*tls_cert;
+	char		*tls_key;
+	char		 tls_why[256];	/* the last TLS error */
 	uint64_t	 timeout_ms;
 	const volatile sig_atomic_t *intr;
 	const sigset_t	*intr_mask;
@@ -85,6 +96,8 @@ int		 md_response_error(struct md_client *, const cJSON *);
 
 /* md_io.c */
 int64_t		 md_deadline(const struct md_client *);
+/* Waits for events on the socket: 0 ready, -1 error (set), -2 deadline. */
+int		 md_wait(struct md_client *, short events, int64_t deadline);
 /* 0, -1 (error set), -2 at the deadline (nothing set). */
 int		 md_write_all(struct md_client *, const char *, size_t,
 		    int64_t deadline);
@@ -109,6 +122,22 @@ int		 md_pump(struct md_client *, int64_t deadline,
 /* One line that is not the caller's: dispatched to the sub. */
 int		 md_dispatch_sub(struct md_client *, const char *, size_t,
 		    int *is_user);
+
+/* md_tls.c */
+int		 md_tls_connect(struct md_client *, int64_t deadline);
+void		 md_tls_close(struct md_client *);
+/*
+ * The connection's one read or write, through TLS or not: n > 0, 0 at the
+ * end (a read), or -1 with errno (EAGAIN: wait for *want; EPROTO: a TLS
+ * error, whose text md_sock_error() gives).
+ */
+ssize_t		 md_sock_read(struct md_client *, void *, size_t, short *want);
+ssize_t		 md_sock_write(struct md_client *, const void *, size_t,
+		    short *want);
+const char	*md_sock_error(const struct md_client *, int error);
+/* 1 if decrypted bytes wait in the SSL (a poll would not see them). */
+int		 md_tls_pending(const struct md_client *);
+int		 md_tls_stale(struct md_client *);
 
 /* md_kv.c */
 int		 md_kv_parse(const cJSON *, struct md_kv **);

@@ -1,5 +1,6 @@
 /*
- * The handle's I/O: a non-blocking Unix socket waited on with poll() (or
+ * The handle's I/O: a non-blocking Unix socket (or TLS connection,
+ * md_tls.c) waited on with poll() (or
  * ppoll() with the caller's signal mask), lines cut from the input buffer,
  * and the dispatch of each line in request order: the blocking call's
  * response, or the watch or view's (an event, or the answer to a request it
@@ -47,8 +48,7 @@ md_quiet(struct md_client *h, int64_t timeout_ms)
 	    "within %s", h->path, t));
 }
 
-/* Waits for events on the socket: 0 ready, -1 error, -2 deadline. */
-static int
+int
 md_wait(struct md_client *h, short events, int64_t deadline)
 {
 	struct pollfd	 pfd;
@@ -106,12 +106,13 @@ md_write_raw(struct md_client *h, const char *p, size_t len,
 {
 	size_t	 off = 0;
 	ssize_t	 n;
+	short	 want;
 	int	 rc;
 
 	if (md_usable(h) != 0)
 		return (-1);
 	while (off < len) {
-		n = send(h->fd, p + off, len - off, MSG_NOSIGNAL);
+		n = md_sock_write(h, p + off, len - off, &want);
 		if (n >= 0) {
 			off += (size_t)n;
 			continue;
@@ -122,7 +123,7 @@ md_write_raw(struct md_client *h, const char *p, size_t len,
 			*error = errno;
 			return (-3);
 		}
-		if ((rc = md_wait(h, POLLOUT, deadline)) != 0)
+		if ((rc = md_wait(h, want, deadline)) != 0)
 			return (rc);
 	}
 	return (0);
@@ -136,7 +137,7 @@ md_write_all(struct md_client *h, const char *p, size_t len,
 
 	if ((rc = md_write_raw(h, p, len, deadline, &error)) == -3)
 		return (md_fail(h, MD_E_CONNECT, "lost the connection to "
-		    "metad on %s: %s", h->path, strerror(error)));
+		    "metad on %s: %s", h->path, md_sock_error(h, error)));
 	return (rc);
 }
 
@@ -145,12 +146,13 @@ static int
 md_read_more(struct md_client *h, int64_t deadline)
 {
 	ssize_t	 n;
+	short	 want;
 	int	 rc;
 
 	for (;;) {
 		buf_reserve(&h->in, MD_READ_MIN);
-		n = read(h->fd, h->in.data + h->in.len,
-		    h->in.cap - h->in.len - 1);
+		n = md_sock_read(h, h->in.data + h->in.len,
+		    h->in.cap - h->in.len - 1, &want);
 		if (n > 0) {
 			h->in.len += (size_t)n;
 			return (0);
@@ -162,8 +164,9 @@ md_read_more(struct md_client *h, int64_t deadline)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return (md_fail(h, MD_E_CONNECT, "lost the connection "
-			    "to metad on %s: %s", h->path, strerror(errno)));
-		if ((rc = md_wait(h, POLLIN, deadline)) != 0)
+			    "to metad on %s: %s", h->path,
+			    md_sock_error(h, errno)));
+		if ((rc = md_wait(h, want, deadline)) != 0)
 			return (rc);
 	}
 }
@@ -220,7 +223,7 @@ md_stale(struct md_client *h)
 
 	if (h->fd == -1)
 		return (0);
-	if (h->in.len > h->in_off)
+	if (h->in.len > h->in_off || md_tls_pending(h))
 		return (1);
 	pfd.fd = h->fd;
 	pfd.events = POLLIN;
@@ -229,6 +232,8 @@ md_stale(struct md_client *h)
 		return (0);
 	if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))
 		return (1);
+	if (h->ssl != NULL)
+		return (md_tls_stale(h));
 	n = recv(h->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
 	return (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
 	    errno != EINTR));
@@ -349,7 +354,7 @@ md_request(struct md_client *h, const char *req, size_t len,
 		if (md_read_user(h, deadline, resp, resp_len) == 0)
 			return (0);
 		return (md_fail(h, MD_E_CONNECT, "lost the connection to "
-		    "metad on %s: %s", h->path, strerror(error)));
+		    "metad on %s: %s", h->path, md_sock_error(h, error)));
 	}
 	if (rc == 0)
 		rc = md_read_user(h, deadline, resp, resp_len);
@@ -367,7 +372,7 @@ md_send(struct md_client *h, const char *req, size_t len)
 	rc = md_send_user(h, req, len, md_deadline(h), &error);
 	if (rc == -3)
 		return (md_fail(h, MD_E_CONNECT, "lost the connection to "
-		    "metad on %s: %s", h->path, strerror(error)));
+		    "metad on %s: %s", h->path, md_sock_error(h, error)));
 	if (rc == -2)
 		return (md_timed_out(h));
 	return (rc);
@@ -469,17 +474,18 @@ int
 md_flush(struct md_client *h)
 {
 	ssize_t	 n;
+	short	 want;
 
 	while (h->out_off < h->out.len) {
-		n = write(h->fd, h->out.data + h->out_off,
-		    h->out.len - h->out_off);
+		n = md_sock_write(h, h->out.data + h->out_off,
+		    h->out.len - h->out_off, &want);
 		if (n == -1) {
 			if (errno == EAGAIN)
 				return (1);
 			if (errno == EINTR)
 				continue;
 			return (md_seterr(h, MD_E_CONNECT, "write: %s",
-			    strerror(errno)));
+			    md_sock_error(h, errno)));
 		}
 		h->out_off += (size_t)n;
 	}
@@ -493,24 +499,30 @@ md_fill(struct md_client *h)
 {
 	ssize_t	 n;
 	size_t	 total = 0;
+	short	 want;
 
 	md_compact_in(h);
 	for (;;) {
 		buf_reserve(&h->in, MD_READ_MIN);
-		n = read(h->fd, h->in.data + h->in.len,
-		    h->in.cap - h->in.len - 1);
+		n = md_sock_read(h, h->in.data + h->in.len,
+		    h->in.cap - h->in.len - 1, &want);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
 				return (1);
 			return (md_seterr(h, MD_E_CONNECT, "read: %s",
-			    strerror(errno)));
+			    md_sock_error(h, errno)));
 		}
 		if (n == 0)
 			return (total > 0 ? 1 : 0);
 		h->in.len += (size_t)n;
 		total += (size_t)n;
+		/* Over TLS a read is one record: the rest waits in the SSL,
+		 * where the caller's poll would not see it. */
+		if (md_tls_pending(h) || (h->ssl != NULL &&
+		    total < MD_READ_MAX))
+			continue;
 		if (h->in.len + 1 < h->in.cap || total >= MD_READ_MAX)
 			return (1);	/* short read: nothing more now */
 	}

@@ -263,6 +263,41 @@ md_list(struct md_client *h, const struct md_list_opts *o, struct md_list *l)
 	return (rc);
 }
 
+int
+md_get_many(struct md_client *h, const char *const *keys, size_t n,
+    const struct md_read_opts *o, struct md_list *l)
+{
+	struct jw	 w;
+	struct buf	 b;
+	cJSON		*resp;
+	size_t		 i;
+	int		 rc;
+
+	memset(l, 0, sizeof *l);
+	md_clearerr(h);
+	if (n > 0 && keys == NULL)
+		return (md_seterr(h, MD_E_INVALID, "no keys"));
+	if (n > GET_KEYS_MAX)
+		return (md_seterr(h, MD_E_INVALID, "%zu keys; a get takes at "
+		    "most %d", n, GET_KEYS_MAX));
+	for (i = 0; i < n; i++)
+		if (md_check_key(h, keys[i]) != 0)
+			return (-1);
+	md_req_open(h, &w, &b, "get");
+	jw_name(&w, "keys");
+	jw_arr_open(&w);
+	for (i = 0; i < n; i++)
+		jw_cstr(&w, keys[i]);
+	jw_arr_close(&w);
+	md_read_fields(&w, o);
+	if (md_do(h, &w, &b, &resp) != 0)
+		return (-1);
+	if ((rc = md_list_fill(h, resp, l)) != 0)
+		md_list_free(l);
+	cJSON_Delete(resp);
+	return (rc);
+}
+
 static int
 md_write_fields(struct md_client *h, struct jw *w,
     const struct md_write_opts *o)
@@ -367,6 +402,69 @@ md_delete(struct md_client *h, const char *key, const struct md_write_opts *o,
 		*rev = r;
 	cJSON_Delete(resp);
 	return (0);
+}
+
+/* A delete of a range: "prefix":key (end NULL), or key and range_end. */
+static int
+md_delete_span(struct md_client *h, const char *key, const char *end,
+    const struct md_write_opts *o, uint64_t *deleted, uint64_t *rev)
+{
+	struct jw	 w;
+	struct buf	 b;
+	cJSON		*resp;
+	uint64_t	 r, n;
+
+	md_clearerr(h);
+	if (key == NULL)
+		return (md_seterr(h, MD_E_INVALID, "no key"));
+	if (end != NULL && (md_check_key(h, key) != 0 ||
+	    md_check_key(h, end) != 0))
+		return (-1);
+	if (o != NULL && (o->lease != 0 || o->pre != MD_PRE_NONE))
+		return (md_seterr(h, MD_E_INVALID, "a range delete takes a "
+		    "fence only"));
+	md_req_open(h, &w, &b, "delete");
+	jw_name(&w, end != NULL ? "key" : "prefix");
+	jw_cstr(&w, key);
+	if (end != NULL) {
+		jw_name(&w, "range_end");
+		jw_cstr(&w, end);
+	}
+	if (md_write_fields(h, &w, o) != 0) {
+		buf_free(&b);
+		return (-1);
+	}
+	if (md_do(h, &w, &b, &resp) != 0)
+		return (-1);
+	if (md_u64_req(h, resp, "deleted", &n) != 0 ||
+	    md_u64_req(h, resp, "rev", &r) != 0) {
+		cJSON_Delete(resp);
+		return (-1);
+	}
+	if (deleted != NULL)
+		*deleted = n;
+	if (rev != NULL)
+		*rev = r;
+	cJSON_Delete(resp);
+	return (0);
+}
+
+int
+md_delete_prefix(struct md_client *h, const char *prefix,
+    const struct md_write_opts *o, uint64_t *deleted, uint64_t *rev)
+{
+	return (md_delete_span(h, prefix, NULL, o, deleted, rev));
+}
+
+int
+md_delete_range(struct md_client *h, const char *key, const char *end,
+    const struct md_write_opts *o, uint64_t *deleted, uint64_t *rev)
+{
+	if (end == NULL) {
+		md_clearerr(h);
+		return (md_seterr(h, MD_E_INVALID, "no range end"));
+	}
+	return (md_delete_span(h, key, end, o, deleted, rev));
 }
 
 int

@@ -95,11 +95,18 @@ int
 client_connect(struct client *c, const char *path, uint64_t timeout_ms,
     char **cause)
 {
+	const char	*ca = c->tls_cacert, *cert = c->tls_cert;
+	const char	*key = c->tls_key;
+
 	client_close(c);
 	c->path = xstrdup(path);
 	c->timeout_ms = timeout_ms;
+	c->tls_cacert = ca;
+	c->tls_cert = cert;
+	c->tls_key = key;
 	c->md = md_new();
 	md_set_interrupt(c->md, c->intr, c->intr_mask);
+	md_set_tls(c->md, ca, cert, key);
 	if (md_connect(c->md, path, timeout_ms) != 0)
 		return (client_sync(c, client_failed(c, cause)));
 	return (client_sync(c, 0));

@@ -46,6 +46,10 @@ struct client {
 	int		 fd;
 	char		*path;
 	uint64_t	 timeout_ms;	/* 0: no limit */
+	/* tls://: the files (md_set_tls()), set before client_connect(). */
+	const char	*tls_cacert;
+	const char	*tls_cert;
+	const char	*tls_key;
 	enum client_fail fail;
 
 	/*

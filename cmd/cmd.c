@@ -28,10 +28,12 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_lock_entry,
 	&cmd_compact_entry,
 	&cmd_status_entry,
+	&cmd_metrics_entry,
 	&cmd_ping_entry,
 	&cmd_dump_entry,
 	&cmd_load_entry,
 	&cmd_snapshot_save_entry,
+	&cmd_snapshot_status_entry,
 	&cmd_repl_entry,
 	&cmd_help_entry,
 	NULL
@@ -41,6 +43,9 @@ const struct option cmd_global_longopts[] = {
 	{ "socket",	required_argument,	NULL, 's' },
 	{ "output",	required_argument,	NULL, 'o' },
 	{ "timeout",	required_argument,	NULL, 0 },
+	{ "cacert",	required_argument,	NULL, 0 },
+	{ "cert",	required_argument,	NULL, 0 },
+	{ "key",	required_argument,	NULL, 0 },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
@@ -64,6 +69,18 @@ cmd_ctx_free(struct cmd_ctx *ctx)
 	client_close(&ctx->client);
 	args_free(ctx->args);
 	ctx->args = NULL;
+}
+
+/* --cacert, --cert, --key: for a tls:// daemon, from the next connection. */
+static void
+cmd_tls_option(struct cmd_ctx *ctx, const char *name, const char *value)
+{
+	const char	**f = strcmp(name, "cacert") == 0 ? &ctx->tls_cacert :
+	    strcmp(name, "cert") == 0 ? &ctx->tls_cert : &ctx->tls_key;
+
+	if (*f == NULL || strcmp(*f, value) != 0)
+		client_close(&ctx->client);
+	*f = value;
 }
 
 /* Applies one global option; "help" and "version" are the caller's. */
@@ -90,7 +107,9 @@ cmd_global_option(struct cmd_ctx *ctx, const char *name, const char *value,
 		if (args_duration(value, &ctx->timeout_ms, cause) != CMD_OK)
 			return (CMD_USAGE);
 		ctx->client.timeout_ms = ctx->timeout_ms;
-	}
+	} else if (strcmp(name, "cacert") == 0 || strcmp(name, "cert") == 0 ||
+	    strcmp(name, "key") == 0)
+		cmd_tls_option(ctx, name, value);
 	return (CMD_OK);
 }
 
@@ -387,6 +406,12 @@ cmd_print_help(FILE *f)
 	    " $METAD_SOCKET,\n"
 	    "                       $XDG_RUNTIME_DIR/metad.sock, "
 	    "/tmp/metad-$UID/metad.sock)\n"
+	    "                       or a TLS listener: tls://HOST:PORT\n"
+	    "  --cacert FILE        tls://: the CA of metad's certificate "
+	    "($METACTL_CACERT)\n"
+	    "  --cert FILE          tls://: this client's certificate "
+	    "($METACTL_CERT)\n"
+	    "  --key FILE           tls://: its private key ($METACTL_KEY)\n"
 	    "  -o, --output FORMAT  text (default) or json\n"
 	    "  --timeout DURATION   for connecting and each answer, e.g. "
 	    "500ms, 2s, 1m\n"

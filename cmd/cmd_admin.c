@@ -1,5 +1,5 @@
 /*
- * Administration: compact, status and ping.
+ * Administration: compact, status, metrics and ping.
  *
  * compact REV drops the history below REV (watches can no longer replay
  * it) and prints the compacted rev the daemon reports.
@@ -9,6 +9,9 @@
  * uptime_s, backend), fields the daemon adds later included; then, from a
  * remote store, "endpoints:" and one line per endpoint, indented: its URL
  * and "healthy" or "unhealthy", aligned.
+ *
+ * metrics prints the daemon's metrics as it answers them, Prometheus'
+ * text exposition (metad(8), METRICS), byte for byte.
  *
  * ping prints "ok rev N time T" with T the request's round trip in
  * milliseconds (connecting excluded), e.g. "ok rev 12 time 0.083ms".  Its
@@ -25,6 +28,7 @@
 static enum cmd_status	cmd_admin_compact(struct cmd_ctx *, char **);
 static enum cmd_status	cmd_admin_status(struct cmd_ctx *, char **);
 static enum cmd_status	cmd_admin_ping(struct cmd_ctx *, char **);
+static enum cmd_status	cmd_admin_metrics(struct cmd_ctx *, char **);
 
 const struct cmd_entry cmd_compact_entry = {
 	.name = "compact",
@@ -48,6 +52,20 @@ const struct cmd_entry cmd_status_entry = {
 	.usage = "",
 	.help = "show the daemon's revision, key count, connections...",
 	.exec = cmd_admin_status
+};
+
+const struct cmd_entry cmd_metrics_entry = {
+	.name = "metrics",
+	.optstring = "",
+	.args_min = 0,
+	.args_max = 0,
+	.usage = "",
+	.help = "print the daemon's metrics (Prometheus' text format)",
+	.details =
+	    "The text as metad answers it, for node-exporter's textfile "
+	    "collector or a look;\n-o json prints the answer, the text in "
+	    "\"text\".  metad --metrics-listen serves\nthe same over HTTP.\n",
+	.exec = cmd_admin_metrics
 };
 
 const struct cmd_entry cmd_ping_entry = {
@@ -186,4 +204,26 @@ cmd_admin_ping(struct cmd_ctx *ctx, char **cause)
 		printf("ok time %.3fms\n", rtt);
 	cJSON_Delete(resp);
 	return (CMD_OK);
+}
+
+static enum cmd_status
+cmd_admin_metrics(struct cmd_ctx *ctx, char **cause)
+{
+	const cJSON	*text;
+	cJSON		*resp;
+	enum cmd_status	 s;
+
+	if ((s = cmd_admin_call(ctx, "metrics", &resp, cause)) != CMD_OK)
+		return (s);
+	text = cJSON_GetObjectItemCaseSensitive(resp, "text");
+	if (ctx->mode == OUTPUT_JSON)
+		output_json(resp);
+	else if (cJSON_IsString(text))
+		fputs(text->valuestring, stdout);
+	else {
+		xasprintf(cause, "metad's answer has no text");
+		s = CMD_ERROR;
+	}
+	cJSON_Delete(resp);
+	return (s);
 }

@@ -75,6 +75,9 @@ cmd_connect(struct cmd_ctx *ctx, char **cause)
 	else if (sockpath_default("METACTL_SOCKET", path, sizeof path,
 	    cause) != 0)
 		return (CMD_UNREACHABLE);
+	ctx->client.tls_cacert = ctx->tls_cacert;
+	ctx->client.tls_cert = ctx->tls_cert;
+	ctx->client.tls_key = ctx->tls_key;
 	if (client_connect(&ctx->client, path, ctx->timeout_ms, cause) != 0)
 		return (CMD_UNREACHABLE);
 	return (CMD_OK);

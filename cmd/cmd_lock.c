@@ -520,6 +520,9 @@ cmd_lock_exec(struct cmd_ctx *ctx, char **cause)
 	client_init(&lk.w);
 	/* In the REPL, Ctrl-C stops the wait for the lock (intr.c). */
 	lk.w.intr = ctx->client.intr;
+	lk.w.tls_cacert = ctx->tls_cacert;
+	lk.w.tls_cert = ctx->tls_cert;
+	lk.w.tls_key = ctx->tls_key;
 	lk.w.intr_mask = ctx->client.intr_mask;
 	if ((s = cmd_check_key(lk.name, "NAME", cause)) != CMD_OK ||
 	    (s = lock_options(&lk, cause)) != CMD_OK)

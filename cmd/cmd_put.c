@@ -24,6 +24,7 @@ static const struct option cmd_put_longopts[] = {
 	CMD_COND_LONGOPTS,
 	{ "file",	required_argument,	NULL, 0 },
 	{ "lease",	required_argument,	NULL, 0 },
+	{ "ttl",	required_argument,	NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -34,8 +35,12 @@ const struct cmd_entry cmd_put_entry = {
 	.args_min = 1,
 	.args_max = 2,
 	.usage = "KEY VALUE|-|--file FILE [--if-absent | --if-version N | "
-	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID]",
+	    "--if-mod-rev R] [--fence KEY:EPOCH] [--lease ID | --ttl TTL]",
 	.help = "write a value (- reads stdin); prints the new version",
+	.details = "--ttl TTL grants a lease of TTL (as lease grant does) and "
+	    "puts the key with it:\nthe key is deleted when TTL passes with "
+	    "no keepalive (its id: -o json,\nkv.lease).  If the put fails, "
+	    "the lease is revoked.\n",
 	.exec = cmd_put_exec
 };
 
@@ -158,6 +163,43 @@ cmd_put_send(struct cmd_ctx *ctx, const char *key, const struct buf *v,
 	return (s);
 }
 
+/*
+ * put --ttl: a lease of ttl_ms, then the put with it; a put that fails
+ * (refused, or its answer lost) revokes the lease, so that no lease is
+ * left behind, nor a key of a put that may have landed.
+ */
+static enum cmd_status
+cmd_put_ttl(struct cmd_ctx *ctx, const char *key, const struct buf *v,
+    const struct cmd_cond *cond, uint64_t ttl_ms, char **cause)
+{
+	cJSON		*resp;
+	uint64_t	 lease = 0;
+	enum cmd_status	 s;
+	char		*why = NULL;
+
+	if ((s = cmd_value_fits(ctx, v->len, cause)) != CMD_OK)
+		return (s);
+	if ((s = cmd_lease_call(ctx, "lease_grant", 0, ttl_ms, 0, &resp,
+	    cause)) != CMD_OK)
+		return (s);
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(resp, "lease"),
+	    &lease) != 0 || lease == 0) {
+		cJSON_Delete(resp);
+		xasprintf(cause, "metad's lease_grant answer has no lease");
+		return (CMD_ERROR);
+	}
+	cJSON_Delete(resp);
+	if ((s = cmd_put_send(ctx, key, v, cond, lease, cause)) == CMD_OK)
+		return (CMD_OK);
+	if (cmd_lease_call(ctx, "lease_revoke", lease, 0, 0, &resp,
+	    &why) == CMD_OK)
+		cJSON_Delete(resp);
+	else if (*cause == NULL)
+		*cause = why, why = NULL;
+	free(why);
+	return (s);
+}
+
 static enum cmd_status
 cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 {
@@ -166,7 +208,8 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 	struct buf	 v;
 	const char	*file = args_get(a, "file");
 	const char	*lease_arg = args_get(a, "lease");
-	uint64_t	 lease = 0;
+	const char	*ttl_arg = args_get(a, "ttl");
+	uint64_t	 lease = 0, ttl = 0;
 	enum cmd_status	 s;
 
 	if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK ||
@@ -178,6 +221,12 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 			xasprintf(cause, "invalid --lease: 0 is no lease id");
 		return (CMD_USAGE);
 	}
+	if (ttl_arg != NULL && (lease_arg != NULL ||
+	    (s = args_ttl(ttl_arg, "--ttl", &ttl, cause)) != CMD_OK)) {
+		if (lease_arg != NULL)
+			xasprintf(cause, "give --lease or --ttl, not both");
+		return (CMD_USAGE);
+	}
 	if (args_count(a, "file") > 1 || (file != NULL) == (a->argc == 2)) {
 		xasprintf(cause, "put: give the value as VALUE, - (stdin) or "
 		    "--file FILE, once");
@@ -185,8 +234,13 @@ cmd_put_exec(struct cmd_ctx *ctx, char **cause)
 	}
 	buf_init(&v);
 	if ((s = cmd_put_value(ctx, a->argc == 2 ? a->argv[1] : NULL, file,
-	    &v, cause)) == CMD_OK)
-		s = cmd_put_send(ctx, a->argv[0], &v, &cond, lease, cause);
+	    &v, cause)) == CMD_OK) {
+		if (ttl != 0)
+			s = cmd_put_ttl(ctx, a->argv[0], &v, &cond, ttl, cause);
+		else
+			s = cmd_put_send(ctx, a->argv[0], &v, &cond, lease,
+			    cause);
+	}
 	buf_free(&v);
 	return (s);
 }

@@ -79,6 +79,9 @@ struct cmd_entry {
 struct cmd_ctx {
 	/* Global options. */
 	const char		*socket;	/* -s; NULL: the default */
+	const char		*tls_cacert;	/* --cacert ...; NULL: $METACTL_ */
+	const char		*tls_cert;
+	const char		*tls_key;
 	uint64_t		 timeout_ms;	/* --timeout; 0: no limit */
 	enum output_mode	 mode;		/* -o */
 
@@ -113,6 +116,7 @@ extern const struct cmd_entry	 cmd_ls_entry;
 extern const struct cmd_entry	 cmd_history_entry;
 extern const struct cmd_entry	 cmd_status_entry;
 extern const struct cmd_entry	 cmd_ping_entry;
+extern const struct cmd_entry	 cmd_metrics_entry;
 extern const struct cmd_entry	 cmd_compact_entry;
 extern const struct cmd_entry	 cmd_watch_entry;
 extern const struct cmd_entry	 cmd_wait_entry;
@@ -128,6 +132,7 @@ extern const struct cmd_entry	 cmd_lock_entry;
 extern const struct cmd_entry	 cmd_dump_entry;
 extern const struct cmd_entry	 cmd_load_entry;
 extern const struct cmd_entry	 cmd_snapshot_save_entry;
+extern const struct cmd_entry	 cmd_snapshot_status_entry;
 extern const struct cmd_entry	 cmd_repl_entry;
 extern const struct cmd_entry	 cmd_help_entry;
 

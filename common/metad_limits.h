@@ -16,6 +16,7 @@
 #define LIST_LIMIT_MAX			10000
 #define TXN_MAX_OPS			128
 #define TXN_MAX_COMPARES		128
+#define GET_KEYS_MAX			128	/* a get's "keys" */
 #define HISTORY_DEFAULT			100000
 #define PENDING_BYTES_DEFAULT		(8 * 1024 * 1024)
 #define ANSWER_BYTES_DEFAULT		(16 * 1024 * 1024)

@@ -37,6 +37,8 @@ enum proto_code {
 	PROTO_RESOURCE_EXHAUSTED,	/* a peer's (or the daemon's) quota */
 	PROTO_ANSWER_TOO_LARGE		/* past --max-answer-bytes */
 };
+/* How many codes there are (PROTO_OK included): keep it after the last. */
+#define PROTO_CODES	(PROTO_ANSWER_TOO_LARGE + 1)
 
 #define PROTO_MSG_MAX	256
 

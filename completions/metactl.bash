@@ -8,17 +8,17 @@
 # running.  Keep the lists below in sync with cmd/ (tests/bats/docs.bats
 # checks them).
 
-_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
-_metactl_global_opts='-s --socket -o --output --timeout -h --help --version'
+_metactl_commands='get put cas del ls history watch wait txn epoch lease lock compact status metrics ping dump load snapshot help repl'
+_metactl_global_opts='-s --socket -o --output --timeout --cacert --cert --key -h --help --version'
 
 # The options of a command ("epoch bump" for two-word commands).
 _metactl_cmd_opts()
 {
 	case $1 in
-	get)		echo '-r --raw --rev' ;;
-	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease' ;;
+	get)		echo '-r --raw --rev --prefix --limit' ;;
+	put)		echo '--file --if-absent --if-version --if-mod-rev --fence --lease --ttl' ;;
 	cas)		echo '--fence' ;;
-	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence' ;;
+	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence --prefix' ;;
 	ls|list)	echo '-l --long --limit --rev' ;;
 	history)	echo '--from-rev --limit' ;;
 	watch)		echo '-p --prefix -k --key --from-rev -n --count --prev-kv --progress' ;;
@@ -36,7 +36,8 @@ _metactl_cmd_opts()
 _metactl_takes_value()
 {
 	case $1 in
-	-s|--socket|-o|--output|--timeout|--file|--if-version|--if-mod-rev|\
+	-s|--socket|-o|--output|--timeout|--cacert|--cert|--key|--file|\
+	--if-version|--if-mod-rev|\
 	--fence|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
 	--if-epoch|--rev|--lease|--ttl|--wait|-k|--key|--progress)
 		return 0 ;;
@@ -45,11 +46,13 @@ _metactl_takes_value()
 }
 
 # Keys starting with $1, from the daemon on the socket the command line
-# names (-s), if any; at most 1000, waiting at most 2 seconds.
+# names (-s, and --cacert, --cert, --key for tls://), if any; at most
+# 1000, waiting at most 2 seconds.
 _metactl_keys()
 {
 	local -a cmd=("${words[0]}")
 	[[ -n $socket ]] && cmd+=(--socket "$socket")
+	cmd+=("${tls[@]}")
 	local key
 	while IFS= read -r key; do
 		[[ $key == "$1"* ]] || continue
@@ -101,11 +104,16 @@ _metactl()
 	# The command, its position, the socket, and the positional
 	# arguments before the word being completed.
 	local command='' socket='' npos=0 i w
+	local -a tls=()
 	for ((i = 1; i < cword; i++)); do
 		w=${words[i]}
 		case $w in
 		=|:)	continue ;;
 		--socket=*)	socket=${w#*=}; continue ;;
+		--cacert=*|--cert=*|--key=*)	tls+=("$w"); continue ;;
+		--cacert|--cert|--key)
+			tls+=("$w" "${words[i+1]}")
+			((i++)); continue ;;
 		--*=*)	continue ;;
 		-s|--socket)
 			socket=${words[i+1]}
@@ -127,7 +135,7 @@ _metactl()
 	done
 
 	case $prev in
-	-s|--socket|--file)
+	-s|--socket|--file|--cacert|--cert|--key)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		compopt -o filenames 2>/dev/null
 		return ;;
@@ -162,14 +170,14 @@ _metactl()
 	lease)
 		COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur")) ;;
 	snapshot)
-		COMPREPLY=($(compgen -W 'save' -- "$cur")) ;;
+		COMPREPLY=($(compgen -W 'save status' -- "$cur")) ;;
 	help)
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -W "$_metactl_commands" -- "$cur"))
 		elif [[ ${words[cword-1]} == epoch ]]; then
 			COMPREPLY=($(compgen -W 'get bump' -- "$cur"))
 		elif [[ ${words[cword-1]} == snapshot ]]; then
-			COMPREPLY=($(compgen -W 'save' -- "$cur"))
+			COMPREPLY=($(compgen -W 'save status' -- "$cur"))
 		elif [[ ${words[cword-1]} == lease ]]; then
 			COMPREPLY=($(compgen -W 'grant keepalive revoke info ls' -- "$cur"))
 		fi ;;
@@ -177,14 +185,16 @@ _metactl()
 		# NAME, then after -- the command is the user's.
 		((npos == 0)) && [[ " ${words[*]:0:cword} " != *' -- '* ]] &&
 		    _metactl_keys "$cur" ;;
-	load|'snapshot save')
+	load|'snapshot save'|'snapshot status')
 		if ((npos == 0)); then
 			COMPREPLY=($(compgen -f -- "$cur"))
 			compopt -o filenames 2>/dev/null
 		fi ;;
 	dump)
 		((npos == 0)) && _metactl_keys "$cur" ;;
-	get|put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
+	get)	# get KEY KEY...: a key at every place
+		_metactl_keys "$cur" ;;
+	put|cas|del|delete|watch|wait|'epoch get'|'epoch bump'|ls|list|history)
 		((npos == 0)) && _metactl_keys "$cur" ;;
 	esac
 	# Readline replaces only what follows the last ':' of the word.

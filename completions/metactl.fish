@@ -7,7 +7,8 @@
 # (tests/bats/docs.bats checks them).
 
 # Options that take a value (of any command: the names do not clash).
-set -g __metactl_value_opts -s --socket -o --output --timeout --file \
+set -g __metactl_value_opts -s --socket -o --output --timeout --cacert \
+    --cert --key --file \
     --if-version --if-mod-rev --fence --limit -p --prefix --from-rev \
     -n --count --version --owner --if-epoch --lease --ttl --wait
 
@@ -56,7 +57,8 @@ end
 # True if the word being completed is the KEY (or ls's PREFIX).
 function __metactl_key_arg
     set -l p (__metactl_parse)
-    contains -- "$p[1]" get put cas del delete watch wait epoch-get \
+    contains -- "$p[1]" get; and return 0	# get KEY KEY...
+    contains -- "$p[1]" put cas del delete watch wait epoch-get \
         epoch-bump ls list history dump lock; and test "$p[2]" -eq 0
 end
 
@@ -70,8 +72,12 @@ function __metactl_socket_args
                 if test $i -lt $n
                     printf '%s\n' --socket $toks[(math $i + 1)]
                 end
-            case '--socket=*'
-                printf '%s\n' --socket (string replace -- --socket= '' $toks[$i])
+            case '--socket=*' '--cacert=*' '--cert=*' '--key=*'
+                printf '%s\n' $toks[$i]
+            case --cacert --cert --key
+                if test $i -lt $n
+                    printf '%s\n' $toks[$i] $toks[(math $i + 1)]
+                end
         end
     end
 end
@@ -91,6 +97,9 @@ complete -c metactl -f
 complete -c metactl -s s -l socket -r -F -d "metad's socket"
 complete -c metactl -s o -l output -x -a 'text json' -d 'Output format'
 complete -c metactl -l timeout -x -d 'Limit for connecting and each answer (500ms, 2s, 1m)'
+complete -c metactl -l cacert -r -F -d "tls://: the CA of metad's certificate"
+complete -c metactl -l cert -r -F -d "tls://: this client's certificate"
+complete -c metactl -l key -r -F -d 'tls://: its private key'
 complete -c metactl -s h -l help -d 'Show the help'
 complete -c metactl -n 'not __metactl_using wait' -l version -d "Show metactl's version"
 
@@ -109,10 +118,11 @@ complete -c metactl -n __metactl_needs_command -a lease -d 'Grant, keep alive, r
 complete -c metactl -n __metactl_needs_command -a lock -d 'Run a command holding a lock, fenced'
 complete -c metactl -n __metactl_needs_command -a compact -d 'Drop the watch history below a revision'
 complete -c metactl -n __metactl_needs_command -a status -d "Show the daemon's status"
+complete -c metactl -n __metactl_needs_command -a metrics -d "Print the daemon's metrics (Prometheus' text format)"
 complete -c metactl -n __metactl_needs_command -a ping -d 'Check that metad answers'
 complete -c metactl -n __metactl_needs_command -a dump -d 'Write the keys as JSON Lines, all at one revision'
 complete -c metactl -n __metactl_needs_command -a load -d 'Write the keys of a dump; prints the number written'
-complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store'
+complete -c metactl -n __metactl_needs_command -a snapshot -d 'Save a consistent copy of the store, or show a snapshot file'
 complete -c metactl -n __metactl_needs_command -a help -d "List the commands, or show a command's help"
 complete -c metactl -n __metactl_needs_command -a repl -d 'The interactive shell'
 
@@ -124,7 +134,8 @@ complete -c metactl -n '__metactl_using lease' -a revoke -d 'Revoke a lease, del
 complete -c metactl -n '__metactl_using lease' -a info -d "Print a lease's TTL, time left and keys"
 complete -c metactl -n '__metactl_using lease' -a ls -d 'List the live leases'
 complete -c metactl -n '__metactl_using snapshot' -a save -d 'Write a consistent copy of the store to FILE'
-complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status ping dump load snapshot help repl'
+complete -c metactl -n '__metactl_using snapshot' -a status -d "Print a snapshot file's rev, keys, size and integrity"
+complete -c metactl -n '__metactl_using help' -a 'get put cas del ls history watch wait txn epoch lease lock compact status metrics ping dump load snapshot help repl'
 
 # Per-command options.
 complete -c metactl -n '__metactl_using get wait' -s r -l raw -d 'Exact bytes, no newline added'
@@ -148,6 +159,9 @@ complete -c metactl -n '__metactl_using wait' -l version -x -d 'Wait for this ve
 complete -c metactl -n '__metactl_using epoch-bump' -l owner -x -d 'The new owner'
 complete -c metactl -n '__metactl_using epoch-bump' -l if-epoch -x -d 'Only if the epoch is N (0: none yet)'
 complete -c metactl -n '__metactl_using put' -l lease -x -d 'Attach the key to this lease'
+complete -c metactl -n '__metactl_using put' -l ttl -x -d 'A lease of this TTL for the key'
+complete -c metactl -n '__metactl_using get del delete' -l prefix -x -a '(__metactl_keys)' -d 'Every key under the prefix'
+complete -c metactl -n '__metactl_using get' -l limit -x -d 'With --prefix: at most N keys'
 complete -c metactl -n '__metactl_using lease-grant' -l session -d 'Revoked when this connection closes'
 complete -c metactl -n '__metactl_using lease-keepalive' -l forever -d 'Refresh every TTL/3 until interrupted'
 complete -c metactl -n '__metactl_using lock' -l ttl -x -d "The session lease's TTL (default 10s)"
@@ -155,8 +169,8 @@ complete -c metactl -n '__metactl_using lock' -l owner -x -d 'The owner in the e
 complete -c metactl -n '__metactl_using lock' -l wait -x -d 'Give up after this long'
 complete -c metactl -n '__metactl_using load' -l if-absent -d 'Skip the keys that exist'
 
-# Files: load's dump, snapshot save's FILE.
-complete -c metactl -n '__metactl_using load snapshot-save' -F
+# Files: load's dump, snapshot save's and status's FILE.
+complete -c metactl -n '__metactl_using load snapshot-save snapshot-status' -F
 
 # Keys.
 complete -c metactl -n __metactl_key_arg -a '(__metactl_keys)' -d Key

@@ -5,11 +5,14 @@
 # fixed set (--store's kinds, --sync, --log-level) or are paths.  Keep the
 # list in sync with daemon/config.c (tests/bats/docs.bats checks it).
 
-_metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
+_metad_opts='--socket --store --etcd-prefix --view-max-bytes --store-cacert
+--store-cert --store-key --store-user --store-password-file --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
 --max-connections-per-peer --max-watches-per-peer --max-answer-bytes
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
---pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
+--listen --tls-cert --tls-key --tls-client-ca --allow-cn --read-only-cn
+--pidfile --log-level --log-file --log-syslog --metrics-listen --foreground
+--daemonize --help --version'
 
 _metad()
 {
@@ -25,7 +28,8 @@ _metad()
 	fi
 	COMPREPLY=()
 	case $prev in
-	--socket|--pidfile|--log-file)
+	--socket|--pidfile|--log-file|--tls-cert|--tls-key|--tls-client-ca|\
+	--store-cacert|--store-cert|--store-key|--store-password-file)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
@@ -36,7 +40,7 @@ _metad()
 			COMPREPLY=($(compgen -f -P sqlite: -- "${cur#sqlite:}")) ;;
 		*)
 			compopt -o nospace 2>/dev/null
-			COMPREPLY=($(compgen -W 'sqlite: memory etcd:http://' \
+			COMPREPLY=($(compgen -W 'sqlite: memory etcd:http:// etcd:https://' \
 			    -- "$cur")) ;;
 		esac
 		return ;;
@@ -52,9 +56,15 @@ _metad()
 	--allow-gid|--read-only-gid)
 		COMPREPLY=($(compgen -g -- "$cur"))
 		return ;;
-	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
+	--listen)
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=($(compgen -W 'tls://' -- "$cur"))
+		return ;;
+	--allow-cn|--read-only-cn|\
+	--etcd-prefix|--view-max-bytes|--store-user|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
-	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes)
+	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes|\
+	--metrics-listen)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))

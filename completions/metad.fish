@@ -6,9 +6,14 @@
 
 complete -c metad -f
 complete -c metad -l socket -r -F -d 'the Unix socket to serve on'
-complete -c metad -l store -x -a 'sqlite: memory etcd:http://' -d 'the store'
+complete -c metad -l store -x -a 'sqlite: memory etcd:http:// etcd:https://' -d 'the store'
 complete -c metad -l etcd-prefix -x -d 'the prefix of the keys in etcd'
 complete -c metad -l view-max-bytes -x -d "the etcd view's memory limit"
+complete -c metad -l store-cacert -r -F -d "the CA of etcd's certificate"
+complete -c metad -l store-cert -r -F -d 'the client certificate for etcd'
+complete -c metad -l store-key -r -F -d 'the key of --store-cert'
+complete -c metad -l store-user -x -d 'the etcd user to authenticate as'
+complete -c metad -l store-password-file -r -F -d "the file of the etcd user's password"
 complete -c metad -l sync -x -a 'full normal off' -d 'how sqlite syncs'
 complete -c metad -l history -x -d 'revisions of write events kept'
 complete -c metad -l max-value-bytes -x -d 'the largest value'
@@ -23,10 +28,17 @@ complete -c metad -l allow-uid -x -a '(__fish_complete_users)' -d 'users with re
 complete -c metad -l allow-gid -x -a '(__fish_complete_groups)' -d 'groups with read-write access'
 complete -c metad -l read-only-uid -x -a '(__fish_complete_users)' -d 'users with read-only access'
 complete -c metad -l read-only-gid -x -a '(__fish_complete_groups)' -d 'groups with read-only access'
+complete -c metad -l listen -x -a 'tls://' -d 'also serve with mutual TLS (tls://HOST:PORT)'
+complete -c metad -l tls-cert -r -F -d 'the TLS certificate, PEM'
+complete -c metad -l tls-key -r -F -d 'its private key, PEM'
+complete -c metad -l tls-client-ca -r -F -d "the CA of every client's certificate"
+complete -c metad -l allow-cn -x -d 'TLS client CNs with read-write access'
+complete -c metad -l read-only-cn -x -d 'TLS client CNs with read-only access'
 complete -c metad -l pidfile -r -F -d 'write the pid to this file'
 complete -c metad -l log-level -x -a 'error warn info debug' -d 'the least severe messages logged'
 complete -c metad -l log-file -r -F -d 'log to this file once serving'
 complete -c metad -l log-syslog -d 'log to syslog'
+complete -c metad -l metrics-listen -x -d 'serve GET /metrics over HTTP at [HOST:]PORT'
 complete -c metad -l foreground -d 'stay in the foreground (the default)'
 complete -c metad -l daemonize -d 'detach once serving'
 complete -c metad -l help -d 'print the usage'

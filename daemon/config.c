@@ -269,6 +269,38 @@ config_unknown(const char *arg, int opt, char **cause)
 		xasprintf(cause, "unknown option \"%.*s\"", (int)n, arg);
 }
 
+/* The TLS options go together: --listen needs the three files. */
+static int
+config_check_tls(const struct metad_config *cfg, char **cause)
+{
+	const char	*missing = NULL;
+
+	if (cfg->nlisten == 0) {
+		if (cfg->tls_cert != NULL || cfg->tls_key != NULL ||
+		    cfg->tls_client_ca != NULL || cfg->allow_cn.n > 0 ||
+		    cfg->ro_cn.n > 0) {
+			xasprintf(cause, "--tls-cert, --tls-key, "
+			    "--tls-client-ca, --allow-cn and --read-only-cn "
+			    "are for --listen tls://HOST:PORT, which is not "
+			    "given");
+			return (-1);
+		}
+		return (0);
+	}
+	if (cfg->tls_cert == NULL)
+		missing = "--tls-cert";
+	else if (cfg->tls_key == NULL)
+		missing = "--tls-key";
+	else if (cfg->tls_client_ca == NULL)
+		missing = "--tls-client-ca";
+	if (missing != NULL) {
+		xasprintf(cause, "--listen %s needs %s (and --tls-cert, "
+		    "--tls-key, --tls-client-ca)", cfg->listen[0], missing);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 config_parse(struct metad_config *cfg, int argc, char **argv, char **cause)
 {
@@ -312,6 +344,8 @@ config_parse(struct metad_config *cfg, int argc, char **argv, char **cause)
 		xasprintf(cause, "unexpected argument \"%s\"", argv[optind]);
 		return (-1);
 	}
+	if (config_check_tls(cfg, cause) != 0)
+		return (-1);
 	if (cfg->store_spec == NULL)
 		cfg->store_spec = config_default_db();
 	if (cfg->max_request_bytes == 0)
@@ -339,6 +373,21 @@ config_free(struct metad_config *cfg)
 	free(cfg->socket_path);
 	free(cfg->store_spec);
 	free(cfg->etcd_prefix);
+	free(cfg->store_cacert);
+	free(cfg->store_cert);
+	free(cfg->store_key);
+	free(cfg->store_user);
+	free(cfg->store_password_file);
 	free(cfg->pidfile);
 	free(cfg->log_file);
+	free(cfg->metrics_host);
+	while (cfg->nlisten > 0)
+		free(cfg->listen[--cfg->nlisten]);
+	free(cfg->tls_cert);
+	free(cfg->tls_key);
+	free(cfg->tls_client_ca);
+	while (cfg->allow_cn.n > 0)
+		free(cfg->allow_cn.names[--cfg->allow_cn.n]);
+	while (cfg->ro_cn.n > 0)
+		free(cfg->ro_cn.names[--cfg->ro_cn.n]);
 }

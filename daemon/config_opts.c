@@ -10,6 +10,7 @@
 
 #include "config_opts.h"
 #include "metad_limits.h"
+#include "tlsaddr.h"
 #include "util.h"
 
 /* N, or N with a k/m/g suffix (KiB, MiB, GiB), at most max. */
@@ -169,6 +170,111 @@ config_set_ro_gid(struct metad_config *cfg, const char *arg, char **why)
 	return (config_ids(arg, 1, &cfg->ro_gid, why));
 }
 
+/*
+ * --metrics-listen [HOST:]PORT: HOST defaults to 127.0.0.1; an IPv6
+ * address goes in brackets ([::1]:9100).
+ */
+static int
+config_set_metrics(struct metad_config *cfg, const char *arg, char **why)
+{
+	const char	*colon, *port = arg, *host = "127.0.0.1";
+	size_t		 len = 0;
+	uint64_t	 v;
+
+	if (*arg == '[') {
+		if ((colon = strstr(arg, "]:")) == NULL || colon == arg + 1)
+			return (-1);
+		host = arg + 1;
+		len = (size_t)(colon - host);
+		port = colon + 2;
+	} else if ((colon = strrchr(arg, ':')) != NULL) {
+		if (strchr(arg, ':') != colon) {
+			*why = xstrdup("an IPv6 address goes in brackets: "
+			    "[::1]:PORT");
+			return (-1);
+		}
+		if (colon > arg) {
+			host = arg;
+			len = (size_t)(colon - arg);
+		}
+		port = colon + 1;
+	}
+	if (parse_u64(port, &v) != 0 || v == 0 || v > 65535) {
+		*why = xstrdup("the port is a number from 1 to 65535");
+		return (-1);
+	}
+	free(cfg->metrics_host);
+	if (len == 0)
+		cfg->metrics_host = xstrdup(host);
+	else {
+		cfg->metrics_host = xmemdup(host, len + 1);
+		cfg->metrics_host[len] = '\0';
+	}
+	cfg->metrics_port = (unsigned)v;
+	return (0);
+}
+
+/* --listen: tls://HOST:PORT, repeatable; one value may list several. */
+static int
+config_set_listen(struct metad_config *cfg, const char *arg, char **why)
+{
+	struct tlsaddr	 a;
+	char		*copy, *p, *tok;
+	int		 rc = 0;
+
+	copy = p = xstrdup(arg);
+	while (rc == 0 && (tok = strsep(&p, ",")) != NULL) {
+		if (*tok == '\0')
+			continue;
+		if (cfg->nlisten == LISTEN_MAX) {
+			xasprintf(why, "more than %d --listen addresses",
+			    LISTEN_MAX);
+			rc = -2;
+		} else if (tlsaddr_parse(tok, &a, why) != 0)
+			rc = -1;
+		else
+			cfg->listen[cfg->nlisten++] = xstrdup(tok);
+	}
+	free(copy);
+	return (rc);
+}
+
+/* A comma-separated list of certificate names (CNs), added to l. */
+static int
+config_names(const char *arg, struct name_list *l, char **why)
+{
+	char	*copy, *p, *tok;
+	int	 rc = 0;
+
+	copy = p = xstrdup(arg);
+	while ((tok = strsep(&p, ",")) != NULL) {
+		if (*tok == '\0')
+			continue;
+		if (l->n == ACCESS_LIST_MAX) {
+			xasprintf(why, "too many names in --allow-cn and "
+			    "--read-only-cn (the limit is %d each)",
+			    ACCESS_LIST_MAX);
+			rc = -2;
+			break;
+		}
+		l->names[l->n++] = xstrdup(tok);
+	}
+	free(copy);
+	return (rc);
+}
+
+static int
+config_set_allow_cn(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_names(arg, &cfg->allow_cn, why));
+}
+
+static int
+config_set_ro_cn(struct metad_config *cfg, const char *arg, char **why)
+{
+	return (config_names(arg, &cfg->ro_cn, why));
+}
+
 #define STR(n, a, h, f)	{ n, a, h, CONFIG_STRING, CONFIG_AT(f), 0, 0, NULL }
 /* A string that may not be empty. */
 #define STR1(n, a, h, f) { n, a, h, CONFIG_STRING, CONFIG_AT(f), 1, 0, NULL }
@@ -227,10 +333,36 @@ const struct config_opt config_opts[] = {
 	    config_set_ro_uid),
 	FN("read-only-gid", "LIST", "groups given read-only access",
 	    config_set_ro_gid),
+	FN("metrics-listen", "[HOST:]PORT", "serve GET /metrics (Prometheus' "
+	    "text) over HTTP there; HOST defaults to 127.0.0.1",
+	    config_set_metrics),
+	FN("listen", "tls://HOST:PORT", "also serve on TCP with mutual TLS "
+	    "(repeatable; HOST may be [IPV6]); the Unix socket stays",
+	    config_set_listen),
+	STR1("tls-cert", "FILE", "the TLS listener's certificate, PEM (with "
+	    "its chain); reread on SIGHUP", tls_cert),
+	STR1("tls-key", "FILE", "its private key, PEM", tls_key),
+	STR1("tls-client-ca", "FILE", "the CA that must have signed every TLS "
+	    "client's certificate, PEM", tls_client_ca),
+	FN("allow-cn", "LIST", "names of TLS clients (their certificates' "
+	    "subject CNs, comma-separated) given read-write access",
+	    config_set_allow_cn),
+	FN("read-only-cn", "LIST", "names of TLS clients given read-only "
+	    "access", config_set_ro_cn),
 	STR("etcd-prefix", "P", "etcd: the store's key prefix (default "
 	    "metad/)", etcd_prefix),
 	NUM("view-max-bytes", CONFIG_SIZE, "etcd: memory for the view of the "
 	    "prefix (default 256m, 0: none)", view_max_bytes, 0, 1ULL << 40),
+	STR1("store-cacert", "FILE", "etcd over https: the CA that signed "
+	    "etcd's certificate (default: the system's)", store_cacert),
+	STR1("store-cert", "FILE", "etcd over https: metad's client "
+	    "certificate, for an etcd that asks for one", store_cert),
+	STR1("store-key", "FILE", "etcd over https: the key of --store-cert",
+	    store_key),
+	STR1("store-user", "NAME", "etcd: the user to authenticate as "
+	    "(etcd's auth enabled)", store_user),
+	STR1("store-password-file", "FILE", "etcd: the file whose one line "
+	    "is --store-user's password", store_password_file),
 	FLAG("foreground", "stay in the foreground (the default)", daemonize,
 	    0, 0),
 	FLAG("daemonize", "fork once serving; log to syslog unless "

@@ -20,7 +20,10 @@
 #include "lease/lease.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
+#include "net/metrics_http.h"
 #include "net/server.h"
+#include "net/tls.h"
 #include "ops/ops.h"
 #include "ops/snapshot.h"
 #include "service.h"
@@ -65,6 +68,8 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct metad	*md = arg;
 
 	if (sig == SIGHUP) {
+		if (md->tls != NULL)
+			tls_reload(md->tls);
 		if (md->cfg.log_file == NULL)
 			log_info("SIGHUP: no --log-file to reopen");
 		else if (log_to_file(md->cfg.log_file) != 0)
@@ -79,9 +84,56 @@ metad_signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("%s: stopping", strsignal((int)sig));
 	service_stopping(md->service);
 	server_stop_listening(md->server);
+	tls_stop_listening(md->tls);
 	server_stop_reading(md->server);
 	drain_ev = evtimer_new(md->base, metad_drain_cb, md);
 	metad_drain_cb(-1, 0, md);
+}
+
+/* What the store reports of its work, into the metrics (store.h). */
+static void
+metad_store_report(void *arg, enum store_report kind, const char *call,
+    enum store_errcode outcome, double seconds)
+{
+	struct metrics	*m = arg;
+
+	switch (kind) {
+	case STORE_REPORT_FSYNC:
+		metrics_hist_observe(&m->fsync, seconds);
+		break;
+	case STORE_REPORT_CHECKPOINT:
+		metrics_hist_observe(&m->checkpoint, seconds);
+		break;
+	case STORE_REPORT_COMPACTION:
+		metrics_hist_observe(&m->compaction, seconds);
+		break;
+	case STORE_REPORT_CALL:
+		metrics_call(m, call, store_err_name(outcome), seconds);
+		break;
+	}
+}
+
+/*
+ * Every op shows in the metrics from the start, at 0 (a rate over a
+ * series that appears with its first request misses that one), then the
+ * loop lag probe and --metrics-listen.
+ */
+static void
+metad_metrics_start(struct metad *md)
+{
+	const struct op	*op;
+	char		*cause = NULL;
+	size_t		 i;
+
+	for (i = 0; (op = ops_row(md, i)) != NULL; i++)
+		metrics_names_slot(&md->metrics.op_names, op->name,
+		    METRICS_OPS_MAX - 1);
+	metrics_names_slot(&md->metrics.op_names, metrics_op_unknown,
+	    METRICS_OPS_MAX);
+	metrics_start(&md->metrics, md->base);
+	if (md->cfg.metrics_host != NULL &&
+	    (md->metrics_http = metrics_http_start(md, &cause)) == NULL)
+		fatalx("%s", cause);
 }
 
 static void
@@ -242,14 +294,22 @@ main(int argc, char **argv)
 	}
 	if ((md.base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	metrics_init(&md.metrics);
 	memset(&so, 0, sizeof so);
 	so.sync = md.cfg.sync;
 	so.history = md.cfg.history;
 	so.prefix = md.cfg.etcd_prefix;
 	so.view_max_bytes = md.cfg.view_max_bytes;
+	so.cacert = md.cfg.store_cacert;
+	so.cert = md.cfg.store_cert;
+	so.key = md.cfg.store_key;
+	so.user = md.cfg.store_user;
+	so.password_file = md.cfg.store_password_file;
 	so.base = md.base;
 	so.notify = events_notify;
 	so.notify_arg = &md;
+	so.report = metad_store_report;
+	so.report_arg = &md.metrics;
 	if ((md.store = store_open(md.cfg.store_spec, &so, &se)) == NULL)
 		fatalx("store %s: %s", md.cfg.store_spec, se.msg);
 	md.commit = commit_create(&md);
@@ -262,10 +322,14 @@ main(int argc, char **argv)
 	md.leases = lease_table_create(&md, md.lease_ops->remote, ops_lease_due,
 	    &md);
 	lease_table_load(md.leases);
+	/* The TLS listeners first: a bad certificate leaves no socket. */
+	if (md.cfg.nlisten > 0 && (md.tls = tls_create(&md, &cause)) == NULL)
+		fatalx("%s", cause);
 	/* A socket from systemd is served as it is; else ours is made. */
 	if ((listen_fd == -1 && config_prepare_socket(&md.cfg, &cause) != 0) ||
 	    (md.server = server_create(&md, listen_fd, &cause)) == NULL)
 		fatalx("%s", cause);
+	metad_metrics_start(&md);
 	metad_pidfile(md.cfg.pidfile);
 	md.started = time(NULL);
 	metad_ready(&md, ready);
@@ -282,6 +346,7 @@ main(int argc, char **argv)
 	 */
 	service_free(md.service);
 	server_close_all(md.server);
+	tls_free(md.tls);
 	commit_free(md.commit);
 	lease_table_free(md.leases);
 	wait_free(md.waits);
@@ -290,6 +355,9 @@ main(int argc, char **argv)
 	watch_hub_free(md.watch);
 	events_free(md.events);
 	store_close(md.store);
+	/* After the store: a remote store's stats no longer answer a scrape. */
+	metrics_http_free(md.metrics_http);
+	metrics_stop(&md.metrics);
 	event_base_free(md.base);
 	if (md.cfg.pidfile != NULL)
 		unlink(md.cfg.pidfile);

@@ -6,11 +6,14 @@
 set -eu
 
 # Build: the compiler, the libraries (pkg-config; libnghttp2 for etcd's
-# gRPC API, libsodium for the daemon's keyed hash tables),
+# gRPC API, libsodium for the daemon's keyed hash tables, libssl-dev
+# and libevent's OpenSSL part, in libevent-dev, for the TLS listener, the
+# client library's TLS and TLS to etcd; openssl, the CLI, makes the
+# tests' certificates),
 # cmocka, clang (make fuzz),
 # valgrind, cppcheck (make lint).  Tests: bats and its libraries; socat, jq,
-# sqlite3, curl, mandoc and groff (groff-base: the man pages' rendering
-# checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
+# sqlite3, curl, openssl (the throwaway CA of etcd_tls.bats), mandoc and
+# groff (groff-base: the man pages' rendering checks in docs.bats); ps (procps), ss (iproute2) and etcd for the etcd
 # pass; prlimit and setpriv (util-linux), mount and umount (mount), strace,
 # tmux (repl.bats), bash-completion, zsh and fish (the completions in
 # docs.bats), systemd (systemd-socket-activate and systemd-analyze verify
@@ -18,20 +21,22 @@ set -eu
 # units' Documentation= man pages),
 # redis-server and redis-tools (make bench-redis), python3 (make
 # check-layers), fuse3 and libfuse3-dev (powerfs: make powerloss,
-# powerloss.bats).  The Debian packages (make deb, make deb-check, .ci/run):
+# powerloss.bats), python3-prometheus-client and python3-yaml (metrics.bats
+# parses the exposition and the sample alert rules with them).  The Debian
+# packages (make deb, make deb-check, .ci/run):
 # debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
 PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
-libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
+libnghttp2-dev libsodium-dev libssl-dev openssl libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
 zsh fish wrk bc systemd man-db redis-server redis-tools python3 fuse3
-libfuse3-dev
+libfuse3-dev python3-prometheus-client python3-yaml
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.
-CMDS="bats socat jq sqlite3 curl mandoc groff ps ss etcd etcdctl prlimit
+CMDS="bats socat jq sqlite3 openssl curl mandoc groff ps ss etcd etcdctl prlimit
 setpriv mount umount mountpoint strace tmux zsh fish valgrind clang
 systemd-socket-activate systemd-analyze man python3 fusermount3 dpkg-buildpackage
 lintian autopkgtest debootstrap"

@@ -8,6 +8,7 @@
 #include "core/events.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/reply.h"
 #include "core/req.h"
 
@@ -349,6 +350,8 @@ commit_landed(void *arg, const struct store_err *se)
 	if (b->writers == 1 && (store_commit_rev(st) != b->last_rev ||
 	    store_answer_again(st)))
 		commit_reanswer(b);
+	b->cm->md->metrics.commits++;
+	metrics_hist_observe(&b->cm->md->metrics.batch_size, (double)b->n);
 	commit_end(b);
 }
 
@@ -400,6 +403,7 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 	struct cbatch	*b;
 
 	ks->n = 0;
+	ks->rkey = NULL;
 	if (store_lands_in_order(cm->md->store))
 		return (1);	/* it lands behind the batches out, on them */
 	if (r->order != NULL && (r->order->gen == cm->gen ||
@@ -407,8 +411,11 @@ commit_may_start(struct commit *cm, struct req *r, struct store_keys *ks)
 		return (0);
 	if (r->op->keys != NULL)
 		r->op->keys(r, ks);
+	/* A range (a range delete's) is the only batch out: it has no keys. */
+	if (ks->rkey != NULL && !TAILQ_EMPTY(&cm->out))
+		return (0);
 	TAILQ_FOREACH(b, &cm->out, entry) {
-		if (commit_keys_meet(ks, &b->ks))
+		if (b->ks.rkey != NULL || commit_keys_meet(ks, &b->ks))
 			return (0);
 	}
 	return (1);
@@ -437,7 +444,8 @@ commit_run(struct commit *cm)
 		b = NULL;
 		for (r = TAILQ_FIRST(&cm->queue); r != NULL; r = next) {
 			next = TAILQ_NEXT(r, entry);
-			if (!commit_may_start(cm, r, &ks)) {
+			if (!commit_may_start(cm, r, &ks) ||
+			    (ks.rkey != NULL && b != NULL)) {
 				if (r->order != NULL)
 					r->order->gen = cm->gen;
 				continue;
@@ -454,6 +462,13 @@ commit_run(struct commit *cm)
 			for (i = 0; i < ks.n; i++)
 				store_keys_add_as(&b->ks, ks.k[i].key,
 				    ks.k[i].len, ks.k[i].blind);
+			if (ks.rkey != NULL) {
+				b->ks.rkey = ks.rkey;
+				b->ks.rkey_len = ks.rkey_len;
+				b->ks.rend = ks.rend;
+				b->ks.rend_len = ks.rend_len;
+				break;	/* alone in its batch */
+			}
 			if (max != 0 && b->n >= max)
 				break;
 		}

@@ -20,6 +20,7 @@ void
 reply_begin(struct req *r, struct jw *w)
 {
 	buf_reset(&r->resp);
+	r->code = PROTO_OK;
 	reply_open(w, &r->resp, r->id, r->id_len);
 	JW_NAME(w, "ok");
 	jw_bool(w, 1);
@@ -52,6 +53,7 @@ reply_error_begin(struct req *r, struct jw *w, enum proto_code code,
     const char *msg)
 {
 	buf_reset(&r->resp);
+	r->code = code;
 	reply_error_open(w, &r->resp, r->id, r->id_len, code, msg);
 }
 

@@ -71,6 +71,10 @@ struct write_args {
 	struct precond		 pc;
 	struct fence		 fence;
 	uint64_t		 lease;		/* put: attach to, 0: none */
+	/* delete of a range: [key, end), end NULL for no end */
+	int			 range;
+	const char		*end;
+	size_t			 end_len;
 };
 
 struct req {
@@ -93,6 +97,11 @@ struct req {
 	void			*state;
 	void			 (*state_free)(void *);
 	struct buf		 resp;
+	/* The metrics' (net/conn.c): its op's name, its answer's code,
+	 * when its line was read (mono_ns()). */
+	const char		*op_name;
+	enum proto_code		 code;
+	int64_t			 start_ns;
 	/* A write: the revision it landed at, or 0 if it wrote nothing. */
 	uint64_t		 wrote_rev;
 	uint64_t		 parked_ms;	/* waits for its events since */
@@ -127,7 +136,7 @@ TAILQ_HEAD(req_queue, req);
 #define OP_RO_READS	0x10
 
 /* The fields an op knows besides "op" and "id" (struct op), at most. */
-#define OP_FIELDS_MAX	10
+#define OP_FIELDS_MAX	12
 
 /*
  * One op's row (as tmux's cmd_entry): the file of an op exports its row,

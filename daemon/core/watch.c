@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/req.h"
 #include "core/reply.h"
 #include "core/watch.h"
@@ -211,6 +212,7 @@ watch_cancel(struct watch *w, const char *reason)
 	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
 	w->dead = 1;
+	metrics_cancelled(&w->hub->md->metrics, reason);
 }
 
 static void
@@ -218,8 +220,11 @@ watch_cancel_peer(struct watch_peer *p, const char *reason)
 {
 	struct watch	*w;
 
-	log_info("uid %ld pid %ld: cancelling watches (%s)", p->uid, p->pid,
-	    reason);
+	if (p->pid >= 0)
+		log_info("%s pid %ld: cancelling watches (%s)", p->who, p->pid,
+		    reason);
+	else
+		log_info("%s: cancelling watches (%s)", p->who, reason);
 	TAILQ_FOREACH(w, &p->watches, conn_entry)
 		watch_cancel(w, reason);
 }

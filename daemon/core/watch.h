@@ -31,6 +31,8 @@ struct store_event;
 struct watch;
 struct watch_hub;
 
+#define WATCH_PEER_WHO_MAX	96
+
 /*
  * A connection's side of its watches: the connection embeds it, fills it
  * in, and points each of its requests at it (req->peer).  The hub sends
@@ -41,7 +43,10 @@ struct watch_peer {
 	TAILQ_HEAD(, watch)	 watches;
 	unsigned		 nwatches;	/* in watches */
 	struct metad		*md;
-	long			 uid, pid;	/* for the log */
+	long			 uid, pid;	/* for the log; TLS: -1 */
+	/* "uid 1000" or "CN \"alice\"" (a TLS client): the peer's
+	 * identity, in messages and to tell peers apart. */
+	char			 who[WATCH_PEER_WHO_MAX];
 	/* The watches of every connection of this peer, bound by
 	 * --max-watches-per-peer; NULL: root or metad's own uid. */
 	unsigned		*peer_watches;

@@ -129,8 +129,8 @@ watch_admit(struct req *r, uint64_t from)
 
 	if (r->peer->peer_watches != NULL && *r->peer->peer_watches >=
 	    r->md->cfg.max_watches_per_peer) {
-		snprintf(e.msg, sizeof e.msg, "uid %ld has %u watches, the "
-		    "limit is %u (--max-watches-per-peer)", r->peer->uid,
+		snprintf(e.msg, sizeof e.msg, "%s has %u watches, the "
+		    "limit is %u (--max-watches-per-peer)", r->peer->who,
 		    *r->peer->peer_watches, r->md->cfg.max_watches_per_peer);
 		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
 		return (-1);

@@ -435,11 +435,19 @@ static const struct op *const ops_lease_rows[] = {
 	NULL
 };
 
+/* Every live lease (not being revoked). */
+static size_t
+ops_lease_local_count(const struct metad *md)
+{
+	return (md->leases != NULL ? lease_count(md->leases) : 0);
+}
+
 /* The daemon times the leases: the lease table's deadlines (lease.c). */
 const struct ops_leases ops_lease_local_strategy = {
 	.remote = 0,
 	.rows = ops_lease_rows,
 	.live = ops_lease_local_live,
+	.count = ops_lease_local_count,
 };
 
 /*

@@ -315,9 +315,17 @@ static const struct op *const ops_lease_remote_rows[] = {
 	NULL
 };
 
+/* The leases the table holds: this daemon's session ones (lease.h). */
+static size_t
+ops_lease_remote_count(const struct metad *md)
+{
+	return (md->leases != NULL ? lease_count(md->leases) : 0);
+}
+
 /* The backend keeps the leases (chosen by ops_lease_choose()). */
 const struct ops_leases ops_lease_remote_strategy = {
 	.remote = 1,
 	.rows = ops_lease_remote_rows,
 	.live = ops_lease_remote_live,
+	.count = ops_lease_remote_count,
 };

@@ -2,7 +2,8 @@
  * Connections on raw events and evbuffers.  Answers are appended to the
  * output buffer and written once per turn of the loop (server flush), so a
  * pipelined burst costs one writev, and the write event is armed only while
- * the kernel's buffer is full.
+ * the kernel's buffer is full.  A TLS connection's buffers are its
+ * bufferevent's, which reads and writes them itself (conn_bev.c).
  */
 #include <sys/types.h>
 
@@ -12,11 +13,13 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
+#include "metrics/metrics.h"
 #include "core/wait.h"
 #include "lease/lease.h"
 #include "ops/ops.h"
@@ -45,35 +48,50 @@ conn_peer_full(void *arg)
 	return (conn_output_full(arg));
 }
 
+void
+conn_id_name(const struct conn_id *id, char *out, size_t len)
+{
+	if (id->cn != NULL)
+		snprintf(out, len, "CN \"%s\"", id->cn);
+	else
+		snprintf(out, len, "uid %ld", (long)id->uid);
+}
+
 struct conn *
-conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
-    enum conn_access access)
+conn_create(struct metad *md, int fd, struct bufferevent *bev,
+    const struct conn_id *id, enum conn_access access)
 {
 	struct conn	*c;
 
 	c = xcalloc(1, sizeof *c);
 	c->md = md;
 	c->fd = fd;
-	c->uid = uid;
-	c->gid = gid;
-	c->pid = pid;
+	c->uid = id->uid;
+	c->gid = id->gid;
+	c->pid = id->pid;
+	c->cn = id->cn != NULL ? xstrdup(id->cn) : NULL;
 	c->access = access;
 	TAILQ_INIT(&c->peer.watches);
 	c->peer.md = md;
-	c->peer.uid = (long)uid;
-	c->peer.pid = (long)pid;
+	c->peer.uid = id->cn != NULL ? -1 : (long)id->uid;
+	c->peer.pid = id->cn != NULL ? -1 : (long)id->pid;
+	conn_id_name(id, c->peer.who, sizeof c->peer.who);
 	c->peer.arg = c;
 	c->peer.send = conn_peer_send;
 	c->peer.full = conn_peer_full;
 	TAILQ_INIT(&c->reqs);
-	c->in = evbuffer_new();
-	c->out = evbuffer_new();
-	c->rev = event_new(md->base, fd, EV_READ | EV_PERSIST, conn_read_cb,
-	    c);
-	c->wev = event_new(md->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb,
-	    c);
-	if (c->in == NULL || c->out == NULL || c->rev == NULL ||
-	    c->wev == NULL)
+	if (bev != NULL)
+		conn_bev_create(c, bev);
+	else {
+		c->in = evbuffer_new();
+		c->out = evbuffer_new();
+		c->rev = event_new(md->base, fd, EV_READ | EV_PERSIST,
+		    conn_read_cb, c);
+		c->wev = event_new(md->base, fd, EV_WRITE | EV_PERSIST,
+		    conn_write_cb, c);
+	}
+	if (c->in == NULL || c->out == NULL || (bev == NULL &&
+	    (c->rev == NULL || c->wev == NULL)))
 		fatalx("conn_create: out of memory");
 	conn_reading(c, 1);
 	return (c);
@@ -86,17 +104,22 @@ conn_reading(struct conn *c, int on)
 		on = 0;		/* SIGTERM: what came is answered, no more */
 	if (c->dead || on == c->reading)
 		return;
-	if (on)
+	if (c->bev != NULL && on)
+		bufferevent_enable(c->bev, EV_READ);
+	else if (c->bev != NULL)
+		bufferevent_disable(c->bev, EV_READ);
+	else if (on)
 		event_add(c->rev, NULL);
 	else
 		event_del(c->rev);
 	c->reading = on;
 }
 
+/* The raw events' only: a bufferevent writes its output itself. */
 static void
 conn_writing(struct conn *c, int on)
 {
-	if (c->dead || on == c->writing)
+	if (c->dead || c->bev != NULL || on == c->writing)
 		return;
 	if (on)
 		event_add(c->wev, NULL);
@@ -161,6 +184,8 @@ conn_too_large(struct conn *c, size_t len)
 	reply_raw_error(&b, NULL, 0, PROTO_REQUEST_TOO_LARGE, msg);
 	conn_send(c, b.data, b.len);
 	buf_free(&b);
+	metrics_request(&c->md->metrics, metrics_op_unknown,
+	    PROTO_REQUEST_TOO_LARGE, 0);
 }
 
 /*
@@ -218,6 +243,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
 	r = xmalloc(sizeof *r + OPS_FAST_ROOM(len));
 	memset(r, 0, sizeof *r);
+	r->start_ns = mono_ns();
 	r->md = c->md;
 	r->conn = c;
 	r->access = c->access;
@@ -227,6 +253,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->conn_dead = &c->dead;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
+	r->op_name = r->op != NULL ? r->op->name : metrics_op_unknown;
 	if (rc == 0 && req_writes(r)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
@@ -348,6 +375,8 @@ conn_req_done(struct req *r)
 {
 	struct conn	*c = r->conn;
 
+	metrics_request(&c->md->metrics, r->op_name, r->code,
+	    (double)(mono_ns() - r->start_ns) / 1e9);
 	if (c->dead) {
 		conn_dequeue(c, r);
 		return;
@@ -363,7 +392,7 @@ conn_req_done(struct req *r)
 }
 
 /* The peer closed its side: answer what came before, then close. */
-static void
+void
 conn_eof(struct conn *c)
 {
 	c->eof = 1;
@@ -407,6 +436,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		n = conn_read_some(c->in, fd);
 		if (n > 0) {
 			total += (size_t)n;
+			c->md->metrics.bytes_received += (uint64_t)n;
 			/* Short: the socket is empty (the next wake-up tells). */
 			if (n < CONN_READ_CHUNK)
 				break;
@@ -430,7 +460,7 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The output drained: go on with what waited for room. */
-static void
+void
 conn_drained(struct conn *c)
 {
 	if (c->closing) {
@@ -452,10 +482,19 @@ conn_flush(struct conn *c)
 
 	if (c->dead)
 		return;
+	if (c->bev != NULL) {
+		/* What is there is on its way: conn_bev_write_cb() says when
+		 * it is out. */
+		if (evbuffer_get_length(c->out) == 0)
+			conn_drained(c);
+		return;
+	}
 	while (evbuffer_get_length(c->out) > 0) {
 		n = evbuffer_write(c->out, c->fd);
-		if (n > 0)
+		if (n > 0) {
+			c->md->metrics.bytes_sent += (uint64_t)n;
 			continue;
+		}
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n == -1 && errno == EINTR)
@@ -499,19 +538,28 @@ conn_close(struct conn *c)
 	wait_conn_closed(c->md->waits, c);
 	lease_conn_closed(c->md->leases, c);
 	snapshots_conn_closed(c->md->snapshots, c);
-	close(c->fd);
-	c->fd = -1;
+	if (c->bev != NULL)
+		conn_bev_close(c);
+	else {
+		close(c->fd);
+		c->fd = -1;
+	}
 	server_conn_closed(c->md->server, c);
 }
 
 void
 conn_free(struct conn *c)
 {
-	if (c->fd != -1)
-		close(c->fd);
-	event_free(c->rev);
-	event_free(c->wev);
-	evbuffer_free(c->in);
-	evbuffer_free(c->out);
+	if (c->bev != NULL)
+		conn_bev_free(c);		/* its buffers and descriptor */
+	else {
+		if (c->fd != -1)
+			close(c->fd);
+		event_free(c->rev);
+		event_free(c->wev);
+		evbuffer_free(c->in);
+		evbuffer_free(c->out);
+	}
+	free(c->cn);
 	free(c);
 }

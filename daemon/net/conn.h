@@ -10,7 +10,12 @@
  * connection, and a later write cannot overtake it.  Watch events are not
  * answers: they may come between answers at any time.
  *
- * Ownership: the server owns every struct conn.  A connection is never freed
+ * A connection is a Unix socket's, read and written with raw events, or a
+ * TLS client's (net/tls.c), on a bufferevent_openssl whose input and
+ * output buffers are the connection's: the framing, admission, limits and
+ * order above are the same on both.
+ *
+ * Ownership: the server owns every struct conn (and its bufferevent).  A connection is never freed
  * inside its own callback; conn_close() marks it dead and the server frees
  * it from a deferred callback, after any commit that references it.
  */
@@ -27,15 +32,26 @@
 #include "core/watch.h"
 #include "util.h"
 
+struct bufferevent;
 struct event;
 struct evbuffer;
 struct watch;
 struct metad;
 struct server_peer;
 
+/* Who is at the other end. */
+struct conn_id {
+	uid_t		 uid;	/* a Unix socket's peer; over TLS -1 */
+	gid_t		 gid;
+	pid_t		 pid;
+	const char	*cn;	/* TLS: the certificate's subject CN; else NULL */
+};
+
 struct conn {
 	struct metad		*md;
 	int			 fd;
+	struct bufferevent	*bev;		 /* TLS; NULL: the raw events */
+	char			*cn;		 /* TLS: the client's CN */
 	struct event		*rev;
 	struct event		*wev;
 	struct evbuffer		*in;
@@ -65,8 +81,14 @@ struct conn {
 	TAILQ_ENTRY(conn)	 dirty_entry;
 };
 
-struct conn	*conn_create(struct metad *, int fd, uid_t, gid_t, pid_t,
-		    enum conn_access);
+/*
+ * Serves fd, or bev (TLS, which owns fd: it is freed with the connection)
+ * when it is not NULL.
+ */
+struct conn	*conn_create(struct metad *, int fd, struct bufferevent *,
+		    const struct conn_id *, enum conn_access);
+/* "uid 1000" or "CN \"alice\"": the peer's identity, for messages. */
+void		 conn_id_name(const struct conn_id *, char *, size_t);
 /* Parse and handle buffered requests until paused or out of input. */
 void		 conn_process(struct conn *);
 /*
@@ -86,5 +108,12 @@ void		 conn_enqueue(struct conn *, struct req *);
 void		 conn_req_done(struct req *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);
+
+/* Between conn.c and conn_bev.c (a TLS connection's bufferevent). */
+void		 conn_eof(struct conn *);
+void		 conn_drained(struct conn *);
+void		 conn_bev_create(struct conn *, struct bufferevent *);
+void		 conn_bev_close(struct conn *);
+void		 conn_bev_free(struct conn *);
 
 #endif

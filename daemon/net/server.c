@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "net/access.h"
 #include "net/conn.h"
 #include "log.h"
 #include "metad.h"
@@ -31,10 +32,12 @@ TAILQ_HEAD(conn_list, conn);
  * A peer other than root and metad's own uid (those are bound only by the
  * daemon-wide limits), while it has a connection: what it holds, against
  * --max-connections-per-peer and --max-watches-per-peer.  Few: one per
- * uid the access lists let in.
+ * uid the access lists let in, and one per TLS client's CN (every CN is
+ * such a peer).
  */
 struct server_peer {
 	uid_t			 uid;
+	char			*cn;		/* TLS; NULL: a uid */
 	unsigned		 conns;
 	unsigned		 watches;	/* its watch_peers' count */
 	LIST_ENTRY(server_peer)	 entry;
@@ -184,147 +187,6 @@ server_create(struct metad *md, int fd, char **cause)
 	return (s);
 }
 
-static int
-server_in_list(const struct id_list *l, unsigned long id)
-{
-	unsigned	 i;
-
-	for (i = 0; i < l->n; i++) {
-		if (l->ids[i] == id)
-			return (1);
-	}
-	return (0);
-}
-
-/* The peer's supplementary groups, fetched at most once per connection. */
-struct server_groups {
-	int	 fetched;
-	gid_t	*v;
-	size_t	 n;
-};
-
-/* From the socket (SO_PEERGROUPS, Linux 4.13), grown to the size needed. */
-static int
-server_sock_groups(int fd, struct server_groups *g)
-{
-#ifdef SO_PEERGROUPS
-	socklen_t	 len = 64 * sizeof *g->v;
-	int		 tries;
-
-	for (tries = 0; tries < 3; tries++) {
-		g->v = xrealloc(g->v, len);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g->v,
-		    &len) == 0) {
-			g->n = len / sizeof *g->v;
-			return (0);
-		}
-		if (errno != ERANGE)
-			return (-1);
-	}
-	return (-1);
-#else
-	errno = ENOPROTOOPT;
-	return (-1);
-#endif
-}
-
-/*
- * From the "Groups:" line of /proc/PID/status, if that process still runs
- * as the peer's effective uid (a reused pid of another user does not count).
- */
-static int
-server_proc_groups(const struct ucred *cred, struct server_groups *g)
-{
-	char		 path[64], *line = NULL, *p, *end;
-	size_t		 cap = 0, room = 0;
-	unsigned long	 id, euid = (unsigned long)-1;
-	FILE		*f;
-	int		 rc = -1;
-
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)cred->pid);
-	if (cred->pid <= 0 || (f = fopen(path, "re")) == NULL)
-		return (-1);
-	while (getline(&line, &cap, f) != -1) {
-		if (sscanf(line, "Uid: %*u %lu", &id) == 1)
-			euid = id;
-		if (strncmp(line, "Groups:", 7) != 0)
-			continue;
-		if (euid != (unsigned long)cred->uid)
-			break;
-		for (p = line + 7;; p = end) {
-			id = strtoul(p, &end, 10);
-			if (end == p)
-				break;
-			if (g->n == room) {
-				room = room == 0 ? 64 : room * 2;
-				g->v = xrealloc(g->v, room * sizeof *g->v);
-			}
-			g->v[g->n++] = (gid_t)id;
-		}
-		rc = 0;
-		break;
-	}
-	free(line);
-	fclose(f);
-	if (rc == -1)
-		errno = ESRCH;
-	return (rc);
-}
-
-/*
- * The peer's primary group, or one of its supplementary groups as the
- * kernel reports them (no name-service lookup on the event loop).
- */
-static int
-server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
-    struct server_groups *g)
-{
-	size_t	 i;
-
-	if (l->n == 0)
-		return (0);
-	if (server_in_list(l, cred->gid))
-		return (1);
-	if (!g->fetched) {
-		g->fetched = 1;
-		if (server_sock_groups(fd, g) == -1 && (errno != ENOPROTOOPT ||
-		    server_proc_groups(cred, g) == -1)) {
-			log_warn("supplementary groups of pid %ld",
-			    (long)cred->pid);
-			g->n = 0;
-		}
-	}
-	for (i = 0; i < g->n; i++) {
-		if (server_in_list(l, g->v[i]))
-			return (1);
-	}
-	return (0);
-}
-
-/*
- * Who may do what: our own uid and root read and write; then uid lists
- * before group lists, and read-write before read-only at each level.
- */
-static enum conn_access
-server_access(struct server *s, int fd, const struct ucred *cred)
-{
-	const struct metad_config	*cfg = &s->md->cfg;
-	struct server_groups		 g = { 0, NULL, 0 };
-	enum conn_access		 access = CONN_ACCESS_NONE;
-
-	if (cred->uid == 0 || cred->uid == geteuid() ||
-	    server_in_list(&cfg->allow_uid, cred->uid))
-		return (CONN_ACCESS_RW);
-	if (server_in_list(&cfg->ro_uid, cred->uid))
-		return (CONN_ACCESS_RO);
-	if (server_in_groups(&cfg->allow_gid, fd, cred, &g))
-		access = CONN_ACCESS_RW;
-	else if (server_in_groups(&cfg->ro_gid, fd, cred, &g))
-		access = CONN_ACCESS_RO;
-	free(g.v);
-	return (access);
-}
-
 /* Answer one error line on a socket we will not serve, then close it. */
 static void
 server_refuse(int fd, enum proto_code code, const char *msg)
@@ -340,20 +202,25 @@ server_refuse(int fd, enum proto_code code, const char *msg)
 	close(fd);
 }
 
-/* uid's record, made if need be; NULL for root and metad's own uid. */
+/*
+ * The peer's record, made if need be; NULL for root and metad's own uid
+ * on the socket.
+ */
 static struct server_peer *
-server_peer_get(struct server *s, uid_t uid)
+server_peer_get(struct server *s, const struct conn_id *id)
 {
 	struct server_peer	*p;
 
-	if (uid == 0 || uid == geteuid())
+	if (id->cn == NULL && (id->uid == 0 || id->uid == geteuid()))
 		return (NULL);
 	LIST_FOREACH(p, &s->peers, entry) {
-		if (p->uid == uid)
+		if (id->cn != NULL ? p->cn != NULL && strcmp(p->cn, id->cn) == 0
+		    : p->cn == NULL && p->uid == id->uid)
 			return (p);
 	}
 	p = xcalloc(1, sizeof *p);
-	p->uid = uid;
+	p->uid = id->uid;
+	p->cn = id->cn != NULL ? xstrdup(id->cn) : NULL;
 	LIST_INSERT_HEAD(&s->peers, p, entry);
 	return (p);
 }
@@ -364,59 +231,87 @@ server_peer_put(struct server_peer *p)
 {
 	if (p->conns == 0 && p->watches == 0) {
 		LIST_REMOVE(p, entry);
+		free(p->cn);
 		free(p);
 	}
 }
 
-static void
-server_accept_one(struct server *s, int fd)
+/*
+ * Serve the peer, or refuse it: no access, or at --max-connections or its
+ * --max-connections-per-peer.
+ */
+struct conn *
+server_admit(struct server *s, int fd, struct bufferevent *bev,
+    const struct conn_id *id, enum conn_access access, enum proto_code *code,
+    char *msg, size_t len)
 {
-	struct metad	*md = s->md;
-	struct ucred	 cred;
-	socklen_t	 len = sizeof cred;
-	enum conn_access access;
-	struct server_peer *p;
-	struct conn	*c;
-	char		 msg[128];
+	struct metad		*md = s->md;
+	struct server_peer	*p;
+	struct conn		*c;
+	char			 who[WATCH_PEER_WHO_MAX];
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
-		log_warn("getsockopt SO_PEERCRED");
-		close(fd);
-		return;
-	}
-	access = server_access(s, fd, &cred);
+	conn_id_name(id, who, sizeof who);
 	if (access == CONN_ACCESS_NONE) {
-		log_info("refused uid %ld gid %ld pid %ld", (long)cred.uid,
-		    (long)cred.gid, (long)cred.pid);
-		snprintf(msg, sizeof msg, "uid %ld may not use this metad",
-		    (long)cred.uid);
-		server_refuse(fd, PROTO_PERMISSION_DENIED, msg);
-		return;
+		if (id->cn != NULL)
+			log_info("refused %s", who);
+		else
+			log_info("refused uid %ld gid %ld pid %ld",
+			    (long)id->uid, (long)id->gid, (long)id->pid);
+		snprintf(msg, len, "%s may not use this metad", who);
+		*code = PROTO_PERMISSION_DENIED;
+		return (NULL);
 	}
 	if (md->nconns >= md->cfg.max_connections) {
-		snprintf(msg, sizeof msg, "too many connections (the limit "
-		    "is %u, --max-connections)", md->cfg.max_connections);
-		server_refuse(fd, PROTO_UNAVAILABLE, msg);
-		return;
+		snprintf(msg, len, "too many connections (the limit is %u, "
+		    "--max-connections)", md->cfg.max_connections);
+		*code = PROTO_UNAVAILABLE;
+		return (NULL);
 	}
-	if ((p = server_peer_get(s, cred.uid)) != NULL &&
+	if ((p = server_peer_get(s, id)) != NULL &&
 	    p->conns >= md->cfg.max_conns_per_peer) {
-		snprintf(msg, sizeof msg, "uid %ld has %u connections, the "
-		    "limit is %u (--max-connections-per-peer)",
-		    (long)cred.uid, p->conns, md->cfg.max_conns_per_peer);
+		snprintf(msg, len, "%s has %u connections, the limit is %u "
+		    "(--max-connections-per-peer)", who, p->conns,
+		    md->cfg.max_conns_per_peer);
 		server_peer_put(p);
-		server_refuse(fd, PROTO_RESOURCE_EXHAUSTED, msg);
-		return;
+		*code = PROTO_RESOURCE_EXHAUSTED;
+		return (NULL);
 	}
-	c = conn_create(md, fd, cred.uid, cred.gid, cred.pid, access);
+	c = conn_create(md, fd, bev, id, access);
 	if ((c->server_peer = p) != NULL) {
 		p->conns++;
 		c->peer.peer_watches = &p->watches;
 	}
 	TAILQ_INSERT_TAIL(&s->conns, c, entry);
 	md->nconns++;
-	log_debug("connection from uid %ld pid %ld", (long)cred.uid,
-	    (long)cred.pid);
+	if (id->cn != NULL)
+		log_debug("connection from %s", who);
+	else
+		log_debug("connection from uid %ld pid %ld", (long)id->uid,
+		    (long)id->pid);
+	return (c);
+}
+
+static void
+server_accept_one(struct server *s, int fd)
+{
+	struct ucred		 cred;
+	socklen_t		 len = sizeof cred;
+	struct conn_id		 id;
+	enum proto_code		 code;
+	char			 msg[PROTO_MSG_MAX];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("getsockopt SO_PEERCRED");
+		close(fd);
+		return;
+	}
+	id.uid = cred.uid;
+	id.gid = cred.gid;
+	id.pid = cred.pid;
+	id.cn = NULL;
+	if (server_admit(s, fd, NULL, &id, access_uid(&s->md->cfg, fd, &cred),
+	    &code, msg, sizeof msg) == NULL)
+		server_refuse(fd, code, msg);
 }
 
 static void

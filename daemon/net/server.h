@@ -7,7 +7,14 @@
 #ifndef METAD_SERVER_H
 #define METAD_SERVER_H
 
+#include <stddef.h>
+
+#include "proto.h"
+#include "core/req.h"
+
+struct bufferevent;
 struct conn;
+struct conn_id;
 struct metad;
 
 /*
@@ -15,6 +22,15 @@ struct metad;
  * systemd passed: cfg.socket_path becomes its path, for the log).
  */
 struct server	*server_create(struct metad *, int fd, char **cause);
+/*
+ * A peer whose access is known (net/access.h), on fd, or on bev (TLS):
+ * its connection, or NULL with the refusal's *code and message in msg
+ * (no access, or at --max-connections or --max-connections-per-peer),
+ * which the caller answers on its transport.
+ */
+struct conn	*server_admit(struct server *, int fd, struct bufferevent *,
+		    const struct conn_id *, enum conn_access,
+		    enum proto_code *, char *msg, size_t);
 /* Stop accepting and remove the socket file (not systemd's). */
 void		 server_stop_listening(struct server *);
 void		 server_free(struct server *);

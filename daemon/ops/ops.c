@@ -16,6 +16,7 @@ extern const struct op ops_get_entry;
 extern const struct op ops_list_entry;
 extern const struct op ops_history_entry;
 extern const struct op ops_status_entry;
+extern const struct op ops_metrics_entry;
 extern const struct op watch_op_watch_entry;
 extern const struct op watch_op_unwatch_entry;
 extern const struct op watch_op_progress_entry;
@@ -37,6 +38,7 @@ static const struct op *const ops_table[] = {
 	&ops_list_entry,
 	&ops_history_entry,
 	&ops_status_entry,
+	&ops_metrics_entry,
 	&watch_op_watch_entry,
 	&watch_op_unwatch_entry,
 	&watch_op_progress_entry,
@@ -73,6 +75,21 @@ ops_find(const struct metad *md, const char *name)
 		return (op);
 	return (md->lease_ops != NULL ?
 	    ops_find_in(md->lease_ops->rows, name) : NULL);
+}
+
+const struct op *
+ops_row(const struct metad *md, size_t i)
+{
+	size_t	 n = sizeof ops_table / sizeof ops_table[0] - 1;
+
+	if (i < n)
+		return (ops_table[i]);
+	i -= n;
+	if (md->lease_ops == NULL || md->lease_ops->rows == NULL)
+		return (NULL);
+	for (n = 0; md->lease_ops->rows[n] != NULL && n < i; n++)
+		;
+	return (md->lease_ops->rows[n]);
 }
 
 int

@@ -77,6 +77,8 @@ int		 ops_fast(struct req *, const char *, size_t);
 /* The row of the op named, or NULL: the ops' table (ops.c), then the
  * lease strategy's rows (md->lease_ops). */
 const struct op	*ops_find(const struct metad *, const char *);
+/* The i-th of those rows (from 0), or NULL past the last. */
+const struct op	*ops_row(const struct metad *, size_t);
 /* 0, or -1 and e (bad_request) for a field the op's row does not list
  * (ops_fields.c). */
 int		 ops_fields_check(const struct op *, const cJSON *,
@@ -88,6 +90,14 @@ int		 ops_fields_check_txn(const char *, const cJSON *,
 int		 ops_fail_at(struct proto_err *, const char *, size_t);
 int		 ops_field_list(const cJSON *, const char *, const cJSON **,
 		    size_t *, struct proto_err *);
+
+/*
+ * The metrics' exposition (ops_metrics.c: the counters, and the gauges
+ * read now, the store's included: without them when it does not answer),
+ * handed to done now or later (a remote store's stats).
+ */
+typedef void	 ops_metrics_done(void *, const struct buf *text);
+void		 ops_metrics_text(struct metad *, ops_metrics_done *, void *);
 
 /* Reads (ops_read.c). */
 void	ops_hello(struct req *);
@@ -163,6 +173,8 @@ struct ops_leases {
 	const struct op *const	*rows;		/* NULL-terminated */
 	/* ops_lease_live() */
 	int			(*live)(struct req *, uint64_t);
+	/* The leases live that the daemon knows (metad_leases). */
+	size_t			(*count)(const struct metad *);
 };
 extern const struct ops_leases ops_lease_local_strategy;
 extern const struct ops_leases ops_lease_remote_strategy;

@@ -14,6 +14,7 @@
 #include "metad.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
+#include "ops/ops_read.h"
 #include "core/reply.h"
 #include "core/wait.h"
 
@@ -53,24 +54,7 @@ ops_ping(struct req *r)
 	req_done(r);
 }
 
-/*
- * The read options of get and list (metad-protocol(7), READS AT A
- * REVISION): rev (the state as of it), min_rev and timeout_ms (first wait
- * until the daemon's view reached it), consistency.  Kept in r->state with
- * what the op reads.
- */
-struct read_args {
-	int			 has_rev;
-	uint64_t		 rev;
-	uint64_t		 min_rev;
-	uint64_t		 timeout_ms;
-	int			 serializable;
-	const char		*key;		/* get */
-	size_t			 key_len;
-	struct store_range	 rg;		/* list */
-};
-
-static int
+int
 ops_read_args(struct req *r, struct read_args *a, struct proto_err *e)
 {
 	const char	*c;
@@ -124,7 +108,7 @@ ops_read_fail(struct req *r, const struct store_err *se)
  * "rev": 0 is the empty store, before any write (the store's own rev 0
  * means its current state): nothing, or compacted.
  */
-static int
+int
 ops_read_at_zero(struct req *r, const struct read_args *a)
 {
 	struct store_err	 se;
@@ -186,11 +170,12 @@ ops_get_go(struct req *r)
 }
 
 /* A read with its arguments in r->state: now, or once min_rev is seen. */
-static void
+void
 ops_read_start(struct req *r, struct read_args *a, void (*go)(struct req *))
 {
 	r->state = a;
-	r->state_free = free;
+	if (r->state_free == NULL)
+		r->state_free = free;
 	if (a->min_rev > 0)
 		wait_rev(r, a->min_rev, a->timeout_ms, go);
 	else
@@ -203,6 +188,11 @@ ops_get(struct req *r)
 	struct proto_err	 e;
 	struct read_args	*a;
 
+	if (r->json != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(r->json, "keys") != NULL) {
+		ops_mget(r);
+		return;
+	}
 	a = xmalloc(sizeof *a);		/* not calloc: see conn_handle() */
 	memset(a, 0, sizeof *a);
 	if (r->json == NULL) {
@@ -221,15 +211,44 @@ ops_get(struct req *r)
 	ops_read_start(r, a, ops_get_go);
 }
 
+/*
+ * "key" with "range_end": the keys in [key, range_end), as etcd's ranges,
+ * instead of a prefix.
+ */
 static int
-ops_list_args(struct req *r, struct store_range *rg, struct proto_err *e)
+ops_list_span(struct req *r, struct store_range *rg, struct proto_err *e)
+{
+	int	 has_key = cJSON_GetObjectItemCaseSensitive(r->json, "key") != NULL;
+	int	 has_end = cJSON_GetObjectItemCaseSensitive(r->json, "range_end") != NULL;
+
+	if (!has_key && !has_end)
+		return (0);
+	if (has_key != has_end)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "give \"key\" and "
+		    "\"range_end\" together (the keys in [key, range_end))"));
+	if (cJSON_GetObjectItemCaseSensitive(r->json, "prefix") != NULL)
+		return (proto_fail(e, PROTO_BAD_REQUEST, "give \"prefix\", or "
+		    "\"key\" with \"range_end\", not both"));
+	if (proto_get_key(r->json, "key", 1, &rg->start, &rg->start_len,
+	    e) != 1 || proto_get_key(r->json, "range_end", 1, &rg->end,
+	    &rg->end_len, e) != 1)
+		return (-1);
+	return (0);
+}
+
+static int
+ops_list_args(struct req *r, struct store_range *rg, int *count_only,
+    struct proto_err *e)
 {
 	uint64_t	 limit = LIST_LIMIT_DEFAULT;
 	int		 keys_only = 0;
 
 	memset(rg, 0, sizeof *rg);
 	if (proto_get_prefix(r->json, "prefix", &rg->prefix, &rg->prefix_len,
-	    e) == -1)
+	    e) == -1 || ops_list_span(r, rg, e) != 0)
+		return (-1);
+	if (proto_get_bool(r->json, "count_only", 0, count_only, e) == -1 ||
+	    proto_get_bool(r->json, "reverse", 0, &rg->reverse, e) == -1)
 		return (-1);
 	if (proto_get_prefix(r->json, "after", &rg->after, &rg->after_len,
 	    e) == -1)
@@ -313,13 +332,18 @@ ops_list(struct req *r)
 {
 	struct proto_err	 e;
 	struct read_args	*a;
+	int			 count_only = 0;
 
 	a = xcalloc(1, sizeof *a);
-	if (ops_list_args(r, &a->rg, &e) != 0 ||
+	if (ops_list_args(r, &a->rg, &count_only, &e) != 0 ||
 	    ops_read_args(r, a, &e) != 0) {
 		free(a);
 		reply_error(r, e.code, e.msg);
 		req_done(r);
+		return;
+	}
+	if (count_only) {
+		ops_list_count(r, a);
 		return;
 	}
 	ops_read_start(r, a, ops_list_go);
@@ -403,14 +427,16 @@ const struct op ops_ping_entry = {
 
 const struct op ops_get_entry = {
 	.name = "get",
-	.fields = { "key", "rev", "min_rev", "consistency", "timeout_ms" },
+	.fields = { "key", "keys", "rev", "min_rev", "consistency",
+	    "timeout_ms" },
 	.run = ops_get,
 };
 
 const struct op ops_list_entry = {
 	.name = "list",
 	.fields = { "prefix", "after", "limit", "keys_only", "rev", "min_rev",
-	    "consistency", "timeout_ms" },
+	    "consistency", "timeout_ms", "key", "range_end", "count_only",
+	    "reverse" },
 	.run = ops_list,
 };
 

@@ -1,10 +1,12 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metad.h"
 #include "ops/fence.h"
 #include "ops/ops.h"
 #include "core/reply.h"
+#include "store/store_range.h"
 
 /* The metadata of one key, copied out of a store callback. */
 struct key_meta {
@@ -93,9 +95,58 @@ ops_put_prepare(struct req *r, struct proto_err *e)
 	return (0);
 }
 
+/*
+ * A delete of a range (metad-protocol(7), DELETE): "prefix":P, or "key"
+ * with "range_end":E, and "fence"; no precondition of one key.
+ */
+static int
+delete_range_args(struct req *r, int has_prefix, struct proto_err *e)
+{
+	struct write_args	*wa = &r->wa;
+	static const char *const pcs[] = { "if_absent", "if_version",
+				    "if_mod_rev" };
+	char			*end;
+	size_t			 i;
+
+	for (i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
+		if (cJSON_GetObjectItemCaseSensitive(r->json, pcs[i]) != NULL)
+			return (proto_fail(e, PROTO_BAD_REQUEST, "\"%s\" does "
+			    "not apply to a range delete (a txn compares "
+			    "keys one by one)", pcs[i]));
+	wa->range = 1;
+	if (has_prefix) {
+		if (cJSON_GetObjectItemCaseSensitive(r->json, "key") != NULL ||
+		    cJSON_GetObjectItemCaseSensitive(r->json,
+		    "range_end") != NULL)
+			return (proto_fail(e, PROTO_BAD_REQUEST, "give "
+			    "\"prefix\", or \"key\" with \"range_end\", "
+			    "not both"));
+		if (proto_get_prefix(r->json, "prefix", &wa->key,
+		    &wa->key_len, e) != 1)
+			return (-1);
+		end = xmalloc(wa->key_len + 1);
+		if ((wa->end_len = store_prefix_end(wa->key, wa->key_len,
+		    end)) > 0)
+			wa->end = end;
+		r->state = end;
+		r->state_free = free;
+	} else if (proto_get_key(r->json, "key", 1, &wa->key, &wa->key_len,
+	    e) != 1 || proto_get_key(r->json, "range_end", 1, &wa->end,
+	    &wa->end_len, e) != 1)
+		return (-1);
+	return (fence_parse(r->json, &wa->fence, e));
+}
+
 int
 ops_delete_prepare(struct req *r, struct proto_err *e)
 {
+	int	 has_prefix = cJSON_GetObjectItemCaseSensitive(r->json,
+		    "prefix") != NULL;
+
+	r->wa.range = 0;
+	if (has_prefix || cJSON_GetObjectItemCaseSensitive(r->json,
+	    "range_end") != NULL)
+		return (delete_range_args(r, has_prefix, e));
 	return (write_args(r, 0, e));
 }
 
@@ -178,6 +229,16 @@ write_check(struct req *r, struct key_meta *m, struct store_err *se)
 void
 ops_write_keys(struct req *r, struct store_keys *ks)
 {
+	if (r->wa.range) {
+		ks->rkey = r->wa.key;
+		ks->rkey_len = r->wa.key_len;
+		ks->rend = r->wa.end;
+		ks->rend_len = r->wa.end_len;
+		if (r->wa.fence.set)
+			store_keys_add(ks, r->wa.fence.key,
+			    r->wa.fence.key_len);
+		return;
+	}
 	store_keys_add_as(ks, r->wa.key, r->wa.key_len,
 	    r->op->apply == ops_put_apply && r->wa.pc.kind == PRECOND_NONE &&
 	    !r->wa.fence.set);
@@ -215,6 +276,43 @@ ops_put_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	return (0);
 }
 
+/* [key, end) holds no key: end at or below key. */
+static int
+delete_range_empty(const struct write_args *wa)
+{
+	size_t	 n = wa->key_len < wa->end_len ? wa->key_len : wa->end_len;
+	int	 c;
+
+	if (wa->end == NULL)
+		return (0);
+	c = memcmp(wa->end, wa->key, n);
+	return (c < 0 || (c == 0 && wa->end_len <= wa->key_len));
+}
+
+static int
+delete_range_apply(struct req *r, uint64_t rev, int *wrote,
+    struct store_err *se)
+{
+	struct write_args	*wa = &r->wa;
+	struct jw		 w;
+	uint64_t		 n = 0;
+	int			 rc;
+
+	if ((rc = fence_check(r, &wa->fence, se)) != 1)
+		return (rc);
+	if (!delete_range_empty(wa) && store_delete_range(r->md->store, rev,
+	    wa->key, wa->key_len, wa->end, wa->end_len, &n, se) != 0)
+		return (-1);
+	*wrote = n > 0;
+	reply_begin(r, &w);
+	JW_NAME(&w, "deleted");
+	jw_u64(&w, n);
+	JW_NAME(&w, "rev");
+	jw_u64(&w, n > 0 ? rev : rev - 1);
+	reply_end(r, &w);
+	return (0);
+}
+
 int
 ops_delete_apply(struct req *r, uint64_t rev, int *wrote,
     struct store_err *se)
@@ -224,6 +322,8 @@ ops_delete_apply(struct req *r, uint64_t rev, int *wrote,
 	struct jw		 w;
 	int			 rc, deleted = 0;
 
+	if (wa->range)
+		return (delete_range_apply(r, rev, wrote, se));
 	if ((rc = write_check(r, &m, se)) != 1)
 		return (rc);
 	if (store_delete(r->md->store, rev, 0, wa->key,
@@ -252,7 +352,8 @@ const struct op ops_put_entry = {
 const struct op ops_delete_entry = {
 	.name = "delete",
 	.flags = OP_WRITE | OP_ONE_WRITE,
-	.fields = { "key", "if_absent", "if_version", "if_mod_rev", "fence" },
+	.fields = { "key", "if_absent", "if_version", "if_mod_rev", "fence",
+	    "prefix", "range_end" },
 	.prepare = ops_delete_prepare,
 	.apply = ops_delete_apply,
 	.keys = ops_write_keys,

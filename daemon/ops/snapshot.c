@@ -29,7 +29,7 @@ struct snapshot {
 	struct store_snapshot	*taking;
 	struct req		*req;		/* to answer when written */
 	const struct conn	*owner;		/* who may read it; NULL: gone */
-	long			 uid;		/* its peer's */
+	char			 who[WATCH_PEER_WHO_MAX]; /* its peer, or "" */
 	struct event		*idle_ev;
 	TAILQ_ENTRY(snapshot)	 entry;
 };
@@ -203,26 +203,26 @@ snapshot_tmp_path(struct snapshots *set, char *why, size_t len)
 }
 
 /*
- * A peer other than root and metad's own uid holds SNAPSHOTS_PER_PEER at
- * most (taken or being read), so it cannot hold every one of the
- * daemon's SNAPSHOTS_MAX for SNAPSHOT_IDLE_MS.
+ * A peer other than root and metad's own uid (a TLS client included)
+ * holds SNAPSHOTS_PER_PEER at most (taken or being read), so it cannot
+ * hold every one of the daemon's SNAPSHOTS_MAX for SNAPSHOT_IDLE_MS.
  */
 static int
 snapshot_peer_full(struct snapshots *set, const struct req *r, char *why,
     size_t len)
 {
 	const struct snapshot	*sn;
-	long			 uid = r->peer != NULL ? r->peer->uid : -1;
 	unsigned		 n = 0;
 
-	if (uid == -1 || uid == 0 || uid == (long)geteuid())
+	/* peer_watches is NULL for the peers bound only daemon-wide. */
+	if (r->peer == NULL || r->peer->peer_watches == NULL)
 		return (0);
 	TAILQ_FOREACH(sn, &set->list, entry)
-		n += sn->uid == uid;
+		n += strcmp(sn->who, r->peer->who) == 0;
 	if (n < SNAPSHOTS_PER_PEER)
 		return (0);
-	snprintf(why, len, "uid %ld has %u snapshots being taken or read, "
-	    "the limit is %d a peer", uid, n, SNAPSHOTS_PER_PEER);
+	snprintf(why, len, "%s has %u snapshots being taken or read, "
+	    "the limit is %d a peer", r->peer->who, n, SNAPSHOTS_PER_PEER);
 	return (1);
 }
 
@@ -275,7 +275,8 @@ snapshot_op_snapshot(struct req *r)
 	sn->fd = -1;
 	sn->req = r;
 	sn->owner = r->conn;
-	sn->uid = r->peer != NULL ? r->peer->uid : -1;
+	if (r->peer != NULL && r->peer->peer_watches != NULL)
+		snprintf(sn->who, sizeof sn->who, "%s", r->peer->who);
 	if ((sn->idle_ev = evtimer_new(r->md->base, snapshot_idle_cb,
 	    sn)) == NULL)
 		fatalx("evtimer_new");

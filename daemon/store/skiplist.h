@@ -28,6 +28,9 @@
  *	NAME_remove(n, update)	unlink n, update[] from seek of its key
  *	NAME_unlink(l, n)	unlink n (not freed)
  *	NAME_first(l)		the first node; then n->next[0]
+ *	NAME_before(l, k, n)	the last node < k (k NULL: the last of
+ *				all), or NULL: a walk downward, O(log n) a
+ *				step
  *	NAME_clear(l, fr)	free every node with fr (not the head), empty
  *	NAME_free(l, fr)	clear, then free the head
  *
@@ -187,6 +190,23 @@ SL_FN struct type *						\
 name##_first(struct name *l)						\
 {									\
 	return (l->head->next[0]);					\
+}									\
+									\
+SL_FN struct type *						\
+name##_before(struct name *l, const char *key, size_t key_len)		\
+{									\
+	struct type	*update[SL_LEVEL_MAX], *x = l->head;		\
+	int		 i;						\
+									\
+	if (key != NULL) {						\
+		name##_seek(l, key, key_len, 0, update);		\
+		x = update[0];						\
+	} else {							\
+		for (i = l->level - 1; i >= 0; i--)			\
+			while (x->next[i] != NULL)			\
+				x = x->next[i];				\
+	}								\
+	return (x == l->head ? NULL : x);				\
 }									\
 									\
 SL_FN void							\

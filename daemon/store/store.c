@@ -19,7 +19,7 @@ _Static_assert(offsetof(struct store, head) == 0,
     "struct store_head is the first member of struct store");
 
 static const struct store_options store_default_options = {
-	STORE_SYNC_FULL, 0, 0, NULL, NULL, NULL, NULL, 0
+	.sync = STORE_SYNC_FULL
 };
 
 int
@@ -119,6 +119,14 @@ store_open(const char *spec, const struct store_options *opts,
 		return (NULL);
 	if (opts == NULL)
 		opts = &store_default_options;
+	if (backend->local != NULL && (opts->cacert != NULL ||
+	    opts->cert != NULL || opts->key != NULL || opts->user != NULL ||
+	    opts->password_file != NULL)) {
+		store_err_set(err, STORE_ERR_INTERNAL, "--store-cacert, "
+		    "--store-cert, --store-key, --store-user and "
+		    "--store-password-file are for a remote store (etcd:URL)");
+		return (NULL);
+	}
 	s = xcalloc(1, sizeof *s);
 	s->backend = backend;
 	s->head.batch_max = backend->batch_max;
@@ -329,6 +337,7 @@ struct store_call {
 	struct store	*s;
 	store_done	 done;
 	void		*arg;
+	int64_t		 compact_us;	/* a commit's compaction began */
 };
 
 static struct store_call *
@@ -339,6 +348,7 @@ store_call_new(struct store *s, store_done done, void *arg)
 	c->s = s;
 	c->done = done;
 	c->arg = arg;
+	c->compact_us = 0;
 	s->out++;
 	return (c);
 }
@@ -398,7 +408,7 @@ store_get(struct store *s, const char *key, size_t key_len, store_kv_cb cb,
 	return (s->backend->get(s, key, key_len, cb, arg, err));
 }
 
-static int
+int
 store_check_write(struct store *s, const char *what, uint64_t rev,
     size_t key_len, struct store_err *err)
 {
@@ -420,7 +430,7 @@ store_check_write(struct store *s, const char *what, uint64_t rev,
 }
 
 /* A write at rev was made: the batch's newest so far. */
-static void
+void
 store_wrote(struct store *s, uint64_t rev)
 {
 	if (rev > s->batch_rev)
@@ -535,6 +545,8 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 		    "%llu is beyond the current rev %llu",
 		    (unsigned long long)rev, (unsigned long long)(s->head.rev >
 		    s->batch_rev ? s->head.rev : s->batch_rev)));
+	if (s->compact_us == 0)
+		s->compact_us = mono_us();
 	if (s->backend->compact(s, rev, err) != 0)
 		return (-1);
 	s->head.compact_rev = rev;
@@ -545,7 +557,12 @@ store_compact(struct store *s, uint64_t rev, struct store_err *err)
 static void
 store_committed(void *arg, const struct store_err *err)
 {
-	store_call_end(arg, 0, err);
+	struct store_call	*c = arg;
+
+	if (err == NULL && c->compact_us != 0)
+		store_report(c->s, STORE_REPORT_COMPACTION, NULL,
+		    STORE_ERR_NONE, (double)(mono_us() - c->compact_us) / 1e6);
+	store_call_end(c, 0, err);
 }
 
 /*
@@ -556,6 +573,7 @@ void
 store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 {
 	struct store_err	 err;
+	struct store_call	*c;
 	unsigned		 ends;
 
 	if (!s->in_batch || s->reopened) {
@@ -581,8 +599,10 @@ store_commit(struct store *s, uint64_t rev, store_done done, void *arg)
 	}
 	s->head.answer_again = 0;
 	ends = s->ends;
-	s->backend->commit(s, rev, store_committed,
-	    store_call_new(s, done, arg));
+	c = store_call_new(s, done, arg);
+	c->compact_us = s->compact_us;
+	s->compact_us = 0;
+	s->backend->commit(s, rev, store_committed, c);
 	if (s->ends == ends)
 		s->in_batch = 0;	/* out: the backend holds what it needs */
 }
@@ -593,6 +613,7 @@ store_rollback(struct store *s)
 	if (!s->in_batch)
 		return;
 	s->backend->rollback(s);
+	s->compact_us = 0;
 	s->in_batch = s->dirty = s->reopened = 0;
 	s->batch_rev = 0;
 }

@@ -127,6 +127,23 @@ enum store_sync {
 
 struct event_base;
 
+/*
+ * What a store reports of its own work as it ends (store_options.report),
+ * for the daemon's metrics (metad(8), METRICS), on the loop: how long
+ * each step took; a call also names itself and its outcome.
+ */
+enum store_report {
+	STORE_REPORT_FSYNC,		/* a batch's fsync (local, durable) */
+	STORE_REPORT_CHECKPOINT,	/* a checkpoint, its slices together */
+	STORE_REPORT_COMPACTION,	/* a compaction, to its batch landed */
+	STORE_REPORT_CALL		/* a call to a remote store */
+};
+
+/* store_reports(): the kinds a backend reports, as bits, and more. */
+#define STORE_REPORTS(kind)	(1u << (kind))
+/* Its store_stats.wal_bytes is the size of a write-ahead log. */
+#define STORE_REPORTS_WAL	0x100
+
 struct store_options {
 	enum store_sync		 sync;
 	size_t			 cache_bytes;	/* 0: backend default */
@@ -142,6 +159,24 @@ struct store_options {
 	void			*notify_arg;
 	/* Remote backends: their view of the keys, at most (0: none). */
 	size_t			 view_max_bytes;
+	/*
+	 * Called as a step ends (NULL: nobody listens): call is a call's
+	 * name (a string that lives as long as the store), outcome its
+	 * error (STORE_ERR_NONE: it answered), both for STORE_REPORT_CALL
+	 * only.
+	 */
+	void			 (*report)(void *, enum store_report,
+				    const char *call, enum store_errcode outcome,
+				    double seconds);
+	void			*report_arg;
+	/*
+	 * Remote backends: TLS to https:// URLs (the CA, NULL: the
+	 * system's; the client's certificate and key, or NULL), and the
+	 * user to authenticate as with the one-line password in
+	 * password_file (NULL: none).  Files are read at open.
+	 */
+	const char		*cacert, *cert, *key;
+	const char		*user, *password_file;
 };
 
 struct store_kv {
@@ -207,6 +242,15 @@ struct store_keys {
 		int		 blind;
 	}			 k[STORE_PREFETCH_MAX];
 	size_t			 n;
+	/*
+	 * A range the batch deletes (store_delete_range()): keys in
+	 * [rkey, rend), rend NULL for every key from rkey on; rkey NULL for
+	 * none.  A remote store reads it with the base and fails the commit
+	 * as a conflict if another writer changed a key in it since; a batch
+	 * with a range is the only one out.
+	 */
+	const char		*rkey, *rend;
+	size_t			 rkey_len, rend_len;
 };
 
 static inline void
@@ -236,7 +280,21 @@ struct store_range {
 	int			 keys_only;
 	uint64_t		 rev;		/* the state at, 0: current */
 	int			 serializable;	/* see store_read_get_at() */
+	/*
+	 * Bounds besides the prefix: keys from start (inclusive) up to end
+	 * (exclusive), each NULL for none (a list's "key" and "range_end").
+	 */
+	const char		*start;
+	size_t			 start_len;
+	const char		*end;
+	size_t			 end_len;
+	/*
+	 * Descending: the highest keys first, up to limit; "more": lower
+	 * ones follow; after is then an exclusive upper bound.
+	 */
+	int			 reverse;
 };
+/* Range deletes, and a range's bounds as one span: store_range.h. */
 
 #define STORE_ENDPOINTS_MAX	8
 
@@ -248,6 +306,7 @@ struct store_endpoint {
 struct store_stats {
 	uint64_t		 keys;
 	uint64_t		 db_bytes;
+	uint64_t		 wal_bytes;	/* STORE_REPORTS_WAL */
 	/* A remote backend's view of its keys ("on: ...", "off: why"). */
 	char			 view[128];
 	/* Remote backends: their endpoints and whether each answered. */
@@ -437,6 +496,14 @@ store_lands_in_order(const struct store *s)
 
 /* The backend's name, as the spec names it ("sqlite", "memory", "etcd"). */
 const char	*store_name(const struct store *);
+/*
+ * What the backend reports and measures: STORE_REPORTS() of the kinds it
+ * reports besides STORE_REPORT_COMPACTION (every store's), and
+ * STORE_REPORTS_WAL.
+ */
+unsigned	 store_reports(const struct store *);
+/* An error code's name as a label ("unavailable"; "ok" for none). */
+const char	*store_err_name(enum store_errcode);
 
 /*
  * spec: "sqlite:PATH", "memory", "etcd:URL[,URL...]".  On success returns

@@ -51,6 +51,15 @@ struct store_backend {
 	/* *deleted is 0 (and nothing is recorded) if the key was absent. */
 	int	 (*del)(struct store *, uint64_t rev, uint32_t seq,
 		    const char *, size_t, int *deleted, struct store_err *);
+	/*
+	 * Every key in [key, end) (end NULL: no end) deleted at rev, seq 0,
+	 * 1, ... in key order, each as del does (detached from its lease);
+	 * *n the keys deleted.  A remote store read the range at begin
+	 * (store_keys.rkey).
+	 */
+	int	 (*del_range)(struct store *, uint64_t rev, const char *,
+		    size_t, const char *end, size_t, uint64_t *n,
+		    struct store_err *);
 	int	 (*mark)(struct store *, struct store_err *);
 	int	 (*undo)(struct store *, struct store_err *);
 	int	 (*compact)(struct store *, uint64_t rev, struct store_err *);
@@ -122,8 +131,9 @@ struct store_backend {
 	 */
 	int	 (*snapshot)(struct store_snapshot *, struct store_err *);
 
-	/* Status. */
+	/* Status; reports: what it measures (store_reports()). */
 	void	 (*read_stats)(struct store *, store_stats_done, void *);
+	unsigned	 reports;
 
 	/*
 	 * Local backends: their synchronous side, which store_local.c turns
@@ -151,6 +161,22 @@ struct store {
 	int				 reopened;	/* store_reopen() */
 	unsigned			 out;		/* batches out */
 	unsigned			 ends;		/* of them, so far */
+	int64_t				 compact_us;	/* the batch's began */
 };
+
+/*
+ * A backend's report of a step of its work (opts.report, store.h), if
+ * anybody listens: call and outcome for STORE_REPORT_CALL.
+ */
+void	store_report(struct store *, enum store_report, const char *call,
+	    enum store_errcode outcome, double seconds);
+
+/*
+ * The generic store's checks of a write in a batch (store.c): 0, or -1 and
+ * err; and the note that one was made at rev.
+ */
+int	store_check_write(struct store *, const char *what, uint64_t rev,
+	    size_t key_len, struct store_err *);
+void	store_wrote(struct store *, uint64_t rev);
 
 #endif

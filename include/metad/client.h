@@ -83,10 +83,23 @@ void		 md_free(struct md_client *);
 /*
  * Connects to path, or with path NULL to metactl's default: $METACTL_SOCKET,
  * $METAD_SOCKET, $XDG_RUNTIME_DIR/metad.sock, /tmp/metad-$UID/metad.sock.
+ * A path tls://HOST:PORT (HOST may be [IPV6]) is a daemon's TLS listener
+ * (metad(8), --listen), reached over TCP with TLS 1.2 or later: its
+ * certificate must be signed by the CA file and name HOST, and this
+ * client shows its own (md_set_tls()).
  * timeout_ms bounds the connect and every later answer (0: no limit).
  */
 int		 md_connect(struct md_client *, const char *path,
 		    uint64_t timeout_ms);
+/*
+ * The PEM files for tls:// (copied; used by each later md_connect()): the
+ * CA that signed the daemon's certificate, this client's certificate and
+ * its key (NULL: the certificate file holds it too).  A NULL argument
+ * falls back to $METACTL_CACERT, $METACTL_CERT or $METACTL_KEY; without a
+ * CA file the system's CAs are trusted.
+ */
+void		 md_set_tls(struct md_client *, const char *cacert,
+		    const char *cert, const char *key);
 void		 md_close(struct md_client *);
 int		 md_connected(const struct md_client *);
 const char	*md_path(const struct md_client *);
@@ -179,6 +192,12 @@ struct md_list {
 int		 md_list(struct md_client *, const struct md_list_opts *,
 		    struct md_list *);
 void		 md_list_free(struct md_list *);
+/*
+ * The present keys of keys[0..n) (n at most 128), in key order, all at
+ * one rev (l->rev); missing ones are left out.  Free l with md_list_free.
+ */
+int		 md_get_many(struct md_client *, const char *const *keys,
+		    size_t n, const struct md_read_opts *, struct md_list *);
 
 enum md_precond {
 	MD_PRE_NONE = 0,
@@ -208,6 +227,17 @@ int		 md_put(struct md_client *, const char *key, const void *value,
 		    struct md_put_result *);
 int		 md_delete(struct md_client *, const char *key,
 		    const struct md_write_opts *, int *deleted, uint64_t *rev);
+/*
+ * Every key that starts with prefix ("": every key), or every key in
+ * [key, end), deleted at one rev; *deleted how many (0: none, and *rev
+ * did not move).  The options: a fence only.
+ */
+int		 md_delete_prefix(struct md_client *, const char *prefix,
+		    const struct md_write_opts *, uint64_t *deleted,
+		    uint64_t *rev);
+int		 md_delete_range(struct md_client *, const char *key,
+		    const char *end, const struct md_write_opts *,
+		    uint64_t *deleted, uint64_t *rev);
 /*
  * body: a JSON object with "if", "then", "else" and optionally "fence"
  * (metad-protocol(7), TRANSACTIONS).  *resp_json (if not NULL): the whole response, for "results";

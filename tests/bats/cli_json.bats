@@ -42,7 +42,7 @@ json_fails() {
 	json_fails 2 usage get -o json
 	json_fails 2 usage -o json get
 	json_fails 2 usage -ojson get k --timeout 5x
-	json_fails 2 usage --output=json get k a b
+	json_fails 2 usage --output=json get --raw k a b
 	json_fails 2 usage get k --output json --rev x
 	json_fails 2 usage -o json
 	# in text mode nothing goes to stdout

@@ -44,7 +44,7 @@ lib_make() {
 	    "$ROOT/build/tests/client_ops"
 	echo "$output"
 	assert_success
-	assert_output --partial "PASSED  ] 12 test(s)"
+	assert_output --partial "PASSED  ] 13 test(s)"
 }
 
 @test "watches resume after slow_consumer; views fill, follow and wait (cmocka)" {
@@ -117,7 +117,7 @@ lib_make() {
 	# Static: the archive and what pkg-config --static adds.
 	run cc -Wall -Wextra -Werror "${san[@]}" -o "$TESTDIR/leader-static" \
 	    "$ROOT/examples/leader.c" $(pkg-config --cflags metad-client) \
-	    "$p/lib/libmetad-client.a" $(pkg-config --static --libs-only-other --libs-only-l libcjson)
+	    "$p/lib/libmetad-client.a" $(pkg-config --static --libs-only-other --libs-only-l libcjson openssl)
 	assert_success
 	run "$TESTDIR/leader-static" -s "$SOCK" inst bob 1
 	assert_success

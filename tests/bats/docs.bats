@@ -179,7 +179,7 @@ QUOTE_ARTEFACT='"""|""[[:alnum:]_]|[[:alnum:]_,]""|’’|‘‘|””|““'
 	run bash --norc --noprofile -c '. "$1"; COMP_WORDS=(metad --sync ""); COMP_CWORD=2; _metad; printf "%s\n" "${COMPREPLY[@]}"' bash "$COMP/metad.bash"
 	assert_output "$(printf 'full\nnormal\noff')"
 	run bash --norc --noprofile -c '. "$1"; COMP_WORDS=(metad --read-o); COMP_CWORD=1; _metad; printf "%s\n" "${COMPREPLY[@]}"' bash "$COMP/metad.bash"
-	assert_output "$(printf -- '--read-only-uid\n--read-only-gid')"
+	assert_output "$(printf -- '--read-only-uid\n--read-only-gid\n--read-only-cn')"
 	if command -v zsh >/dev/null; then
 		run head -1 "$COMP/_metad"
 		assert_output '#compdef metad'

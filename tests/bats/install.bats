@@ -38,6 +38,7 @@ usr/lib/systemd/user/metad.socket
 usr/share/bash-completion/completions/metactl
 usr/share/bash-completion/completions/metad
 usr/share/doc/metad/LICENSE
+usr/share/doc/metad/metrics-alerts.yml
 usr/share/fish/vendor_completions.d/metactl.fish
 usr/share/fish/vendor_completions.d/metad.fish
 usr/share/man/man1/metactl.1
@@ -61,12 +62,13 @@ installed() {
 }
 
 # A copy of what make install reads: the Makefile, LICENSE, bin/, man/,
-# completions/, systemd/, the library's header, pkg-config template and
-# build.
+# completions/, systemd/, docs/metrics-alerts.yml, the library's header,
+# pkg-config template and build.
 copy_tree() {
-	mkdir -p "$TMP/src/client" "$TMP/src/build/lib"
+	mkdir -p "$TMP/src/client" "$TMP/src/build/lib" "$TMP/src/docs"
 	cp -R "$ROOT/Makefile" "$ROOT/LICENSE" "$ROOT/bin" "$ROOT/man" \
 	    "$ROOT/completions" "$ROOT/include" "$ROOT/systemd" "$TMP/src/"
+	cp "$ROOT/docs/metrics-alerts.yml" "$TMP/src/docs/"
 	cp "$ROOT/client/metad-client.pc.in" "$TMP/src/client/"
 	cp -P "$ROOT"/build/lib/libmetad-client.* "$TMP/src/build/lib/"
 }

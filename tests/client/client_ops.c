@@ -294,6 +294,59 @@ test_list_paging(void **state)
 }
 
 static void
+test_ranges(void **state)
+{
+	struct md_client	*h = fx_connect();
+	struct md_write_opts	 wo;
+	struct md_list		 l;
+	struct md_put_result	 pr;
+	const char		*keys[3];
+	char			 k[3][64], name[32];
+	uint64_t		 n, rev;
+	int			 i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof name, "rg/%d", i);
+		assert_md_ok(h, md_put(h, fx_key(0, name), name, strlen(name),
+		    NULL, &pr));
+	}
+	/* Several keys at one rev, in key order, the missing one left out. */
+	snprintf(k[0], sizeof k[0], "%s", fx_key(0, "rg/2"));
+	snprintf(k[1], sizeof k[1], "%s", fx_key(0, "rg/none"));
+	snprintf(k[2], sizeof k[2], "%s", fx_key(0, "rg/0"));
+	for (i = 0; i < 3; i++)
+		keys[i] = k[i];
+	assert_md_ok(h, md_get_many(h, keys, 3, NULL, &l));
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.kvs[0].key, k[2]);
+	assert_string_equal(l.kvs[1].value, "rg/2");
+	assert_true(l.rev >= pr.rev);
+	md_list_free(&l);
+	assert_md_err(h, md_get_many(h, keys, 129, NULL, &l), MD_E_INVALID);
+
+	/* [rg/1, rg/3): two keys at one rev. */
+	snprintf(k[0], sizeof k[0], "%s", fx_key(0, "rg/1"));
+	snprintf(k[1], sizeof k[1], "%s", fx_key(0, "rg/3"));
+	assert_md_ok(h, md_delete_range(h, k[0], k[1], NULL, &n, &rev));
+	assert_int_equal(n, 2);
+	assert_int_equal(rev, pr.rev + 1);
+	/* A prefix: what is left; then nothing, and the rev stays. */
+	assert_md_ok(h, md_delete_prefix(h, fx_key(0, "rg/"), NULL, &n, &rev));
+	assert_int_equal(n, 2);
+	assert_int_equal(rev, pr.rev + 2);
+	assert_md_ok(h, md_delete_prefix(h, fx_key(0, "rg/"), NULL, &n, &rev));
+	assert_int_equal(n, 0);
+	assert_int_equal(rev, pr.rev + 2);
+	memset(&wo, 0, sizeof wo);
+	wo.pre = MD_PRE_ABSENT;
+	assert_md_err(h, md_delete_prefix(h, fx_key(0, "rg/"), &wo, &n, NULL),
+	    MD_E_INVALID);
+	assert_md_err(h, md_delete_range(h, k[0], NULL, NULL, &n, NULL),
+	    MD_E_INVALID);
+	md_free(h);
+}
+
+static void
 test_txn(void **state)
 {
 	struct md_client	*h = fx_connect();
@@ -483,6 +536,7 @@ main(void)
 		cmocka_unit_test(test_preconditions),
 		cmocka_unit_test(test_epoch_fence),
 		cmocka_unit_test(test_list_paging),
+		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_txn),
 		cmocka_unit_test(test_nul_values),
 		cmocka_unit_test(test_leases),

@@ -236,6 +236,7 @@ fuzz_open(void)
 {
 	struct store_options	 so;
 	struct store_err	 se;
+	struct conn_id		 id;
 	int			 i, sv[2];
 
 	memset(&so, 0, sizeof so);
@@ -255,8 +256,11 @@ fuzz_open(void)
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0, sv) == -1)
 			fatal("socketpair");
-		conns[i] = conn_create(&md, sv[0], getuid(), getgid(),
-		    getpid(), fuzz_access[i]);
+		id.uid = getuid();
+		id.gid = getgid();
+		id.pid = getpid();
+		id.cn = NULL;
+		conns[i] = conn_create(&md, sv[0], NULL, &id, fuzz_access[i]);
 		peers[i] = sv[1];
 		md.nconns++;
 	}

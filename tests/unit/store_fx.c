@@ -826,6 +826,7 @@ fx_begin_list(struct fx *f, ...)
 	va_list			 ap;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	va_start(ap, f);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		assert_true(ks.n < STORE_PREFETCH_MAX);

@@ -108,7 +108,8 @@ static void
 test_batch_reads(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_put1(f, "a", "1");
 	fx_put1(f, "c", "x");
@@ -134,7 +135,8 @@ static void
 test_rollback(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_err	 err;
 	char			 before[256], hist[256];
 
@@ -173,7 +175,8 @@ static void
 test_mark_undo(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
@@ -207,7 +210,8 @@ static void
 test_mark_undo_one_rev(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "c", "keep");
@@ -275,7 +279,8 @@ static void
 test_list_paging(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "a/", 2, NULL, 0, 2, 0, 0, 0 };
+	struct store_range	 r = { "a/", 2, NULL, 0, 2, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_put1(f, "a/3", "3");
 	fx_put1(f, "a/1", "1");
@@ -319,7 +324,8 @@ static void
 test_list_limit(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 1, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "2");
@@ -342,7 +348,8 @@ static void
 test_list_bytewise(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 100, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	static const char	*keys[] = {
 		"\xff\xff", "a\xff\x01", "a", "\xff", "a\xff", "\x01",
 		"a\xff\xff", "a\x80", "b", "a\xff\xff\x7f", "A"
@@ -382,7 +389,8 @@ test_binary_values(void **state)
 {
 	struct fx		*f = *state;
 	static const char	 bin[] = "\0a\0\xff\x01";
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_begin(f, "bin", "empty");
 	fx_put(f, 1, 0, S("bin"), bin, sizeof bin);
@@ -891,6 +899,7 @@ test_batch_protocol(void **state)
 	char			*big;
 
 	none.n = 0;
+	none.rkey = NULL;
 	/* etcd: one write request a batch; local stores: no limit. */
 	assert_int_equal(store_batch_max(f->s), fx_remote(f) ? 1 : 0);
 	assert_int_equal(store_put(f->s, fx_abs(f, 1), 0, S("a"), S("1"), NULL,
@@ -1028,7 +1037,8 @@ static void
 test_reopen_batch(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	reopen_batch(f, 0);
 	assert_string_equal(fx_history(f, 1), "1.0:a@1/1/1=1 2.0:a@2/1/2=2 "
@@ -1101,13 +1111,15 @@ static void
 test_batch_many_keys(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1, 0, 0 };
+	struct store_range	 r = { "m", 1, NULL, 0, 1000, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_keys	 ks;
 	char			 want[64];
 	uint64_t		 rev = 0;
 	size_t			 i, n;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < STORE_PREFETCH_MAX; i++) {
 		snprintf(many_names[i], sizeof many_names[i], "m%03zu", i);
 		store_keys_add(&ks, many_names[i], 4);
@@ -1163,12 +1175,14 @@ static void
 test_batch_request_max(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 1000, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_keys	 ks;
 	struct store_err	 err;
 	size_t			 i;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < TXN_MAX_OPS; i++) {
 		snprintf(many_names[i], sizeof many_names[i], "t%03zu", i);
 		store_keys_add(&ks, many_names[i], 4);
@@ -1215,7 +1229,8 @@ static void
 test_reopen(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_options	 opts;
 	struct store_err	 err;
 	char			 kvs[256], hist[256];
@@ -1301,7 +1316,8 @@ static void
 test_sqlite_write_fails(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct store_err	 err;
 
 	fx_put1(f, "a", "1");
@@ -1403,7 +1419,8 @@ static void
 test_etcd_async_reads(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "k", 1, NULL, 0, 2, 0, 0, 0 };
+	struct store_range	 r = { "k", 1, NULL, 0, 2, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct aread		 a = { f, 0, 0, 0 };
 
 	fx_put1(f, "k1", "1");
@@ -1556,6 +1573,7 @@ model_begin(struct fx **fs)
 	int			 i;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	for (i = 0; i < MODEL_KEYS; i++) {
 		snprintf(model_names[i], sizeof model_names[i], "k%d", i);
 		store_keys_add(&ks, model_names[i], strlen(model_names[i]));
@@ -1586,7 +1604,8 @@ model_check_gets(struct fx *a, struct fx *b)
 static void
 model_check(struct fx *a, struct fx *b)
 {
-	struct store_range	 r = { "", 0, NULL, 0, 1000, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 1000, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 	struct buf		 got;
 	uint64_t		 from;
 

@@ -43,7 +43,8 @@ static void
 test_replay(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_crash_after(f, write_some);
 	assert_int_equal(fx_rev(f), 5);
@@ -83,7 +84,8 @@ static void
 test_replay_after_compaction(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "1");
@@ -116,7 +118,8 @@ static void
 test_replay_many(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "k", 1, NULL, 0, 5000, 1, 0, 0 };
+	struct store_range	 r = { "k", 1, NULL, 0, 5000, 1, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_crash_after(f, write_many);
 	assert_int_equal(fx_rev(f), 5000);
@@ -159,7 +162,8 @@ list_merged(struct fx *f, const char *prefix, const char *after,
     uint64_t limit, int *more)
 {
 	struct store_range	 r = { prefix, strlen(prefix), after,
-	    after != NULL ? strlen(after) : 0, limit, 0, 0, 0 };
+	    after != NULL ? strlen(after) : 0, limit, 0, 0, 0, NULL, 0, NULL,
+	    0, 0 };
 	struct store_err	 err;
 
 	buf_reset(&f->out);
@@ -248,7 +252,8 @@ write_sliced(struct fx *f)
 static void
 check_sliced(struct fx *f)
 {
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	assert_int_equal(fx_rev(f), 5);
 	assert_string_equal(fx_get(f, S("a")), "a@2/1/4=2");
@@ -367,7 +372,8 @@ static void
 test_compact_behind_ckpt(void **state)
 {
 	struct fx		*f = *state;
-	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0 };
+	struct store_range	 r = { "", 0, NULL, 0, 10, 0, 0, 0,
+				    NULL, 0, NULL, 0, 0 };
 
 	fx_put1(f, "x", "1");
 	fx_put1(f, "y", "1");

@@ -91,6 +91,7 @@ out_begin(struct out_batch *b)
 	struct store_keys	 ks;
 
 	ks.n = 0;
+	ks.rkey = NULL;
 	store_keys_add_as(&ks, b->key, strlen(b->key), b->blind);
 	store_begin(b->f->s, &ks, out_begun, b);
 }

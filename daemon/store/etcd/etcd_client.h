@@ -14,6 +14,13 @@
  * the daemon's own loop asks the endpoints in turn (Maintenance.Status),
  * every ETCD_PROBE_MS, until one answers.
  *
+ * https:// endpoints are reached over TLS (etcd_tls.h).  With a user
+ * (--store-user), the client authenticates at init and sends the token on
+ * every call (etcd_auth.c); a call etcd answers "invalid auth token" (it
+ * expired, or etcd restarted) waits for a new one and is sent again, once:
+ * etcd checks the token before it does anything, so a write refused so was
+ * not done.
+ *
  * Ownership: etcd_call_sync() hands the caller a cJSON tree to delete.
  */
 #ifndef METAD_ETCD_CLIENT_H
@@ -46,7 +53,21 @@
 #define ETCD_BUSY_TRIES		20
 #define ETCD_BUSY_PAUSE_MS	100
 
+/* A password file's line, at most (etcd_auth.c). */
+#define ETCD_PASSWORD_MAX	1024
+
 struct etcd_acall;
+
+/*
+ * A wait for a new token (etcd_client_renew): cb runs once, from the loop,
+ * with NULL (the new token is in: send again) or why none could be had.
+ */
+struct etcd_renewal {
+	LIST_ENTRY(etcd_renewal) entry;		/* h->renewals */
+	int			 waiting;
+	void			(*cb)(void *, const struct store_err *);
+	void			*arg;
+};
 
 struct etcd_endpoint {
 	char			 url[128];
@@ -69,15 +90,33 @@ struct etcd_client {
 	/* Calls answered on main (etcd_call_async), over grpc. */
 	LIST_HEAD(, etcd_acall)	 acalls;	/* in flight */
 	struct etcd_grpc	 grpc;
+	/* Each call's end is reported to it (store_report()), or NULL. */
+	struct store		*st;
+	/* TLS and etcd's authentication (etcd_auth.c). */
+	struct etcd_grpc_cred	 cred;		/* both gRPC clients' */
+	char			*user;		/* NULL: no authentication */
+	char			*password;
+	int			 authing;	/* an Authenticate out on main */
+	LIST_HEAD(, etcd_renewal) renewals;	/* waiting for it */
+	struct event		*renew_ev;	/* it could not be sent: */
+	struct store_err	 renew_err;	/* why, from the loop */
 };
 
 /* The answer of an asynchronous call: reply (deleted after), or err. */
 typedef void (*etcd_call_cb)(void *arg, const cJSON *reply,
 		    const struct store_err *err);
 
-/* main: the loop the recovery probe runs on, or NULL for none. */
+/*
+ * opts: base, the loop the recovery probe runs on (NULL: none), and the
+ * TLS and authentication (store.h); st: the store each call is reported
+ * to as it ends (STORE_REPORT_CALL, named by its gRPC method: "Range",
+ * "Txn"...), or NULL.
+ */
 int	 etcd_client_init(struct etcd_client *, const char *urls,
-	    struct event_base *main, struct store_err *);
+	    const struct store_options *, struct store *st, struct store_err *);
+/* A call of rpc ended, begun at t0 (mono_us()): err NULL if answered. */
+void	 etcd_client_report(struct etcd_client *, enum etcd_pb_rpc,
+	    int64_t t0, const struct store_err *);
 void	 etcd_client_close(struct etcd_client *);
 /*
  * The call of gateway path (etcd_pb_rpc_of) with its JSON body, blocking;
@@ -119,8 +158,27 @@ typedef void (*etcd_call_pb_cb)(void *arg, const struct buf *answer,
 int	 etcd_call_pb(struct etcd_client *, int how, const char *path,
 	    struct buf *pb, etcd_call_pb_cb cb, void *arg,
 	    struct store_err *);
-/* "http://HOST:PORT" (len bytes of url) into ep. */
+/*
+ * "http://HOST:PORT" or "https://HOST:PORT" (len bytes of url; HOST a
+ * name, an IPv4 address or an IPv6 one in brackets) into ep, without the
+ * brackets; *https set for https.
+ */
 int	 etcd_client_parse_url(struct etcd_endpoint *, const char *url,
-	    size_t len, struct store_err *);
+	    size_t len, int *https, struct store_err *);
+/*
+ * etcd refused the token of generation gen (etcd_auth_refused): 1 if a
+ * newer one is in (send again now), 0 if w waits for one (its cb runs
+ * later), -1 if there is no user to authenticate as.
+ */
+int	 etcd_client_renew(struct etcd_client *, unsigned gen,
+	    struct etcd_renewal *);
+/* w no longer waits: its cb will not run. */
+void	 etcd_renewal_cancel(struct etcd_renewal *);
+/*
+ * An answer (status, error body b, or a watch's cancel reason with
+ * status 0) saying that etcd refused the token: invalid or expired, or
+ * older than a change of its users and roles.
+ */
+int	 etcd_auth_refused(int status, const char *msg, size_t len);
 
 #endif

@@ -24,6 +24,9 @@ struct etcd_acall {
 	int			 once;		/* never sent again */
 	int			 copy;		/* of a write: gRPC lane 1 */
 	unsigned		 busy;		/* answers "try later" */
+	unsigned		 gen;		/* of the token it was sent with */
+	int			 renewed;	/* sent again with a new token */
+	struct etcd_renewal	 renewal;	/* waiting for one */
 	enum etcd_pb_rpc	 rpc;
 	struct buf		 pb;		/* the request */
 	struct event		*pause;		/* before trying again, or NULL */
@@ -35,12 +38,14 @@ struct etcd_acall {
 	struct buf		 answer;	/* pbcb's */
 	int			 answered;	/* reply, or answer */
 	struct store_err	 err;
+	int64_t			 t0;		/* made, mono_us() */
 };
 
 static void
 etcd_acall_free(struct etcd_acall *a)
 {
 	LIST_REMOVE(a, entry);
+	etcd_renewal_cancel(&a->renewal);
 	if (a->fire != NULL)
 		event_free(a->fire);
 	if (a->pause != NULL)
@@ -65,6 +70,8 @@ etcd_acall_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_acall	*a = arg;
 
+	etcd_client_report(a->h, a->rpc, a->t0, a->answered ||
+	    a->reply != NULL ? NULL : &a->err);
 	if (a->pbcb != NULL)
 		a->pbcb(a->arg, a->answered ? &a->answer : NULL,
 		    a->answered ? NULL : &a->err);
@@ -108,6 +115,19 @@ etcd_acall_answer(struct etcd_acall *a, int status, struct buf *b,
 		etcd_client_unreachable(h, &a->err);
 	} else {
 		h->ep[a->ep].healthy = 1;
+		if (status != 200 && !a->renewed && a->rpc != ETCD_PB_AUTH &&
+		    etcd_auth_refused(status, b->data, b->len)) {
+			/* Refused before it was done: again, once. */
+			a->renewed = 1;
+			switch (etcd_client_renew(h, a->gen, &a->renewal)) {
+			case 1:
+				if (etcd_acall_send(a) == 0)
+					return;
+				break;
+			case 0:
+				return;		/* etcd_acall_renewed */
+			}
+		}
 		if (status == 200 && reply != NULL)
 			a->reply = reply;
 		else if (status == 200 && a->pbcb != NULL) {
@@ -148,6 +168,21 @@ etcd_acall_pause_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* The renewal a's call waited for: send it again, or fail it. */
+static void
+etcd_acall_renewed(void *arg, const struct store_err *err)
+{
+	struct etcd_acall	*a = arg;
+
+	if (err != NULL)
+		a->err = *err;
+	else if (a->h->down || etcd_acall_send(a) != 0)
+		etcd_client_down_err(&a->err);
+	else
+		return;
+	event_active(a->fire, 0, 0);
+}
+
 static int
 etcd_acall_send(struct etcd_acall *a)
 {
@@ -158,6 +193,7 @@ etcd_acall_send(struct etcd_acall *a)
 	if (!a->pinned)
 		a->ep = h->cur;
 	ep = &h->ep[a->ep];
+	a->gen = h->cred.gen;
 	return (etcd_grpc_call(&h->grpc, a->ep, a->copy, ep->host, ep->port,
 	    a->rpc, a->pb.data, a->pb.len, a->pbcb != NULL, a->copy ?
 	    ETCD_COPY_TIMEOUT_MS : ETCD_CALL_TIMEOUT_S * 1000,
@@ -192,6 +228,7 @@ etcd_client_acall(struct etcd_client *h, int how, unsigned ep, const char *path,
 	}
 	a = xcalloc(1, sizeof *a);
 	a->h = h;
+	a->t0 = mono_us();
 	a->pinned = pinned;
 	a->once = (how & ETCD_CALL_ONCE) != 0;
 	a->copy = (how & ETCD_CALL_COPY) != 0;
@@ -201,6 +238,8 @@ etcd_client_acall(struct etcd_client *h, int how, unsigned ep, const char *path,
 	a->cb = cb;
 	a->pbcb = pbcb;
 	a->arg = arg;
+	a->renewal.cb = etcd_acall_renewed;
+	a->renewal.arg = a;
 	buf_init(&a->pb);
 	buf_init(&a->answer);
 	LIST_INSERT_HEAD(&h->acalls, a, entry);

@@ -16,5 +16,14 @@ int	etcd_client_parse(struct buf *, int status, const char *path, cJSON **,
 	    struct store_err *);
 /* At close: the calls still out are dropped, their cb never runs. */
 void	etcd_client_acalls_free(struct etcd_client *);
+/*
+ * TLS and authentication (etcd_auth.c): the options checked, the files
+ * read (etcd_auth_open, before the endpoints are used); the first token,
+ * or a new one, blocking (etcd_auth_login); all of it freed.
+ */
+int	etcd_auth_open(struct etcd_client *, const struct store_options *,
+	    struct store_err *);
+int	etcd_auth_login(struct etcd_client *, struct store_err *);
+void	etcd_auth_close(struct etcd_client *);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * etcd's gRPC API over HTTP/2 (etcd_grpc.h): libnghttp2 frames the calls,
- * a bufferevent carries the bytes (this file: the connections and what
- * comes on them; etcd_grpc_call.c starts the calls and streams).  A gRPC
+ * a bufferevent carries the bytes, over TLS to an https endpoint
+ * (etcd_tls.c; why a connection failed is kept for the messages) (this
+ * file: the connections and what comes on them; etcd_grpc_call.c starts
+ * the calls and streams).  A gRPC
  * message is a 5-byte prefix (a compressed flag, never set here, and a
  * big-endian length) and the protobuf; the status comes in the trailers
  * (grpc-status, grpc-message), or in the headers alone when the call
@@ -12,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,7 @@
 
 #include "store/etcd/etcd_grpc.h"
 #include "store/etcd/etcd_grpc_int.h"
+#include "store/etcd/etcd_tls.h"
 #include "log.h"
 #include "util.h"
 
@@ -416,13 +420,69 @@ etcd_gconn_read_cb(struct bufferevent *bev, void *arg)
 	etcd_gconn_flush(c);
 }
 
+/* Why c failed (what: the bufferevent's event), into g->why. */
+static void
+etcd_gconn_why(struct etcd_gconn *c, short what, int sys)
+{
+	struct etcd_grpc	*g = c->g;
+	char			 why[ETCD_GRPC_WHY_MAX];
+
+	if (c->tls != NULL)
+		etcd_tls_failed(g->cred->tls, c->bev, (what & BEV_EVENT_EOF) ?
+		    0 : sys, c->shaken && c->last_read.tv_sec == 0, why,
+		    sizeof why);
+	else
+		snprintf(why, sizeof why, "%s", (what & BEV_EVENT_EOF) ?
+		    "etcd closed the connection" : sys != 0 ? strerror(sys) :
+		    "the connection failed");
+	snprintf(g->why, sizeof g->why, "%.48s: %.109s", c->authority, why);
+	log_debug("etcd: the connection to %s failed: %s", c->authority, why);
+}
+
 static void
 etcd_gconn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct etcd_gconn	*c = arg;
+	int			 sys = EVUTIL_SOCKET_ERROR();
 
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+	if (what & BEV_EVENT_CONNECTED) {
+		c->shaken = 1;		/* TLS: the handshake is done */
+		c->g->why[0] = '\0';
+	}
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+		etcd_gconn_why(c, what, sys);
 		etcd_gconn_fail(c);
+	}
+}
+
+/*
+ * c's bufferevent, connecting to ai: over TLS (a new SSL for host, which
+ * the bufferevent frees) when the endpoint is https.  -1 if it failed.
+ */
+static int
+etcd_gconn_connect(struct etcd_gconn *c, const char *host,
+    const struct evutil_addrinfo *ai)
+{
+	struct etcd_grpc	*g = c->g;
+
+	if (g->cred != NULL && g->cred->tls != NULL &&
+	    (g->cred->https & (1u << c->ep))) {
+		if ((c->bev = etcd_tls_bev(g->cred->tls, g->base, host,
+		    &c->tls)) == NULL)
+			return (-1);
+	} else if ((c->bev = bufferevent_socket_new(g->base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		return (-1);
+	bufferevent_setcb(c->bev, etcd_gconn_read_cb, NULL,
+	    etcd_gconn_event_cb, c);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0 ||
+	    bufferevent_socket_connect(c->bev, ai->ai_addr,
+	    (int)ai->ai_addrlen) != 0) {
+		snprintf(g->why, sizeof g->why, "%s: %s", c->authority,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
 }
 
 struct etcd_gconn *
@@ -437,28 +497,27 @@ etcd_gconn_new(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	struct evutil_addrinfo		 hints, *ai = NULL;
 	struct etcd_gconn		*c;
 	char				 ps[8];
-	int				 one = 1, fd;
+	int				 one = 1, fd, rc;
 
 	c = xcalloc(1, sizeof *c);
 	c->g = g;
 	c->ep = ep;
 	c->lane = lane;
 	TAILQ_INIT(&c->streams);
-	snprintf(c->authority, sizeof c->authority, "%s:%u", host, port);
+	/* An IPv6 literal keeps its brackets in :authority only. */
+	snprintf(c->authority, sizeof c->authority, strchr(host, ':') != NULL ?
+	    "[%s]:%u" : "%s:%u", host, port);
 	snprintf(ps, sizeof ps, "%u", port);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	if (evutil_getaddrinfo(host, ps, &hints, &ai) != 0 || ai == NULL)
+	if ((rc = evutil_getaddrinfo(host, ps, &hints, &ai)) != 0 ||
+	    ai == NULL) {
+		snprintf(g->why, sizeof g->why, "%s: %s", c->authority,
+		    rc != 0 ? evutil_gai_strerror(rc) : "no address");
 		goto fail;
-	if ((c->bev = bufferevent_socket_new(g->base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		goto fail;
-	bufferevent_setcb(c->bev, etcd_gconn_read_cb, NULL,
-	    etcd_gconn_event_cb, c);
-	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0 ||
-	    bufferevent_socket_connect(c->bev, ai->ai_addr,
-	    (int)ai->ai_addrlen) != 0)
+	}
+	if (etcd_gconn_connect(c, host, ai) != 0)
 		goto fail;
 	evutil_freeaddrinfo(ai);
 	ai = NULL;

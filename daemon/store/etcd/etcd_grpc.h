@@ -1,7 +1,9 @@
 /*
  * etcd's gRPC API, for every call of etcd_client.c and the watch streams:
- * HTTP/2 without TLS, with prior knowledge (etcd serves gRPC on its client
- * URLs), with libnghttp2 on a libevent bufferevent, one connection per
+ * HTTP/2 with prior knowledge (etcd serves gRPC on its client URLs), or
+ * over TLS with ALPN "h2" to an https endpoint (etcd_tls.h), with the
+ * token of etcd's authentication on every call but Authenticate's (struct
+ * etcd_grpc_cred), with libnghttp2 on a libevent bufferevent, one connection per
  * endpoint with many calls (streams) on it at once (and one more for the
  * copies of writes whose answer was lost).  A call's request goes in
  * protobuf, its answer comes out as the gateway's JSON (etcd_pb.c converts;
@@ -44,6 +46,23 @@ typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
  */
 typedef int (*etcd_grpc_msg_cb)(void *arg, const uint8_t *p, size_t n);
 
+struct etcd_tls;
+
+/*
+ * What the calls of a client's gRPC clients carry (its etcd_client owns
+ * it, and may change the token between calls): TLS to the endpoints whose
+ * bit is set in https, and the token etcd's Authenticate gave, or NULL.
+ */
+struct etcd_grpc_cred {
+	struct etcd_tls		*tls;		/* NULL: no https endpoint */
+	unsigned		 https;		/* bit ep: endpoint ep's */
+	char			*token;		/* NULL: none */
+	unsigned		 gen;		/* one more each new token */
+};
+
+/* Why the last connection failed, for the messages. */
+#define ETCD_GRPC_WHY_MAX	160
+
 /* The connections of an endpoint: calls, copies, streams. */
 #define ETCD_GRPC_LANES		3
 #define ETCD_GRPC_LANE_STREAMS	2
@@ -60,14 +79,18 @@ struct etcd_grpc {
 	/* Sends the requests of a loop turn at once (etcd_grpc_call.c). */
 	struct event		*flush;
 	size_t			 max_bytes;	/* of an answer */
+	const struct etcd_grpc_cred *cred;	/* or NULL: plain, no token */
+	/* The last connection that failed: "host:port: why", or "". */
+	char			 why[ETCD_GRPC_WHY_MAX];
 };
 
 int	 etcd_grpc_init(struct etcd_grpc *, struct event_base *,
-	    size_t max_bytes);
+	    size_t max_bytes, const struct etcd_grpc_cred *);
 /* The calls still out are dropped: their cb never runs. */
 void	 etcd_grpc_close(struct etcd_grpc *);
 /*
- * Call rpc at endpoint ep (host:port) with its request in protobuf
+ * Call rpc at endpoint ep (host, without an IPv6 literal's brackets, and
+ * port) with its request in protobuf
  * (pb[0..n): etcd_pb_encode of the gateway's JSON, or written directly), on
  * the endpoint's connection for lane (0, or 1: the copies of writes whose
  * answer was lost, whose short timeout gives up only their own

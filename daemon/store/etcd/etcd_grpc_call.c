@@ -56,15 +56,21 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	struct timeval		 tv;
 	unsigned char		 pre[5] = { 0, 0, 0, 0, 0 };
 	uint32_t		 n;
+	const struct etcd_grpc_cred *cred = g->cred;
+	size_t			 nnv;
 	nghttp2_nv		 nv[] = {
 #define NV(k, v)	{ (uint8_t *)(k), (uint8_t *)(v), sizeof (k) - 1, \
 		    strlen(v), NGHTTP2_NV_FLAG_NO_COPY_NAME }
 		NV(":method", "POST"),
-		NV(":scheme", "http"),
+		NV(":scheme", cred != NULL && cred->tls != NULL &&
+		    (cred->https & (1u << ep)) ? "https" : "http"),
 		NV(":path", path != NULL ? path : "/"),
 		NV(":authority", host),
 		NV("content-type", "application/grpc"),
 		NV("te", "trailers"),
+		/* etcd's authentication: the token, as gRPC metadata. */
+		NV("token", cred != NULL && cred->token != NULL ?
+		    cred->token : ""),
 #undef NV
 	};
 
@@ -97,9 +103,13 @@ etcd_grpc_start(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	nv[3].valuelen = strlen(c->authority);
 	memset(&dp, 0, sizeof dp);
 	dp.read_callback = etcd_gstream_read_cb;
+	/* No token for Authenticate, nor before there is one. */
+	nnv = sizeof nv / sizeof nv[0];
+	if (cred == NULL || cred->token == NULL || rpc == ETCD_PB_AUTH)
+		nnv--;
 	if ((st->timer = evtimer_new(g->base, etcd_gstream_timeout_cb,
 	    st)) == NULL || (st->id = nghttp2_submit_request(c->s, NULL, nv,
-	    sizeof nv / sizeof nv[0], &dp, st)) < 0) {
+	    nnv, &dp, st)) < 0) {
 		etcd_gstream_free(st);
 		store_err_set(err, STORE_ERR_UNAVAILABLE, "etcd %s: "
 		    "the request could not be sent", path);
@@ -195,12 +205,13 @@ etcd_grpc_stream_drop(struct etcd_gstream *st)
 
 int
 etcd_grpc_init(struct etcd_grpc *g, struct event_base *base,
-    size_t max_bytes)
+    size_t max_bytes, const struct etcd_grpc_cred *cred)
 {
 	memset(g, 0, sizeof *g);
 	TAILQ_INIT(&g->done);
 	g->base = base;
 	g->max_bytes = max_bytes;
+	g->cred = cred;
 	if (base != NULL && ((g->fire = event_new(base, -1, 0, etcd_grpc_fire,
 	    g)) == NULL || (g->flush = event_new(base, -1, 0,
 	    etcd_grpc_flush_cb, g)) == NULL))

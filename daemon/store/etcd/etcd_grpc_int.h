@@ -15,6 +15,8 @@
 
 #include "store/etcd/etcd_grpc.h"
 
+struct ssl_st;
+
 struct etcd_gstream {
 	struct etcd_grpc	*g;
 	struct etcd_gconn	*c;		/* NULL once answered */
@@ -44,6 +46,8 @@ struct etcd_gconn {
 	int			 lane;
 	char			 authority[128];
 	struct bufferevent	*bev;
+	struct ssl_st		*tls;		/* bev's, or NULL: plain */
+	int			 shaken;	/* connected (TLS: handshake) */
 	nghttp2_session		*s;
 	TAILQ_HEAD(, etcd_gstream) streams;
 	struct timeval		 last_read;

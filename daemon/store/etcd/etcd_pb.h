@@ -4,7 +4,8 @@
  * keep the gateway's shape (the callers build and read that JSON): a
  * request's JSON (KV: TxnRequest, nested txns included, RangeRequest,
  * PutRequest, DeleteRangeRequest, CompactionRequest; WatchRequest: a
- * create or cancel request; the Lease service's; Maintenance.Status's) is
+ * create or cancel request; the Lease service's; Maintenance.Status's;
+ * Auth.Authenticate's) is
  * encoded, an answer is decoded into the tree the gateway would have sent
  * (bytes in base64, int64s as strings, zero values left out).  Hand-written from etcd 3.4's rpc.proto and kv.proto: only the
  * fields named there, by number; unknown fields of an answer are skipped.
@@ -38,6 +39,7 @@ enum etcd_pb_rpc {
 	ETCD_PB_LEASE_TTL,	/* Lease.LeaseTimeToLive */
 	ETCD_PB_LEASE_LEASES,
 	ETCD_PB_WATCH,		/* a stream (etcd_grpc_stream) */
+	ETCD_PB_AUTH,		/* Auth.Authenticate: a token */
 	ETCD_PB_NONE		/* a path not carried over gRPC */
 };
 
@@ -80,7 +82,7 @@ enum {
 	ETCD_PB_RANGE_KEY = 1, ETCD_PB_RANGE_REV = 4,
 	ETCD_PB_PUT_KEY = 1, ETCD_PB_PUT_VALUE = 2, ETCD_PB_PUT_LEASE = 3,
 	ETCD_PB_PUT_PREV_KV = 4,
-	ETCD_PB_DELETE_KEY = 1,
+	ETCD_PB_DELETE_KEY = 1, ETCD_PB_DELETE_RANGE_END = 2,
 	/* CompactionRequest */
 	ETCD_PB_COMPACT_REV = 1
 };
@@ -115,6 +117,8 @@ int		 etcd_pb_kv_read(const uint8_t *, size_t, struct etcd_pb_kv *);
 struct etcd_pb_watch {
 	int		 header, created, canceled;
 	uint64_t	 compact_rev;
+	const uint8_t	*reason;	/* cancel_reason, in place */
+	size_t		 reason_len;
 	const uint8_t	*p, *end;	/* what is left to read */
 	/* The last event's prev_kv (watches with prev_kv), if it had one. */
 	int		 has_prev;

@@ -158,6 +158,7 @@ static const struct pb_field f_watch_r[] = {
 	{ "created", 3, PB_BOOL, 0, NULL, NULL },
 	{ "canceled", 4, PB_BOOL, 0, NULL, NULL },
 	{ "compact_revision", 5, PB_INT, 0, NULL, NULL },
+	{ "cancel_reason", 6, PB_STRING, 0, NULL, NULL },
 	{ "fragment", 7, PB_BOOL, 0, NULL, NULL },
 	{ "events", 11, PB_MSG, 1, &m_event, NULL },
 };
@@ -233,6 +234,18 @@ static const struct pb_msg m_lttl = MSG(f_lttl);
 static const struct pb_msg m_lttl_r = MSG(f_lttl_r);
 static const struct pb_msg m_lleases_r = MSG(f_lleases_r);
 
+/* Auth.Authenticate: a user's token. */
+static const struct pb_field f_auth[] = {
+	{ "name", 1, PB_STRING, 0, NULL, NULL },
+	{ "password", 2, PB_STRING, 0, NULL, NULL },
+};
+static const struct pb_field f_auth_r[] = {
+	{ "header", 1, PB_MSG, 0, &m_header, NULL },
+	{ "token", 2, PB_STRING, 0, NULL, NULL },
+};
+static const struct pb_msg m_auth = MSG(f_auth);
+static const struct pb_msg m_auth_r = MSG(f_auth_r);
+
 const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	[ETCD_PB_RANGE] = { "/v3/kv/range", "/etcdserverpb.KV/Range",
 	    &m_range, &m_range_r },
@@ -259,6 +272,8 @@ const struct pb_rpc pb_rpcs[ETCD_PB_NONE] = {
 	/* A stream: no gateway path is routed to it (etcd_pb_rpc_of). */
 	[ETCD_PB_WATCH] = { "", "/etcdserverpb.Watch/Watch", &m_watch,
 	    &m_watch_r },
+	[ETCD_PB_AUTH] = { "/v3/auth/authenticate",
+	    "/etcdserverpb.Auth/Authenticate", &m_auth, &m_auth_r },
 };
 
 enum etcd_pb_rpc

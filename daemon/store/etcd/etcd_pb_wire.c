@@ -209,6 +209,10 @@ etcd_pb_watch_read(const uint8_t *p, size_t n, struct etcd_pb_watch *w)
 			w->canceled = v != 0;
 		else if (no == 5)
 			w->compact_rev = pb_u64(v);
+		else if (no == 6 && wt == 2) {
+			w->reason = data;
+			w->reason_len = len;
+		}
 	}
 	w->p = p;
 	w->end = end;

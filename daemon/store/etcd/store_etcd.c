@@ -48,6 +48,8 @@ etcd_batch_free(struct etcd_batch *b)
 		etcd_ev_free(&b->snap[i].ev);
 	}
 	free(b->snap);
+	free(b->rkey);
+	free(b->rend);
 	free(b);
 }
 
@@ -110,7 +112,7 @@ etcd_first_u64(const cJSON *range, const char *name)
 static int	etcd_begin_send(struct etcd_batch *, struct store_err *);
 
 /* The batch's reads are in (or failed): it opens, or ends. */
-static void
+void
 etcd_begin_end(struct etcd_batch *b, const struct store_err *err)
 {
 	struct store_etcd	*e = b->e;
@@ -123,7 +125,7 @@ etcd_begin_end(struct etcd_batch *b, const struct store_err *err)
 		return;
 	}
 	etcd_evs_clear(&e->overlay, 0);
-	e->mark = e->marked = 0;
+	e->mark = e->marked = e->drange = 0;
 	e->compact_to = 0;
 	e->compact_begin = st->head.compact_rev;
 	e->cur = b;
@@ -191,6 +193,8 @@ etcd_begin_send(struct etcd_batch *b, struct store_err *err)
 
 	while (b->snap_next < b->nsnap && b->snap[b->snap_next].blind)
 		b->snap_next++;
+	if (b->snap_next == b->nsnap && b->has_range && !b->range_read)
+		return (etcd_begin_range(b, err));
 	if (b->snap_next == b->nsnap) {
 		if (b->read_rev == 0)	/* nothing to read */
 			b->base_rev = store_read_rev(e->st);
@@ -252,6 +256,7 @@ store_etcd_begin(struct store *st, const struct store_keys *keys,
 		sn->key_len = keys->k[i].len;
 		sn->blind = keys->k[i].blind;
 	}
+	etcd_batch_range_set(b, keys);
 	LIST_INSERT_HEAD(&e->begins, b, entry);
 	if (etcd_begin_send(b, &err) != 0)
 		etcd_begin_end(b, &err);
@@ -329,71 +334,6 @@ store_etcd_del(struct store *st, uint64_t rev, uint32_t seq,
 	ev.key = xmemdup(key, len);
 	etcd_evs_push(&E(st)->overlay, &ev);
 	*deleted = 1;
-	return (0);
-}
-
-static int
-store_etcd_mark(struct store *st, struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-
-	e->mark = e->overlay.n;
-	e->compact_to_mark = e->compact_to;
-	e->compact_rev_mark = st->head.compact_rev;
-	e->marked = 1;
-	return (0);
-}
-
-static int
-store_etcd_undo(struct store *st, struct store_err *err)
-{
-	struct store_etcd	*e = E(st);
-
-	if (!e->marked)
-		return (store_err_set(err, STORE_ERR_INTERNAL,
-		    "undo without a mark"));
-	etcd_evs_clear(&e->overlay, e->mark);
-	e->compact_to = e->compact_to_mark;
-	st->head.compact_rev = e->compact_rev_mark;
-	e->marked = 0;
-	return (0);
-}
-
-/*
- * The batch that just landed, again (in its commit's callback, e->cur):
- * its snapshot, with what blind keys held just before the txn.
- */
-static void
-store_etcd_reopen(struct store *st)
-{
-	struct store_etcd	*e = E(st);
-
-	etcd_evs_clear(&e->overlay, 0);
-	e->mark = 0;
-	e->compact_to = 0;
-	e->compact_begin = st->head.compact_rev;
-	if (e->cur == NULL)
-		e->cur = e->last;
-}
-
-static void
-store_etcd_rollback(struct store *st)
-{
-	struct store_etcd	*e = E(st);
-
-	etcd_evs_clear(&e->overlay, 0);
-	e->compact_to = 0;
-	st->head.compact_rev = e->compact_begin;
-	if (e->cur != NULL && !e->cur->landed)
-		etcd_batch_free(e->cur);	/* its commit's otherwise */
-	e->cur = NULL;
-}
-
-/* Compaction is etcd's own, of the whole cluster, at commit. */
-static int
-store_etcd_compact(struct store *st, uint64_t rev, struct store_err *err)
-{
-	E(st)->compact_to = rev;
 	return (0);
 }
 
@@ -518,7 +458,7 @@ store_etcd_open(struct store *st, const char *arg,
 	st->impl = e;
 	if (etcd_names(e, opts->prefix != NULL ? opts->prefix :
 	    ETCD_PREFIX_DEFAULT, err) != 0 ||
-	    etcd_client_init(&e->client, arg, opts->base, err) != 0 ||
+	    etcd_client_init(&e->client, arg, opts, st, err) != 0 ||
 	    etcd_load(st, err) != 0 || etcd_find_compact_rev(st, err) != 0) {
 		store_etcd_close(st);
 		return (-1);
@@ -589,6 +529,7 @@ const struct store_backend store_etcd_backend = {
 	.get = store_etcd_get,
 	.put = store_etcd_put,
 	.del = store_etcd_del,
+	.del_range = store_etcd_del_range,
 	.mark = store_etcd_mark,
 	.undo = store_etcd_undo,
 	.compact = store_etcd_compact,
@@ -612,4 +553,5 @@ const struct store_backend store_etcd_backend = {
 	.lease_revoke_now = store_etcd_lease_revoke_now,
 	/* Status. */
 	.read_stats = store_etcd_read_stats,
+	.reports = STORE_REPORTS(STORE_REPORT_CALL),
 };

@@ -90,6 +90,10 @@ struct etcd_batch {
 	size_t			 snap_chunk;	/* being read */
 	uint64_t		 read_rev;	/* the reads, at */
 	uint64_t		 base_rev;
+	/* The range it deletes (store_keys.rkey), read at begin: */
+	int			 has_range, range_read;
+	char			*rkey, *rend;	/* rend NULL: no end */
+	size_t			 rkey_len, rend_len;
 	int			 landed;	/* its commit's callback */
 	store_done		 begun;
 	void			*begun_arg;
@@ -123,6 +127,9 @@ struct store_etcd {
 	struct etcd_evs		 overlay;
 	size_t			 mark;
 	int			 marked;
+	/* The overlay's [drange_from, drange_to): the batch's range delete. */
+	int			 drange;
+	size_t			 drange_from, drange_to;
 	uint64_t		 compact_to_mark, compact_rev_mark;
 	uint64_t		 id;		/* this store's, in tokens */
 	uint64_t		 commits;
@@ -141,6 +148,8 @@ struct store_etcd {
 	struct event		*wtimer;
 	unsigned		 wep;
 	int			 wcancelled;	/* by etcd: reopen it */
+	unsigned		 wgen;		/* its token's (etcd_client.h) */
+	struct etcd_renewal	 wrenew;	/* etcd refused that token */
 	LIST_HEAD(, etcd_replay) replays;	/* history reads out */
 	struct etcd_view	*view;		/* store_etcd_view.c */
 	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */
@@ -218,6 +227,28 @@ int	 etcd_range(struct store_etcd *, const char *, const char *, uint64_t,
 void	 etcd_reply_kvs(struct store_etcd *, const cJSON *, uint64_t,
 	    struct etcd_evs *, int *);
 void	 etcd_evs_free(struct etcd_evs *);
+
+/* A batch's mark, undo, reopen, rollback, compact (store_etcd_batch.c). */
+int	store_etcd_mark(struct store *, struct store_err *);
+int	store_etcd_undo(struct store *, struct store_err *);
+void	store_etcd_reopen(struct store *);
+void	store_etcd_rollback(struct store *);
+int	store_etcd_compact(struct store *, uint64_t, struct store_err *);
+
+/* Range deletes (store_etcd_range.c). */
+void	etcd_batch_range_set(struct etcd_batch *, const struct store_keys *);
+/* The read of the batch's range at begin; done: etcd_begin_end(). */
+int	etcd_begin_range(struct etcd_batch *, struct store_err *);
+void	etcd_begin_end(struct etcd_batch *, const struct store_err *);
+int	store_etcd_del_range(struct store *, uint64_t, const char *, size_t,
+	    const char *, size_t, uint64_t *, struct store_err *);
+/* The overlay's i-th write: sent as the DeleteRange (first), or not. */
+int	etcd_drange_first(const struct store_etcd *, size_t);
+int	etcd_drange_skip(const struct store_etcd *, size_t);
+void	etcd_pb_drange(struct buf *, struct store_etcd *,
+	    const struct etcd_batch *);
+void	etcd_pb_range_cmp(struct buf *, struct store_etcd *,
+	    const struct etcd_batch *);
 
 /* Reads (store_etcd_read.c). */
 void	store_etcd_read_get(struct store *, const char *, size_t, uint64_t,
@@ -313,6 +344,30 @@ void	 etcd_expiry_reload(struct store_etcd *);
 struct etcd_known *etcd_known_find(struct store_etcd *, uint64_t);
 /* A stamped lease's time left by this daemon's clock. */
 uint64_t etcd_known_remaining(const struct etcd_known *);
+
+/* Leases whose record a response deletes, at most (more: plain deletes). */
+#define ETCD_WMSG_ENDED_MAX	64
+
+/* What a watch response carries. */
+struct etcd_wmsg {
+	int		 created, canceled;
+	uint64_t	 compact_rev;
+	uint64_t	 last_rev;	/* of its events, 0 if none */
+	size_t		 pushed;	/* events it added */
+	/* The leases that ended: their record's delete. */
+	struct {
+		uint64_t	 rev, id;
+		int		 revoked;
+	}		 ended[ETCD_WMSG_ENDED_MAX];
+	size_t		 nended;
+};
+
+/*
+ * One watch response (w: etcd_pb_watch_read) of the stream (stream set) or
+ * of a history replay into out (store_etcd_wmsg.c); -1: no header.
+ */
+int	etcd_wmsg_pb(struct store_etcd *, struct etcd_pb_watch *,
+	    struct etcd_evs *, struct etcd_wmsg *, int stream);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

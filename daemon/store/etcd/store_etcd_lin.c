@@ -40,6 +40,8 @@ lin_read_answer(struct etcd_view *v, struct view_read *vr, int direct)
 		etcd_view_get(v->e, vr->key, vr->key_len, vr->done, vr->arg);
 	free(vr->key);
 	free(vr->after);
+	free(vr->start);
+	free(vr->end);
 	free(vr);
 }
 
@@ -53,6 +55,8 @@ lin_reads_fail(struct view_reads *q, const struct store_err *err)
 		vr->done(vr->arg, -1, NULL, 0, err);
 		free(vr->key);
 		free(vr->after);
+		free(vr->start);
+		free(vr->end);
 		free(vr);
 	}
 }
@@ -198,6 +202,10 @@ etcd_lin_range(struct store_etcd *e, const struct store_range *r,
 		vr->after_len = r->after_len;
 		vr->rg.after = vr->after;
 	}
+	if (r->start != NULL)
+		vr->rg.start = vr->start = xmemdup(r->start, r->start_len);
+	if (r->end != NULL)
+		vr->rg.end = vr->end = xmemdup(r->end, r->end_len);
 	vr->done = done;
 	vr->arg = arg;
 	lin_queue(e->view, vr);

@@ -10,49 +10,33 @@
 #include <string.h>
 
 #include "store/etcd/store_etcd.h"
+#include "store/store_range.h"
 
 #define E(st)	((struct store_etcd *)(st)->impl)
-
-/* Bytewise order; a is read as its first alen - 1 bytes plus a NUL. */
-static int
-etcd_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
-{
-	size_t	 i, n = alen < blen ? alen : blen;
-	int	 ca, cb;
-
-	for (i = 0; i < n; i++) {
-		ca = i == alen - 1 ? 0 : (unsigned char)a[i];
-		cb = (unsigned char)b[i];
-		if (ca != cb)
-			return (ca - cb);
-	}
-	return (alen < blen ? -1 : alen > blen);
-}
 
 /* Where a store_range starts and ends in etcd (base64, malloc'd). */
 static void
 etcd_range_bounds(struct store_etcd *e, const struct store_range *r,
     char **beg64, char **end64)
 {
-	char	*pfx;
-	size_t	 plen = e->prefix_len + r->prefix_len;
+	struct store_span	 sp;
+	char			*k;
 
-	pfx = xmalloc(plen + 1);
-	memcpy(pfx, e->prefix, e->prefix_len);
-	memcpy(pfx + e->prefix_len, r->prefix, r->prefix_len);
-	*end64 = etcd_prefix_end64(pfx, plen);
-	if (r->after != NULL && etcd_bytes_cmp(r->after, r->after_len + 1,
-	    r->prefix, r->prefix_len) > 0) {
-		/* Just after "after": after + "\0". */
-		char *a = xcalloc(1, e->prefix_len + r->after_len + 1);
-
-		memcpy(a, e->prefix, e->prefix_len);
-		memcpy(a + e->prefix_len, r->after, r->after_len);
-		*beg64 = etcd_b64(a, e->prefix_len + r->after_len + 1);
-		free(a);
+	store_range_span(r, &sp);
+	k = xmalloc(e->prefix_len + sp.lo_len + 1);
+	memcpy(k, e->prefix, e->prefix_len);
+	memcpy(k + e->prefix_len, sp.lo, sp.lo_len);
+	*beg64 = etcd_b64(k, e->prefix_len + sp.lo_len);
+	free(k);
+	if (sp.hi != NULL) {
+		k = xmalloc(e->prefix_len + sp.hi_len + 1);
+		memcpy(k, e->prefix, e->prefix_len);
+		memcpy(k + e->prefix_len, sp.hi, sp.hi_len);
+		*end64 = etcd_b64(k, e->prefix_len + sp.hi_len);
+		free(k);
 	} else
-		*beg64 = etcd_b64(pfx, plen);
-	free(pfx);
+		*end64 = etcd_prefix_end64(e->prefix, e->prefix_len);
+	store_span_free(&sp);
 }
 
 /* An asynchronous get or range. */
@@ -98,8 +82,8 @@ etcd_aread_cb(void *arg, const cJSON *reply, const struct store_err *err)
 
 static void
 etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
-    uint64_t rev, uint64_t limit, int keys_only, store_read_done done,
-    void *arg)
+    uint64_t rev, uint64_t limit, int keys_only, int reverse,
+    store_read_done done, void *arg)
 {
 	struct etcd_aread	*ar;
 	struct store_err	 err;
@@ -114,6 +98,11 @@ etcd_aread(struct store_etcd *e, const char *beg64, const char *end64,
 	buf_init(&b);
 	etcd_range_body(&b, beg64, end64, rev, end64 != NULL ? limit + 1 : 0,
 	    keys_only);
+	if (reverse) {	/* descending by key: in place of the closing brace */
+		b.len--;
+		buf_addstr(&b, ",\"sort_order\":\"DESCEND\","
+		    "\"sort_target\":\"KEY\"}");
+	}
 	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&b),
 	    etcd_aread_cb, ar, &err) != 0)
 		etcd_aread_cb(ar, NULL, &err);
@@ -128,7 +117,7 @@ etcd_read_get_direct(struct store_etcd *e, const char *key, size_t len,
 	char	*k64;
 
 	k64 = etcd_key64(e, key, len);
-	etcd_aread(e, k64, NULL, rev, 1, 0, done, arg);
+	etcd_aread(e, k64, NULL, rev, 1, 0, 0, done, arg);
 	free(k64);
 }
 
@@ -140,7 +129,7 @@ etcd_read_range_direct(struct store_etcd *e, const struct store_range *r,
 
 	etcd_range_bounds(e, r, &beg64, &end64);
 	etcd_aread(e, beg64, end64, r->rev, r->limit, r->keys_only ? 1 : 0,
-	    done, arg);
+	    r->reverse, done, arg);
 	free(beg64);
 	free(end64);
 }

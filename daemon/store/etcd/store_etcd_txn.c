@@ -96,7 +96,8 @@ etcd_txn_nops(struct store_etcd *e)
 
 	for (i = e->overlay.head; i < e->overlay.n; i++) {
 		ev = &e->overlay.v[i];
-		n += etcd_overlay_find(e, ev->key, ev->key_len) == ev;
+		n += !etcd_drange_skip(e, i) &&
+		    etcd_overlay_find(e, ev->key, ev->key_len) == ev;
 	}
 	return (n);
 }
@@ -117,6 +118,8 @@ etcd_txn_ops(struct etcd_commit *c, size_t per, struct buf *out)
 
 	for (i = e->overlay.head; i < e->overlay.n; i++) {
 		ev = &e->overlay.v[i];
+		if (etcd_drange_skip(e, i))
+			continue;	/* in the range delete's DeleteRange */
 		if (etcd_overlay_find(e, ev->key, ev->key_len) != ev)
 			continue;	/* a later write of the key wins */
 		if (per > 0 && n % per == 0) {
@@ -128,6 +131,10 @@ etcd_txn_ops(struct etcd_commit *c, size_t per, struct buf *out)
 			txn = etcd_pb_begin(out, ETCD_PB_OP_TXN);
 		}
 		n++;
+		if (etcd_drange_first(e, i)) {
+			etcd_pb_drange(out, e, b);
+			continue;
+		}
 		op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
 		if (ev->deleted) {
 			w = etcd_pb_begin(out, ETCD_PB_OP_DELETE);
@@ -203,8 +210,10 @@ etcd_txn_compares(struct store_etcd *e, struct etcd_batch *b,
 		nfound += !b->snap[i].blind && b->snap[i].found;
 	}
 	/* With the slot's, past etcd's limit: all in the span's. */
-	fold = 1 + nfound + (nabsent > ETCD_TXN_ABSENT_MAX ? 1 : nabsent) >
-	    ETCD_TXN_FLAT_MAX;
+	fold = 1 + b->has_range + nfound + (nabsent > ETCD_TXN_ABSENT_MAX ?
+	    1 : nabsent) > ETCD_TXN_FLAT_MAX;
+	if (b->has_range)
+		etcd_pb_range_cmp(out, e, b);
 	for (i = 0; i < b->nsnap; i++) {
 		sn = &b->snap[i];
 		if (sn->blind)

@@ -28,6 +28,7 @@
 #include "store/etcd/store_etcd.h"
 #include "store/etcd/store_etcd_view.h"
 #include "store/store_hash.h"
+#include "store/store_range.h"
 
 #define VIEW_FILL_PAGE		10000
 #define VIEW_NODE_BYTES(n)	(sizeof *(n) + (size_t)(n)->level * \
@@ -223,20 +224,16 @@ view_range(struct etcd_view *v, const struct store_range *r,
     store_read_done done, void *arg)
 {
 	struct view_node	*n;
+	struct store_span	 sp;
 	struct store_kv		*kvs;
 	uint64_t		 count = 0;
 	int			 more = 0;
 
-	if (r->after != NULL && sl_cmp(r->after, r->after_len, r->prefix,
-	    r->prefix_len) >= 0)
-		n = view_keys_seek(&v->keys, r->after, r->after_len, 1, NULL);
-	else
-		n = view_keys_seek(&v->keys, r->prefix, r->prefix_len, 0, NULL);
+	store_range_span(r, &sp);
+	n = r->reverse ? view_keys_before(&v->keys, sp.hi, sp.hi_len) :
+	    view_keys_seek(&v->keys, sp.lo, sp.lo_len, 0, NULL);
 	kvs = xcalloc(r->limit < 1024 ? r->limit : 1024, sizeof *kvs);
-	for (; n != NULL; n = n->next[0]) {
-		if (n->key_len < r->prefix_len ||
-		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
-			break;
+	while (n != NULL && store_span_has(&sp, n->key, n->key_len)) {
 		if (count == r->limit) {
 			more = 1;
 			break;
@@ -244,7 +241,10 @@ view_range(struct etcd_view *v, const struct store_range *r,
 		if (count >= 1024 && (count & (count - 1)) == 0)
 			kvs = xrealloc(kvs, count * 2 * sizeof *kvs);
 		view_kv(n, r->keys_only, &kvs[count++]);
+		n = r->reverse ? view_keys_before(&v->keys, n->key,
+		    n->key_len) : n->next[0];
 	}
+	store_span_free(&sp);
 	done(arg, (long)count, kvs, more, NULL);
 	free(kvs);
 }

@@ -36,6 +36,7 @@ struct view_read {
 	size_t			 key_len;
 	char			*after;
 	size_t			 after_len;
+	char			*start, *end;	/* range: its bounds' copies */
 	struct store_range	 rg;
 	store_read_done		 done;
 	void			*arg;

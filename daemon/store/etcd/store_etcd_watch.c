@@ -23,119 +23,6 @@
 /* An idle stream is reopened after this long (nothing lost). */
 #define ETCD_STREAM_IDLE_S	300
 
-/* Leases whose record a response deletes, at most (more: plain deletes). */
-#define ETCD_WMSG_ENDED_MAX	64
-
-/* What a watch response carries. */
-struct etcd_wmsg {
-	int		 created, canceled;
-	uint64_t	 compact_rev;
-	uint64_t	 last_rev;	/* of its events, 0 if none */
-	size_t		 pushed;	/* events it added */
-	/* The leases that ended: their record's delete. */
-	struct {
-		uint64_t	 rev, id;
-		int		 revoked;
-	}		 ended[ETCD_WMSG_ENDED_MAX];
-	size_t		 nended;
-};
-
-/*
- * One event of a watch response: under the user prefix to out; else, on
- * the stream (stream set), a lease record to store_etcd_expire.c.
- */
-static void
-etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
-    const struct etcd_pb_watch *w, struct etcd_evs *out, struct etcd_wmsg *m,
-    uint32_t *seq, int stream)
-{
-	struct etcd_ev	 ev;
-	uint64_t	 id;
-
-	if (kv->mod_rev > m->last_rev) {
-		m->last_rev = kv->mod_rev;
-		*seq = 0;
-	}
-	if (etcd_ev_of(e, kv, deleted, &ev) != 0) {
-		/* A slot, a lease's record, the sentinel */
-		if (stream)
-			(void)etcd_expiry_of(e, kv, deleted);
-		if (deleted && m->nended < ETCD_WMSG_ENDED_MAX &&
-		    (id = etcd_record_id(e, kv->key, kv->key_len)) != 0) {
-			m->ended[m->nended].rev = kv->mod_rev;
-			m->ended[m->nended].id = id;
-			m->ended[m->nended++].revoked = w->has_prev &&
-			    etcd_record_revoked(w->prev.value,
-			    w->prev.value_len);
-		}
-		return;
-	}
-	ev.seq = (*seq)++;
-	if (w->has_prev) {
-		ev.prev_state = STORE_PREV_KV;
-		ev.prev_value = (unsigned char *)xmemdup(w->prev.value,
-		    w->prev.value_len);
-		ev.prev_value_len = w->prev.value_len;
-		ev.prev_version = w->prev.version;
-		ev.prev_create_rev = w->prev.create_rev;
-		ev.prev_mod_rev = w->prev.mod_rev;
-		ev.prev_lease = w->prev.lease;
-	} else if (!deleted && kv->version == 1)
-		ev.prev_state = STORE_PREV_NONE;
-	etcd_evs_push(out, &ev);
-	m->pushed++;
-}
-
-/*
- * etcd deletes a lease's keys and its record at one revision, when it
- * expires or is revoked: the deletes at that revision of keys that were
- * the lease's (their prev_kv says) are its end's, revoked if the record
- * said a client asked (store_etcd_lease.c), else expired.
- */
-static void
-etcd_wmsg_ended(struct etcd_evs *out, const struct etcd_wmsg *m)
-{
-	struct etcd_ev	*ev;
-	size_t		 i, j;
-
-	for (i = out->n - m->pushed; m->nended > 0 && i < out->n; i++) {
-		ev = &out->v[i];
-		if (!ev->deleted || ev->prev_state != STORE_PREV_KV ||
-		    ev->prev_lease == 0)
-			continue;
-		for (j = 0; j < m->nended; j++) {
-			if (m->ended[j].rev == ev->rev &&
-			    m->ended[j].id == ev->prev_lease) {
-				ev->cause = m->ended[j].revoked ?
-				    STORE_CAUSE_REVOKED : STORE_CAUSE_EXPIRED;
-				ev->cause_lease = ev->prev_lease;
-			}
-		}
-	}
-}
-
-/*
- * One watch response (w: etcd_pb_watch_read) of the stream (stream set) or
- * of a history replay; -1: an error (no header).
- */
-static int
-etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
-    struct etcd_evs *out, struct etcd_wmsg *m, int stream)
-{
-	struct etcd_pb_kv	 kv;
-	uint32_t		 seq = 0;
-	int			 deleted;
-
-	memset(m, 0, sizeof *m);
-	m->created = w->created;
-	m->canceled = w->canceled;
-	m->compact_rev = w->compact_rev;
-	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
-		etcd_wmsg_ev(e, &kv, deleted, w, out, m, &seq, stream);
-	etcd_wmsg_ended(out, m);
-	return (!w->header && !m->canceled ? -1 : 0);
-}
-
 /* Keep the cache bounded: drop whole revisions from its head. */
 static void
 etcd_cache_trim(struct store_etcd *e)
@@ -199,6 +86,36 @@ etcd_stream_cancelled(struct store_etcd *e, uint64_t compact_rev)
 	etcd_lease_stream_moved(e);
 }
 
+/*
+ * etcd cancelled the stream's watch for its token (etcd_auth_refused): the
+ * stream opens again once a new one is in (etcd_stream_renewed), from the
+ * revision after the last one seen.  0 if that is not why.
+ */
+static int
+etcd_stream_refused(struct store_etcd *e, const struct etcd_pb_watch *w)
+{
+	if (!etcd_auth_refused(0, (const char *)w->reason, w->reason_len))
+		return (0);
+	switch (etcd_client_renew(&e->client, e->wgen, &e->wrenew)) {
+	case -1:
+		return (0);	/* no token of ours: a refusal, as any */
+	case 1:
+		etcd_watch_schedule(e);		/* a new one is in */
+		break;
+	}
+	log_info("etcd refused the watch stream's token (%.*s); it opens "
+	    "again with a new one", (int)(w->reason_len > 80 ? 80 :
+	    w->reason_len), (const char *)w->reason);
+	e->wcancelled = 1;
+	return (1);
+}
+
+static void
+etcd_stream_renewed(void *arg, const struct store_err *err)
+{
+	etcd_watch_schedule(arg);	/* paced, even when it failed */
+}
+
 /* A message of the stream (etcd_grpc.h): -1 if malformed. */
 static int
 etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
@@ -220,6 +137,8 @@ etcd_stream_msg(void *arg, const uint8_t *p, size_t n)
 		return (0);
 	}
 	if (m.canceled) {
+		if (m.compact_rev == 0 && etcd_stream_refused(e, &w))
+			return (0);
 		etcd_stream_cancelled(e, m.compact_rev);
 		return (0);
 	}
@@ -265,6 +184,7 @@ etcd_stream_open(struct store_etcd *e)
 		etcd_grpc_stream_drop(e->wst);
 	e->wst = NULL;
 	e->wcancelled = 0;
+	e->wgen = e->client.cred.gen;
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
 	    "\"progress_notify\":true,\"prev_kv\":true}}", e->wbeg64,
@@ -309,6 +229,8 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 		return (store_err_set(err, STORE_ERR_INTERNAL,
 		    "evtimer_new failed"));
 	e->wep = e->client.cur;
+	e->wrenew.cb = etcd_stream_renewed;
+	e->wrenew.arg = e;
 	if (etcd_stream_open(e) != 0)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "cannot "
 		    "open the etcd watch stream"));
@@ -318,6 +240,7 @@ store_etcd_watch_start(struct store_etcd *e, struct store_err *err)
 void
 store_etcd_watch_stop(struct store_etcd *e)
 {
+	etcd_renewal_cancel(&e->wrenew);
 	if (e->wtimer != NULL)
 		event_free(e->wtimer);
 	e->wtimer = NULL;
@@ -352,7 +275,13 @@ struct etcd_replay {
 	uint64_t		 compact_rev;
 	store_history_done	 cb;
 	void			*arg;
+	unsigned		 gen;		/* its token's */
+	int			 renewed;	/* opened again with a new one */
+	int			 waiting;	/* for it, or to open again */
+	struct etcd_renewal	 renewal;
 };
+
+static void	etcd_replay_open(struct etcd_replay *);
 
 /* A message of the replay's stream (etcd_grpc.h): -1 if malformed. */
 static int
@@ -361,11 +290,22 @@ etcd_replay_msg(void *arg, const uint8_t *p, size_t n)
 	struct etcd_replay	*rp = arg;
 	struct etcd_pb_watch	 w;
 	struct etcd_wmsg	 m;
+	int			 r;
 
-	if (rp->done)
+	if (rp->done || rp->waiting)
 		return (0);
 	if (etcd_pb_watch_read(p, n, &w) != 0)
 		return (-1);	/* the stream ends: failed */
+	if (w.canceled && w.compact_rev == 0 && !rp->renewed &&
+	    etcd_auth_refused(0, (const char *)w.reason, w.reason_len) &&
+	    (r = etcd_client_renew(&rp->e->client, rp->gen,
+	    &rp->renewal)) >= 0) {
+		/* Refused for its token: again, once, with a new one. */
+		rp->renewed = rp->waiting = 1;
+		if (r == 1)
+			event_active(rp->fire, 0, 0);
+		return (0);
+	}
 	if (etcd_wmsg_pb(rp->e, &w, &rp->evs, &m, 0) != 0 || m.canceled) {
 		rp->failed = 1;
 		rp->compact_rev = m.compact_rev;
@@ -386,6 +326,8 @@ etcd_replay_ended(void *arg, int status, struct buf *body, cJSON *reply)
 
 	cJSON_Delete(reply);
 	rp->st = NULL;
+	if (rp->waiting)
+		return;		/* opened again once its token is in */
 	if (!rp->done)
 		rp->failed = 1;
 	rp->done = 1;
@@ -439,6 +381,7 @@ static void
 etcd_replay_free(struct etcd_replay *rp)
 {
 	LIST_REMOVE(rp, entry);
+	etcd_renewal_cancel(&rp->renewal);
 	if (rp->st != NULL)
 		etcd_grpc_stream_drop(rp->st);
 	if (rp->fire != NULL)
@@ -463,6 +406,10 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 	struct store		*st = e->st;
 	struct store_err	 err;
 
+	if (rp->waiting) {
+		etcd_replay_open(rp);	/* with the new token */
+		return;
+	}
 	if (rp->compact_rev != 0) {
 		/* etcd's compaction at C keeps no event of C: from C + 1. */
 		if (rp->compact_rev + 1 > st->head.compact_rev)
@@ -484,15 +431,52 @@ etcd_replay_end(evutil_socket_t fd, short what, void *arg)
 	etcd_replay_free(rp);
 }
 
+/* rp's stream, from its revision: a watch of the prefix until it has it. */
+static void
+etcd_replay_open(struct etcd_replay *rp)
+{
+	struct store_etcd	*e = rp->e;
+	unsigned		 cur = e->client.cur;
+	struct etcd_endpoint	*ep = &e->client.ep[cur];
+	struct store_err	 err;
+	char			 body[1024];
+
+	if (rp->st != NULL)
+		etcd_grpc_stream_drop(rp->st);
+	rp->st = NULL;
+	rp->waiting = 0;
+	rp->gen = e->client.cred.gen;
+	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
+	    "\"prev_kv\":true}}", e->wbeg64, e->wend64, rp->from);
+	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
+	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
+	    etcd_replay_ended, rp, &err);
+	if (rp->st == NULL) {
+		rp->failed = rp->done = 1;
+		event_active(rp->fire, 0, 0);
+	}
+}
+
+/* The new token rp waited for (err: none could be had). */
+static void
+etcd_replay_renewed(void *arg, const struct store_err *err)
+{
+	struct etcd_replay	*rp = arg;
+
+	if (err != NULL) {
+		rp->waiting = 0;
+		rp->failed = rp->done = 1;
+	}
+	event_active(rp->fire, 0, 0);
+}
+
 static void
 etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
     store_history_done cb, void *arg)
 {
-	unsigned		 cur = e->client.cur;
-	struct etcd_endpoint	*ep = &e->client.ep[cur];
 	struct etcd_replay	*rp;
 	struct store_err	 err;
-	char			 body[1024];
 
 	if (e->client.down) {
 		store_err_set(&err, STORE_ERR_UNAVAILABLE, "etcd is "
@@ -508,20 +492,13 @@ etcd_replay(struct store_etcd *e, uint64_t from, size_t max,
 	rp->max = max;
 	rp->cb = cb;
 	rp->arg = arg;
+	rp->renewal.cb = etcd_replay_renewed;
+	rp->renewal.arg = rp;
 	LIST_INSERT_HEAD(&e->replays, rp, entry);
 	if ((rp->fire = event_new(e->opts.base, -1, 0, etcd_replay_end,
 	    rp)) == NULL)
 		fatalx("etcd_replay: out of memory");
-	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
-	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
-	    "\"prev_kv\":true}}", e->wbeg64, e->wend64, from);
-	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
-	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
-	    etcd_replay_ended, rp, &err);
-	if (rp->st == NULL) {
-		rp->failed = rp->done = 1;
-		event_active(rp->fire, 0, 0);
-	}
+	etcd_replay_open(rp);
 }
 
 void

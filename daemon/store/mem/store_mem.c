@@ -20,6 +20,7 @@
 #include "store/store_local.h"
 #include "store/mem/store_mem.h"
 #include "util.h"
+#include "store/store_range.h"
 
 static void
 store_mem_node_free(struct store_mem_node *n)
@@ -201,23 +202,17 @@ store_mem_range(struct store *s, const struct store_range *r,
 {
 	struct store_mem	*m = s->impl;
 	struct store_mem_node	*n;
+	struct store_span	 sp;
 	struct store_kv		 kv;
 	uint64_t		 count = 0;
 	int			 stop = 0;
 
 	if (r->rev != 0)
 		return (store_mem_range_at(s, r, cb, arg, more, err));
-	if (r->after != NULL && sl_cmp(r->after, r->after_len,
-	    r->prefix, r->prefix_len) >= 0)
-		n = store_mem_keys_seek(&m->keys, r->after, r->after_len, 1,
-		    NULL);
-	else
-		n = store_mem_keys_seek(&m->keys, r->prefix, r->prefix_len, 0,
-		    NULL);
-	for (; n != NULL; n = n->next[0]) {
-		if (n->key_len < r->prefix_len ||
-		    memcmp(n->key, r->prefix, r->prefix_len) != 0)
-			break;
+	store_range_span(r, &sp);
+	n = r->reverse ? store_mem_keys_before(&m->keys, sp.hi, sp.hi_len) :
+	    store_mem_keys_seek(&m->keys, sp.lo, sp.lo_len, 0, NULL);
+	while (n != NULL && store_span_has(&sp, n->key, n->key_len)) {
 		if (count == r->limit || stop) {
 			*more = 1;
 			break;
@@ -225,8 +220,35 @@ store_mem_range(struct store *s, const struct store_range *r,
 		store_mem_kv(n, r->keys_only, &kv);
 		count++;
 		stop = cb(&kv, arg) != 0;
+		n = r->reverse ? store_mem_keys_before(&m->keys, n->key,
+		    n->key_len) : n->next[0];
 	}
+	store_span_free(&sp);
 	return ((long)count);
+}
+
+static int
+store_mem_del_range(struct store *s, uint64_t rev, const char *key,
+    size_t key_len, const char *end, size_t end_len, uint64_t *n,
+    struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*x, *next;
+	int			 deleted;
+
+	*n = 0;
+	for (x = store_mem_keys_seek(&m->keys, key, key_len, 0, NULL);
+	    x != NULL; x = next) {
+		if (end != NULL && sl_cmp(x->key, x->key_len, end,
+		    end_len) >= 0)
+			break;
+		next = x->next[0];
+		if (store_mem_del(s, rev, (uint32_t)*n, x->key, x->key_len,
+		    &deleted, err) != 0)
+			return (-1);
+		*n += deleted;
+	}
+	return (0);
 }
 
 static int
@@ -440,6 +462,7 @@ const struct store_backend store_mem_backend = {
 	.get = store_mem_get,
 	.put = store_mem_put,
 	.del = store_mem_del,
+	.del_range = store_mem_del_range,
 	.mark = store_mem_mark,
 	.undo = store_mem_undo,
 	.compact = store_mem_compact,

@@ -14,6 +14,7 @@
 #include "store/mem/store_mem.h"
 #include "util.h"
 #include "store/store_hash.h"
+#include "store/store_range.h"
 
 /* Events by key, then (rev, seq): the history's order. */
 static int
@@ -257,13 +258,9 @@ store_mem_get_at(struct store *s, const char *key, size_t key_len,
 
 static int
 store_mem_in_range(const struct store_mem_event *ev,
-    const struct store_range *r)
+    const struct store_span *sp)
 {
-	if (ev->key_len < r->prefix_len ||
-	    memcmp(ev->key, r->prefix, r->prefix_len) != 0)
-		return (0);
-	return (r->after == NULL || sl_cmp(ev->key, ev->key_len,
-	    r->after, r->after_len) > 0);
+	return (store_span_has(sp, ev->key, ev->key_len));
 }
 
 long
@@ -272,27 +269,35 @@ store_mem_range_at(struct store *s, const struct store_range *r,
 {
 	struct store_mem	 *m = s->impl;
 	struct store_mem_event	**v, *ev;
+	struct store_span	  sp;
 	struct store_kv		  kv;
-	size_t			  end, n = 0, i, j;
+	size_t			  end, n = 0, i, j, ng = 0, *last;
 	uint64_t		  count = 0;
 	int			  stop = 0;
 
+	store_range_span(r, &sp);
 	end = store_mem_after(m, m->hist_first, r->rev);
 	v = xcalloc(end - m->hist_first + m->nkept + 1, sizeof *v);
 	for (i = 0; i < m->kept_cap; i++) {
 		ev = &m->kept[i].ev;
 		if (ev->key != NULL && ev->rev <= r->rev &&
-		    store_mem_in_range(ev, r))
+		    store_mem_in_range(ev, &sp))
 			v[n++] = ev;
 	}
 	for (i = m->hist_first; i < end; i++) {
-		if (store_mem_in_range(&m->hist[i], r))
+		if (store_mem_in_range(&m->hist[i], &sp))
 			v[n++] = &m->hist[i];
 	}
+	store_span_free(&sp);
 	qsort(v, n, sizeof *v, store_mem_ev_cmp);
+	/* Each key's last event, in key order (or its reverse). */
+	last = xcalloc(n + 1, sizeof *last);
 	for (i = 0; i < n; i = j) {
 		j = store_mem_group_end(v, n, i);
-		ev = v[j - 1];
+		last[ng++] = j - 1;
+	}
+	for (i = 0; i < ng; i++) {
+		ev = v[last[r->reverse ? ng - 1 - i : i]];
 		if (ev->type != STORE_EVENT_PUT)
 			continue;
 		if (count == r->limit || stop) {
@@ -303,6 +308,7 @@ store_mem_range_at(struct store *s, const struct store_range *r,
 		count++;
 		stop = cb(&kv, arg) != 0;
 	}
+	free(last);
 	free(v);
 	return ((long)count);
 }

@@ -452,13 +452,20 @@ store_sqlite_range(struct store *s, const struct store_range *r,
 	else
 		idx = b.hi != NULL ? SQ_RANGE : SQ_RANGE_OPEN;
 	st = q->st[idx];
-	store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
-	if (b.hi != NULL)
-		store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
-	sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
-	    (sqlite3_int64)r->limit + 1);
-	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
-	store_sqlite_done(st);
+	if (r->reverse && (st = store_sqlite_desc(q, st, err)) == NULL)
+		n = -1;
+	else {
+		store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
+		if (b.hi != NULL)
+			store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
+		sqlite3_bind_int64(st, 3, r->limit >= INT64_MAX ? -1 :
+		    (sqlite3_int64)r->limit + 1);
+		n = store_sqlite_walk(q, st, r, cb, arg, more, err);
+		if (r->reverse)
+			sqlite3_finalize(st);
+		else
+			store_sqlite_done(st);
+	}
 	free(b.lo);
 	free(b.hi);
 	return (n);
@@ -499,8 +506,10 @@ store_sqlite_stats(struct store *s, struct store_stats *st,
 		return (-1);
 	st->keys = STAILQ_EMPTY(&q->out) ? q->nkeys : q->nkeys_landed;
 	st->db_bytes = pages * page_size;
-	if (stat(q->wal_path, &sb) == 0)
-		st->db_bytes += (uint64_t)sb.st_size;
+	if (stat(q->wal_path, &sb) == 0) {
+		st->wal_bytes = (uint64_t)sb.st_size;
+		st->db_bytes += st->wal_bytes;
+	}
 	return (0);
 }
 
@@ -528,6 +537,7 @@ const struct store_backend store_sqlite_backend = {
 	.get = store_sqlite_get,
 	.put = store_sqlite_put,
 	.del = store_sqlite_del,
+	.del_range = store_sqlite_del_range,
 	.mark = store_sqlite_mark,
 	.undo = store_sqlite_undo,
 	.compact = store_sqlite_compact,
@@ -549,6 +559,8 @@ const struct store_backend store_sqlite_backend = {
 	.snapshot = store_sqlite_snapshot,
 	/* Status. */
 	.read_stats = store_local_read_stats,
+	.reports = STORE_REPORTS(STORE_REPORT_FSYNC) |
+	    STORE_REPORTS(STORE_REPORT_CHECKPOINT) | STORE_REPORTS_WAL,
 	/* The synchronous side store_local.c calls. */
 	.local = &store_sqlite_local,
 };

@@ -159,6 +159,7 @@ struct store_sqlite {
 	struct sq_clean	*clean;		/* kv's version of keys, a cache */
 	/* A checkpoint in slices (store_sqlite_ckpt.c). */
 	int		 ck_phase;	/* SQ_CK_* */
+	int64_t		 ck_us;		/* its slices' time so far */
 	struct sq_map	 frozen;	/* the dirty map it writes into kv */
 	struct sq_ent	**fsorted;	/* frozen's entries, in key order */
 	size_t		 fsorted_cap, fn, fdone;
@@ -260,6 +261,15 @@ int	store_sqlite_put(struct store *, uint64_t, uint32_t, const char *,
 	    struct store_err *);
 int	store_sqlite_del(struct store *, uint64_t, uint32_t, const char *,
 	    size_t, int *, struct store_err *);
+/*
+ * A range statement (its SQL ends "ORDER BY ... LIMIT ?3") descending: a
+ * statement of its own, that the caller finalizes; NULL and err if not.
+ */
+sqlite3_stmt	*store_sqlite_desc(struct store_sqlite *, sqlite3_stmt *,
+		    struct store_err *);
+/* store.h: store_delete_range() (store_sqlite_range.c). */
+int	store_sqlite_del_range(struct store *, uint64_t, const char *, size_t,
+	    const char *, size_t, uint64_t *, struct store_err *);
 int	store_sqlite_mark(struct store *, struct store_err *);
 int	store_sqlite_undo(struct store *, struct store_err *);
 void	store_sqlite_rollback(struct store *);

@@ -255,9 +255,10 @@ sq_ck_end(struct store_sqlite *q, int rc, struct store_err *err)
  * failure leaves the WAL as it is, to be tried again next time.
  */
 static void
-sq_wal_ckpt(struct store_sqlite *q)
+sq_wal_ckpt(struct store *s, int64_t t0)
 {
-	int	 log = -1, done = -1;
+	struct store_sqlite	*q = s->impl;
+	int			 log = -1, done = -1;
 
 	/* All of it copied: the next commit writes the WAL from its start. */
 	if (sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
@@ -265,6 +266,10 @@ sq_wal_ckpt(struct store_sqlite *q)
 		q->wal_pages = 0;
 	q->ck_phase = SQ_CK_IDLE;
 	q->ckpts++;
+	/* The checkpoint is over: its time, every slice's, is reported. */
+	store_report(s, STORE_REPORT_CHECKPOINT, NULL, STORE_ERR_NONE,
+	    (double)(q->ck_us + mono_us() - t0) / 1e6);
+	q->ck_us = 0;
 }
 
 /* The frozen map is in kv and history: it goes. */
@@ -283,6 +288,7 @@ int
 store_sqlite_checkpoint(struct store *s, struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
+	int64_t			 t0 = mono_us();
 	int			 rc, keys;
 
 	if ((q->dirty.n == 0 && q->ck_phase == SQ_CK_IDLE) || q->in_txn)
@@ -298,8 +304,10 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 		if (keys)
 			rc = sq_keys_fill(s, store_sqlite_keys_from(s),
 			    s->head.rev, err);
-		if (sq_ck_end(q, rc, err) != 0)
+		if (sq_ck_end(q, rc, err) != 0) {
+			q->ck_us += mono_us() - t0;
 			return (-1);
+		}
 		sq_clean_fill(q, &q->frozen, NULL, 0);
 		sq_clean_fill(q, &q->dirty, NULL, 0);
 		sq_frozen_done(q);
@@ -308,7 +316,7 @@ store_sqlite_checkpoint(struct store *s, struct store_err *err)
 		if (keys)
 			q->keys_rev = s->head.rev;
 	}
-	sq_wal_ckpt(q);
+	sq_wal_ckpt(s, t0);
 	return (0);
 }
 
@@ -333,7 +341,7 @@ store_sqlite_ckpt_slice(struct store *s)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
-	int64_t			 until = mono_us() + SQ_SLICE_US;
+	int64_t			 t0 = mono_us(), until = t0 + SQ_SLICE_US;
 	uint64_t		 rev, from, to;
 	size_t			 i;
 	int			 rc = 0;
@@ -349,11 +357,13 @@ store_sqlite_ckpt_slice(struct store *s)
 	if (q->ck_phase == SQ_CK_KEYS && !sq_keys_want(s, q->frozen_rev))
 		q->ck_phase = SQ_CK_WAL;
 	if (q->ck_phase == SQ_CK_WAL) {
-		sq_wal_ckpt(q);
+		sq_wal_ckpt(s, t0);
 		return (sq_due(s, 0) == 0);
 	}
-	if (sq_ck_begin(q, &err) != 0)
+	if (sq_ck_begin(q, &err) != 0) {
+		q->ck_us += mono_us() - t0;
 		return (-1);
+	}
 	i = q->fdone;
 	rev = q->ckpt_rev;
 	to = q->keys_rev;
@@ -375,6 +385,7 @@ store_sqlite_ckpt_slice(struct store *s)
 			to = q->frozen_rev;
 		rc = sq_keys_fill(s, from, to, &err);
 	}
+	q->ck_us += mono_us() - t0;
 	if (sq_ck_end(q, rc, &err) != 0)
 		return (-1);
 	q->fdone = i > q->fn ? q->fn : i;

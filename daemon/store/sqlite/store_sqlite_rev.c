@@ -21,6 +21,7 @@
 #include "store/store_local.h"
 #include "store/sqlite/store_sqlite.h"
 #include "util.h"
+#include "store/store_range.h"
 
 void
 store_sqlite_event(sqlite3_stmt *st, struct store_event *ev)
@@ -81,37 +82,19 @@ store_sqlite_get_at(struct store *s, const char *key, size_t key_len,
 }
 
 /*
- * The range as bounds on key: lo <= key < hi.  lo is the prefix, or just
- * above "after" (after + NUL) if that is higher; hi is the first string
- * above every key with the prefix, none when the prefix is all 0xff.
+ * The range as bounds on key: lo <= key < hi (store_range_span(): the
+ * prefix, start, end and after).
  */
 void
 store_sqlite_bounds(const struct store_range *r, struct store_sqlite_span *b)
 {
-	size_t	 n = r->prefix_len, m;
-	int	 c;
+	struct store_span	 sp;
 
-	if (r->after != NULL) {
-		m = r->after_len < n ? r->after_len : n;
-		c = memcmp(r->after, r->prefix, m);
-		if (c > 0 || (c == 0 && r->after_len >= n)) {
-			m = r->after_len;
-			b->lo = xcalloc(1, m + 1);
-			memcpy(b->lo, r->after, m);
-			b->lo_len = m + 1;
-		}
-	}
-	if (b->lo == NULL) {
-		b->lo = xmemdup(r->prefix, n);
-		b->lo_len = n;
-	}
-	while (n > 0 && (unsigned char)r->prefix[n - 1] == 0xff)
-		n--;
-	if (n > 0) {
-		b->hi = xmemdup(r->prefix, n);
-		b->hi[n - 1] = (char)((unsigned char)b->hi[n - 1] + 1);
-		b->hi_len = n;
-	}
+	store_range_span(r, &sp);
+	b->lo = sp.lo;
+	b->lo_len = sp.lo_len;
+	b->hi = sp.hi;
+	b->hi_len = sp.hi_len;
 }
 
 long
@@ -151,6 +134,11 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	st = q->st[b.hi != NULL ? SQ_RANGE_AT : SQ_RANGE_AT_OPEN];
+	if (r->reverse && (st = store_sqlite_desc(q, st, err)) == NULL) {
+		free(b.lo);
+		free(b.hi);
+		return (-1);
+	}
 	store_sqlite_bind_blob(st, 1, b.lo, b.lo_len);
 	if (b.hi != NULL)
 		store_sqlite_bind_blob(st, 2, b.hi, b.hi_len);
@@ -159,7 +147,10 @@ store_sqlite_range_at(struct store *s, const struct store_range *r,
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)r->rev);
 	sqlite3_bind_int64(st, 5, (sqlite3_int64)s->head.compact_rev);
 	n = store_sqlite_walk(q, st, r, cb, arg, more, err);
-	store_sqlite_done(st);
+	if (r->reverse)
+		sqlite3_finalize(st);
+	else
+		store_sqlite_done(st);
 	free(b.lo);
 	free(b.hi);
 	return (n);
@@ -277,6 +268,10 @@ store_sqlite_range_merged(struct store *s, const struct store_range *r,
 	uint64_t			 count = 0;
 	int				 rc, c, stop = 0;
 
+	if (r->reverse)
+		return (store_err_set(err, STORE_ERR_FULL, "sqlite: a "
+		    "descending range needs the checkpoint that the full "
+		    "disk holds back"));
 	memset(&b, 0, sizeof b);
 	store_sqlite_bounds(r, &b);
 	nd = sq_dirty_span(q, &b);

@@ -50,7 +50,16 @@
  */
 #define SQ_SYNC_INLINE	2
 
+/*
+ * The thread's fsyncs that the loop has not reported yet, at most: one
+ * more than the batches out, since each fsync covers one more of them at
+ * least, and they stay out until the loop lands them (sq_sync_cb), which
+ * takes these first.
+ */
+#define SQ_SYNC_TOOK_MAX	(SQ_BATCHES_OUT + 1)
+
 struct sq_sync {
+	struct store	*s;
 	pthread_t	 th;
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
@@ -62,6 +71,9 @@ struct sq_sync {
 	int		 err, stop;
 	uint64_t	 seq;		/* the loop's count of batches out */
 	size_t		 group;		/* events the last fsync covered */
+	/* Under mu: how long the thread's fsyncs took (us), to report. */
+	int64_t		 took[SQ_SYNC_TOOK_MAX];
+	unsigned	 ntook;
 };
 
 static void *
@@ -69,6 +81,7 @@ sq_sync_main(void *arg)
 {
 	struct sq_sync	*y = arg;
 	uint64_t	 t, one = 1;
+	int64_t		 t0;
 	int		 rc, e;
 
 	pthread_mutex_lock(&y->mu);
@@ -79,11 +92,15 @@ sq_sync_main(void *arg)
 			break;		/* stopping, nothing left */
 		t = y->want;
 		pthread_mutex_unlock(&y->mu);
+		t0 = mono_us();
 		rc = fdatasync(y->fd);
 		e = errno;
+		t0 = mono_us() - t0;
 		pthread_mutex_lock(&y->mu);
 		if (rc != 0 && y->err == 0)
 			y->err = e;
+		if (y->ntook < SQ_SYNC_TOOK_MAX)
+			y->took[y->ntook++] = t0;
 		if (t > y->synced)
 			y->synced = t;
 		pthread_mutex_unlock(&y->mu);
@@ -123,6 +140,8 @@ sq_sync_cb(evutil_socket_t fd, short what, void *arg)
 	struct store_sqlite	*q = s->impl;
 	struct sq_sync		*y = q->sync;
 	uint64_t		 n, synced;
+	int64_t			 took[SQ_SYNC_TOOK_MAX];
+	unsigned		 i, ntook;
 	int			 err;
 
 	(void)what;
@@ -131,7 +150,13 @@ sq_sync_cb(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_lock(&y->mu);
 	synced = y->synced;
 	err = y->err;
+	ntook = y->ntook;
+	memcpy(took, y->took, ntook * sizeof took[0]);
+	y->ntook = 0;
 	pthread_mutex_unlock(&y->mu);
+	for (i = 0; i < ntook; i++)
+		store_report(s, STORE_REPORT_FSYNC, NULL, STORE_ERR_NONE,
+		    (double)took[i] / 1e6);
 	if (err != 0)
 		fatalx("sqlite: fdatasync of %s: %s: the last writes may or "
 		    "may not be on disk; stopping so that none is answered "
@@ -153,6 +178,7 @@ store_sqlite_sync_start(struct store *s, struct event_base *base)
 	if (!q->sync_full || base == NULL)
 		return;
 	y = xcalloc(1, sizeof *y);
+	y->s = s;
 	y->fd = y->efd = -1;
 	if ((y->fd = open(q->wal_path, O_RDWR | O_CLOEXEC)) == -1 ||
 	    (y->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
@@ -219,10 +245,14 @@ sq_sync_out(struct store *s)
 static void
 sq_fsync_here(struct store_sqlite *q)
 {
+	int64_t	 t0 = mono_us();
+
 	if (fdatasync(q->sync->fd) != 0)
 		fatal("sqlite: fdatasync of %s: the last writes may or may not "
 		    "be on disk; stopping so that none is answered",
 		    q->wal_path);
+	store_report(q->sync->s, STORE_REPORT_FSYNC, NULL, STORE_ERR_NONE,
+	    (double)(mono_us() - t0) / 1e6);
 }
 
 /*
