@@ -610,6 +610,12 @@ bench-etcd: all
 bench-leases: all
 	$(Q)./scripts/bench-leases.py bin
 
+# Watches at scale (issue 37, scripts/bench-watch.py): puts with 0 to 1M
+# idle watches, and delivery to 1000 and 10000 watchers of a prefix.
+.PHONY: bench-watch
+bench-watch: all
+	$(Q)./scripts/bench-watch.py bin
+
 # Keys crafted to collide in an unkeyed hash against random ones
 # (scripts/bench-hash.sh): the keyed tables cost the same for both.
 .PHONY: bench-hash

@@ -24,7 +24,7 @@
 
 struct md_client;
 
-#define BENCH_CLIENTS_MAX	4096
+#define BENCH_CLIENTS_MAX	16384
 #define BENCH_THREADS_MAX	64
 #define BENCH_PIPELINE_MAX	1024
 #define BENCH_VALUE_MAX		(64 * 1024)

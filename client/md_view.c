@@ -11,12 +11,15 @@
  * R, and each key ends at its latest state.
  *
  * md_view_wait(rev): the view's rev moves with its events, and with the
- * answer to a ping sent on its connection once its watch is live: metad
- * writes a live watch's events for every rev it has reached before any
- * later answer on that connection, so a ping answered at P means every
- * event up to P has arrived.  A put through the same handle at rev R is
- * thus in the view once md_view_wait(R) returns, whether or not R touched
- * the prefix.
+ * progress of its watch (metad-protocol(7), watch_progress): a
+ * watch_progress answered at P, and the progress line after it, mean every
+ * event of the watch up to P has arrived, whether or not P touched the
+ * prefix.  A put through the same handle at rev R is thus in the view once
+ * md_view_wait(R) returns.  While the watch is being asked again (after
+ * slow_consumer) a ping stands in: metad writes a live watch's events for
+ * every rev it has reached before any later answer on that connection.
+ * The view's requests are answered in the order sent: asked[] says which
+ * answer is which.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,8 @@ struct md_view {
 	size_t			 cap;
 	uint64_t		 rev;
 	unsigned		 pings;		/* in flight */
+	char			 asked[4];	/* w: watch, p: ping or progress */
+	unsigned		 nasked;
 	int			 changed;
 	unsigned		 resumed;
 	enum md_err		 end;
@@ -121,6 +126,27 @@ md_view_del(struct md_view *v, const char *key, size_t len, uint64_t rev)
 	v->changed = 1;
 }
 
+/* A request of the view's own was sent (kind: w, p or P, a progress). */
+static void
+md_view_asked(struct md_view *v, char kind)
+{
+	if (v->nasked < sizeof v->asked)
+		v->asked[v->nasked++] = kind;
+}
+
+/* Which of them an answer is (in order); 0 if none is noted. */
+static char
+md_view_answered(struct md_view *v)
+{
+	char	 kind;
+
+	if (v->nasked == 0)
+		return (0);
+	kind = v->asked[0];
+	memmove(v->asked, v->asked + 1, --v->nasked);
+	return (kind);
+}
+
 static void
 md_view_ended(struct md_view *v, enum md_err e, const char *msg)
 {
@@ -162,6 +188,8 @@ md_view_cancelled(struct md_view *v, const cJSON *ev)
 		md_view_watch_req(v, &jw, &b, next);
 		rc = md_sub_send(v->h, &b);
 		buf_free(&b);
+		if (rc == 0)
+			md_view_asked(v, 'w');
 		return (rc);
 	}
 	md_view_ended(v, MD_E_OTHER, cJSON_IsString(reason) ?
@@ -183,6 +211,11 @@ md_view_event(struct md_sub *sub, const cJSON *ev)
 		return (0);
 	if (strcmp(type->valuestring, "cancelled") == 0)
 		return (md_view_cancelled(v, ev));
+	if (strcmp(type->valuestring, "progress") == 0) {
+		if ((rev = md_u64(ev, "rev")) > v->rev)
+			v->rev = rev;
+		return (0);
+	}
 	rev = md_u64(ev, "mod_rev");
 	if (strcmp(type->valuestring, "put") == 0) {
 		if (md_kv_parse(ev, &kv) != 0)
@@ -202,33 +235,38 @@ md_view_event(struct md_sub *sub, const cJSON *ev)
 	return (0);
 }
 
-/* The answer to the view's own request: a watch again, or a ping. */
+/* The answer to the view's own request: a watch again, a ping or progress. */
 static int
 md_view_resp(struct md_sub *sub, const cJSON *resp)
 {
 	struct md_view	*v = (struct md_view *)sub;
-	const cJSON	*msg;
+	const cJSON	*msg, *err, *code;
 	uint64_t	 rev;
+	char		 kind = md_view_answered(v);
 
+	if (kind == 0)		/* not noted: as the answer says */
+		kind = cJSON_GetObjectItemCaseSensitive(resp, "watch") !=
+		    NULL && v->sub.rewatching ? 'w' : 'p';
+	if (kind == 'w')
+		v->sub.rewatching = 0;
+	else if (v->pings > 0)
+		v->pings--;
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
-		msg = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(resp, "error"),
-		    "message");
-		if (v->sub.rewatching)
-			v->sub.rewatching = 0;
-		else if (v->pings > 0)
-			v->pings--;
+		err = cJSON_GetObjectItemCaseSensitive(resp, "error");
+		msg = cJSON_GetObjectItemCaseSensitive(err, "message");
+		code = cJSON_GetObjectItemCaseSensitive(err, "code");
+		/* The watch was cancelled before it was asked: ask again. */
+		if (kind == 'P' && cJSON_IsString(code) &&
+		    strcmp(code->valuestring, "not_found") == 0)
+			return (0);
 		md_view_ended(v, MD_E_OTHER, cJSON_IsString(msg) ?
 		    msg->valuestring : "metad refused the view's request");
 		return (0);
 	}
-	if (cJSON_GetObjectItemCaseSensitive(resp, "watch") != NULL) {
-		v->sub.rewatching = 0;
+	if (kind == 'w') {
 		v->sub.watch_id = md_u64(resp, "watch");
 		return (0);
 	}
-	if (v->pings > 0)
-		v->pings--;
 	rev = md_u64(resp, "rev");
 	if (v->sub.watch_id != 0 && rev > v->rev)
 		v->rev = rev;
@@ -414,6 +452,7 @@ md_view_wait(struct md_view *v, uint64_t rev, int64_t timeout_ms)
 	struct jw		 jw;
 	int64_t			 deadline;
 	int			 rc;
+	char			 kind;
 
 	md_clearerr(v->h);
 	deadline = timeout_ms < 0 ? md_deadline(v->h) :
@@ -422,13 +461,20 @@ md_view_wait(struct md_view *v, uint64_t rev, int64_t timeout_ms)
 		if (md_view_check(v) != 0)
 			return (-1);
 		if (v->pings == 0) {
-			md_req_open(v->h, &jw, &b, "ping");
+			kind = v->sub.watch_id != 0 ? 'P' : 'p';
+			md_req_open(v->h, &jw, &b, kind == 'P' ?
+			    "watch_progress" : "ping");
+			if (kind == 'P') {
+				jw_name(&jw, "watch");
+				jw_u64(&jw, v->sub.watch_id);
+			}
 			jw_obj_close(&jw);
 			rc = md_sub_send(v->h, &b);
 			buf_free(&b);
 			if (rc != 0)
 				return (-1);
 			v->pings++;
+			md_view_asked(v, kind);
 		}
 		rc = md_pump(v->h, deadline, md_view_reached, &g);
 		if (rc == -1)

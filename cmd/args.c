@@ -123,12 +123,38 @@ args_check_count(const struct cmd_entry *e, int n, char **cause)
 	return (0);
 }
 
+/*
+ * getopt_long moves the "--" that ended the options just before the
+ * positional arguments, and those after it stay last, in order: their
+ * number is what followed the "--" in the original argv (orig).  A "--"
+ * taken as an option's value ends nothing.
+ */
+static int
+args_dashdash(const struct args *a, int argc, char **argv, char **orig)
+{
+	size_t	 i;
+	int	 j;
+
+	if (optind < 1 || optind > argc || strcmp(argv[optind - 1], "--") != 0)
+		return (-1);
+	for (i = 0; i < a->nopts; i++)
+		if (a->opts[i].value == argv[optind - 1])
+			return (-1);
+	for (i = 0; i < a->nglobals; i++)
+		if (a->globals[i].value == argv[optind - 1])
+			return (-1);
+	for (j = 0; j < argc; j++)
+		if (orig[j] == argv[optind - 1])
+			return (argc - j - 1);
+	return (-1);
+}
+
 struct args *
 args_parse(const struct cmd_entry *e, int argc, char **argv, char **cause)
 {
 	struct args	*a;
 	struct option	*lo;
-	char		*optstr;
+	char		*optstr, **orig;
 	size_t		 ncmd;
 	int		 ch, idx;
 
@@ -136,6 +162,8 @@ args_parse(const struct cmd_entry *e, int argc, char **argv, char **cause)
 	xasprintf(&optstr, ":%s%s", e->optstring != NULL ? e->optstring :
 	    "", CMD_GLOBAL_OPTSTRING);
 	a = xcalloc(1, sizeof *a);
+	orig = xcalloc((size_t)argc + 1, sizeof *orig);
+	memcpy(orig, argv, (size_t)argc * sizeof *orig);
 	optind = 0;	/* GNU: start afresh (the REPL parses many lines) */
 	opterr = 0;
 	for (;;) {
@@ -150,13 +178,16 @@ args_parse(const struct cmd_entry *e, int argc, char **argv, char **cause)
 	}
 	a->argc = argc - optind;
 	a->argv = argv + optind;
+	a->after_dashdash = args_dashdash(a, argc, argv, orig);
 	if (!args_has_global_help(a) &&
 	    args_check_count(e, a->argc, cause) != 0)
 		goto fail;
+	free(orig);
 	free(optstr);
 	free(lo);
 	return (a);
 fail:
+	free(orig);
 	free(optstr);
 	free(lo);
 	args_free(a);

@@ -1,14 +1,21 @@
 /*
- * watch KEY | watch --prefix P [--from-rev R] [--count N]
+ * watch KEY... [--prefix P]... [--from-rev R] [--count N] [--progress MS]
+ *     [-- COMMAND [ARG...]]
  *
- * Streams the changes of one key, or of every key under a prefix ("" for
- * all keys), from rev R on (default: changes after now), until Ctrl-C
+ * Streams the changes of the keys and of every key under the prefixes
+ * ("" for all keys), one watch on the daemon whatever their number (each
+ * event once), from rev R on (default: changes after now), until Ctrl-C
  * (exit status 130), N events (--count, exit status 0), or an error.
  *
  * Text output, one line per event, written and flushed as it arrives:
  *
  *	PUT <key> v<version> rev <mod_rev> <value>
  *	DELETE <key> rev <mod_rev>
+ *	PROGRESS rev <rev>		(--progress: nothing for MS ms)
+ *
+ * --prev-kv ends a put's or delete's line with "prev <value>", the value
+ * before the event, or "prev (none)" for a create (a value token never
+ * starts with a bare '('); with -- COMMAND, METAD_PREV_VALUE.
  *
  * Keys and values are tokens (output.h): bare when they are plain words,
  * else a JSON string literal ("two words", "", "a\nb"); a value that is
@@ -17,6 +24,9 @@
  * (which changes when metactl resumes the watch): {"event":"put","key":K,
  * "value":V (or "value_b64"),"version":N,"create_rev":R,"mod_rev":R} or
  * {"event":"delete","key":K,"mod_rev":R}.
+ *
+ * With -- COMMAND, nothing is printed: COMMAND runs once per put or
+ * delete, one at a time in event order (cmd_watch_run.c).
  *
  * --timeout bounds connecting and the daemon's answer to the watch
  * request, never the wait for events.  When metad cancels the watch
@@ -40,24 +50,30 @@
 #include <unistd.h>
 
 #include "metactl.h"
+#include "metad_limits.h"
 #include "proto.h"
+#include "cmd_watch.h"
 
 static enum cmd_status	cmd_watch_exec(struct cmd_ctx *, char **);
 
 static const struct option cmd_watch_longopts[] = {
 	{ "prefix",	required_argument,	NULL, 'p' },
+	{ "key",	required_argument,	NULL, 'k' },
 	{ "from-rev",	required_argument,	NULL, 0 },
 	{ "count",	required_argument,	NULL, 'n' },
+	{ "progress",	required_argument,	NULL, 0 },
+	{ "prev-kv",	no_argument,		NULL, 0 },
 	{ NULL,		0,			NULL, 0 }
 };
 
 const struct cmd_entry cmd_watch_entry = {
 	.name = "watch",
-	.optstring = "p:n:",
+	.optstring = "p:k:n:",
 	.longopts = cmd_watch_longopts,
 	.args_min = 0,
-	.args_max = 1,
-	.usage = "KEY | --prefix PREFIX [--from-rev REV] [--count N]",
+	.args_max = -1,
+	.usage = "KEY... [--prefix PREFIX]... [--from-rev REV] [--count N] "
+	    "[--prev-kv] [--progress MS] [-- COMMAND [ARG...]]",
 	.help = "stream changes until Ctrl-C (exit 130) or N events",
 	.details =
 	    "One line per event, flushed as it arrives:\n"
@@ -68,6 +84,14 @@ const struct cmd_entry cmd_watch_entry = {
 	    "string; a value\nthat is not UTF-8 text as b64:BASE64.  -o json: "
 	    "the daemon's event objects\nas JSON Lines, without their "
 	    "\"watch\" id.\n"
+	    "Several keys (-k KEY for one starting with '-') and prefixes are "
+	    "one watch,\neach event once.  --prev-kv: each line ends with "
+	    "prev VALUE, the value before\n(prev (none) for a create).  "
+	    "--progress MS: a line PROGRESS rev R "
+	    "after MS ms with\nno event (every change up to R was shown).  "
+	    "-- COMMAND runs COMMAND once\nper event, one at a time, in order, "
+	    "with METAD_EVENT (put or delete),\nMETAD_KEY, METAD_VALUE and "
+	    "METAD_REV in its environment; nothing is printed.\n"
 	    "--prefix \"\" watches every key.  --from-rev REV replays the "
 	    "history from REV\n(default: changes after now).  --timeout bounds "
 	    "only the start.  A watch\nthat falls behind is resumed with "
@@ -77,17 +101,39 @@ const struct cmd_entry cmd_watch_entry = {
 	.exec = cmd_watch_exec
 };
 
-struct cmd_watch {
-	struct cmd_ctx	*ctx;
-	const char	*key;		/* the key or the prefix */
-	int		 prefix;
-	uint64_t	 from_rev;	/* 0: changes after now */
-	uint64_t	 count;		/* 0: no limit */
-	uint64_t	 seen;
-	uint64_t	 id;		/* the daemon's current watch */
-	int		 told_resume;
-	int		 closed;	/* stdout's reader is gone */
-};
+
+/* The keys (-k and positional) or the prefixes (-p) of the watch. */
+static enum cmd_status
+cmd_watch_names(struct cmd_watch *wt, int prefix, char **cause)
+{
+	struct args	*a = wt->ctx->args;
+	const char	*v;
+	size_t		 i;
+	int		 n, j;
+	enum cmd_status	 s;
+
+	n = a->argc - (a->after_dashdash > 0 ? a->after_dashdash : 0);
+	for (i = 0, j = 0; i < a->nopts || (!prefix && j < n); ) {
+		if (i < a->nopts) {
+			if (strcmp(a->opts[i++].name, prefix ? "prefix" :
+			    "key") != 0)
+				continue;
+			v = a->opts[i - 1].value;
+		} else
+			v = a->argv[j++];
+		if (wt->nnames == WATCH_KEYS_MAX) {
+			xasprintf(cause, "watch: at most %d keys and "
+			    "prefixes", WATCH_KEYS_MAX);
+			return (CMD_USAGE);
+		}
+		if ((!prefix || *v != '\0') && (s = cmd_check_key(v, prefix ?
+		    "PREFIX" : "KEY", cause)) != CMD_OK)
+			return (s);
+		wt->names[wt->nnames] = v;
+		wt->prefix[wt->nnames++] = prefix;
+	}
+	return (CMD_OK);
+}
 
 static enum cmd_status
 cmd_watch_parse(struct cmd_ctx *ctx, struct cmd_watch *wt, char **cause)
@@ -98,20 +144,20 @@ cmd_watch_parse(struct cmd_ctx *ctx, struct cmd_watch *wt, char **cause)
 
 	memset(wt, 0, sizeof *wt);
 	wt->ctx = ctx;
-	if (args_count(a, "prefix") > 1 || (a->argc == 1) ==
-	    args_has(a, "prefix")) {
-		xasprintf(cause, "watch: give a KEY or --prefix PREFIX, once");
+	wt->prev_kv = args_has(a, "prev-kv");
+	if ((s = cmd_watch_names(wt, 0, cause)) != CMD_OK ||
+	    (s = cmd_watch_names(wt, 1, cause)) != CMD_OK)
+		return (s);
+	if (wt->nnames == 0) {
+		xasprintf(cause, "watch: give a KEY or --prefix PREFIX");
 		return (CMD_USAGE);
 	}
-	if ((wt->prefix = args_has(a, "prefix"))) {
-		wt->key = args_get(a, "prefix");
-		if (*wt->key != '\0' && (s = cmd_check_key(wt->key, "PREFIX",
-		    cause)) != CMD_OK)
-			return (s);
-	} else if ((s = cmd_check_key(a->argv[0], "KEY", cause)) != CMD_OK)
-		return (s);
-	else
-		wt->key = a->argv[0];
+	if (a->after_dashdash == 0) {
+		xasprintf(cause, "watch: no COMMAND after \"--\"");
+		return (CMD_USAGE);
+	}
+	if (a->after_dashdash > 0)
+		wt->command = a->argv + a->argc - a->after_dashdash;
 	if ((v = args_get(a, "from-rev")) != NULL && ((s = args_u64(v,
 	    "--from-rev", &wt->from_rev, cause)) != CMD_OK ||
 	    wt->from_rev == 0)) {
@@ -125,6 +171,16 @@ cmd_watch_parse(struct cmd_ctx *ctx, struct cmd_watch *wt, char **cause)
 		if (s == CMD_OK)
 			xasprintf(cause, "invalid --count: 0 (expected at "
 			    "least 1)");
+		return (CMD_USAGE);
+	}
+	if ((v = args_get(a, "progress")) != NULL && ((s = args_u64(v,
+	    "--progress", &wt->progress_ms, cause)) != CMD_OK ||
+	    wt->progress_ms < WATCH_PROGRESS_MIN_MS ||
+	    wt->progress_ms > WATCH_PROGRESS_MAX_MS)) {
+		if (s == CMD_OK)
+			xasprintf(cause, "invalid --progress: %s (expected %d "
+			    "to %d ms)", v, WATCH_PROGRESS_MIN_MS,
+			    WATCH_PROGRESS_MAX_MS);
 		return (CMD_USAGE);
 	}
 	return (CMD_OK);
@@ -145,11 +201,27 @@ cmd_watch_request(struct cmd_watch *wt, uint64_t from, int resume,
 	cJSON		*resp;
 	enum cmd_status	 s;
 	uint64_t	 saved = ctx->client.timeout_ms;
+	unsigned	 i;
+	int		 p;
 
 	buf_init(&b);
 	cmd_request_open(ctx, &w, &b, "watch");
-	jw_name(&w, wt->prefix ? "prefix" : "key");
-	jw_cstr(&w, wt->key);
+	for (p = 0; p < 2; p++) {
+		jw_name(&w, p ? "prefixes" : "keys");
+		jw_arr_open(&w);
+		for (i = 0; i < wt->nnames; i++)
+			if (wt->prefix[i] == p)
+				jw_cstr(&w, wt->names[i]);
+		jw_arr_close(&w);
+	}
+	if (wt->prev_kv) {
+		jw_name(&w, "prev_kv");
+		jw_bool(&w, 1);
+	}
+	if (wt->progress_ms != 0) {
+		jw_name(&w, "progress_ms");
+		jw_u64(&w, wt->progress_ms);
+	}
 	if (from != 0) {
 		jw_name(&w, "from_rev");
 		jw_u64(&w, from);
@@ -173,9 +245,9 @@ cmd_watch_request(struct cmd_watch *wt, uint64_t from, int resume,
 
 /* One put or delete event as a text line. */
 static enum cmd_status
-cmd_watch_text(const cJSON *ev, int put, char **cause)
+cmd_watch_text(const cJSON *ev, int put, int prev_kv, char **cause)
 {
-	const cJSON	*key;
+	const cJSON	*key, *prev;
 	uint64_t	 version = 0, mod_rev;
 	struct buf	 b;
 
@@ -199,6 +271,17 @@ cmd_watch_text(const cJSON *ev, int put, char **cause)
 			buf_free(&b);
 			xasprintf(cause, "metad sent a put event without a "
 			    "value");
+			return (CMD_ERROR);
+		}
+	}
+	prev = cJSON_GetObjectItemCaseSensitive(ev, "prev");
+	if (prev_kv && cJSON_IsNull(prev))
+		buf_addstr(&b, " prev (none)");
+	else if (prev_kv && cJSON_IsObject(prev)) {
+		buf_addstr(&b, " prev ");
+		if (output_token_value(&b, prev) != 0) {
+			buf_free(&b);
+			xasprintf(cause, "metad sent a prev without a value");
 			return (CMD_ERROR);
 		}
 	}
@@ -240,6 +323,28 @@ cmd_watch_cancelled(struct cmd_watch *wt, const cJSON *ev, char **cause)
 	return (CMD_ERROR);
 }
 
+/* A progress line: shown as it came (-o json) or as PROGRESS rev R. */
+static enum cmd_status
+cmd_watch_progress(struct cmd_watch *wt, const cJSON *ev, char **cause)
+{
+	uint64_t	 rev;
+
+	if (proto_number_u64(cJSON_GetObjectItemCaseSensitive(ev, "rev"),
+	    &rev) != 0) {
+		xasprintf(cause, "metad sent an invalid progress event");
+		return (CMD_ERROR);
+	}
+	if (wt->command != NULL)
+		return (CMD_OK);
+	if (wt->ctx->mode == OUTPUT_JSON)
+		output_json_without(ev, "watch");
+	else
+		printf("PROGRESS rev %" PRIu64 "\n", rev);
+	if (fflush(stdout) != 0 && errno == EPIPE)
+		wt->closed = 1;
+	return (CMD_OK);
+}
+
 /*
  * Nobody reads stdout any more: what is left in its buffer goes to
  * /dev/null, so that no later flush fails.
@@ -277,12 +382,17 @@ cmd_watch_line(struct cmd_watch *wt, const cJSON *ev, char **cause)
 		return (CMD_OK);	/* a watch we no longer have */
 	if (strcmp(type->valuestring, "cancelled") == 0)
 		return (cmd_watch_cancelled(wt, ev, cause));
+	if (strcmp(type->valuestring, "progress") == 0)
+		return (cmd_watch_progress(wt, ev, cause));
 	put = strcmp(type->valuestring, "put") == 0;
 	if (!put && strcmp(type->valuestring, "delete") != 0)
 		return (CMD_OK);	/* an event kind from a later metad */
-	if (wt->ctx->mode == OUTPUT_JSON)
+	if (wt->command != NULL) {
+		if ((s = cmd_watch_run(wt, ev, put, cause)) != CMD_OK)
+			return (s);
+	} else if (wt->ctx->mode == OUTPUT_JSON)
 		output_json_without(ev, "watch");
-	else if ((s = cmd_watch_text(ev, put, cause)) != CMD_OK)
+	else if ((s = cmd_watch_text(ev, put, wt->prev_kv, cause)) != CMD_OK)
 		return (s);
 	if (fflush(stdout) != 0 && errno == EPIPE)
 		wt->closed = 1;

@@ -276,6 +276,8 @@ struct args {
 	size_t		 nglobals;
 	int		 argc;		/* positional arguments */
 	char		**argv;
+	/* Of them, how many came after a "--" (the last ones); -1: none. */
+	int		 after_dashdash;
 };
 
 struct args_opt {

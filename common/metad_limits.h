@@ -43,6 +43,11 @@
 #define OWNER_MAX_BYTES			1024
 #define ID_MAX_BYTES			256
 #define WATCHES_PER_CONN_MAX		1024
+/* Keys and prefixes one watch names, together. */
+#define WATCH_KEYS_MAX			128
+/* A watch's progress_ms, at least and at most. */
+#define WATCH_PROGRESS_MIN_MS		10
+#define WATCH_PROGRESS_MAX_MS		86400000
 #define WAITS_PER_CONN_MAX		1
 
 /* Largest integer exactly representable in a JSON number (a double). */

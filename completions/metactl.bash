@@ -21,7 +21,7 @@ _metactl_cmd_opts()
 	del|delete)	echo '--if-absent --if-version --if-mod-rev --fence --prefix --idem' ;;
 	ls|list)	echo '-l --long --limit --rev' ;;
 	history)	echo '--from-rev --limit' ;;
-	watch)		echo '-p --prefix --from-rev -n --count' ;;
+	watch)		echo '-p --prefix -k --key --from-rev -n --count --prev-kv --progress' ;;
 	wait)		echo '--version -r --raw' ;;
 	txn)		echo '--fence --idem' ;;
 	'epoch bump')	echo '--owner --if-epoch' ;;
@@ -39,7 +39,7 @@ _metactl_takes_value()
 	-s|--socket|-o|--output|--timeout|--cacert|--cert|--key|--file|\
 	--if-version|--if-mod-rev|\
 	--fence|--idem|--limit|-p|--prefix|--from-rev|-n|--count|--version|--owner|\
-	--if-epoch|--rev|--lease|--ttl|--wait)
+	--if-epoch|--rev|--lease|--ttl|--wait|-k|--key|--progress)
 		return 0 ;;
 	esac
 	return 1
@@ -142,7 +142,7 @@ _metactl()
 	-o|--output)
 		COMPREPLY=($(compgen -W 'text json' -- "$cur"))
 		return ;;
-	-p|--prefix)
+	-p|--prefix|-k|--key)
 		_metactl_keys "$cur"
 		return ;;
 	--fence)

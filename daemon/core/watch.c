@@ -13,34 +13,11 @@
 #include "core/req.h"
 #include "core/reply.h"
 #include "core/watch.h"
+#include "core/watch_index.h"
+#include "core/watch_int.h"
 
 /* Events read from the history at a time while a watch catches up. */
 #define WATCH_CATCHUP_CHUNK	512
-
-struct watch {
-	struct watch_hub	*hub;
-	uint64_t		 id;
-	struct watch_peer	*peer;		/* its connection's, or NULL */
-	char			*key;		/* the key or the prefix */
-	size_t			 key_len;
-	int			 prefix;
-	uint64_t		 next_rev;	/* first rev not delivered */
-	uint64_t		 emitting;	/* rev being delivered */
-	int			 live;
-	int			 dead;
-	int			 reading;	/* a history read is out */
-	TAILQ_ENTRY(watch)	 hub_entry;
-	TAILQ_ENTRY(watch)	 conn_entry;
-};
-
-struct watch_hub {
-	struct metad		*md;
-	struct buf		 body;		/* an event line's, reused */
-	TAILQ_HEAD(, watch)	 watches;
-	uint64_t		 next_id;
-	int			 sweep;
-	uint64_t		 delivered;	/* events' (watch_set_delivered) */
-};
 
 struct watch_hub *
 watch_hub_create(struct metad *md)
@@ -51,24 +28,80 @@ watch_hub_create(struct metad *md)
 	hub->md = md;
 	hub->next_id = 1;
 	buf_init(&hub->body);
+	buf_init(&hub->body_prev);
 	TAILQ_INIT(&hub->watches);
+	TAILQ_INIT(&hub->dead);
+	hub->index = watch_index_create();
 	return (hub);
+}
+
+uint64_t
+watch_next_rev(const struct watch *w)
+{
+	if (w->live && w->next_rev <= w->hub->delivered)
+		return (w->hub->delivered + 1);
+	return (w->next_rev);
 }
 
 static int
 watch_matches(const struct watch *w, const char *key, size_t len)
 {
-	if (w->prefix)
-		return (len >= w->key_len &&
-		    memcmp(key, w->key, w->key_len) == 0);
-	return (len == w->key_len && memcmp(key, w->key, len) == 0);
+	const struct watch_filter	*f;
+	unsigned			 i;
+
+	for (i = 0; i < w->nfilters; i++) {
+		f = &w->filters[i];
+		if (f->prefix ? len >= f->len && memcmp(key, f->key,
+		    f->len) == 0 : len == f->len && memcmp(key, f->key,
+		    len) == 0)
+			return (1);
+	}
+	return (0);
 }
 
-/* The part of an event line after {"watch":W — built once per event. */
+void
+watch_index_in(struct watch *w)
+{
+	struct watch_filter	*f;
+	unsigned		 i;
+
+	for (i = 0; i < w->nfilters; i++) {
+		f = &w->filters[i];
+		f->ent = watch_index_add(w->hub->index, f->key, f->len,
+		    f->prefix, w);
+	}
+	w->indexed = 1;
+	if (w->prev_kv && w->hub->nprev++ == 0)
+		store_want_prev(w->hub->md->store, 1);
+}
+
 static void
-watch_event_body(struct buf *b, const struct store_event *ev)
+watch_index_out(struct watch *w)
+{
+	unsigned	 i;
+
+	if (!w->indexed)
+		return;
+	w->indexed = 0;
+	if (w->prev_kv && --w->hub->nprev == 0)
+		store_want_prev(w->hub->md->store, 0);
+	for (i = 0; i < w->nfilters; i++) {
+		watch_index_del(w->hub->index, w->filters[i].ent);
+		w->filters[i].ent = NULL;
+	}
+}
+
+/*
+ * The part of an event line after {"watch":W — built once per event (and
+ * once more with "prev" for the watches with prev_kv).
+ */
+static void
+watch_event_body(const struct watch_hub *hub, struct buf *b,
+    const struct store_event *ev, int prev)
 {
 	struct jw	 w;
+	uint64_t	 lease = 0;
+	int		 expired = 0;
 
 	buf_reset(b);
 	jw_init(&w, b);
@@ -88,9 +121,24 @@ watch_event_body(struct buf *b, const struct store_event *ev)
 		jw_cstr(&w, "delete");
 		jw_name(&w, "key");
 		jw_str(&w, ev->kv.key, ev->kv.key_len);
+		if (ev->cause != STORE_CAUSE_NONE) {
+			lease = ev->cause_lease;
+			expired = ev->cause == STORE_CAUSE_EXPIRED;
+		}
+		if (ev->cause != STORE_CAUSE_NONE ||
+		    watch_lease_of(hub, ev->rev, &lease, &expired)) {
+			jw_name(&w, "lease");
+			jw_u64(&w, lease);
+			jw_name(&w, "cause");
+			jw_cstr(&w, expired ? "expired" : "revoked");
+		}
 	}
 	jw_name(&w, "mod_rev");
 	jw_u64(&w, ev->rev);
+	if (prev && ev->prev_state == STORE_PREV_KV)
+		reply_kv(&w, "prev", &ev->prev, 1);
+	else if (prev && ev->prev_state == STORE_PREV_NONE)
+		reply_kv(&w, "prev", NULL, 1);
 	buf_add(b, "}\n", 2);
 }
 
@@ -103,27 +151,42 @@ watch_send(struct watch *w, const struct buf *body)
 	n = snprintf(head, sizeof head, "{\"watch\":%" PRIu64, w->id);
 	w->peer->send(w->peer->arg, head, (size_t)n);
 	w->peer->send(w->peer->arg, body->data, body->len);
+	if (w->progress_ms != 0)
+		w->last_sent_ms = mono_ms();
 }
 
 /* Its history read, if one is out, frees it when it comes back. */
-static void
+void
 watch_free(struct watch *w)
 {
+	unsigned	 i;
+
 	if (w->peer != NULL) {
-		TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
+		TAILQ_REMOVE(w->dead ? &w->hub->dead : &w->hub->watches, w,
+		    hub_entry);
 		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
+		w->peer->nwatches--;
 		w->hub->md->nwatches--;
 		if (w->peer->peer_watches != NULL)
 			(*w->peer->peer_watches)--;
 		w->peer = NULL;
+		watch_index_out(w);
+		if (w->progress != NULL)
+			event_free(w->progress);
+		w->progress = NULL;
 	}
 	if (w->reading)
 		return;
-	free(w->key);
+	for (i = 0; i < w->nfilters; i++)
+		free(w->filters[i].key);
+	free(w->filters);
 	free(w);
 }
 
-/* Tell the client the watch is over; it is freed at the next sweep. */
+/*
+ * Tell the client the watch is over; it leaves the index now and is freed
+ * at the next sweep.
+ */
 static void
 watch_cancel(struct watch *w, const char *reason)
 {
@@ -140,10 +203,15 @@ watch_cancel(struct watch *w, const char *reason)
 	else
 		n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64
 		    ",\"event\":\"cancelled\",\"reason\":\"%s\","
-		    "\"next_rev\":%" PRIu64 "}\n", w->id, reason, w->next_rev);
+		    "\"next_rev\":%" PRIu64 "}\n", w->id, reason,
+		    watch_next_rev(w));
 	w->peer->send(w->peer->arg, line, (size_t)n);
+	watch_index_out(w);
+	if (w->progress != NULL)
+		event_del(w->progress);
+	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
+	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
 	w->dead = 1;
-	w->hub->sweep = 1;
 	metrics_cancelled(&w->hub->md->metrics, reason);
 }
 
@@ -161,22 +229,14 @@ watch_cancel_peer(struct watch_peer *p, const char *reason)
 		watch_cancel(w, reason);
 }
 
-static void
+void
 watch_sweep(struct watch_hub *hub)
 {
-	struct watch	*w, *next;
+	struct watch	*w;
 
-	if (!hub->sweep)
-		return;
-	hub->sweep = 0;
-	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, hub_entry);
-		if (w->dead)
-			watch_free(w);
-	}
+	while ((w = TAILQ_FIRST(&hub->dead)) != NULL)
+		watch_free(w);
 }
-
-static void	watch_catch_up(struct watch *);
 
 /*
  * A chunk of history for a catching-up watch: send what matches, pausing
@@ -217,7 +277,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 			w->emitting = evs[i].rev;
 		}
 		if (watch_matches(w, evs[i].kv.key, evs[i].kv.key_len)) {
-			watch_event_body(&body, &evs[i]);
+			watch_event_body(w->hub, &body, &evs[i], w->prev_kv);
 			watch_send(w, &body);
 		}
 		if (i + 1 == n || evs[i + 1].rev != evs[i].rev)
@@ -235,7 +295,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 }
 
 /* Replay history from next_rev until caught up (then live). */
-static void
+void
 watch_catch_up(struct watch *w)
 {
 	if (w->live || w->dead || w->reading || w->peer == NULL)
@@ -261,6 +321,72 @@ watch_peer_drained(struct watch_peer *p)
 		watch_catch_up(w);
 	}
 	watch_sweep(hub);
+}
+
+/*
+ * The rev every event of w up to which was sent: a live watch's, what the
+ * hub delivered (never a rev not yet reached, though from_rev be ahead);
+ * a catching-up watch's, the revision before the one it replays.
+ */
+uint64_t
+watch_progress_rev(const struct watch *w)
+{
+	if (w->live || w->next_rev > w->hub->delivered)
+		return (w->hub->delivered);
+	return (w->next_rev - 1);
+}
+
+void
+watch_progress_send(struct watch *w)
+{
+	char	 line[96];
+	int	 n;
+
+	n = snprintf(line, sizeof line, "{\"watch\":%" PRIu64 ",\"event\":"
+	    "\"progress\",\"rev\":%" PRIu64 "}\n", w->id,
+	    watch_progress_rev(w));
+	w->peer->send(w->peer->arg, line, (size_t)n);
+	w->last_sent_ms = mono_ms();
+}
+
+/* Its timer: a progress line if nothing was sent for progress_ms. */
+static void
+watch_progress_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct watch	*w = arg;
+	struct timeval	 tv;
+	int64_t		 due;
+
+	(void)fd;
+	(void)what;
+	if (w->dead || w->peer == NULL)
+		return;
+	due = w->last_sent_ms + w->progress_ms - mono_ms();
+	if (due <= 0) {
+		/* A full connection gets it later, if it drains. */
+		if (!w->peer->full(w->peer->arg))
+			watch_progress_send(w);
+		due = w->progress_ms;
+	}
+	tv.tv_sec = due / 1000;
+	tv.tv_usec = (due % 1000) * 1000;
+	evtimer_add(w->progress, &tv);
+}
+
+void
+watch_progress_start(struct watch *w)
+{
+	struct timeval	 tv;
+
+	if (w->progress_ms == 0)
+		return;
+	w->last_sent_ms = mono_ms();
+	w->progress = evtimer_new(w->hub->md->base, watch_progress_cb, w);
+	if (w->progress == NULL)
+		fatalx("evtimer_new");
+	tv.tv_sec = w->progress_ms / 1000;
+	tv.tv_usec = (w->progress_ms % 1000) * 1000;
+	evtimer_add(w->progress, &tv);
 }
 
 /* Deliver one committed event to a live watch. */
@@ -289,33 +415,74 @@ watch_any(struct watch_hub *hub)
 	return (!TAILQ_EMPTY(&hub->watches));
 }
 
+/* The index's callback: w matches the event, once however many times. */
+static void
+watch_matched(void *owner, void *arg)
+{
+	struct watch_hub	*hub = arg;
+	struct watch		*w = owner;
+
+	if (!w->live || w->mark == hub->serial)
+		return;
+	w->mark = hub->serial;
+	if (hub->nmatch == hub->match_cap) {
+		hub->match_cap = hub->match_cap ? hub->match_cap * 2 : 64;
+		hub->match = xrealloc(hub->match, hub->match_cap *
+		    sizeof *hub->match);
+	}
+	if (hub->nmatch > 0 && hub->match[hub->nmatch - 1]->id > w->id)
+		hub->match_sorted = 0;
+	hub->match[hub->nmatch++] = w;
+}
+
+static int
+watch_cmp_id(const void *a, const void *b)
+{
+	const struct watch	*x = *(struct watch * const *)a;
+	const struct watch	*y = *(struct watch * const *)b;
+
+	return (x->id < y->id ? -1 : x->id > y->id);
+}
+
+/*
+ * The watches the index gives for the event's key, in id order (the
+ * order they were made), each once; the line's body encoded once.
+ */
 void
 watch_event(struct watch_hub *hub, const struct store_event *ev)
 {
 	struct watch	*w;
-	int		 built = 0;
+	struct buf	*body;
+	size_t		 i;
 
-	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
-		if (!w->live || w->dead ||
-		    !watch_matches(w, ev->kv.key, ev->kv.key_len))
+	hub->serial++;
+	hub->nmatch = 0;
+	hub->match_sorted = 1;
+	watch_index_match(hub->index, ev->kv.key, ev->kv.key_len,
+	    watch_matched, hub);
+	if (hub->nmatch == 0)
+		return;
+	if (!hub->match_sorted)
+		qsort(hub->match, hub->nmatch, sizeof *hub->match,
+		    watch_cmp_id);
+	buf_reset(&hub->body);
+	buf_reset(&hub->body_prev);
+	for (i = 0; i < hub->nmatch; i++) {
+		w = hub->match[i];
+		/* A slow consumer's cancel may take later ones too. */
+		if (w->dead)
 			continue;
-		if (!built) {
-			watch_event_body(&hub->body, ev);
-			built = 1;
-		}
-		watch_deliver(w, ev, &hub->body);
+		body = w->prev_kv ? &hub->body_prev : &hub->body;
+		if (body->len == 0)
+			watch_event_body(hub, body, ev, w->prev_kv);
+		watch_deliver(w, ev, body);
 	}
 }
 
 void
 watch_delivered(struct watch_hub *hub, uint64_t rev)
 {
-	struct watch	*w;
-
-	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
-		if (w->live && w->next_rev <= rev)
-			w->next_rev = rev + 1;
-	}
+	(void)rev;	/* live watches' next_rev follow it (watch_next_rev) */
 	watch_sweep(hub);
 }
 
@@ -328,9 +495,10 @@ watch_set_delivered(struct watch_hub *hub, uint64_t rev)
 void
 watch_failed(struct watch_hub *hub)
 {
-	struct watch	*w;
+	struct watch	*w, *next;
 
-	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
+	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, hub_entry);
 		if (w->live)
 			watch_cancel(w, "internal");
 	}
@@ -339,9 +507,10 @@ watch_failed(struct watch_hub *hub)
 void
 watch_compacted(struct watch_hub *hub, uint64_t rev)
 {
-	struct watch	*w;
+	struct watch	*w, *next;
 
-	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
+	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, hub_entry);
 		if (!w->live && w->next_rev < rev)
 			watch_cancel(w, "compacted");
 	}
@@ -351,10 +520,11 @@ watch_compacted(struct watch_hub *hub, uint64_t rev)
 void
 watch_lost(struct watch_hub *hub, uint64_t rev)
 {
-	struct watch	*w;
+	struct watch	*w, *next;
 
-	TAILQ_FOREACH(w, &hub->watches, hub_entry) {
-		if (w->live && w->next_rev < rev)
+	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, hub_entry);
+		if (w->live && watch_next_rev(w) < rev)
 			watch_cancel(w, "compacted");
 	}
 }
@@ -371,164 +541,11 @@ watch_peer_closed(struct watch_peer *p)
 void
 watch_hub_free(struct watch_hub *hub)
 {
+	watch_sweep(hub);
 	buf_free(&hub->body);
+	buf_free(&hub->body_prev);
+	watch_index_free(hub->index);
+	free(hub->match);
+	free(hub->lease_revs);
 	free(hub);
 }
-
-static int
-watch_args(struct req *r, struct watch *w, uint64_t *from,
-    struct proto_err *e)
-{
-	const char	*key, *prefix;
-	size_t		 klen, plen;
-	int		 hk, hp;
-
-	if ((hk = proto_get_key(r->json, "key", 0, &key, &klen, e)) == -1 ||
-	    (hp = proto_get_prefix(r->json, "prefix", &prefix, &plen,
-	    e)) == -1)
-		return (-1);
-	if (hk == hp)
-		return (proto_fail(e, PROTO_BAD_REQUEST, "give exactly one of "
-		    "\"key\" and \"prefix\""));
-	w->prefix = hp;
-	w->key = hp ? xmemdup(prefix, plen) : xmemdup(key, klen);
-	w->key_len = hp ? plen : klen;
-	*from = 0;
-	if (proto_get_u64(r->json, "from_rev", 0, from, e) == -1)
-		return (-1);
-	return (0);
-}
-
-/* Answer a watch request; the new watch, or NULL if it was refused. */
-static struct watch *
-watch_start(struct req *r)
-{
-	struct watch_hub	*hub = r->md->watch;
-	struct store		*st = r->md->store;
-	struct proto_err	 e;
-	struct watch		*w;
-	struct jw		 jw;
-	uint64_t		 from;
-	unsigned		 n = 0;
-
-	TAILQ_FOREACH(w, &r->peer->watches, conn_entry)
-		n++;
-	w = xcalloc(1, sizeof *w);
-	if (watch_args(r, w, &from, &e) != 0) {
-		free(w->key);
-		free(w);
-		reply_error(r, e.code, e.msg);
-		return (NULL);
-	}
-	if (r->peer->peer_watches != NULL && *r->peer->peer_watches >=
-	    r->md->cfg.max_watches_per_peer) {
-		free(w->key);
-		free(w);
-		snprintf(e.msg, sizeof e.msg, "%s has %u watches, the "
-		    "limit is %u (--max-watches-per-peer)", r->peer->who,
-		    *r->peer->peer_watches, r->md->cfg.max_watches_per_peer);
-		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
-		return (NULL);
-	}
-	if (n >= WATCHES_PER_CONN_MAX ||
-	    (from != 0 && from < store_compact_rev(st))) {
-		free(w->key);
-		free(w);
-		if (n >= WATCHES_PER_CONN_MAX) {
-			snprintf(e.msg, sizeof e.msg, "this connection has %u "
-			    "watches, the limit is %d", n,
-			    WATCHES_PER_CONN_MAX);
-			reply_error(r, PROTO_BAD_REQUEST, e.msg);
-			return (NULL);
-		}
-		snprintf(e.msg, sizeof e.msg, "from_rev %" PRIu64 " is "
-		    "compacted; history starts at %" PRIu64, from,
-		    store_compact_rev(st));
-		reply_error_begin(r, &jw, PROTO_COMPACTED, e.msg);
-		jw_name(&jw, "compact_rev");
-		jw_u64(&jw, store_compact_rev(st));
-		reply_error_end(r, &jw);
-		return (NULL);
-	}
-	w->hub = hub;
-	w->id = hub->next_id++;
-	w->peer = r->peer;
-	w->next_rev = from != 0 ? from :
-	    hub->delivered + 1;
-	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
-	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
-	r->md->nwatches++;
-	if (r->peer->peer_watches != NULL)
-		(*r->peer->peer_watches)++;
-
-	/* The answer goes first (nothing is before it), then the history. */
-	reply_begin(r, &jw);
-	jw_name(&jw, "watch");
-	jw_u64(&jw, w->id);
-	jw_name(&jw, "rev");
-	jw_u64(&jw, hub->delivered);
-	reply_end(r, &jw);
-	return (w);
-}
-
-void
-watch_op_watch(struct req *r)
-{
-	struct watch_hub	*hub = r->md->watch;
-	struct watch		*w;
-
-	w = watch_start(r);
-	req_done(r);
-	if (w != NULL) {
-		watch_catch_up(w);
-		watch_sweep(hub);
-	}
-}
-
-static void
-watch_stop(struct req *r)
-{
-	struct proto_err	 e;
-	struct watch		*w;
-	struct jw		 jw;
-	uint64_t		 id;
-
-	if (proto_get_u64(r->json, "watch", 1, &id, &e) != 1) {
-		reply_error(r, e.code, e.msg);
-		return;
-	}
-	TAILQ_FOREACH(w, &r->peer->watches, conn_entry) {
-		if (w->id == id && !w->dead)
-			break;
-	}
-	if (w == NULL) {
-		snprintf(e.msg, sizeof e.msg, "no watch %" PRIu64 " on this "
-		    "connection", id);
-		reply_error(r, PROTO_NOT_FOUND, e.msg);
-		return;
-	}
-	watch_free(w);
-	reply_begin(r, &jw);
-	jw_name(&jw, "watch");
-	jw_u64(&jw, id);
-	reply_end(r, &jw);
-}
-
-void
-watch_op_unwatch(struct req *r)
-{
-	watch_stop(r);
-	req_done(r);
-}
-
-const struct op watch_op_watch_entry = {
-	.name = "watch",
-	.fields = { "key", "prefix", "from_rev" },
-	.run = watch_op_watch,
-};
-
-const struct op watch_op_unwatch_entry = {
-	.name = "unwatch",
-	.fields = { "watch" },
-	.run = watch_op_unwatch,
-};

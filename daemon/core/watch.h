@@ -1,8 +1,9 @@
 /*
  * The watch hub: watches on a key or a prefix.
  *
- * A watch delivers every change at rev >= its from_rev, in (rev, seq)
- * order, exactly once.  It first catches up from the store's history, a
+ * A watch names keys and prefixes (one or several) and delivers every
+ * change of one of them at rev >= its from_rev, in (rev, seq) order,
+ * exactly once; an index (watch_index.h) finds an event's watches.  It first catches up from the store's history, a
  * chunk at a time, pausing (only between revisions) while its connection's
  * output is over the cap, then turns live: events.c hands it each event
  * once durable (watch_event), then the rev all events were delivered up to
@@ -40,6 +41,7 @@ struct watch_hub;
  */
 struct watch_peer {
 	TAILQ_HEAD(, watch)	 watches;
+	unsigned		 nwatches;	/* in watches */
 	struct metad		*md;
 	long			 uid, pid;	/* for the log; TLS: -1 */
 	/* "uid 1000" or "CN \"alice\"" (a TLS client): the peer's
@@ -54,9 +56,10 @@ struct watch_peer {
 };
 
 struct watch_hub	*watch_hub_create(struct metad *);
-/* The watch and unwatch ops (rows of ops.c's table). */
+/* The watch, unwatch and watch_progress ops (rows of ops.c's table). */
 void			 watch_op_watch(struct req *);
 void			 watch_op_unwatch(struct req *);
+void			 watch_op_progress(struct req *);
 void			 watch_hub_free(struct watch_hub *);
 
 int	watch_any(struct watch_hub *);
@@ -78,6 +81,15 @@ void	watch_compacted(struct watch_hub *, uint64_t rev);
  * the live watches still owed one of them (compacted, not a gap).
  */
 void	watch_lost(struct watch_hub *, uint64_t rev);
+/*
+ * The deletes at rev are those of a lease ending, expired (the daemon's
+ * revoke of a due lease) or revoked (a lease_revoke); kept for the last
+ * WATCH_LEASE_REVS such revs, so that their delete events say so.  forget:
+ * that rev was not committed after all (its batch failed).
+ */
+void	watch_lease_ended(struct watch_hub *, uint64_t rev, uint64_t lease,
+	    int expired);
+void	watch_lease_forget(struct watch_hub *, uint64_t rev, uint64_t lease);
 /* The connection's output drained: continue catching up. */
 void	watch_peer_drained(struct watch_peer *);
 /* The connection closes: its watches end. */

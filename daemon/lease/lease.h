@@ -56,6 +56,7 @@ struct lease_req {
 	uint64_t		 deadline;	/* lease_info's */
 	struct req		*req;		/* grant, revoke: its request */
 	int			 applied;	/* grant, revoke: applied */
+	uint64_t		 rev;		/* revoke: its deletes', or 0 */
 };
 
 /* Lease ids fit a JSON number exactly. */

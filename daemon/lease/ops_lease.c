@@ -17,6 +17,7 @@
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/reply.h"
+#include "core/watch.h"
 
 /* "lease" of a request: 1 given (*id), 0 absent, -1 bad (e). */
 int
@@ -77,6 +78,15 @@ ops_lease_answered_ok(const struct req *r)
 	    memcmp(r->resp.data + at, ok, sizeof ok - 1) == 0);
 }
 
+/* A revoke's deletes were not committed: they are no lease's end. */
+static void
+ops_lease_forget(struct metad *md, struct lease_req *lr)
+{
+	if (lr->rev != 0)
+		watch_lease_forget(md->watch, lr->rev, lr->id);
+	lr->rev = 0;
+}
+
 /*
  * The request of an applied grant or revoke is freed: its answer is final.
  * An error (its batch's commit failed) undoes what apply did to the table:
@@ -98,8 +108,10 @@ ops_lease_state_free(void *arg)
 				lease_remove(r->md->leases, l);
 		} else if (ops_lease_answered_ok(r))
 			lease_remove(r->md->leases, l);
-		else
+		else {
 			lease_unrevoke(r->md->leases, l);
+			ops_lease_forget(r->md, lr);
+		}
 	}
 	free(lr);
 }
@@ -120,6 +132,7 @@ ops_lease_revoke_done(struct req *r)
 			log_warnx("lease %llu: revoke failed: %.*s",
 			    (unsigned long long)l->id, (int)r->resp.len,
 			    (const char *)r->resp.data);
+			ops_lease_forget(r->md, lr);
 			lease_retry(lt, l);
 		}
 	}
@@ -235,6 +248,12 @@ ops_lease_revoke_apply(struct req *r, uint64_t rev, int *wrote,
 	l->revoked = 1;
 	lr->applied = 1;
 	*wrote = n > 0;
+	/* Its deletes say so (a due lease's revoke is its expiry). */
+	if (n > 0) {
+		lr->rev = rev;
+		watch_lease_ended(r->md->watch, rev, lr->id,
+		    r->on_done == ops_lease_revoke_done);
+	}
 	reply_begin(r, &w);
 	jw_name(&w, "rev");
 	jw_u64(&w, n > 0 ? rev : rev - 1);

@@ -175,8 +175,8 @@ ops_lease_remote_revoke(struct req *r)
 	if (ops_lease_remote_id(r) != 0)
 		return;
 	lr = r->state;
-	store_lease_revoke_now(r->md->store, lr->id, ops_lease_remote_revoked,
-	    r);
+	store_lease_revoke_now(r->md->store, lr->id, 1,
+	    ops_lease_remote_revoked, r);
 }
 
 static void

@@ -20,6 +20,7 @@ extern const struct op ops_status_entry;
 extern const struct op ops_metrics_entry;
 extern const struct op watch_op_watch_entry;
 extern const struct op watch_op_unwatch_entry;
+extern const struct op watch_op_progress_entry;
 extern const struct op wait_op_wait_entry;
 extern const struct op snapshot_op_snapshot_entry;
 extern const struct op snapshot_op_read_entry;
@@ -41,6 +42,7 @@ static const struct op *const ops_table[] = {
 	&ops_metrics_entry,
 	&watch_op_watch_entry,
 	&watch_op_unwatch_entry,
+	&watch_op_progress_entry,
 	&wait_op_wait_entry,
 	&snapshot_op_snapshot_entry,
 	&snapshot_op_read_entry,

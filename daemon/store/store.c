@@ -197,6 +197,8 @@ store_evbuf_add(struct store_evbuf *b, const struct store_event *ev)
 	}
 	b->v[b->n] = *ev;
 	store_kv_copy_cb(&ev->kv, &b->v[b->n].kv);
+	if (ev->prev_state == STORE_PREV_KV)
+		store_kv_copy_cb(&ev->prev, &b->v[b->n].prev);
 	b->n++;
 }
 
@@ -205,8 +207,11 @@ store_evbuf_free(struct store_evbuf *b)
 {
 	size_t	 i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		store_kv_copy_free(&b->v[i].kv);
+		if (b->v[i].prev_state == STORE_PREV_KV)
+			store_kv_copy_free(&b->v[i].prev);
+	}
 	free(b->v);
 	memset(b, 0, sizeof *b);
 }
@@ -306,6 +311,12 @@ store_read_range(struct store *s, const struct store_range *r,
 		rr.prefix_len = 0;
 	}
 	s->backend->read_range(s, &rr, done, arg);
+}
+
+void
+store_want_prev(struct store *s, int on)
+{
+	s->head.want_prev = on;
 }
 
 void

@@ -195,11 +195,29 @@ enum store_event_type {
 	STORE_EVENT_DELETE
 };
 
+/* What a history read knows of the key just before an event. */
+enum store_prev {
+	STORE_PREV_UNKNOWN = 0,	/* not asked (store_want_prev), or gone */
+	STORE_PREV_NONE,	/* the event created the key */
+	STORE_PREV_KV		/* prev holds it */
+};
+
+/* Why a delete happened, when a lease did it (etcd's events tell). */
+enum store_cause {
+	STORE_CAUSE_NONE = 0,	/* a delete, or not known */
+	STORE_CAUSE_EXPIRED,
+	STORE_CAUSE_REVOKED
+};
+
 struct store_event {
 	uint64_t		 rev;
 	uint32_t		 seq;
 	enum store_event_type	 type;
 	struct store_kv		 kv;	/* delete: version 0, value NULL */
+	enum store_prev		 prev_state;
+	struct store_kv		 prev;	/* STORE_PREV_KV: with its value */
+	enum store_cause	 cause;	/* a delete's */
+	uint64_t		 cause_lease;	/* the lease that ended */
 };
 
 /*
@@ -413,6 +431,7 @@ struct store_head {
 	uint64_t	 seen_rev;	/* newest seen */
 	uint64_t	 commit_rev;	/* the last batch landed at */
 	int		 answer_again;	/* (store_commit()) */
+	int		 want_prev;	/* (store_want_prev()) */
 	/* The backend's, for the commit engine (store_backend.h). */
 	unsigned	 batch_max;
 	unsigned	 batches_out;
@@ -538,6 +557,13 @@ void	store_read_range(struct store *, const struct store_range *,
 	    store_read_done, void *);
 void	store_read_history(struct store *, uint64_t from_rev,
 	    size_t max_events, store_history_done, void *);
+/*
+ * While on, store_read_history() tells each event's prev (the key as of
+ * the rev before it; unknown below compact_rev + 1), as a watch with
+ * prev_kv needs; a local store reads the key at the rev before, etcd's
+ * events carry etcd's prev_kv whether on or not.
+ */
+void	store_want_prev(struct store *, int on);
 void	store_read_stats(struct store *, store_stats_done, void *);
 
 /* Batches. */
@@ -569,8 +595,13 @@ void	store_lease_grant(struct store *, uint64_t ttl_ms, int session,
 void	store_lease_keepalive(struct store *, uint64_t, store_lease_done,
 	    void *);
 void	store_lease_get(struct store *, uint64_t, store_lease_done, void *);
-void	store_lease_revoke_now(struct store *, uint64_t, store_revoke_done,
-	    void *);
+/*
+ * asked: a client's lease_revoke (else the daemon's own, as a session's
+ * end): etcd notes it in the lease's record, so that every daemon's
+ * watches tell "revoked" from "expired".
+ */
+void	store_lease_revoke_now(struct store *, uint64_t, int asked,
+	    store_revoke_done, void *);
 void	store_read_leases(struct store *, store_leases_done, void *);
 void	store_read_lease_keys(struct store *, uint64_t, const char *, size_t,
 	    uint64_t, store_read_done, void *);

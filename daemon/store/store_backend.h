@@ -124,7 +124,7 @@ struct store_backend {
 	void	 (*lease_get)(struct store *, uint64_t lease,
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
-		    store_revoke_done, void *);
+		    int asked, store_revoke_done, void *);
 
 	/*
 	 * Idempotent writes' records (store_idem_*() in store.h), inside a

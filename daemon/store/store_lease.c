@@ -69,8 +69,8 @@ store_lease_get(struct store *s, uint64_t id, store_lease_done done,
 }
 
 void
-store_lease_revoke_now(struct store *s, uint64_t id, store_revoke_done done,
-    void *arg)
+store_lease_revoke_now(struct store *s, uint64_t id, int asked,
+    store_revoke_done done, void *arg)
 {
 	struct store_err	 err;
 
@@ -79,7 +79,7 @@ store_lease_revoke_now(struct store *s, uint64_t id, store_revoke_done done,
 		    "no leases of its own", s->backend->name);
 		done(arg, 0, 0, 0, &err);
 	} else
-		s->backend->lease_revoke_now(s, id, done, arg);
+		s->backend->lease_revoke_now(s, id, asked, done, arg);
 }
 
 static void

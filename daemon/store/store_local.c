@@ -154,6 +154,36 @@ local_events_add(const struct store_event *ev, void *arg)
 	return (0);
 }
 
+/*
+ * Each event's prev (store_want_prev()): none for a create, else the key
+ * as of the rev before (a txn writes a key once a rev); unknown when that
+ * rev is compacted or the read fails.
+ */
+static void
+local_events_prev(struct store *s, struct store_evbuf *b)
+{
+	struct store_event	*ev;
+	struct store_err	 err;
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i < b->n; i++) {
+		ev = &b->v[i];
+		if (ev->type == STORE_EVENT_PUT && ev->kv.version == 1) {
+			ev->prev_state = STORE_PREV_NONE;
+			continue;
+		}
+		if (ev->rev < 2 || ev->rev - 1 < s->head.compact_rev)
+			continue;
+		rc = LOCAL(s)->get_at(s, ev->kv.key, ev->kv.key_len,
+		    ev->rev - 1, store_kv_copy_cb, &ev->prev, &err);
+		if (rc == 1)
+			ev->prev_state = STORE_PREV_KV;
+		else if (rc == 0)
+			ev->prev_state = STORE_PREV_NONE;
+	}
+}
+
 void
 store_local_read_history(struct store *s, uint64_t from, size_t max,
     store_history_done done, void *arg)
@@ -174,8 +204,11 @@ store_local_read_history(struct store *s, uint64_t from, size_t max,
 	le.upto = s->head.rev;
 	if (LOCAL(s)->history(s, from, local_events_add, &le, &err) != 0)
 		done(arg, -1, NULL, 0, &err);
-	else
+	else {
+		if (s->head.want_prev)
+			local_events_prev(s, &le.b);
 		done(arg, (long)le.b.n, le.b.v, le.more, NULL);
+	}
 	store_evbuf_free(&le.b);
 }
 

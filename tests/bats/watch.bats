@@ -146,10 +146,10 @@ REQS
 	assert_line --index 3 --partial '"code":"not_found"'
 }
 
-@test "watch needs exactly one of key and prefix" {
+@test "watch needs a key or a prefix" {
 	run req '{"op":"watch"}'
 	assert_output --partial '"code":"bad_request"'
-	run req '{"op":"watch","key":"a","prefix":"a"}'
+	run req '{"op":"watch","from_rev":1}'
 	assert_output --partial '"code":"bad_request"'
 }
 
@@ -430,7 +430,7 @@ PUT c v1 rev @4 3')"
 @test "watch usage errors exit 2" {
 	run "$METACTL" watch
 	assert_failure 2
-	run "$METACTL" watch k --prefix p
+	run "$METACTL" watch k --progress 5
 	assert_failure 2
 	run "$METACTL" watch k --count 0
 	assert_failure 2

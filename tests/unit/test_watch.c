@@ -2,8 +2,9 @@
  * Unit tests of the watch hub (daemon/core/watch.c) through watch.h, on a
  * real loop and memory store whose events go through events.c as in the
  * daemon, with fake connections (watch_peer): each notes the lines the
- * hub sends it, rendered "W put KEY@REV", "W del KEY@REV" or
- * "W cancelled REASON NEXT_REV", and says it is full when told to.
+ * hub sends it, rendered "W put KEY@REV", "W del KEY@REV",
+ * "W cancelled REASON NEXT_REV" or "W progress REV", and says it is full
+ * when told to.  The index (watch_index.h) is tested on its own too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "md_fx.h"
 #include "core/req.h"
 #include "core/watch.h"
+#include "core/watch_index.h"
 #include "util.h"
 
 struct peer {
@@ -77,7 +79,10 @@ render_line(struct buf *out, const char *line)
 	k = cJSON_GetObjectItem(j, "key");
 	assert_non_null(w);
 	assert_true(cJSON_IsString(ev));
-	if (strcmp(ev->valuestring, "cancelled") == 0)
+	if (strcmp(ev->valuestring, "progress") == 0)
+		snprintf(s, sizeof s, "%.0f progress %.0f\n",
+		    w->valuedouble, cJSON_GetObjectItem(j, "rev")->valuedouble);
+	else if (strcmp(ev->valuestring, "cancelled") == 0)
 		snprintf(s, sizeof s, "%.0f cancelled %s %.0f\n",
 		    w->valuedouble, cJSON_GetObjectItem(j,
 		    "reason")->valuestring, cJSON_GetObjectItem(j,
@@ -114,7 +119,6 @@ static int	answered;
 static void
 fake_done(struct req *r)
 {
-	(void)r;
 	answered++;
 }
 
@@ -293,6 +297,171 @@ test_watch_catch_up_pauses_when_full(void **state)
 	peer_close(&a);
 }
 
+/* The index's matches of key, each owner's name once per entry, sorted. */
+struct ix_seen {
+	char	 s[512];
+};
+
+static void
+ix_note(void *owner, void *arg)
+{
+	struct ix_seen	*seen = arg;
+
+	strncat(seen->s, owner, sizeof seen->s - strlen(seen->s) - 2);
+	strcat(seen->s, " ");
+}
+
+static const char *
+ix_match(struct watch_index *ix, const char *key, struct ix_seen *seen)
+{
+	seen->s[0] = '\0';
+	watch_index_match(ix, key, strlen(key), ix_note, seen);
+	return (seen->s);
+}
+
+/*
+ * Exact keys, then prefixes shortest first, each slot's entries in the
+ * order added; a prefix and a key of the same bytes are told apart; slots
+ * and prefix lengths go away with their last entry.  Many idle entries on
+ * other keys do not match.
+ */
+static void
+test_watch_index(void **state)
+{
+	struct watch_index	*ix = watch_index_create();
+	struct watch_index_ent	*e[8], **idle;
+	struct ix_seen		 seen;
+	char			 k[32];
+	int			 i;
+
+	(void)state;
+	e[0] = watch_index_add(ix, "a/b", 3, 0, "K1");
+	e[1] = watch_index_add(ix, "a/", 2, 1, "P1");
+	e[2] = watch_index_add(ix, "a/b", 3, 1, "P2");
+	e[3] = watch_index_add(ix, "", 0, 1, "ALL");
+	e[4] = watch_index_add(ix, "a/b", 3, 0, "K2");
+	e[5] = watch_index_add(ix, "a/", 2, 1, "P3");
+	idle = calloc(20000, sizeof *idle);
+	for (i = 0; i < 20000; i++) {
+		snprintf(k, sizeof k, "idle/%d", i);
+		idle[i] = watch_index_add(ix, k, strlen(k), i % 2, "IDLE");
+	}
+	assert_int_equal(watch_index_slots(ix), 4 + 20000);
+	assert_string_equal(ix_match(ix, "a/b", &seen),
+	    "K1 K2 ALL P1 P3 P2 ");
+	assert_string_equal(ix_match(ix, "a/bc", &seen), "ALL P1 P3 P2 ");
+	assert_string_equal(ix_match(ix, "a/", &seen), "ALL P1 P3 ");
+	assert_string_equal(ix_match(ix, "a", &seen), "ALL ");
+	assert_string_equal(ix_match(ix, "idle/7", &seen), "ALL IDLE ");
+	assert_string_equal(ix_match(ix, "idle/8", &seen), "IDLE ALL ");
+	/* idle/7 and idle/71 are prefixes (odd), idle/710 a key. */
+	assert_string_equal(ix_match(ix, "idle/710", &seen),
+	    "IDLE ALL IDLE IDLE ");
+	assert_string_equal(ix_match(ix, "idle/x", &seen), "ALL ");
+	for (i = 0; i < 20000; i++)
+		watch_index_del(ix, idle[i]);
+	free(idle);
+	assert_int_equal(watch_index_prefix_lengths(ix), 3);
+	watch_index_del(ix, e[3]);
+	watch_index_del(ix, e[1]);
+	assert_string_equal(ix_match(ix, "a/b", &seen), "K1 K2 P3 P2 ");
+	assert_int_equal(watch_index_prefix_lengths(ix), 2);
+	watch_index_del(ix, e[5]);
+	watch_index_del(ix, e[0]);
+	assert_int_equal(watch_index_prefix_lengths(ix), 1);
+	assert_string_equal(ix_match(ix, "a/b", &seen), "K2 P2 ");
+	watch_index_del(ix, e[2]);
+	watch_index_del(ix, e[4]);
+	assert_int_equal(watch_index_slots(ix), 0);
+	assert_int_equal(watch_index_prefix_lengths(ix), 0);
+	assert_string_equal(ix_match(ix, "a/b", &seen), "");
+	watch_index_free(ix);
+}
+
+/*
+ * A watch of several keys and prefixes gets each matching event once,
+ * live and replayed from a rev; the watches an event reaches get it in
+ * the order they were made, whichever of their keys matched.
+ */
+static void
+test_watch_several_keys_once(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a;
+
+	peer_init(&a, md);
+	op(md, &a, watch_op_watch, "{\"prefix\":\"\"}", "{\"ok\":true,\"watch\":1,");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"keys\":[\"a\",\"c\"],"
+	    "\"prefixes\":[\"a\",\"b/\"]}", "{\"ok\":true,\"watch\":2,");
+	op(md, &a, watch_op_watch, "{\"keys\":[\"b/1\"]}",
+	    "{\"ok\":true,\"watch\":3,");
+	md_fx_write(md, "a", "b/1", "x");
+	md_fx_write(md, "ab", "-a", "c");
+	assert_string_equal(peer_lines(&a),
+	    "1 put a@1\n2 put a@1\n"
+	    "1 put b/1@1\n2 put b/1@1\n3 put b/1@1\n"
+	    "1 put x@1\n"
+	    "1 put ab@2\n2 put ab@2\n"
+	    "1 del a@2\n2 del a@2\n"
+	    "1 put c@2\n2 put c@2\n");
+	op(md, &a, watch_op_watch, "{\"keys\":[\"c\",\"a\"],\"prefix\":\"a\","
+	    "\"prefixes\":[\"\"],\"from_rev\":1}", "{\"ok\":true,\"watch\":4,");
+	md_fx_run_ms(md, 20);
+	assert_string_equal(peer_lines(&a),
+	    "4 put a@1\n4 put b/1@1\n4 put x@1\n"
+	    "4 put ab@2\n4 del a@2\n4 put c@2\n");
+	/* Bad lists are refused, and refused watches cost nothing. */
+	op(md, &a, watch_op_watch, "{\"keys\":[\"\"]}", "{\"ok\":false");
+	op(md, &a, watch_op_watch, "{\"keys\":\"a\"}", "{\"ok\":false");
+	op(md, &a, watch_op_watch, "{\"prefixes\":[1]}", "{\"ok\":false");
+	op(md, &a, watch_op_watch, "{\"keys\":[]}", "{\"ok\":false");
+	op(md, &a, watch_op_watch, "{\"from_rev\":1}", "{\"ok\":false");
+	op(md, &a, watch_op_unwatch, "{\"watch\":2}", "{\"ok\":true");
+	md_fx_write(md, "c");
+	assert_string_equal(peer_lines(&a), "1 put c@3\n4 put c@3\n");
+	peer_close(&a);
+}
+
+/*
+ * progress_ms: a watch that had nothing for that long is told the rev
+ * its events were all delivered up to, though other keys moved it; an
+ * event puts the next one off.  watch_progress answers the rev and sends
+ * the line at once.
+ */
+static void
+test_watch_progress(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a;
+
+	peer_init(&a, md);
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"progress_ms\":50}",
+	    "{\"ok\":true,\"watch\":1,\"rev\":0");
+	op(md, &a, watch_op_watch, "{\"key\":\"b\"}", "{\"ok\":true,\"watch\":2,");
+	md_fx_write(md, "b");
+	md_fx_write(md, "b");
+	assert_string_equal(peer_lines(&a), "2 put b@1\n2 put b@2\n");
+	md_fx_run_ms(md, 120);
+	/* At least one, each at rev 2; nothing of watch 2. */
+	assert_true(strncmp(peer_lines(&a), "1 progress 2\n", 13) == 0);
+	md_fx_write(md, "a");
+	assert_string_equal(peer_lines(&a), "1 put a@3\n");
+	op(md, &a, watch_op_progress, "{\"watch\":2}",
+	    "{\"ok\":true,\"watch\":2,\"rev\":3}");
+	assert_string_equal(peer_lines(&a), "2 progress 3\n");
+	op(md, &a, watch_op_progress, "{\"watch\":9}",
+	    "{\"ok\":false");
+	/* A watch from a rev ahead is current at the rev reached, no more. */
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"from_rev\":100}",
+	    "{\"ok\":true,\"watch\":3,");
+	op(md, &a, watch_op_progress, "{\"watch\":3}",
+	    "{\"ok\":true,\"watch\":3,\"rev\":3}");
+	assert_string_equal(peer_lines(&a), "3 progress 3\n");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"progress_ms\":5}",
+	    "{\"ok\":false");
+	peer_close(&a);
+}
+
 int
 main(void)
 {
@@ -308,6 +477,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_watch_catch_up_pauses_when_full, md_fx_setup,
 		    md_fx_teardown),
+		cmocka_unit_test(test_watch_index),
+		cmocka_unit_test_setup_teardown(test_watch_several_keys_once,
+		    md_fx_setup, md_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_watch_progress,
+		    md_fx_setup, md_fx_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -110,7 +110,8 @@ int		 etcd_pb_kv_read(const uint8_t *, size_t, struct etcd_pb_kv *);
  * A WatchResponse (the stream's messages) read in place, without the
  * gateway's JSON: etcd_pb_watch_read checks all of it as etcd_pb_decode
  * would (-1 if malformed) and fills in what it says; then each
- * etcd_pb_watch_next gives its next event (1), 0 after the last.  p must
+ * etcd_pb_watch_next gives its next event (1), 0 after the last, and
+ * leaves its prev_kv in w->prev (w->has_prev).  p must
  * stay as it is meanwhile.
  */
 struct etcd_pb_watch {
@@ -119,6 +120,9 @@ struct etcd_pb_watch {
 	const uint8_t	*reason;	/* cancel_reason, in place */
 	size_t		 reason_len;
 	const uint8_t	*p, *end;	/* what is left to read */
+	/* The last event's prev_kv (watches with prev_kv), if it had one. */
+	int		 has_prev;
+	struct etcd_pb_kv prev;
 };
 
 int		 etcd_pb_watch_read(const uint8_t *, size_t,

@@ -223,10 +223,10 @@ int
 etcd_pb_watch_next(struct etcd_pb_watch *w, int *deleted,
     struct etcd_pb_kv *kv)
 {
-	const uint8_t	*data = NULL, *ed, *evend, *kvp = NULL;
+	const uint8_t	*data = NULL, *ed, *evend, *kvp = NULL, *pvp = NULL;
 	uint64_t	 v = 0, type;
 	uint32_t	 no;
-	size_t		 len = 0, kvlen = 0;
+	size_t		 len = 0, kvlen = 0, pvlen = 0;
 	int		 wt;
 
 	/* Checked by etcd_pb_watch_read: no error here. */
@@ -242,12 +242,19 @@ etcd_pb_watch_next(struct etcd_pb_watch *w, int *deleted,
 			else if (no == 2) {
 				kvp = data;
 				kvlen = len;
+			} else if (no == 3) {
+				pvp = data;
+				pvlen = len;
 			}
 		}
 		*deleted = type == 1;
 		if (kvp == NULL)
 			memset(kv, 0, sizeof *kv);
 		else if (etcd_pb_kv_read(kvp, kvlen, kv) != 0)
+			return (-1);
+		memset(&w->prev, 0, sizeof w->prev);
+		w->has_prev = pvp != NULL;
+		if (pvp != NULL && etcd_pb_kv_read(pvp, pvlen, &w->prev) != 0)
 			return (-1);
 		return (1);
 	}

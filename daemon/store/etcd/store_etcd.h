@@ -49,7 +49,20 @@ struct etcd_ev {
 	uint64_t		 create_rev;
 	uint64_t		 mod_rev;
 	uint64_t		 lease;		/* etcd's, 0: none */
+	/* The key before (etcd's prev_kv), an enum store_prev. */
+	int			 prev_state;
+	unsigned char		*prev_value;
+	size_t			 prev_value_len;
+	uint64_t		 prev_version, prev_create_rev, prev_mod_rev;
+	uint64_t		 prev_lease;
+	/* A delete by its lease's end: an enum store_cause, and the lease. */
+	int			 cause;
+	uint64_t		 cause_lease;
 };
+
+/* What an event costs the cache, in bytes. */
+#define ETCD_EV_BYTES(ev)	((ev)->key_len + (ev)->value_len + \
+				    (ev)->prev_value_len + sizeof *(ev))
 
 struct etcd_evs {
 	struct etcd_ev		*v;
@@ -214,7 +227,7 @@ void	store_etcd_lease_keepalive(struct store *, uint64_t,
 	    store_lease_done, void *);
 void	store_etcd_lease_get(struct store *, uint64_t, store_lease_done,
 	    void *);
-void	store_etcd_lease_revoke_now(struct store *, uint64_t,
+void	store_etcd_lease_revoke_now(struct store *, uint64_t, int,
 	    store_revoke_done, void *);
 /* The body of a range request for [key64, end64) at rev (0: current). */
 void	 etcd_range_body(struct buf *, const char *, const char *, uint64_t,
@@ -320,8 +333,13 @@ struct etcd_known {
 
 /* 1 if a lease of ttl_ms that etcd granted for etcd_ttl_s is stamped. */
 int	 etcd_lease_stamped(uint64_t ttl_ms, uint64_t etcd_ttl_s);
-/* A record's value. */
+/* A record's value; revoked: a client asked the lease's revoke. */
 void	 etcd_lease_value(struct buf *, uint64_t ttl_ms, int stamp);
+void	 etcd_lease_value_revoked(struct buf *, uint64_t ttl_ms, int stamp);
+/* The id of a record's key (PREFIX "l/" ID), or 0. */
+uint64_t etcd_record_id(struct store_etcd *, const unsigned char *, size_t);
+/* 1 if a record's value says its lease's revoke was asked. */
+int	 etcd_record_revoked(const unsigned char *, size_t);
 /* Every record, read at st->rev (blocking: while opening). */
 int	 etcd_expiry_open(struct store_etcd *, struct store_err *);
 void	 etcd_expiry_close(struct store_etcd *);
@@ -358,6 +376,30 @@ void	 store_etcd_idem_fix(struct store *, const void *, size_t,
 /* The sweep of expired records, on opts.base: started, then freed. */
 void	 etcd_idem_open(struct store_etcd *);
 void	 etcd_idem_close(struct store_etcd *);
+
+/* Leases whose record a response deletes, at most (more: plain deletes). */
+#define ETCD_WMSG_ENDED_MAX	64
+
+/* What a watch response carries. */
+struct etcd_wmsg {
+	int		 created, canceled;
+	uint64_t	 compact_rev;
+	uint64_t	 last_rev;	/* of its events, 0 if none */
+	size_t		 pushed;	/* events it added */
+	/* The leases that ended: their record's delete. */
+	struct {
+		uint64_t	 rev, id;
+		int		 revoked;
+	}		 ended[ETCD_WMSG_ENDED_MAX];
+	size_t		 nended;
+};
+
+/*
+ * One watch response (w: etcd_pb_watch_read) of the stream (stream set) or
+ * of a history replay into out (store_etcd_wmsg.c); -1: no header.
+ */
+int	etcd_wmsg_pb(struct store_etcd *, struct etcd_pb_watch *,
+	    struct etcd_evs *, struct etcd_wmsg *, int stream);
 
 /* The event stream and history (store_etcd_watch.c). */
 int	store_etcd_watch_start(struct store_etcd *, struct store_err *);

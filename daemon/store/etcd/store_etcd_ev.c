@@ -17,6 +17,7 @@ etcd_ev_free(struct etcd_ev *ev)
 {
 	free(ev->key);
 	free(ev->value);
+	free(ev->prev_value);
 	memset(ev, 0, sizeof *ev);
 }
 
@@ -35,7 +36,7 @@ etcd_evs_push(struct etcd_evs *a, const struct etcd_ev *ev)
 		}
 	}
 	a->v[a->n++] = *ev;
-	a->bytes += ev->key_len + ev->value_len + sizeof *ev;
+	a->bytes += ETCD_EV_BYTES(ev);
 }
 
 /* Free the entries from keep_from on (all of them: 0). */
@@ -44,8 +45,7 @@ etcd_evs_clear(struct etcd_evs *a, size_t keep_from)
 {
 	while (a->n > keep_from && a->n > a->head) {
 		a->n--;
-		a->bytes -= a->v[a->n].key_len + a->v[a->n].value_len +
-		    sizeof a->v[a->n];
+		a->bytes -= ETCD_EV_BYTES(&a->v[a->n]);
 		etcd_ev_free(&a->v[a->n]);
 	}
 	if (a->n == a->head) {

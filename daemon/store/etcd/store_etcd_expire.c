@@ -65,6 +65,25 @@ etcd_lease_value(struct buf *b, uint64_t ttl_ms, int stamp)
 	    stamp ? "true" : "false");
 }
 
+void
+etcd_lease_value_revoked(struct buf *b, uint64_t ttl_ms, int stamp)
+{
+	buf_printf(b, "{\"ttl_ms\":%" PRIu64 ",\"stamp\":%s,\"revoked\":true}",
+	    ttl_ms, stamp ? "true" : "false");
+}
+
+int
+etcd_record_revoked(const unsigned char *v, size_t len)
+{
+	cJSON	*o = cJSON_ParseWithLength((const char *)v, len);
+	int	 revoked;
+
+	revoked = o != NULL && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o,
+	    "revoked"));
+	cJSON_Delete(o);
+	return (revoked);
+}
+
 struct etcd_known *
 etcd_known_find(struct store_etcd *e, uint64_t id)
 {
@@ -139,8 +158,7 @@ etcd_expiry_learn(struct store_etcd *e, uint64_t id, uint64_t ttl_ms,
 	etcd_known_arm(k);
 }
 
-/* The id of a record's key (PREFIX "l/" ID), or 0. */
-static uint64_t
+uint64_t
 etcd_record_id(struct store_etcd *e, const unsigned char *key, size_t len)
 {
 	size_t		 pl = e->prefix_len;	/* PREFIX "l/" as long */

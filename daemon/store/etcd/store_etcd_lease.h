@@ -1,7 +1,7 @@
 /*
  * The etcd backend's lease calls, shared by store_etcd_lease.c (grant,
- * keepalive, info, revoke) and store_etcd_lease_ls.c (listing leases and
- * their keys).
+ * keepalive, info), store_etcd_lease_revoke.c (revoke) and
+ * store_etcd_lease_ls.c (listing leases and their keys).
  */
 #ifndef METAD_STORE_ETCD_LEASE_H
 #define METAD_STORE_ETCD_LEASE_H
@@ -25,8 +25,9 @@ struct etcd_lcall {
 	store_leases_done	 ldone;
 	store_read_done		 kdone;
 	void			*arg;
-	/* revoke: keys counted first */
+	/* revoke: keys counted first; asked: a client's (noted first) */
 	uint64_t		 nkeys;
+	int			 asked;
 	/* read_leases: ids to ask, records so far */
 	uint64_t		*ids;
 	size_t			 nids, next;

@@ -23,58 +23,6 @@
 /* An idle stream is reopened after this long (nothing lost). */
 #define ETCD_STREAM_IDLE_S	300
 
-/* What a watch response carries. */
-struct etcd_wmsg {
-	int		 created, canceled;
-	uint64_t	 compact_rev;
-	uint64_t	 last_rev;	/* of its events, 0 if none */
-};
-
-/*
- * One event of a watch response: under the user prefix to out; else, on
- * the stream (stream set), a lease record to store_etcd_expire.c.
- */
-static void
-etcd_wmsg_ev(struct store_etcd *e, const struct etcd_pb_kv *kv, int deleted,
-    struct etcd_evs *out, struct etcd_wmsg *m, uint32_t *seq, int stream)
-{
-	struct etcd_ev	 ev;
-
-	if (kv->mod_rev > m->last_rev) {
-		m->last_rev = kv->mod_rev;
-		*seq = 0;
-	}
-	if (etcd_ev_of(e, kv, deleted, &ev) != 0) {
-		/* A slot, a lease's record, the sentinel */
-		if (stream)
-			(void)etcd_expiry_of(e, kv, deleted);
-		return;
-	}
-	ev.seq = (*seq)++;
-	etcd_evs_push(out, &ev);
-}
-
-/*
- * One watch response (w: etcd_pb_watch_read) of the stream (stream set) or
- * of a history replay; -1: an error (no header).
- */
-static int
-etcd_wmsg_pb(struct store_etcd *e, struct etcd_pb_watch *w,
-    struct etcd_evs *out, struct etcd_wmsg *m, int stream)
-{
-	struct etcd_pb_kv	 kv;
-	uint32_t		 seq = 0;
-	int			 deleted;
-
-	memset(m, 0, sizeof *m);
-	m->created = w->created;
-	m->canceled = w->canceled;
-	m->compact_rev = w->compact_rev;
-	while (etcd_pb_watch_next(w, &deleted, &kv) == 1)
-		etcd_wmsg_ev(e, &kv, deleted, out, m, &seq, stream);
-	return (!w->header && !m->canceled ? -1 : 0);
-}
-
 /* Keep the cache bounded: drop whole revisions from its head. */
 static void
 etcd_cache_trim(struct store_etcd *e)
@@ -86,8 +34,7 @@ etcd_cache_trim(struct store_etcd *e)
 	    c->bytes > ETCD_CACHE_BYTES_MAX)) {
 		rev = c->v[c->head].rev;
 		while (c->head < c->n && c->v[c->head].rev == rev) {
-			c->bytes -= c->v[c->head].key_len +
-			    c->v[c->head].value_len + sizeof c->v[c->head];
+			c->bytes -= ETCD_EV_BYTES(&c->v[c->head]);
 			etcd_ev_free(&c->v[c->head]);
 			c->head++;
 		}
@@ -240,7 +187,8 @@ etcd_stream_open(struct store_etcd *e)
 	e->wgen = e->client.cred.gen;
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
 	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
-	    "\"progress_notify\":true}}", e->wbeg64, e->wend64,
+	    "\"progress_notify\":true,\"prev_kv\":true}}", e->wbeg64,
+	    e->wend64,
 	    e->st->head.rev + 1);
 	e->wst = etcd_grpc_stream(&e->client.grpc, e->wep, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_STREAM_IDLE_S * 1000, etcd_stream_msg,
@@ -410,6 +358,19 @@ etcd_history_emit(const struct etcd_evs *evs, uint64_t from, size_t max,
 		    STORE_EVENT_PUT;
 		etcd_kv_of(ev, &out[n].kv, !ev->deleted);
 		out[n].kv.mod_rev = ev->mod_rev;
+		out[n].prev_state = (enum store_prev)ev->prev_state;
+		out[n].cause = (enum store_cause)ev->cause;
+		out[n].cause_lease = ev->cause_lease;
+		if (ev->prev_state == STORE_PREV_KV) {
+			out[n].prev.key = ev->key;
+			out[n].prev.key_len = ev->key_len;
+			out[n].prev.value = ev->prev_value;
+			out[n].prev.value_len = ev->prev_value_len;
+			out[n].prev.version = ev->prev_version;
+			out[n].prev.create_rev = ev->prev_create_rev;
+			out[n].prev.mod_rev = ev->prev_mod_rev;
+			out[n].prev.lease = ev->prev_lease;
+		}
 		n++;
 	}
 	cb(arg, (long)n, out, more, NULL);
@@ -486,8 +447,8 @@ etcd_replay_open(struct etcd_replay *rp)
 	rp->waiting = 0;
 	rp->gen = e->client.cred.gen;
 	snprintf(body, sizeof body, "{\"create_request\":{\"key\":\"%s\","
-	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\"}}",
-	    e->wbeg64, e->wend64, rp->from);
+	    "\"range_end\":\"%s\",\"start_revision\":\"%" PRIu64 "\","
+	    "\"prev_kv\":true}}", e->wbeg64, e->wend64, rp->from);
 	rp->st = etcd_grpc_stream(&e->client.grpc, cur, ep->host, ep->port,
 	    ETCD_PB_WATCH, body, ETCD_CALL_TIMEOUT_S * 1000, etcd_replay_msg,
 	    etcd_replay_ended, rp, &err);

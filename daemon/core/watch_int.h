@@ -1,0 +1,97 @@
+/*
+ * The watch hub's insides, shared by watch.c (delivery, catch-up,
+ * progress) and watch_ops.c (the watch, unwatch and watch_progress ops).
+ */
+#ifndef METAD_WATCH_INT_H
+#define METAD_WATCH_INT_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include "util.h"
+
+struct event;
+struct watch_index;
+struct watch_index_ent;
+
+/* One key or prefix of a watch, and its entry in the hub's index. */
+struct watch_filter {
+	char			*key;
+	size_t			 len;
+	int			 prefix;
+	struct watch_index_ent	*ent;
+};
+
+struct watch {
+	struct watch_hub	*hub;
+	uint64_t		 id;
+	struct watch_peer	*peer;		/* its connection's, or NULL */
+	struct watch_filter	*filters;
+	unsigned		 nfilters;
+	/*
+	 * First rev not delivered.  A live watch's is at least the hub's
+	 * delivered + 1 (watch_next_rev): it is not moved at each delivery.
+	 */
+	uint64_t		 next_rev;
+	uint64_t		 emitting;	/* rev being delivered */
+	uint64_t		 mark;		/* the event it last matched */
+	int			 live;
+	int			 dead;
+	int			 reading;	/* a history read is out */
+	int			 prev_kv;	/* its events carry "prev" */
+	int			 indexed;	/* in the hub's index */
+	unsigned		 progress_ms;	/* 0: none */
+	struct event		*progress;	/* its timer */
+	int64_t			 last_sent_ms;	/* event or progress */
+	TAILQ_ENTRY(watch)	 hub_entry;	/* hub's watches, or dead */
+	TAILQ_ENTRY(watch)	 conn_entry;
+};
+
+TAILQ_HEAD(watch_list, watch);
+
+struct watch_hub {
+	struct metad		*md;
+	struct buf		 body;		/* an event line's, reused */
+	struct buf		 body_prev;	/* the same with "prev" */
+	unsigned		 nprev;		/* watches with prev_kv */
+	struct watch_list	 watches;
+	struct watch_list	 dead;		/* cancelled, to free */
+	struct watch_index	*index;
+	uint64_t		 next_id;
+	uint64_t		 serial;	/* of the event being matched */
+	uint64_t		 delivered;	/* events' (watch_set_delivered) */
+	struct watch		**match;	/* the event's watches */
+	size_t			 nmatch, match_cap;
+	int			 match_sorted;	/* ids ascending */
+	/* Revs whose deletes a lease's end made (watch_lease.c). */
+	struct watch_lease_rev	*lease_revs;
+	size_t			 nlease_revs;
+};
+
+struct watch_lease_rev {
+	uint64_t		 rev;
+	uint64_t		 lease;
+	int			 expired;
+};
+
+/*
+ * The lease whose end made the deletes at rev, and whether it expired
+ * (else revoked): 1, or 0 if none did.
+ */
+int		watch_lease_of(const struct watch_hub *, uint64_t rev,
+		    uint64_t *lease, int *expired);
+/* The rev its next event is at least (next_rev, for a live watch). */
+uint64_t	watch_next_rev(const struct watch *);
+/* Put its keys and prefixes in the hub's index (and count prev_kv). */
+void		watch_index_in(struct watch *);
+void		watch_free(struct watch *);
+void		watch_sweep(struct watch_hub *);
+void		watch_catch_up(struct watch *);
+/* The rev of its progress: every event of it up to there was sent. */
+uint64_t	watch_progress_rev(const struct watch *);
+/* Send its progress line now; start its timer if it has progress_ms. */
+void		watch_progress_send(struct watch *);
+void		watch_progress_start(struct watch *);
+
+#endif
