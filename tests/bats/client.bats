@@ -44,7 +44,7 @@ lib_make() {
 	    "$ROOT/build/tests/client_ops"
 	echo "$output"
 	assert_success
-	assert_output --partial "PASSED  ] 13 test(s)"
+	assert_output --partial "PASSED  ] 14 test(s)"
 }
 
 @test "watches resume after slow_consumer; views fill, follow and wait (cmocka)" {
