@@ -44,7 +44,7 @@ main(int argc, char **argv)
 		    "NAME OWNER [STALE_EPOCH]\n"), 2) : die(h, "connect"));
 	snprintf(key, sizeof key, "election/%s", argv[1]);
 	snprintf(data, sizeof data, "election/%s/state", argv[1]);
-	/* A session lease: our keys go when we die (SPEC 9). */
+	/* A session lease: our keys go when we die (metad-protocol(7), LEASES). */
 	if (md_lease_grant(h, 10000, 1, &lease, NULL) != 0)
 		return (die(h, "lease_grant"));
 	if (md_epoch_bump(h, key, argv[2], -1, &ep, NULL) != 0)

@@ -6,8 +6,8 @@
 # Starts its own etcd on loopback ports with a temporary data directory
 # (run by "make bench-etcd").
 #
-# Then the reads of SPEC 8: metad's view of etcd (linearizable and
-# serializable gets) against etcd driven directly, and on sqlite a get at a
+# Then the reads (metad-protocol(7), CONSISTENCY): metad's view of etcd
+# (linearizable and serializable gets) against etcd driven directly, and on sqlite a get at a
 # past revision against a plain get.
 #
 # Knobs (environment): BENCH_RUNS (3), BENCH_DURATION (seconds per run, 3),
