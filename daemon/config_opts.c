@@ -198,8 +198,8 @@ const struct config_opt config_opts[] = {
 	NUM("max-pending-bytes", CONFIG_SIZE, "unsent output a connection "
 	    "may hold before its reads pause and watches end (default 8m)",
 	    max_pending_bytes, 4096, 1ULL << 40),
-	NUM("max-answer-bytes", CONFIG_SIZE, "the largest answer of a list "
-	    "or history; a larger one is answer_too_large (default 16m)",
+	NUM("max-answer-bytes", CONFIG_SIZE, "the largest answer of a txn, "
+	    "list or history; a larger one is answer_too_large (default 16m)",
 	    max_answer_bytes, 4096, 1ULL << 32),
 	NUM("max-connections", CONFIG_UINT, "client connections served at "
 	    "once (default 1024)", max_connections, 1, 1000000),

@@ -41,7 +41,7 @@ struct metad_config {
 	size_t		 max_value_bytes;
 	size_t		 max_request_bytes;
 	size_t		 max_pending_bytes;
-	size_t		 max_answer_bytes;	/* list, history */
+	size_t		 max_answer_bytes;	/* txn, list, history */
 	size_t		 view_max_bytes;	/* etcd: the view's */
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */

@@ -121,7 +121,7 @@ conn_output_len(struct conn *c)
 {
 	if (c->dead)
 		return (0);
-	return (evbuffer_get_length(c->out));
+	return (evbuffer_get_length(c->out) + c->held);
 }
 
 /* Too much unsent output: stop reading until the client catches up. */
@@ -227,7 +227,9 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	r->conn_dead = &c->dead;
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
-	if (rc == 0 && req_writes(r)) {
+	/* A txn's gets may make an answer of --max-answer-bytes: one such
+	 * at a time, started as a read is (conn.h). */
+	if (rc == 0 && req_writes(r) && !ops_txn_gets(r)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
 		return (CONN_LINE_TAKEN);
@@ -352,7 +354,9 @@ conn_req_done(struct req *r)
 		conn_dequeue(c, r);
 		return;
 	}
+	c->held += r->resp.len;
 	while ((r = TAILQ_FIRST(&c->reqs)) != NULL && r->done) {
+		c->held -= r->resp.len;
 		conn_send(c, r->resp.data, r->resp.len);
 		conn_dequeue(c, r);
 	}

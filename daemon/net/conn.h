@@ -7,7 +7,10 @@
  * request order by construction.  Writes queue behind writes (the group
  * commit keeps their order); any other request starts only once everything
  * before it is answered, so a read sees every write sent before it on the
- * connection, and a later write cannot overtake it.  Watch events are not
+ * connection, and a later write cannot overtake it.  A txn with gets, whose
+ * answer may be as large as --max-answer-bytes, starts as a read does: so
+ * a connection has at most one such answer being made, and it is made only
+ * once the output before it is under --max-pending-bytes.  Watch events are not
  * answers: they may come between answers at any time.
  *
  * Ownership: the server owns every struct conn.  A connection is never freed
@@ -51,6 +54,7 @@ struct conn {
 	struct req_queue	 reqs;		 /* not yet answered */
 	unsigned		 nreqs;
 	unsigned		 nother;	 /* of them, not writes */
+	size_t			 held;		 /* answered, not yet sent */
 	int			 processing;	 /* in conn_process() */
 	int			 blocked;	 /* next line waits for nreqs 0 */
 	int			 skipping;	 /* rest of a long line */
@@ -77,7 +81,10 @@ void		 conn_send(struct conn *, const void *, size_t);
 /* Write what the kernel takes now; arm the write event for the rest. */
 void		 conn_flush(struct conn *);
 void		 conn_reading(struct conn *, int);
-/* Unsent output bytes; 1 if over --max-pending-bytes. */
+/*
+ * Unsent output bytes: the output buffer's and the answers done but held
+ * behind one still owed; 1 if over --max-pending-bytes.
+ */
 size_t		 conn_output_len(struct conn *);
 int		 conn_output_full(struct conn *);
 /* r arrived on c: it is answered in its turn. */
