@@ -7,7 +7,7 @@
 
 _metad_opts='--socket --store --etcd-prefix --view-max-bytes --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
---max-connections-per-peer --max-watches-per-peer --max-answer-bytes
+--max-connections-per-peer --max-watches-per-peer --max-leases --max-answer-bytes
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
 --pidfile --log-level --log-file --log-syslog --foreground --daemonize --help --version'
 
@@ -54,7 +54,8 @@ _metad()
 		return ;;
 	--etcd-prefix|--view-max-bytes|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
-	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes)
+	--max-connections-per-peer|--max-watches-per-peer|--max-leases|\
+	--max-answer-bytes)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))

@@ -209,6 +209,9 @@ const struct config_opt config_opts[] = {
 	NUM("max-watches-per-peer", CONFIG_UINT, "watches of one such peer, "
 	    "all its connections together (default 65536)",
 	    max_watches_per_peer, 1, 100000000),
+	NUM("max-leases", CONFIG_UINT, "leases at once, session leases too; "
+	    "a grant past it is resource_exhausted (default 100000)",
+	    max_leases, 1, 100000000),
 	FN("socket-mode", "MODE", "the socket file's permission bits, octal "
 	    "(default 0600)", config_set_mode),
 	STR("pidfile", "PATH", "write the daemon's pid there once it serves",

@@ -46,6 +46,7 @@ struct metad_config {
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
 	unsigned	 max_watches_per_peer;
+	unsigned	 max_leases;		/* daemon-wide, sessions too */
 	mode_t		 socket_mode;
 	struct id_list	 allow_uid;	/* read-write */
 	struct id_list	 allow_gid;
@@ -74,6 +75,7 @@ struct metad {
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;
+	unsigned		 lease_grants_out;	/* etcd: asked, unanswered */
 	int			 stopping;
 };
 

@@ -128,6 +128,8 @@ int	ops_compact_apply(struct req *, uint64_t, int *, struct store_err *);
 /* Leases (ops_lease.c). */
 int	ops_lease_grant_prepare(struct req *, struct proto_err *);
 int	ops_lease_grant_apply(struct req *, uint64_t, int *, struct store_err *);
+/* n leases held: at --max-leases, answered resource_exhausted, 1; else 0. */
+int	ops_lease_full(struct req *, size_t n);
 int	ops_lease_revoke_prepare(struct req *, struct proto_err *);
 int	ops_lease_revoke_apply(struct req *, uint64_t, int *,
 	    struct store_err *);

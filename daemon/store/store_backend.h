@@ -115,6 +115,8 @@ struct store_backend {
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
 		    store_revoke_done, void *);
+	/* The leases it knows of (etcd: every daemon's on the prefix). */
+	size_t	 (*lease_count)(struct store *);
 
 	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),

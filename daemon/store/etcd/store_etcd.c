@@ -610,6 +610,7 @@ const struct store_backend store_etcd_backend = {
 	.lease_keepalive = store_etcd_lease_keepalive,
 	.lease_get = store_etcd_lease_get,
 	.lease_revoke_now = store_etcd_lease_revoke_now,
+	.lease_count = store_etcd_lease_count,
 	/* Status. */
 	.read_stats = store_etcd_read_stats,
 };

@@ -87,6 +87,14 @@ etcd_known_find(struct store_etcd *e, uint64_t id)
 	return (NULL);
 }
 
+size_t
+store_etcd_lease_count(struct store *st)
+{
+	struct store_etcd	*e = st->impl;
+
+	return (e->expiry != NULL ? e->expiry->n : 0);
+}
+
 static void
 etcd_known_grow(struct etcd_expiry *x)
 {
