@@ -17,7 +17,7 @@ set -eu
 # in systemd.bats, no running systemd needed) and man-db (verify opens the
 # units' Documentation= man pages),
 # redis-server and redis-tools (make bench-redis), python3 (make
-# check-layers).  The Debian packages (make deb, make deb-check, .ci/run):
+# check-layers), python3-h2 (etcd_bounds.bats: a fake etcd speaking HTTP/2).  The Debian packages (make deb, make deb-check, .ci/run):
 # debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
@@ -25,7 +25,7 @@ PKGS="build-essential pkg-config libevent-dev libcjson-dev libsqlite3-dev
 libnghttp2-dev libsodium-dev libreadline-dev libcmocka-dev clang valgrind cppcheck
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
-zsh fish wrk bc systemd man-db redis-server redis-tools python3
+zsh fish wrk bc systemd man-db redis-server redis-tools python3 python3-h2
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.

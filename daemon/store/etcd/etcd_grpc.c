@@ -30,6 +30,10 @@
 
 /* The flow-control windows offered to etcd: a big answer flows at once. */
 #define ETCD_GRPC_WINDOW	(16 << 20)
+/* A stream's header blocks, names and values, at most. */
+#define ETCD_GRPC_HEADERS_MAX	(64 << 10)
+/* What a connection's streams hold at once: two answers at the limit. */
+#define ETCD_GRPC_HELD_MAX(g)	(2 * ((g)->max_bytes + 5))
 
 static const int grpc_http[] = {
 	200, 408, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501,
@@ -52,6 +56,51 @@ etcd_grpc_msglen(const void *p)
 
 	return ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
 	    (uint32_t)b[3] << 8 | b[4]);
+}
+
+/*
+ * What etcd sent on c is past a limit (what): the connection is closed
+ * (metad-protocol(7), LIMITS: a remote store's answers are bounded before
+ * they are buffered), every call on it unanswered.  For nghttp2's
+ * callbacks to return: the session's read fails, and its caller closes c.
+ */
+static int
+etcd_gconn_refuse(struct etcd_gconn *c, struct etcd_gstream *st,
+    const char *what, size_t n, size_t max)
+{
+	log_warnx("etcd: %s on %s is %zu bytes, past the limit of %zu: "
+	    "closing the connection to %s", what, st != NULL ?
+	    etcd_pb_method(st->rpc) : "a stream", n, max, c->authority);
+	return (NGHTTP2_ERR_CALLBACK_FAILURE);
+}
+
+/*
+ * DATA kept in st->in, counted in its connection's held bytes: 0, or -1
+ * (logged) if that would pass what a connection may hold.
+ */
+static int
+etcd_gstream_hold(struct etcd_gstream *st, const void *p, size_t n)
+{
+	struct etcd_gconn	*c = st->c;
+
+	if (c->held + n > ETCD_GRPC_HELD_MAX(st->g)) {
+		etcd_gconn_refuse(c, st, "what the connection's answers hold",
+		    c->held + n, ETCD_GRPC_HELD_MAX(st->g));
+		return (-1);
+	}
+	buf_add(&st->in, p, n);
+	st->held += n;
+	c->held += n;
+	return (0);
+}
+
+/* st->in is given up: its bytes no longer count. */
+static void
+etcd_gstream_unhold(struct etcd_gstream *st)
+{
+	if (st->c != NULL)
+		st->c->held -= st->held;
+	st->held = 0;
 }
 
 void
@@ -94,6 +143,7 @@ etcd_gstream_finish(struct etcd_gstream *st, int status)
 
 	if (c == NULL)
 		return;
+	etcd_gstream_unhold(st);
 	TAILQ_REMOVE(&c->streams, st, entry);
 	if (c->s != NULL && st->id > 0)
 		nghttp2_session_set_stream_user_data(c->s, st->id, NULL);
@@ -178,6 +228,10 @@ etcd_gstream_header_cb(nghttp2_session *s, const nghttp2_frame *frame,
 	st = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
 	if (st == NULL)
 		return (0);
+	st->hdr_bytes += namelen + valuelen;
+	if (st->hdr_bytes > ETCD_GRPC_HEADERS_MAX)
+		return (etcd_gconn_refuse(st->c, st, "a header block",
+		    st->hdr_bytes, ETCD_GRPC_HEADERS_MAX));
 	if (namelen == 12 && memcmp(name, "grpc-message", 12) == 0) {
 		free(st->msg);
 		st->msg = NULL;
@@ -220,26 +274,33 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *p, size_t len)
 		/* The message begun in an earlier DATA, first. */
 		take = st->in.len < 5 ? 5 - st->in.len : 0;
 		take = take < len ? take : len;
-		buf_add(&st->in, p, take);
+		if (etcd_gstream_hold(st, p, take) != 0)
+			goto held;
 		off = take;
 		if (st->in.len < 5)
 			return (0);
 		n = etcd_grpc_msglen(st->in.data);
-		if (st->in.data[0] != 0 || n > st->g->max_bytes)
+		if (n > st->g->max_bytes)
+			goto large;
+		if (st->in.data[0] != 0)
 			goto bad;
 		take = 5 + (size_t)n - st->in.len;
 		take = take < len - off ? take : len - off;
-		buf_add(&st->in, p + off, take);
+		if (etcd_gstream_hold(st, p + off, take) != 0)
+			goto held;
 		off += take;
 		if (st->in.len < 5 + (size_t)n)
 			return (0);
 		if (st->mcb(st->arg, (const uint8_t *)st->in.data + 5, n) != 0)
 			goto bad;
 		buf_reset(&st->in);
+		etcd_gstream_unhold(st);
 	}
 	while (len - off >= 5) {
 		n = etcd_grpc_msglen(p + off);
-		if (p[off] != 0 || n > st->g->max_bytes)
+		if (n > st->g->max_bytes)
+			goto large;
+		if (p[off] != 0)
 			goto bad;
 		if (len - off - 5 < n)
 			break;
@@ -247,8 +308,8 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *p, size_t len)
 			goto bad;
 		off += 5 + n;
 	}
-	if (off < len)
-		buf_add(&st->in, p + off, len - off);
+	if (off < len && etcd_gstream_hold(st, p + off, len - off) != 0)
+		goto held;
 	return (0);
 bad:
 	log_warnx("etcd: a malformed gRPC message (%u bytes) on %s", n,
@@ -257,6 +318,26 @@ bad:
 	    NGHTTP2_CANCEL);
 	etcd_gstream_finish(st, 0);
 	return (0);
+large:
+	/* Never buffered: the stream ends, and its connection closes. */
+	etcd_gconn_refuse(st->c, st, "a gRPC message", n, st->g->max_bytes);
+held:
+	etcd_gstream_finish(st, 0);
+	return (NGHTTP2_ERR_CALLBACK_FAILURE);
+}
+
+/* The length the prefix of a call's answer says, DATA p its next bytes
+ * (with st->in, at least 5 bytes). */
+static size_t
+etcd_gstream_claim(const struct etcd_gstream *st, const uint8_t *p)
+{
+	uint8_t	 pre[5];
+	size_t	 have = st->in.len < 5 ? st->in.len : 5;
+
+	if (have > 0)
+		memcpy(pre, st->in.data, have);
+	memcpy(pre + have, p, 5 - have);
+	return (etcd_grpc_msglen(pre));
 }
 
 static int
@@ -264,21 +345,37 @@ etcd_gstream_data_cb(nghttp2_session *s, uint8_t flags, int32_t id,
     const uint8_t *data, size_t len, void *arg)
 {
 	struct etcd_gstream	*st;
+	struct etcd_gconn	*c = arg;
+	size_t			 n = 0;
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
 	if (st->mcb != NULL)
 		return (etcd_gstream_msgs(st, data, len));
-	if (st->in.len + len > st->g->max_bytes + 5) {
+	/* The answer's length, once its prefix is in: past the limit,
+	 * refused before anything is buffered; more DATA than it, malformed. */
+	if (st->in.len + len >= 5 && (n = etcd_gstream_claim(st, data)) >
+	    st->g->max_bytes) {
 		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id,
 		    NGHTTP2_CANCEL);
 		etcd_gstream_finish(st, -1);
+		return (etcd_gconn_refuse(c, st, "an answer", n,
+		    st->g->max_bytes));
+	}
+	if (st->in.len + len >= 5 && st->in.len + len > 5 + n) {
+		log_warnx("etcd: an answer on %s is longer than its message "
+		    "(%zu bytes)", etcd_pb_method(st->rpc), n);
+		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id,
+		    NGHTTP2_CANCEL);
+		etcd_gstream_finish(st, 0);
 		return (0);
 	}
 	if (st->in.cap == 0 && len >= 5)	/* room for all of it at once */
-		buf_reserve(&st->in, etcd_grpc_msglen(data) <=
-		    st->g->max_bytes ? 5 + etcd_grpc_msglen(data) : len);
-	buf_add(&st->in, data, len);
+		buf_reserve(&st->in, 5 + etcd_grpc_msglen(data));
+	if (etcd_gstream_hold(st, data, len) != 0) {
+		etcd_gstream_finish(st, -1);
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	}
 	return (0);
 }
 
@@ -325,8 +422,10 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
     void *arg)
 {
 	struct etcd_gstream	*st;
+	struct etcd_gconn	*c;
 	const uint8_t		*p;
 	uint32_t		 n = 0;
+	size_t			 cost;
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
@@ -350,6 +449,18 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 	p = (const uint8_t *)st->in.data;
 	if (st->in.len >= 5)
 		n = etcd_grpc_msglen(p);
+	/* Decoded, a message of small fields takes some 40 times its size:
+	 * one that would take more than ETCD_PB_DECODE_MAX is refused. */
+	if (!st->raw && n == st->in.len - 5 && (cost = etcd_pb_decode_cost(
+	    st->rpc, p + 5, n)) > ETCD_PB_DECODE_MAX(n)) {
+		c = st->c;
+		etcd_gstream_finish(st, 0);
+		log_warnx("etcd: the answer to %s (%u bytes) would take %zu "
+		    "bytes decoded, past the limit of %zu: closing the "
+		    "connection to %s", etcd_pb_method(st->rpc), n, cost,
+		    ETCD_PB_DECODE_MAX(n), c->authority);
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	}
 	if (st->in.len < 5 || p[0] != 0 || n != st->in.len - 5 ||
 	    (st->raw ? etcd_pb_check(st->rpc, p + 5, n) != 0 :
 	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL)) {

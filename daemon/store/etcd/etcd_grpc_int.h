@@ -24,6 +24,8 @@ struct etcd_gstream {
 	struct buf		 out;		/* prefix + protobuf */
 	size_t			 off;		/* of out, sent */
 	struct buf		 in;		/* DATA received */
+	size_t			 held;		/* of in, counted in c->held */
+	size_t			 hdr_bytes;	/* of its header blocks */
 	int			 http;		/* :status */
 	int			 code;		/* grpc-status, -1: none */
 	char			*msg;		/* grpc-message */
@@ -49,6 +51,7 @@ struct etcd_gconn {
 	struct timeval		 last_read;
 	int			 goaway;
 	int			 unsent;	/* requests for g->flush */
+	size_t			 held;		/* its streams' DATA kept */
 };
 
 void	etcd_gstream_free(struct etcd_gstream *);
