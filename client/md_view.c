@@ -207,19 +207,23 @@ static int
 md_view_resp(struct md_sub *sub, const cJSON *resp)
 {
 	struct md_view	*v = (struct md_view *)sub;
-	const cJSON	*msg;
+	const cJSON	*msg, *code;
 	uint64_t	 rev;
 
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
 		msg = cJSON_GetObjectItemCaseSensitive(
 		    cJSON_GetObjectItemCaseSensitive(resp, "error"),
 		    "message");
+		code = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(resp, "error"), "code");
 		if (v->sub.rewatching)
 			v->sub.rewatching = 0;
 		else if (v->pings > 0)
 			v->pings--;
-		md_view_ended(v, MD_E_OTHER, cJSON_IsString(msg) ?
-		    msg->valuestring : "metad refused the view's request");
+		md_view_ended(v, cJSON_IsString(code) ?
+		    md_err_of(code->valuestring) : MD_E_OTHER,
+		    cJSON_IsString(msg) ? msg->valuestring :
+		    "metad refused the view's request");
 		return (0);
 	}
 	if (cJSON_GetObjectItemCaseSensitive(resp, "watch") != NULL) {
