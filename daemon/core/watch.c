@@ -419,8 +419,8 @@ watch_start(struct req *r)
 	    r->md->cfg.max_watches_per_peer) {
 		free(w->key);
 		free(w);
-		snprintf(e.msg, sizeof e.msg, "uid %ld has %u watches, the "
-		    "limit is %u (--max-watches-per-peer)", r->peer->uid,
+		snprintf(e.msg, sizeof e.msg, "%s has %u watches, the "
+		    "limit is %u (--max-watches-per-peer)", r->peer->who,
 		    *r->peer->peer_watches, r->md->cfg.max_watches_per_peer);
 		reply_error(r, PROTO_RESOURCE_EXHAUSTED, e.msg);
 		return (NULL);

@@ -36,10 +36,15 @@ struct watch_hub;
  * the watches' lines with send and asks full (its unsent output over
  * --max-pending-bytes) before a live event.
  */
+/* "uid N" or "gid N", and its NUL. */
+#define WATCH_PEER_WHO	24
+
 struct watch_peer {
 	TAILQ_HEAD(, watch)	 watches;
 	struct metad		*md;
 	long			 uid, pid;	/* for the log */
+	/* The identity its per-peer limits count ("uid N", "gid N"). */
+	char			 who[WATCH_PEER_WHO];
 	/* The watches of every connection of this peer, bound by
 	 * --max-watches-per-peer; NULL: root or metad's own uid. */
 	unsigned		*peer_watches;

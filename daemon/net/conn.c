@@ -62,6 +62,7 @@ conn_create(struct metad *md, int fd, uid_t uid, gid_t gid, pid_t pid,
 	c->peer.md = md;
 	c->peer.uid = (long)uid;
 	c->peer.pid = (long)pid;
+	snprintf(c->peer.who, sizeof c->peer.who, "uid %ld", (long)uid);
 	c->peer.arg = c;
 	c->peer.send = conn_peer_send;
 	c->peer.full = conn_peer_full;

@@ -30,11 +30,14 @@ TAILQ_HEAD(conn_list, conn);
 /*
  * A peer other than root and metad's own uid (those are bound only by the
  * daemon-wide limits), while it has a connection: what it holds, against
- * --max-connections-per-peer and --max-watches-per-peer.  Few: one per
- * uid the access lists let in.
+ * --max-connections-per-peer and --max-watches-per-peer.  A peer is the
+ * identity that let it in (metad(8), ACCESS): its uid when a uid list
+ * did, else the group whose list did, shared by every uid it lets in.
+ * Few: one per uid or gid the access lists name.
  */
 struct server_peer {
-	uid_t			 uid;
+	int			 group;		/* id is a gid */
+	unsigned long		 id;
 	unsigned		 conns;
 	unsigned		 watches;	/* its watch_peers' count */
 	LIST_ENTRY(server_peer)	 entry;
@@ -277,14 +280,16 @@ server_proc_groups(const struct ucred *cred, struct server_groups *g)
  */
 static int
 server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
-    struct server_groups *g)
+    struct server_groups *g, unsigned long *gid)
 {
 	size_t	 i;
 
 	if (l->n == 0)
 		return (0);
-	if (server_in_list(l, cred->gid))
+	if (server_in_list(l, cred->gid)) {
+		*gid = cred->gid;
 		return (1);
+	}
 	if (!g->fetched) {
 		g->fetched = 1;
 		if (server_sock_groups(fd, g) == -1 && (errno != ENOPROTOOPT ||
@@ -295,8 +300,10 @@ server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
 		}
 	}
 	for (i = 0; i < g->n; i++) {
-		if (server_in_list(l, g->v[i]))
+		if (server_in_list(l, g->v[i])) {
+			*gid = g->v[i];
 			return (1);
+		}
 	}
 	return (0);
 }
@@ -304,23 +311,28 @@ server_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
 /*
  * Who may do what: our own uid and root read and write; then uid lists
  * before group lists, and read-write before read-only at each level.
+ * *group and *id: the identity that let it in (its uid, or the gid).
  */
 static enum conn_access
-server_access(struct server *s, int fd, const struct ucred *cred)
+server_access(struct server *s, int fd, const struct ucred *cred,
+    int *group, unsigned long *id)
 {
 	const struct metad_config	*cfg = &s->md->cfg;
 	struct server_groups		 g = { 0, NULL, 0 };
 	enum conn_access		 access = CONN_ACCESS_NONE;
 
+	*group = 0;
+	*id = cred->uid;
 	if (cred->uid == 0 || cred->uid == geteuid() ||
 	    server_in_list(&cfg->allow_uid, cred->uid))
 		return (CONN_ACCESS_RW);
 	if (server_in_list(&cfg->ro_uid, cred->uid))
 		return (CONN_ACCESS_RO);
-	if (server_in_groups(&cfg->allow_gid, fd, cred, &g))
+	if (server_in_groups(&cfg->allow_gid, fd, cred, &g, id))
 		access = CONN_ACCESS_RW;
-	else if (server_in_groups(&cfg->ro_gid, fd, cred, &g))
+	else if (server_in_groups(&cfg->ro_gid, fd, cred, &g, id))
 		access = CONN_ACCESS_RO;
+	*group = access != CONN_ACCESS_NONE;
 	free(g.v);
 	return (access);
 }
@@ -340,20 +352,21 @@ server_refuse(int fd, enum proto_code code, const char *msg)
 	close(fd);
 }
 
-/* uid's record, made if need be; NULL for root and metad's own uid. */
+/* The peer's record, made if need be; NULL for root and metad's own uid. */
 static struct server_peer *
-server_peer_get(struct server *s, uid_t uid)
+server_peer_get(struct server *s, int group, unsigned long id)
 {
 	struct server_peer	*p;
 
-	if (uid == 0 || uid == geteuid())
+	if (!group && (id == 0 || id == (unsigned long)geteuid()))
 		return (NULL);
 	LIST_FOREACH(p, &s->peers, entry) {
-		if (p->uid == uid)
+		if (p->group == group && p->id == id)
 			return (p);
 	}
 	p = xcalloc(1, sizeof *p);
-	p->uid = uid;
+	p->group = group;
+	p->id = id;
 	LIST_INSERT_HEAD(&s->peers, p, entry);
 	return (p);
 }
@@ -377,14 +390,16 @@ server_accept_one(struct server *s, int fd)
 	enum conn_access access;
 	struct server_peer *p;
 	struct conn	*c;
-	char		 msg[128];
+	char		 msg[128], who[WATCH_PEER_WHO];
+	unsigned long	 id;
+	int		 group;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("getsockopt SO_PEERCRED");
 		close(fd);
 		return;
 	}
-	access = server_access(s, fd, &cred);
+	access = server_access(s, fd, &cred, &group, &id);
 	if (access == CONN_ACCESS_NONE) {
 		log_info("refused uid %ld gid %ld pid %ld", (long)cred.uid,
 		    (long)cred.gid, (long)cred.pid);
@@ -399,16 +414,18 @@ server_accept_one(struct server *s, int fd)
 		server_refuse(fd, PROTO_UNAVAILABLE, msg);
 		return;
 	}
-	if ((p = server_peer_get(s, cred.uid)) != NULL &&
+	snprintf(who, sizeof who, "%s %lu", group ? "gid" : "uid", id);
+	if ((p = server_peer_get(s, group, id)) != NULL &&
 	    p->conns >= md->cfg.max_conns_per_peer) {
-		snprintf(msg, sizeof msg, "uid %ld has %u connections, the "
-		    "limit is %u (--max-connections-per-peer)",
-		    (long)cred.uid, p->conns, md->cfg.max_conns_per_peer);
+		snprintf(msg, sizeof msg, "%s has %u connections, the limit "
+		    "is %u (--max-connections-per-peer)", who, p->conns,
+		    md->cfg.max_conns_per_peer);
 		server_peer_put(p);
 		server_refuse(fd, PROTO_RESOURCE_EXHAUSTED, msg);
 		return;
 	}
 	c = conn_create(md, fd, cred.uid, cred.gid, cred.pid, access);
+	memcpy(c->peer.who, who, sizeof who);
 	if ((c->server_peer = p) != NULL) {
 		p->conns++;
 		c->peer.peer_watches = &p->watches;

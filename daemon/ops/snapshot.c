@@ -29,7 +29,7 @@ struct snapshot {
 	struct store_snapshot	*taking;
 	struct req		*req;		/* to answer when written */
 	const struct conn	*owner;		/* who may read it; NULL: gone */
-	long			 uid;		/* its peer's */
+	char			 who[WATCH_PEER_WHO];	/* its peer */
 	struct event		*idle_ev;
 	TAILQ_ENTRY(snapshot)	 entry;
 };
@@ -212,17 +212,17 @@ snapshot_peer_full(struct snapshots *set, const struct req *r, char *why,
     size_t len)
 {
 	const struct snapshot	*sn;
-	long			 uid = r->peer != NULL ? r->peer->uid : -1;
 	unsigned		 n = 0;
 
-	if (uid == -1 || uid == 0 || uid == (long)geteuid())
+	/* Root and metad's own uid are bound by no peer's limit. */
+	if (r->peer == NULL || r->peer->peer_watches == NULL)
 		return (0);
 	TAILQ_FOREACH(sn, &set->list, entry)
-		n += sn->uid == uid;
+		n += strcmp(sn->who, r->peer->who) == 0;
 	if (n < SNAPSHOTS_PER_PEER)
 		return (0);
-	snprintf(why, len, "uid %ld has %u snapshots being taken or read, "
-	    "the limit is %d a peer", uid, n, SNAPSHOTS_PER_PEER);
+	snprintf(why, len, "%s has %u snapshots being taken or read, "
+	    "the limit is %d a peer", r->peer->who, n, SNAPSHOTS_PER_PEER);
 	return (1);
 }
 
@@ -275,7 +275,8 @@ snapshot_op_snapshot(struct req *r)
 	sn->fd = -1;
 	sn->req = r;
 	sn->owner = r->conn;
-	sn->uid = r->peer != NULL ? r->peer->uid : -1;
+	if (r->peer != NULL)
+		memcpy(sn->who, r->peer->who, sizeof sn->who);
 	if ((sn->idle_ev = evtimer_new(r->md->base, snapshot_idle_cb,
 	    sn)) == NULL)
 		fatalx("evtimer_new");
