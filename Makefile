@@ -180,7 +180,7 @@ all: lib
 # The library's tests (against a daemon tests/bats/client.bats starts) and
 # the example, linked with the shared library as a program using it would.
 CLIENT_TESTS	 = build/tests/client_ops build/tests/client_watch \
-		   build/tests/client_tls
+		   build/tests/client_tls build/tests/client_limits
 CLIENT_LINK	 = -Lbuild/lib -lmetad-client -Wl,-rpath,$(CURDIR)/build/lib
 EXAMPLES	 = build/examples/leader
 

@@ -25,7 +25,8 @@ static const char *md_err_names[] = {
 	"ok", "bad_request", "unknown_op", "request_too_large",
 	"value_too_large", "failed_precondition", "fenced", "compacted",
 	"timeout", "not_found", "read_only", "permission_denied",
-	"unavailable", "storage_full", "internal", "other"
+	"unavailable", "storage_full", "internal", "other",
+	"answer_too_large", "resource_exhausted"
 };
 
 static const char *md_err_own[] = {
@@ -35,7 +36,7 @@ static const char *md_err_own[] = {
 const char *
 md_errname(enum md_err e)
 {
-	if ((unsigned)e <= MD_E_OTHER)
+	if ((unsigned)e <= MD_E_RESOURCE_EXHAUSTED)
 		return (md_err_names[e]);
 	if (e >= MD_E_CONNECT && e <= MD_E_INVALID)
 		return (md_err_own[e - MD_E_CONNECT]);
@@ -220,13 +221,23 @@ md_err_epoch(const struct md_client *h)
 	return (h->err_epoch);
 }
 
+enum md_err
+md_err_of(const char *code)
+{
+	unsigned	 i;
+
+	for (i = 1; i <= MD_E_RESOURCE_EXHAUSTED; i++)
+		if (i != MD_E_OTHER && strcmp(code, md_err_names[i]) == 0)
+			return ((enum md_err)i);
+	return (MD_E_OTHER);
+}
+
 int
 md_response_error(struct md_client *h, const cJSON *resp)
 {
 	const cJSON	*err, *code, *msg, *cur;
 	struct buf	 b;
-	enum md_err	 e = MD_E_OTHER;
-	unsigned	 i;
+	enum md_err	 e;
 
 	err = cJSON_GetObjectItemCaseSensitive(resp, "error");
 	code = cJSON_GetObjectItemCaseSensitive(err, "code");
@@ -234,9 +245,7 @@ md_response_error(struct md_client *h, const cJSON *resp)
 	if (!cJSON_IsString(code))
 		return (md_fail(h, MD_E_PROTOCOL, "metad sent an error "
 		    "without a code"));
-	for (i = 1; i < MD_E_OTHER; i++)
-		if (strcmp(code->valuestring, md_err_names[i]) == 0)
-			e = (enum md_err)i;
+	e = md_err_of(code->valuestring);
 	md_seterr(h, e, "%s", cJSON_IsString(msg) ? msg->valuestring :
 	    code->valuestring);
 	buf_init(&b);

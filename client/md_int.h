@@ -97,6 +97,8 @@ int		 md_fail(struct md_client *, enum md_err, const char *, ...)
 void		 md_clearerr(struct md_client *);
 /* An "ok":false response: its code, message and details on the handle. */
 int		 md_response_error(struct md_client *, const cJSON *);
+/* The code named (metad-protocol(7), ERROR CODES), or MD_E_OTHER. */
+enum md_err	 md_err_of(const char *);
 
 /* md_io.c */
 int64_t		 md_deadline(const struct md_client *);

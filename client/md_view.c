@@ -259,8 +259,10 @@ md_view_resp(struct md_sub *sub, const cJSON *resp)
 		if (kind == 'P' && cJSON_IsString(code) &&
 		    strcmp(code->valuestring, "not_found") == 0)
 			return (0);
-		md_view_ended(v, MD_E_OTHER, cJSON_IsString(msg) ?
-		    msg->valuestring : "metad refused the view's request");
+		md_view_ended(v, cJSON_IsString(code) ?
+		    md_err_of(code->valuestring) : MD_E_OTHER,
+		    cJSON_IsString(msg) ? msg->valuestring :
+		    "metad refused the view's request");
 		return (0);
 	}
 	if (kind == 'w') {

@@ -26,6 +26,8 @@
 /* Per peer other than root and the daemon's own uid. */
 #define CONNS_PER_PEER_DEFAULT		64
 #define WATCHES_PER_PEER_DEFAULT	65536
+/* --max-leases: the daemon's (on etcd: its prefix's) leases at once. */
+#define LEASES_MAX_DEFAULT		100000
 #define WAIT_TIMEOUT_MAX_MS		(24ULL * 3600 * 1000)
 /* A lease's TTL (lease_grant's ttl_ms; metactl's lease grant, lock --ttl). */
 #define LEASE_TTL_MIN_MS		1000

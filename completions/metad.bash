@@ -8,7 +8,7 @@
 _metad_opts='--socket --store --etcd-prefix --view-max-bytes --store-cacert
 --store-cert --store-key --store-user --store-password-file --sync --history
 --max-value-bytes --max-request-bytes --max-pending-bytes --max-connections
---max-connections-per-peer --max-watches-per-peer --max-answer-bytes --idem-window
+--max-connections-per-peer --max-watches-per-peer --max-leases --max-answer-bytes --idem-window
 --socket-mode --allow-uid --allow-gid --read-only-uid --read-only-gid
 --listen --tls-cert --tls-key --tls-client-ca --allow-cn --read-only-cn
 --pidfile --log-level --log-file --log-syslog --metrics-listen --foreground
@@ -63,8 +63,8 @@ _metad()
 	--allow-cn|--read-only-cn|\
 	--etcd-prefix|--view-max-bytes|--store-user|--history|--max-value-bytes|\
 	--max-request-bytes|--max-pending-bytes|--max-connections|--socket-mode|\
-	--max-connections-per-peer|--max-watches-per-peer|--max-answer-bytes|\
-	--idem-window|--metrics-listen)
+	--max-connections-per-peer|--max-watches-per-peer|--max-leases|\
+	--max-answer-bytes|--idem-window|--metrics-listen)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "$_metad_opts" -- "$cur"))

@@ -21,9 +21,10 @@ complete -c metad -l max-request-bytes -x -d 'the longest request line'
 complete -c metad -l max-pending-bytes -x -d 'unsent output per connection'
 complete -c metad -l max-connections -x -d 'connections served at once'
 complete -c metad -l max-connections-per-peer -x -d 'connections of one peer'
-complete -c metad -l max-answer-bytes -x -d 'the largest list or history answer'
+complete -c metad -l max-answer-bytes -x -d 'the largest txn, list or history answer'
 complete -c metad -l idem-window -x -d "how long a write's idem token is kept"
 complete -c metad -l max-watches-per-peer -x -d 'watches of one peer'
+complete -c metad -l max-leases -x -d 'leases at once'
 complete -c metad -l socket-mode -x -d "the socket's mode"
 complete -c metad -l allow-uid -x -a '(__fish_complete_users)' -d 'users with read-write access'
 complete -c metad -l allow-gid -x -a '(__fish_complete_groups)' -d 'groups with read-write access'

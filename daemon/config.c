@@ -246,6 +246,7 @@ config_defaults(struct metad_config *cfg)
 	cfg->max_connections = MAX_CONNECTIONS_DEFAULT;
 	cfg->max_conns_per_peer = CONNS_PER_PEER_DEFAULT;
 	cfg->max_watches_per_peer = WATCHES_PER_PEER_DEFAULT;
+	cfg->max_leases = LEASES_MAX_DEFAULT;
 	cfg->view_max_bytes = VIEW_MAX_BYTES_DEFAULT;
 	cfg->idem_window_ms = IDEM_WINDOW_DEFAULT_MS;
 	cfg->socket_mode = 0600;

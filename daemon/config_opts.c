@@ -341,8 +341,8 @@ const struct config_opt config_opts[] = {
 	NUM("max-pending-bytes", CONFIG_SIZE, "unsent output a connection "
 	    "may hold before its reads pause and watches end (default 8m)",
 	    max_pending_bytes, 4096, 1ULL << 40),
-	NUM("max-answer-bytes", CONFIG_SIZE, "the largest answer of a list "
-	    "or history; a larger one is answer_too_large (default 16m)",
+	NUM("max-answer-bytes", CONFIG_SIZE, "the largest answer of a txn, "
+	    "list or history; a larger one is answer_too_large (default 16m)",
 	    max_answer_bytes, 4096, 1ULL << 32),
 	NUM("max-connections", CONFIG_UINT, "client connections served at "
 	    "once (default 1024)", max_connections, 1, 1000000),
@@ -352,6 +352,9 @@ const struct config_opt config_opts[] = {
 	NUM("max-watches-per-peer", CONFIG_UINT, "watches of one such peer, "
 	    "all its connections together (default 65536)",
 	    max_watches_per_peer, 1, 100000000),
+	NUM("max-leases", CONFIG_UINT, "leases at once, session leases too; "
+	    "a grant past it is resource_exhausted (default 100000)",
+	    max_leases, 1, 100000000),
 	FN("socket-mode", "MODE", "the socket file's permission bits, octal "
 	    "(default 0600)", config_set_mode),
 	STR("pidfile", "PATH", "write the daemon's pid there once it serves",

@@ -53,7 +53,7 @@ struct metad_config {
 	size_t		 max_value_bytes;
 	size_t		 max_request_bytes;
 	size_t		 max_pending_bytes;
-	size_t		 max_answer_bytes;	/* list, history */
+	size_t		 max_answer_bytes;	/* txn, list, history */
 	size_t		 view_max_bytes;	/* etcd: the view's */
 	char		*store_cacert;	/* etcd over https: TLS */
 	char		*store_cert;
@@ -64,6 +64,7 @@ struct metad_config {
 	unsigned	 max_connections;
 	unsigned	 max_conns_per_peer;	/* a uid but root and ours */
 	unsigned	 max_watches_per_peer;
+	unsigned	 max_leases;		/* daemon-wide, sessions too */
 	mode_t		 socket_mode;
 	struct id_list	 allow_uid;	/* read-write */
 	struct id_list	 allow_gid;
@@ -105,6 +106,7 @@ struct metad {
 	time_t			 started;
 	unsigned		 nconns;
 	unsigned		 nwatches;
+	unsigned		 lease_grants_out;	/* etcd: asked, unanswered */
 	int			 stopping;
 };
 

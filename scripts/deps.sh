@@ -22,8 +22,9 @@ set -eu
 # redis-server and redis-tools (make bench-redis), python3 (make
 # check-layers), fuse3 and libfuse3-dev (powerfs: make powerloss,
 # powerloss.bats), python3-prometheus-client and python3-yaml (metrics.bats
-# parses the exposition and the sample alert rules with them).  The Debian
-# packages (make deb, make deb-check, .ci/run):
+# parses the exposition and the sample alert rules with them), python3-h2
+# (etcd_bounds.bats: a fake etcd speaking HTTP/2).  The Debian packages
+# (make deb, make deb-check, .ci/run):
 # debhelper, dpkg-dev and fakeroot to build them, lintian, autopkgtest,
 # debootstrap (make deb-chroot).  clang's runtime (ASan, UBSan, libFuzzer) is installed after
 # clang, for clang's version: see below.
@@ -32,7 +33,7 @@ libnghttp2-dev libsodium-dev libssl-dev openssl libreadline-dev libcmocka-dev cl
 bats bats-support bats-assert socat jq sqlite3 curl mandoc groff-base procps
 iproute2 etcd-server etcd-client util-linux mount strace tmux bash-completion
 zsh fish wrk bc systemd man-db redis-server redis-tools python3 fuse3
-libfuse3-dev python3-prometheus-client python3-yaml
+libfuse3-dev python3-prometheus-client python3-yaml python3-h2
 debhelper dpkg-dev fakeroot lintian autopkgtest debootstrap"
 
 # The commands the tests look for; missing after the install, a warning.

@@ -44,8 +44,9 @@ struct watch_peer {
 	unsigned		 nwatches;	/* in watches */
 	struct metad		*md;
 	long			 uid, pid;	/* for the log; TLS: -1 */
-	/* "uid 1000" or "CN \"alice\"" (a TLS client): the peer's
-	 * identity, in messages and to tell peers apart. */
+	/* "uid 1000", "gid 100" (let in by a group list) or "CN \"alice\""
+	 * (a TLS client): the peer's identity, the one its per-peer limits
+	 * count, in messages and to tell peers apart. */
 	char			 who[WATCH_PEER_WHO_MAX];
 	/* The watches of every connection of this peer, bound by
 	 * --max-watches-per-peer; NULL: root or metad's own uid. */

@@ -177,6 +177,19 @@ ops_lease_grant_prepare(struct req *r, struct proto_err *e)
 }
 
 int
+ops_lease_full(struct req *r, size_t n)
+{
+	char	 msg[PROTO_MSG_MAX];
+
+	if (n < r->md->cfg.max_leases)
+		return (0);
+	snprintf(msg, sizeof msg, "leases granted: %zu, the limit is %u "
+	    "(--max-leases)", n, r->md->cfg.max_leases);
+	reply_error(r, PROTO_RESOURCE_EXHAUSTED, msg);
+	return (1);
+}
+
+int
 ops_lease_grant_apply(struct req *r, uint64_t rev, int *wrote,
     struct store_err *se)
 {
@@ -186,6 +199,8 @@ ops_lease_grant_apply(struct req *r, uint64_t rev, int *wrote,
 	struct lease		*l;
 	struct jw		 w;
 
+	if (ops_lease_full(r, lease_count(lt)))
+		return (0);
 	l = lease_add(lt, lr->ttl_ms, lr->session, r->conn);
 	sl.id = l->id;
 	sl.ttl_ms = l->ttl_ms;

@@ -69,6 +69,7 @@ ops_lease_remote_granted(void *arg, const struct store_lease_state *ls,
 	struct req	*r = arg;
 	struct lease	*l;
 
+	r->md->lease_grants_out--;
 	if (se != NULL) {
 		reply_store_error(r, se);
 		req_done(r);
@@ -97,6 +98,13 @@ ops_lease_remote_grant(struct req *r)
 		return;
 	}
 	lr = r->state;
+	/* Those of the prefix etcd holds, and those asked for. */
+	if (ops_lease_full(r, store_lease_count(r->md->store) +
+	    r->md->lease_grants_out)) {
+		req_done(r);
+		return;
+	}
+	r->md->lease_grants_out++;
 	store_lease_grant(r->md->store, lr->ttl_ms, lr->session,
 	    ops_lease_remote_granted, r);
 }

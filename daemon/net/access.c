@@ -105,14 +105,16 @@ access_proc_groups(const struct ucred *cred, struct access_groups *g)
  */
 static int
 access_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
-    struct access_groups *g)
+    struct access_groups *g, gid_t *gid)
 {
 	size_t	 i;
 
 	if (l->n == 0)
 		return (0);
-	if (access_in_list(l, cred->gid))
+	if (access_in_list(l, cred->gid)) {
+		*gid = cred->gid;
 		return (1);
+	}
 	if (!g->fetched) {
 		g->fetched = 1;
 		if (access_sock_groups(fd, g) == -1 && (errno != ENOPROTOOPT ||
@@ -123,8 +125,10 @@ access_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
 		}
 	}
 	for (i = 0; i < g->n; i++) {
-		if (access_in_list(l, g->v[i]))
+		if (access_in_list(l, g->v[i])) {
+			*gid = g->v[i];
 			return (1);
+		}
 	}
 	return (0);
 }
@@ -134,20 +138,24 @@ access_in_groups(const struct id_list *l, int fd, const struct ucred *cred,
  * before group lists, and read-write before read-only at each level.
  */
 enum conn_access
-access_uid(const struct metad_config *cfg, int fd, const struct ucred *cred)
+access_uid(const struct metad_config *cfg, int fd, const struct ucred *cred,
+    int *by_group, gid_t *group)
 {
 	struct access_groups		 g = { 0, NULL, 0 };
 	enum conn_access		 access = CONN_ACCESS_NONE;
 
+	*by_group = 0;
+	*group = 0;
 	if (cred->uid == 0 || cred->uid == geteuid() ||
 	    access_in_list(&cfg->allow_uid, cred->uid))
 		return (CONN_ACCESS_RW);
 	if (access_in_list(&cfg->ro_uid, cred->uid))
 		return (CONN_ACCESS_RO);
-	if (access_in_groups(&cfg->allow_gid, fd, cred, &g))
+	if (access_in_groups(&cfg->allow_gid, fd, cred, &g, group))
 		access = CONN_ACCESS_RW;
-	else if (access_in_groups(&cfg->ro_gid, fd, cred, &g))
+	else if (access_in_groups(&cfg->ro_gid, fd, cred, &g, group))
 		access = CONN_ACCESS_RO;
+	*by_group = access != CONN_ACCESS_NONE;
 	free(g.v);
 	return (access);
 }

@@ -13,9 +13,13 @@
 
 struct metad_config;
 
-/* The access of the peer on fd, whose credentials are cred. */
+/*
+ * The access of the peer on fd, whose credentials are cred; *by_group 1
+ * when a group list let it in, *group that group (its identity for the
+ * per-peer limits), else 0.
+ */
 enum conn_access	 access_uid(const struct metad_config *, int fd,
-			    const struct ucred *);
+			    const struct ucred *, int *by_group, gid_t *group);
 /* The access of the TLS client whose certificate names cn. */
 enum conn_access	 access_cn(const struct metad_config *, const char *);
 

@@ -54,6 +54,8 @@ conn_id_name(const struct conn_id *id, char *out, size_t len)
 {
 	if (id->cn != NULL)
 		snprintf(out, len, "CN \"%s\"", id->cn);
+	else if (id->by_group)
+		snprintf(out, len, "gid %ld", (long)id->group);
 	else
 		snprintf(out, len, "uid %ld", (long)id->uid);
 }
@@ -152,7 +154,7 @@ conn_output_len(struct conn *c)
 {
 	if (c->dead)
 		return (0);
-	return (evbuffer_get_length(c->out));
+	return (evbuffer_get_length(c->out) + c->held);
 }
 
 /* Too much unsent output: stop reading until the client catches up. */
@@ -264,7 +266,9 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	r->op_name = r->op != NULL ? r->op->name : metrics_op_unknown;
-	if (rc == 0 && req_writes(r)) {
+	/* A txn's gets may make an answer of --max-answer-bytes: one such
+	 * at a time, started as a read is (conn.h). */
+	if (rc == 0 && req_writes(r) && !ops_txn_gets(r)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
 		return (CONN_LINE_TAKEN);
@@ -391,7 +395,9 @@ conn_req_done(struct req *r)
 		conn_dequeue(c, r);
 		return;
 	}
+	c->held += r->resp.len;
 	while ((r = TAILQ_FIRST(&c->reqs)) != NULL && r->done) {
+		c->held -= r->resp.len;
 		conn_send(c, r->resp.data, r->resp.len);
 		conn_dequeue(c, r);
 	}

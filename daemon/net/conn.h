@@ -7,7 +7,10 @@
  * request order by construction.  Writes queue behind writes (the group
  * commit keeps their order); any other request starts only once everything
  * before it is answered, so a read sees every write sent before it on the
- * connection, and a later write cannot overtake it.  Watch events are not
+ * connection, and a later write cannot overtake it.  A txn with gets, whose
+ * answer may be as large as --max-answer-bytes, starts as a read does: so
+ * a connection has at most one such answer being made, and it is made only
+ * once the output before it is under --max-pending-bytes.  Watch events are not
  * answers: they may come between answers at any time.
  *
  * A connection is a Unix socket's, read and written with raw events, or a
@@ -45,6 +48,10 @@ struct conn_id {
 	gid_t		 gid;
 	pid_t		 pid;
 	const char	*cn;	/* TLS: the certificate's subject CN; else NULL */
+	/* A socket's peer let in by a group list: that group is its identity
+	 * for the per-peer limits (metad(8), ACCESS). */
+	int		 by_group;
+	gid_t		 group;
 };
 
 /* A peer's identity's text, at most (the NUL included). */
@@ -76,6 +83,7 @@ struct conn {
 	struct req_queue	 reqs;		 /* not yet answered */
 	unsigned		 nreqs;
 	unsigned		 nother;	 /* of them, not writes */
+	size_t			 held;		 /* answered, not yet sent */
 	int			 processing;	 /* in conn_process() */
 	int			 blocked;	 /* next line waits for nreqs 0 */
 	int			 skipping;	 /* rest of a long line */
@@ -96,7 +104,7 @@ struct conn {
  */
 struct conn	*conn_create(struct metad *, int fd, struct bufferevent *,
 		    const struct conn_id *, enum conn_access);
-/* "uid 1000" or "CN \"alice\"": the peer's identity, for messages. */
+/* "uid 1000", "gid 100" or "CN \"alice\"": the peer's identity. */
 void		 conn_id_name(const struct conn_id *, char *, size_t);
 /* Parse and handle buffered requests until paused or out of input. */
 void		 conn_process(struct conn *);
@@ -108,7 +116,10 @@ void		 conn_send(struct conn *, const void *, size_t);
 /* Write what the kernel takes now; arm the write event for the rest. */
 void		 conn_flush(struct conn *);
 void		 conn_reading(struct conn *, int);
-/* Unsent output bytes; 1 if over --max-pending-bytes. */
+/*
+ * Unsent output bytes: the output buffer's and the answers done but held
+ * behind one still owed; 1 if over --max-pending-bytes.
+ */
 size_t		 conn_output_len(struct conn *);
 int		 conn_output_full(struct conn *);
 /* r arrived on c: it is answered in its turn. */

@@ -31,13 +31,16 @@ TAILQ_HEAD(conn_list, conn);
 /*
  * A peer other than root and metad's own uid (those are bound only by the
  * daemon-wide limits), while it has a connection: what it holds, against
- * --max-connections-per-peer and --max-watches-per-peer.  Few: one per
- * uid the access lists let in, and one per TLS client's CN (every CN is
- * such a peer).
+ * --max-connections-per-peer and --max-watches-per-peer.  A peer is the
+ * identity that let it in (metad(8), ACCESS): on the socket its uid when a
+ * uid list did, else the group whose list did, shared by every uid it lets
+ * in; over TLS its certificate's CN.  Few: one per uid or gid the access
+ * lists name, and one per CN.
  */
 struct server_peer {
-	uid_t			 uid;
-	char			*cn;		/* TLS; NULL: a uid */
+	int			 group;		/* id is a gid */
+	unsigned long		 id;		/* a uid or that gid */
+	char			*cn;		/* TLS; NULL: a uid or gid */
 	unsigned		 conns;
 	unsigned		 watches;	/* its watch_peers' count */
 	LIST_ENTRY(server_peer)	 entry;
@@ -210,16 +213,20 @@ static struct server_peer *
 server_peer_get(struct server *s, const struct conn_id *id)
 {
 	struct server_peer	*p;
+	unsigned long		 pid = id->by_group ? (unsigned long)id->group :
+				    (unsigned long)id->uid;
 
-	if (id->cn == NULL && (id->uid == 0 || id->uid == geteuid()))
+	if (id->cn == NULL && !id->by_group && (id->uid == 0 ||
+	    id->uid == geteuid()))
 		return (NULL);
 	LIST_FOREACH(p, &s->peers, entry) {
 		if (id->cn != NULL ? p->cn != NULL && strcmp(p->cn, id->cn) == 0
-		    : p->cn == NULL && p->uid == id->uid)
+		    : p->cn == NULL && p->group == id->by_group && p->id == pid)
 			return (p);
 	}
 	p = xcalloc(1, sizeof *p);
-	p->uid = id->uid;
+	p->group = id->by_group;
+	p->id = pid;
 	p->cn = id->cn != NULL ? xstrdup(id->cn) : NULL;
 	LIST_INSERT_HEAD(&s->peers, p, entry);
 	return (p);
@@ -297,6 +304,7 @@ server_accept_one(struct server *s, int fd)
 	struct ucred		 cred;
 	socklen_t		 len = sizeof cred;
 	struct conn_id		 id;
+	enum conn_access	 access;
 	enum proto_code		 code;
 	char			 msg[PROTO_MSG_MAX];
 
@@ -305,12 +313,13 @@ server_accept_one(struct server *s, int fd)
 		close(fd);
 		return;
 	}
+	memset(&id, 0, sizeof id);
 	id.uid = cred.uid;
 	id.gid = cred.gid;
 	id.pid = cred.pid;
-	id.cn = NULL;
-	if (server_admit(s, fd, NULL, &id, access_uid(&s->md->cfg, fd, &cred),
-	    &code, msg, sizeof msg) == NULL)
+	access = access_uid(&s->md->cfg, fd, &cred, &id.by_group, &id.group);
+	if (server_admit(s, fd, NULL, &id, access, &code, msg,
+	    sizeof msg) == NULL)
 		server_refuse(fd, code, msg);
 }
 

@@ -316,6 +316,8 @@ tls_handshake_done(struct tls_client *cl)
 	id.gid = (gid_t)-1;
 	id.pid = -1;
 	id.cn = cn;
+	id.by_group = 0;
+	id.group = 0;
 	c = server_admit(cl->t->md->server, cl->fd, bev, &id,
 	    access_cn(&cl->t->md->cfg, cn), &code, msg, sizeof msg);
 	if (c == NULL) {

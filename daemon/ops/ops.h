@@ -120,6 +120,8 @@ int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
 /* Transactions (ops_txn.c). */
 int	ops_txn_prepare(struct req *, struct proto_err *);
 int	ops_txn_writes(const struct req *);
+/* 1 if r is a prepared txn with a get (its answer may be large). */
+int	ops_txn_gets(const struct req *);
 int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
 void	ops_txn_keys(struct req *, struct store_keys *);
 
@@ -136,6 +138,8 @@ int	ops_compact_apply(struct req *, uint64_t, int *, struct store_err *);
 /* Leases (ops_lease.c). */
 int	ops_lease_grant_prepare(struct req *, struct proto_err *);
 int	ops_lease_grant_apply(struct req *, uint64_t, int *, struct store_err *);
+/* n leases held: at --max-leases, answered resource_exhausted, 1; else 0. */
+int	ops_lease_full(struct req *, size_t n);
 int	ops_lease_revoke_prepare(struct req *, struct proto_err *);
 int	ops_lease_revoke_apply(struct req *, uint64_t, int *,
 	    struct store_err *);

@@ -17,57 +17,8 @@
 #include "metad.h"
 #include "ops/fence.h"
 #include "ops/ops.h"
+#include "ops/ops_txn.h"
 #include "core/reply.h"
-
-enum txn_target {
-	TXN_VERSION,
-	TXN_CREATE_REV,
-	TXN_MOD_REV,
-	TXN_VALUE
-};
-
-enum txn_result {
-	TXN_EQ,
-	TXN_NE,
-	TXN_LT,
-	TXN_GT
-};
-
-struct txn_cmp {
-	const char		*key;
-	size_t			 key_len;
-	enum txn_target		 target;
-	enum txn_result		 result;
-	uint64_t		 n;
-	struct proto_bytes	 value;
-};
-
-enum txn_op_type {
-	TXN_PUT,
-	TXN_DELETE,
-	TXN_GET
-};
-
-struct txn_op {
-	enum txn_op_type	 type;
-	const char		*key;
-	size_t			 key_len;
-	struct proto_bytes	 value;
-	uint64_t		 lease;		/* put: attach to, 0: none */
-};
-
-struct txn_branch {
-	struct txn_op		*ops;
-	size_t			 n;
-};
-
-struct txn {
-	struct txn_cmp		*cmps;
-	size_t			 ncmps;
-	struct txn_branch	 then;
-	struct txn_branch	 els;
-	struct fence		 fence;
-};
 
 static const char *txn_results[] = { "=", "!=", "<", ">" };
 
@@ -287,6 +238,24 @@ ops_txn_writes(const struct req *r)
 	for (i = 0; i < t->then.n + t->els.n; i++) {
 		if ((i < t->then.n ? t->then.ops[i] :
 		    t->els.ops[i - t->then.n]).type != TXN_GET)
+			return (1);
+	}
+	return (0);
+}
+
+extern const struct op ops_txn_entry;
+
+int
+ops_txn_gets(const struct req *r)
+{
+	const struct txn	*t = r->state;
+	size_t			 i;
+
+	if (r->op != &ops_txn_entry || t == NULL)
+		return (0);
+	for (i = 0; i < t->then.n + t->els.n; i++) {
+		if ((i < t->then.n ? t->then.ops[i] :
+		    t->els.ops[i - t->then.n]).type == TXN_GET)
 			return (1);
 	}
 	return (0);
@@ -554,16 +523,26 @@ txn_leases_live(struct req *r, const struct txn_branch *b)
 int
 ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 {
-	struct txn	*t = r->state;
-	struct txn_run	 run;
-	struct jw	 w;
-	int		 rc, ok;
+	struct txn		*t = r->state;
+	const struct txn_branch	*b;
+	struct txn_run		 run;
+	struct jw		 w;
+	size_t			 len;
+	int			 rc, ok;
 
 	if ((rc = fence_check(r, &t->fence, se)) != 1)
 		return (rc);
 	if ((ok = txn_compare(r, t, se)) == -1)
 		return (-1);
-	if (!txn_leases_live(r, ok ? &t->then : &t->els))
+	b = ok ? &t->then : &t->els;
+	if (!txn_leases_live(r, b))
+		return (0);
+	/* Sized before any write of it: refused, the txn writes nothing. */
+	if ((len = ops_txn_len(r, b, r->md->cfg.max_answer_bytes, se)) ==
+	    (size_t)-1)
+		return (-1);
+	if (reply_too_large(r, len, "get fewer or smaller values in one txn "
+	    "(split its gets over several txns, or read them with get)"))
 		return (0);
 	memset(&run, 0, sizeof run);
 	run.r = r;
@@ -574,7 +553,7 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 	jw_bool(&w, ok);
 	jw_name(&w, "results");
 	jw_arr_open(&w);
-	if (txn_run_branch(&run, ok ? &t->then : &t->els, se) != 0)
+	if (txn_run_branch(&run, b, se) != 0)
 		return (-1);
 	jw_arr_close(&w);
 	jw_name(&w, "rev");

@@ -592,6 +592,8 @@ int	store_has_leases(const struct store *);
 int	store_leases_remote(const struct store *);
 void	store_lease_grant(struct store *, uint64_t ttl_ms, int session,
 	    store_lease_done, void *);
+/* A backend that keeps the leases: how many it knows of (else 0). */
+size_t	store_lease_count(struct store *);
 void	store_lease_keepalive(struct store *, uint64_t, store_lease_done,
 	    void *);
 void	store_lease_get(struct store *, uint64_t, store_lease_done, void *);

@@ -140,6 +140,8 @@ struct store_backend {
 	/* A remote store's: store_idem_fix(), outside batches. */
 	void	 (*idem_fix)(struct store *, const void *, size_t,
 		    const struct store_idem *, store_done, void *);
+	/* The leases it knows of (etcd: every daemon's on the prefix). */
+	size_t	 (*lease_count)(struct store *);
 
 	/*
 	 * Snapshots: the backend's own way to take one (store_snapshot()),

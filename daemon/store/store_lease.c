@@ -48,6 +48,14 @@ store_lease_grant(struct store *s, uint64_t ttl_ms, int session,
 		s->backend->lease_grant(s, ttl_ms, session, done, arg);
 }
 
+size_t
+store_lease_count(struct store *s)
+{
+	if (!store_leases_remote(s) || s->backend->lease_count == NULL)
+		return (0);
+	return (s->backend->lease_count(s));
+}
+
 void
 store_lease_keepalive(struct store *s, uint64_t id, store_lease_done done,
     void *arg)

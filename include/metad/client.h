@@ -56,6 +56,10 @@ enum md_err {
 	MD_E_STORAGE_FULL,
 	MD_E_INTERNAL,
 	MD_E_OTHER,		/* a code this library does not know */
+	/* Protocol codes added since (after MD_E_OTHER: the ABI keeps
+	 * every value). */
+	MD_E_ANSWER_TOO_LARGE,	/* past --max-answer-bytes: page */
+	MD_E_RESOURCE_EXHAUSTED, /* a quota: per peer, or --max-leases */
 	/* The library's own. */
 	MD_E_CONNECT = 100,	/* cannot connect; connection closed or lost */
 	MD_E_DEADLINE,		/* no answer within the handle's timeout */

@@ -23,8 +23,8 @@
  * until the first with a flag, a length past the limit or a body etcd_pb
  * refuses, and then the stream ends at once; a stream never holds more
  * than a prefix and max_bytes, nor a prefix saying more than max_bytes; a
- * call is refused (-1) once its DATA pass a prefix and max_bytes, else it
- * answers 200 iff the DATA are one message, unflagged, of exactly its
+ * call is refused (-1) once its prefix says more than max_bytes (DATA
+ * past its message end it at once, 0), else it answers 200 iff the DATA are one message, unflagged, of exactly its
  * length, that etcd_pb_check (raw) or etcd_pb_decode takes, with that
  * message (raw) or its JSON, else 0.
  */
@@ -103,7 +103,7 @@ fuzz_call_model(enum etcd_pb_rpc rpc, int raw, const uint8_t *p, size_t len,
     size_t max, cJSON **reply)
 {
 	*reply = NULL;
-	if (len > max + 5)
+	if (len >= 5 && etcd_grpc_msglen(p) > max)
 		return (-1);
 	if (len < 5 || p[0] != 0 || etcd_grpc_msglen(p) != len - 5)
 		return (0);

@@ -260,6 +260,8 @@ fuzz_open(void)
 		id.gid = getgid();
 		id.pid = getpid();
 		id.cn = NULL;
+		id.by_group = 0;
+		id.group = 0;
 		conns[i] = conn_create(&md, sv[0], NULL, &id, fuzz_access[i]);
 		peers[i] = sv[1];
 		md.nconns++;

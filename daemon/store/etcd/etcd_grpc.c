@@ -2,20 +2,13 @@
  * etcd's gRPC API over HTTP/2 (etcd_grpc.h): libnghttp2 frames the calls,
  * a bufferevent carries the bytes, over TLS to an https endpoint
  * (etcd_tls.c; why a connection failed is kept for the messages) (this
- * file: the connections and what comes on them; etcd_grpc_call.c starts
- * the calls and streams).  A gRPC
+ * file: what comes on the connections; etcd_grpc_conn.c makes them;
+ * etcd_grpc_call.c starts the calls and streams).  A gRPC
  * message is a 5-byte prefix (a compressed flag, never set here, and a
  * big-endian length) and the protobuf; the status comes in the trailers
  * (grpc-status, grpc-message), or in the headers alone when the call
  * failed at once.
  */
-#include <sys/socket.h>
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-
-#include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +21,13 @@
 
 #include "store/etcd/etcd_grpc.h"
 #include "store/etcd/etcd_grpc_int.h"
-#include "store/etcd/etcd_tls.h"
 #include "log.h"
 #include "util.h"
 
-/* The flow-control windows offered to etcd: a big answer flows at once. */
-#define ETCD_GRPC_WINDOW	(16 << 20)
+/* A stream's header blocks, names and values, at most. */
+#define ETCD_GRPC_HEADERS_MAX	(64 << 10)
+/* What a connection's streams hold at once: two answers at the limit. */
+#define ETCD_GRPC_HELD_MAX(g)	(2 * ((g)->max_bytes + 5))
 
 static const int grpc_http[] = {
 	200, 408, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501,
@@ -56,6 +50,51 @@ etcd_grpc_msglen(const void *p)
 
 	return ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
 	    (uint32_t)b[3] << 8 | b[4]);
+}
+
+/*
+ * What etcd sent on c is past a limit (what): the connection is closed
+ * (metad-protocol(7), LIMITS: a remote store's answers are bounded before
+ * they are buffered), every call on it unanswered.  For nghttp2's
+ * callbacks to return: the session's read fails, and its caller closes c.
+ */
+static int
+etcd_gconn_refuse(struct etcd_gconn *c, struct etcd_gstream *st,
+    const char *what, size_t n, size_t max)
+{
+	log_warnx("etcd: %s on %s is %zu bytes, past the limit of %zu: "
+	    "closing the connection to %s", what, st != NULL ?
+	    etcd_pb_method(st->rpc) : "a stream", n, max, c->authority);
+	return (NGHTTP2_ERR_CALLBACK_FAILURE);
+}
+
+/*
+ * DATA kept in st->in, counted in its connection's held bytes: 0, or -1
+ * (logged) if that would pass what a connection may hold.
+ */
+static int
+etcd_gstream_hold(struct etcd_gstream *st, const void *p, size_t n)
+{
+	struct etcd_gconn	*c = st->c;
+
+	if (c->held + n > ETCD_GRPC_HELD_MAX(st->g)) {
+		etcd_gconn_refuse(c, st, "what the connection's answers hold",
+		    c->held + n, ETCD_GRPC_HELD_MAX(st->g));
+		return (-1);
+	}
+	buf_add(&st->in, p, n);
+	st->held += n;
+	c->held += n;
+	return (0);
+}
+
+/* st->in is given up: its bytes no longer count. */
+static void
+etcd_gstream_unhold(struct etcd_gstream *st)
+{
+	if (st->c != NULL)
+		st->c->held -= st->held;
+	st->held = 0;
 }
 
 void
@@ -98,6 +137,7 @@ etcd_gstream_finish(struct etcd_gstream *st, int status)
 
 	if (c == NULL)
 		return;
+	etcd_gstream_unhold(st);
 	TAILQ_REMOVE(&c->streams, st, entry);
 	if (c->s != NULL && st->id > 0)
 		nghttp2_session_set_stream_user_data(c->s, st->id, NULL);
@@ -182,6 +222,10 @@ etcd_gstream_header_cb(nghttp2_session *s, const nghttp2_frame *frame,
 	st = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
 	if (st == NULL)
 		return (0);
+	st->hdr_bytes += namelen + valuelen;
+	if (st->hdr_bytes > ETCD_GRPC_HEADERS_MAX)
+		return (etcd_gconn_refuse(st->c, st, "a header block",
+		    st->hdr_bytes, ETCD_GRPC_HEADERS_MAX));
 	if (namelen == 12 && memcmp(name, "grpc-message", 12) == 0) {
 		free(st->msg);
 		st->msg = NULL;
@@ -224,26 +268,33 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *p, size_t len)
 		/* The message begun in an earlier DATA, first. */
 		take = st->in.len < 5 ? 5 - st->in.len : 0;
 		take = take < len ? take : len;
-		buf_add(&st->in, p, take);
+		if (etcd_gstream_hold(st, p, take) != 0)
+			goto held;
 		off = take;
 		if (st->in.len < 5)
 			return (0);
 		n = etcd_grpc_msglen(st->in.data);
-		if (st->in.data[0] != 0 || n > st->g->max_bytes)
+		if (n > st->g->max_bytes)
+			goto large;
+		if (st->in.data[0] != 0)
 			goto bad;
 		take = 5 + (size_t)n - st->in.len;
 		take = take < len - off ? take : len - off;
-		buf_add(&st->in, p + off, take);
+		if (etcd_gstream_hold(st, p + off, take) != 0)
+			goto held;
 		off += take;
 		if (st->in.len < 5 + (size_t)n)
 			return (0);
 		if (st->mcb(st->arg, (const uint8_t *)st->in.data + 5, n) != 0)
 			goto bad;
 		buf_reset(&st->in);
+		etcd_gstream_unhold(st);
 	}
 	while (len - off >= 5) {
 		n = etcd_grpc_msglen(p + off);
-		if (p[off] != 0 || n > st->g->max_bytes)
+		if (n > st->g->max_bytes)
+			goto large;
+		if (p[off] != 0)
 			goto bad;
 		if (len - off - 5 < n)
 			break;
@@ -251,8 +302,8 @@ etcd_gstream_msgs(struct etcd_gstream *st, const uint8_t *p, size_t len)
 			goto bad;
 		off += 5 + n;
 	}
-	if (off < len)
-		buf_add(&st->in, p + off, len - off);
+	if (off < len && etcd_gstream_hold(st, p + off, len - off) != 0)
+		goto held;
 	return (0);
 bad:
 	log_warnx("etcd: a malformed gRPC message (%u bytes) on %s", n,
@@ -261,6 +312,26 @@ bad:
 	    NGHTTP2_CANCEL);
 	etcd_gstream_finish(st, 0);
 	return (0);
+large:
+	/* Never buffered: the stream ends, and its connection closes. */
+	etcd_gconn_refuse(st->c, st, "a gRPC message", n, st->g->max_bytes);
+held:
+	etcd_gstream_finish(st, 0);
+	return (NGHTTP2_ERR_CALLBACK_FAILURE);
+}
+
+/* The length the prefix of a call's answer says, DATA p its next bytes
+ * (with st->in, at least 5 bytes). */
+static size_t
+etcd_gstream_claim(const struct etcd_gstream *st, const uint8_t *p)
+{
+	uint8_t	 pre[5];
+	size_t	 have = st->in.len < 5 ? st->in.len : 5;
+
+	if (have > 0)
+		memcpy(pre, st->in.data, have);
+	memcpy(pre + have, p, 5 - have);
+	return (etcd_grpc_msglen(pre));
 }
 
 static int
@@ -268,21 +339,37 @@ etcd_gstream_data_cb(nghttp2_session *s, uint8_t flags, int32_t id,
     const uint8_t *data, size_t len, void *arg)
 {
 	struct etcd_gstream	*st;
+	struct etcd_gconn	*c = arg;
+	size_t			 n = 0;
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
 	if (st->mcb != NULL)
 		return (etcd_gstream_msgs(st, data, len));
-	if (st->in.len + len > st->g->max_bytes + 5) {
+	/* The answer's length, once its prefix is in: past the limit,
+	 * refused before anything is buffered; more DATA than it, malformed. */
+	if (st->in.len + len >= 5 && (n = etcd_gstream_claim(st, data)) >
+	    st->g->max_bytes) {
 		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id,
 		    NGHTTP2_CANCEL);
 		etcd_gstream_finish(st, -1);
+		return (etcd_gconn_refuse(c, st, "an answer", n,
+		    st->g->max_bytes));
+	}
+	if (st->in.len + len >= 5 && st->in.len + len > 5 + n) {
+		log_warnx("etcd: an answer on %s is longer than its message "
+		    "(%zu bytes)", etcd_pb_method(st->rpc), n);
+		nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id,
+		    NGHTTP2_CANCEL);
+		etcd_gstream_finish(st, 0);
 		return (0);
 	}
 	if (st->in.cap == 0 && len >= 5)	/* room for all of it at once */
-		buf_reserve(&st->in, etcd_grpc_msglen(data) <=
-		    st->g->max_bytes ? 5 + etcd_grpc_msglen(data) : len);
-	buf_add(&st->in, data, len);
+		buf_reserve(&st->in, 5 + etcd_grpc_msglen(data));
+	if (etcd_gstream_hold(st, data, len) != 0) {
+		etcd_gstream_finish(st, -1);
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	}
 	return (0);
 }
 
@@ -329,8 +416,10 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
     void *arg)
 {
 	struct etcd_gstream	*st;
+	struct etcd_gconn	*c;
 	const uint8_t		*p;
 	uint32_t		 n = 0;
+	size_t			 cost;
 
 	if ((st = nghttp2_session_get_stream_user_data(s, id)) == NULL)
 		return (0);
@@ -354,6 +443,18 @@ etcd_gstream_close_cb(nghttp2_session *s, int32_t id, uint32_t error_code,
 	p = (const uint8_t *)st->in.data;
 	if (st->in.len >= 5)
 		n = etcd_grpc_msglen(p);
+	/* Decoded, a message of small fields takes some 40 times its size:
+	 * one that would take more than ETCD_PB_DECODE_MAX is refused. */
+	if (!st->raw && n == st->in.len - 5 && (cost = etcd_pb_decode_cost(
+	    st->rpc, p + 5, n)) > ETCD_PB_DECODE_MAX(n)) {
+		c = st->c;
+		etcd_gstream_finish(st, 0);
+		log_warnx("etcd: the answer to %s (%u bytes) would take %zu "
+		    "bytes decoded, past the limit of %zu: closing the "
+		    "connection to %s", etcd_pb_method(st->rpc), n, cost,
+		    ETCD_PB_DECODE_MAX(n), c->authority);
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	}
 	if (st->in.len < 5 || p[0] != 0 || n != st->in.len - 5 ||
 	    (st->raw ? etcd_pb_check(st->rpc, p + 5, n) != 0 :
 	    (st->reply = etcd_pb_decode(st->rpc, p + 5, n)) == NULL)) {
@@ -400,7 +501,7 @@ etcd_gconn_not_sent_cb(nghttp2_session *s, const nghttp2_frame *frame,
 	return (0);
 }
 
-static void
+void
 etcd_gconn_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct etcd_gconn	*c = arg;
@@ -420,111 +521,9 @@ etcd_gconn_read_cb(struct bufferevent *bev, void *arg)
 	etcd_gconn_flush(c);
 }
 
-/* Why c failed (what: the bufferevent's event), into g->why. */
-static void
-etcd_gconn_why(struct etcd_gconn *c, short what, int sys)
+void
+etcd_gconn_callbacks(nghttp2_session_callbacks *cbs)
 {
-	struct etcd_grpc	*g = c->g;
-	char			 why[ETCD_GRPC_WHY_MAX];
-
-	if (c->tls != NULL)
-		etcd_tls_failed(g->cred->tls, c->bev, (what & BEV_EVENT_EOF) ?
-		    0 : sys, c->shaken && c->last_read.tv_sec == 0, why,
-		    sizeof why);
-	else
-		snprintf(why, sizeof why, "%s", (what & BEV_EVENT_EOF) ?
-		    "etcd closed the connection" : sys != 0 ? strerror(sys) :
-		    "the connection failed");
-	snprintf(g->why, sizeof g->why, "%.48s: %.109s", c->authority, why);
-	log_debug("etcd: the connection to %s failed: %s", c->authority, why);
-}
-
-static void
-etcd_gconn_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct etcd_gconn	*c = arg;
-	int			 sys = EVUTIL_SOCKET_ERROR();
-
-	if (what & BEV_EVENT_CONNECTED) {
-		c->shaken = 1;		/* TLS: the handshake is done */
-		c->g->why[0] = '\0';
-	}
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
-		etcd_gconn_why(c, what, sys);
-		etcd_gconn_fail(c);
-	}
-}
-
-/*
- * c's bufferevent, connecting to ai: over TLS (a new SSL for host, which
- * the bufferevent frees) when the endpoint is https.  -1 if it failed.
- */
-static int
-etcd_gconn_connect(struct etcd_gconn *c, const char *host,
-    const struct evutil_addrinfo *ai)
-{
-	struct etcd_grpc	*g = c->g;
-
-	if (g->cred != NULL && g->cred->tls != NULL &&
-	    (g->cred->https & (1u << c->ep))) {
-		if ((c->bev = etcd_tls_bev(g->cred->tls, g->base, host,
-		    &c->tls)) == NULL)
-			return (-1);
-	} else if ((c->bev = bufferevent_socket_new(g->base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		return (-1);
-	bufferevent_setcb(c->bev, etcd_gconn_read_cb, NULL,
-	    etcd_gconn_event_cb, c);
-	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0 ||
-	    bufferevent_socket_connect(c->bev, ai->ai_addr,
-	    (int)ai->ai_addrlen) != 0) {
-		snprintf(g->why, sizeof g->why, "%s: %s", c->authority,
-		    strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
-
-struct etcd_gconn *
-etcd_gconn_new(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
-    unsigned short port)
-{
-	nghttp2_session_callbacks	*cbs;
-	nghttp2_settings_entry		 set[] = {
-		{ NGHTTP2_SETTINGS_ENABLE_PUSH, 0 },
-		{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, ETCD_GRPC_WINDOW },
-	};
-	struct evutil_addrinfo		 hints, *ai = NULL;
-	struct etcd_gconn		*c;
-	char				 ps[8];
-	int				 one = 1, fd, rc;
-
-	c = xcalloc(1, sizeof *c);
-	c->g = g;
-	c->ep = ep;
-	c->lane = lane;
-	TAILQ_INIT(&c->streams);
-	/* An IPv6 literal keeps its brackets in :authority only. */
-	snprintf(c->authority, sizeof c->authority, strchr(host, ':') != NULL ?
-	    "[%s]:%u" : "%s:%u", host, port);
-	snprintf(ps, sizeof ps, "%u", port);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((rc = evutil_getaddrinfo(host, ps, &hints, &ai)) != 0 ||
-	    ai == NULL) {
-		snprintf(g->why, sizeof g->why, "%s: %s", c->authority,
-		    rc != 0 ? evutil_gai_strerror(rc) : "no address");
-		goto fail;
-	}
-	if (etcd_gconn_connect(c, host, ai) != 0)
-		goto fail;
-	evutil_freeaddrinfo(ai);
-	ai = NULL;
-	if ((fd = bufferevent_getfd(c->bev)) >= 0)
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (nghttp2_session_callbacks_new(&cbs) != 0)
-		goto fail;
 	nghttp2_session_callbacks_set_send_callback(cbs, etcd_gconn_send_cb);
 	nghttp2_session_callbacks_set_on_header_callback(cbs,
 	    etcd_gstream_header_cb);
@@ -536,20 +535,4 @@ etcd_gconn_new(struct etcd_grpc *g, unsigned ep, int lane, const char *host,
 	    etcd_gconn_frame_cb);
 	nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs,
 	    etcd_gconn_not_sent_cb);
-	if (nghttp2_session_client_new(&c->s, cbs, c) != 0)
-		c->s = NULL;
-	nghttp2_session_callbacks_del(cbs);
-	if (c->s == NULL ||
-	    nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, set,
-	    sizeof set / sizeof set[0]) != 0 ||
-	    nghttp2_session_set_local_window_size(c->s, NGHTTP2_FLAG_NONE, 0,
-	    ETCD_GRPC_WINDOW) != 0)
-		goto fail;
-	g->conn[ep][lane] = c;
-	return (c);
-fail:
-	if (ai != NULL)
-		evutil_freeaddrinfo(ai);
-	etcd_gconn_fail(c);
-	return (NULL);
 }

@@ -26,6 +26,8 @@ struct etcd_gstream {
 	struct buf		 out;		/* prefix + protobuf */
 	size_t			 off;		/* of out, sent */
 	struct buf		 in;		/* DATA received */
+	size_t			 held;		/* of in, counted in c->held */
+	size_t			 hdr_bytes;	/* of its header blocks */
 	int			 http;		/* :status */
 	int			 code;		/* grpc-status, -1: none */
 	char			*msg;		/* grpc-message */
@@ -53,6 +55,7 @@ struct etcd_gconn {
 	struct timeval		 last_read;
 	int			 goaway;
 	int			 unsent;	/* requests for g->flush */
+	size_t			 held;		/* its streams' DATA kept */
 };
 
 void	etcd_gstream_free(struct etcd_gstream *);
@@ -62,6 +65,12 @@ void	etcd_gstream_finish(struct etcd_gstream *, int);
 void	etcd_grpc_fire(evutil_socket_t, short, void *);
 /* The connection is lost: no call on it will be answered. */
 void	etcd_gconn_fail(struct etcd_gconn *);
+/* What comes on a connection (etcd_grpc.c): its bufferevent's read
+ * callback, and the HTTP/2 session's callbacks (etcd_grpc_conn.c makes
+ * both). */
+struct bufferevent;
+void	etcd_gconn_read_cb(struct bufferevent *, void *);
+void	etcd_gconn_callbacks(nghttp2_session_callbacks *);
 /* Send what the session has to send; -1: the connection failed. */
 int	etcd_gconn_flush(struct etcd_gconn *);
 /* The data provider of a call's request. */

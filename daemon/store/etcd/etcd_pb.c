@@ -363,6 +363,49 @@ etcd_pb_decode_request(enum etcd_pb_rpc rpc, const void *p, size_t n)
 	return (pb_decode_msg(pb_rpcs[rpc].req, p, n, 0));
 }
 
+/* A cJSON item and the malloc around it, at least. */
+#define PB_COST_ITEM	(sizeof(cJSON) + 16)
+
+/* What pb_decode_msg would allocate for m in p[0..n), about (not checked). */
+static size_t
+pb_cost(const struct pb_msg *m, const uint8_t *p, size_t n, int depth)
+{
+	const struct pb_field	*f;
+	const uint8_t		*end = p + n, *data = NULL;
+	uint64_t		 v = 0;
+	uint32_t		 no;
+	size_t			 i, len = 0, cost = PB_COST_ITEM;
+	int			 wt;
+
+	if (depth > ETCD_PB_DEPTH_MAX)
+		return (cost);
+	while (etcd_pb_next(&p, end, &no, &wt, &v, &data, &len) == 1) {
+		for (i = 0, f = NULL; i < m->n && f == NULL; i++) {
+			if (m->f[i].no == no)
+				f = &m->f[i];
+		}
+		if (f == NULL)
+			continue;
+		if (f->type == PB_MSG && wt == 2)
+			cost += pb_cost(f->msg, data, len, depth + 1);
+		else if (f->type == PB_BYTES && wt == 2)
+			cost += PB_COST_ITEM + b64_encoded_len(len) + 16;
+		else if (wt == 2)
+			cost += PB_COST_ITEM + len + 16;
+		else		/* an int64 in decimal, a bool, an enum */
+			cost += PB_COST_ITEM + 24 + 16;
+	}
+	return (cost);
+}
+
+size_t
+etcd_pb_decode_cost(enum etcd_pb_rpc rpc, const void *p, size_t n)
+{
+	if (rpc >= ETCD_PB_NONE)
+		return (0);
+	return (pb_cost(pb_rpcs[rpc].resp, p, n, 0));
+}
+
 int
 etcd_pb_check(enum etcd_pb_rpc rpc, const void *p, size_t n)
 {

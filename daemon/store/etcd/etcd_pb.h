@@ -89,6 +89,15 @@ enum {
 
 /* The answer in p[0..n) as the gateway's JSON, or NULL if malformed. */
 cJSON		*etcd_pb_decode(enum etcd_pb_rpc, const void *p, size_t n);
+/*
+ * About what etcd_pb_decode of p[0..n) would allocate (its items, their
+ * strings), counted without allocating: a message of small fields takes
+ * some 40 times its size as cJSON items.
+ */
+size_t		 etcd_pb_decode_cost(enum etcd_pb_rpc, const void *p,
+		    size_t n);
+/* The most an answer of n bytes may take decoded (etcd_grpc.c). */
+#define ETCD_PB_DECODE_MAX(n)	(4 * (size_t)(n) + ((size_t)64 << 20))
 /* The same for a request (the unit tests' round trips). */
 cJSON		*etcd_pb_decode_request(enum etcd_pb_rpc, const void *p,
 		    size_t n);

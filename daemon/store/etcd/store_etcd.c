@@ -566,6 +566,7 @@ const struct store_backend store_etcd_backend = {
 	.idem_get = store_etcd_idem_get,
 	.idem_put = store_etcd_idem_put,
 	.idem_fix = store_etcd_idem_fix,
+	.lease_count = store_etcd_lease_count,
 	/* Status. */
 	.read_stats = store_etcd_read_stats,
 	.reports = STORE_REPORTS(STORE_REPORT_CALL),

@@ -223,6 +223,8 @@ int	store_etcd_lease_attach(struct store *, const char *, size_t,
 	    uint64_t, struct store_err *);
 void	store_etcd_lease_grant(struct store *, uint64_t, int,
 	    store_lease_done, void *);
+/* The leases of the prefix known from their records (every daemon's). */
+size_t	store_etcd_lease_count(struct store *);
 void	store_etcd_lease_keepalive(struct store *, uint64_t,
 	    store_lease_done, void *);
 void	store_etcd_lease_get(struct store *, uint64_t, store_lease_done,

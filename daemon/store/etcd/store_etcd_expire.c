@@ -92,6 +92,14 @@ etcd_known_find(struct store_etcd *e, uint64_t id)
 	return (u64map_find(&e->expiry->known, id));
 }
 
+size_t
+store_etcd_lease_count(struct store *st)
+{
+	struct store_etcd	*e = st->impl;
+
+	return (e->expiry != NULL ? e->expiry->known.n : 0);
+}
+
 static void
 etcd_known_free(struct etcd_known *k)
 {
