@@ -69,7 +69,7 @@ print(json.dumps({"op": "put", "key": sys.argv[1], "value_b64": v}))
 	# take over 100 ms, none over 1 s (a loaded 2-core machine stalls
 	# any process now and then; before the bounds one took 10 s), and
 	# the daemon's peak RSS (VmHWM) is bound.
-	run /usr/bin/python3 "$BATS_TEST_DIRNAME/answer_flood.py" "$SOCK" "$METAD_PID" 4
+	run /usr/bin/python3 "$ROOT/tests/faults/answer_flood.py" "$SOCK" "$METAD_PID" 4
 	echo "# $(echo $output)" >&3
 	assert_success
 	local slow hwm
