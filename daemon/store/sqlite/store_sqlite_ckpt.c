@@ -45,6 +45,12 @@
  */
 #define SQ_SLICE_US		2000
 #define SQ_SLICE_LOG_REVS	16384
+/*
+ * ... indexed SQ_SLICE_KEYS_STEP revs a statement, as many as fit in the
+ * slice's time (SQ_SLICE_US, at least one): a whole SQ_SLICE_LOG_REVS at
+ * once took 50-300 ms on a loaded machine (issue 39, BENCHMARKS.md).
+ */
+#define SQ_SLICE_KEYS_STEP	2048
 
 static void
 sq_arm(struct store_sqlite *q, int ms)
@@ -342,7 +348,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
 	int64_t			 t0 = mono_us(), until = t0 + SQ_SLICE_US;
-	uint64_t		 rev, from, to;
+	uint64_t		 rev, from, to, rev0;
 	size_t			 i;
 	int			 rc = 0;
 
@@ -380,10 +386,15 @@ store_sqlite_ckpt_slice(struct store *s)
 		rc = sq_ckpt_rev(s, rev, &err);
 	} else {
 		from = store_sqlite_keys_from(s);
-		to = from + SQ_SLICE_LOG_REVS;
-		if (to > q->frozen_rev)
-			to = q->frozen_rev;
-		rc = sq_keys_fill(s, from, to, &err);
+		rev0 = from;
+		do {
+			to = from + SQ_SLICE_KEYS_STEP;
+			if (to > q->frozen_rev)
+				to = q->frozen_rev;
+			rc = sq_keys_fill(s, from, to, &err);
+			from = to;
+		} while (rc == 0 && to < q->frozen_rev &&
+		    to - rev0 < SQ_SLICE_LOG_REVS && mono_us() < until);
 	}
 	q->ck_us += mono_us() - t0;
 	if (sq_ck_end(q, rc, &err) != 0)
