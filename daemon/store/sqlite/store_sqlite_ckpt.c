@@ -261,15 +261,23 @@ sq_ck_end(struct store_sqlite *q, int rc, struct store_err *err)
  * failure leaves the WAL as it is, to be tried again next time.
  */
 static void
-sq_wal_ckpt(struct store *s, int64_t t0)
+sq_wal_copy(struct store_sqlite *q)
 {
-	struct store_sqlite	*q = s->impl;
-	int			 log = -1, done = -1;
+	int	 log = -1, done = -1;
 
 	/* All of it copied: the next commit writes the WAL from its start. */
 	if (sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	    &log, &done) == SQLITE_OK && done == log)
 		q->wal_pages = 0;
+}
+
+/* The checkpoint's last step. */
+static void
+sq_wal_ckpt(struct store *s, int64_t t0)
+{
+	struct store_sqlite	*q = s->impl;
+
+	sq_wal_copy(q);
 	q->ck_phase = SQ_CK_IDLE;
 	q->ckpts++;
 	/* The checkpoint is over: its time, every slice's, is reported. */
@@ -465,7 +473,7 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct store		*s = arg;
 	struct store_sqlite	*q = s->impl;
-	int64_t			 due;
+	int64_t			 due, t0;
 	int			 rc;
 
 	(void)fd;
@@ -473,6 +481,21 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 	/* A batch open across turns: after it (not a busy loop). */
 	if (q->in_txn) {
 		sq_arm(q, 1);
+		return;
+	}
+	/*
+	 * The WAL at its bound: copied on a turn of its own (SQ_WAL_COPY),
+	 * its time reported as a checkpoint's.
+	 */
+	if (q->wal_pages >= SQ_WAL_COPY && q->ck_phase != SQ_CK_WAL) {
+		t0 = mono_us();
+		sq_wal_copy(q);
+		store_report(s, STORE_REPORT_CHECKPOINT, NULL, STORE_ERR_NONE,
+		    (double)(mono_us() - t0) / 1e6);
+		if (q->ck_phase != SQ_CK_IDLE)
+			sq_arm(q, 0);
+		else if ((due = sq_due(s, 0)) >= 0)
+			sq_arm(q, (int)due);
 		return;
 	}
 	/* Not due yet: the writes went on since the timer was set. */
@@ -523,6 +546,10 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 		if (q->ckpt_ev == NULL && sq_due(s, now) != 0)
 			return;
 		store_sqlite_checkpoint(s, &err);
+		return;
+	}
+	if (q->wal_pages >= SQ_WAL_COPY) {
+		sq_arm(q, 0);
 		return;
 	}
 	/* A checkpoint under way has its timer armed already. */
