@@ -11,9 +11,12 @@
  *   2. SQ_CK_LOG: ckpt_rev to frozen_rev;
  *   3. SQ_CK_KEYS: while the key index is wanted (store_sqlite.h: the
  *      writes paused, or it lags SQ_KEYS_LAG), each slice indexes
- *      history's next SQ_SLICE_LOG_REVS revs by key (history_by_key, in
- *      key order) and sets keys_rev to it;
- *   4. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
+ *      history's next revs by key (history_by_key, in key order),
+ *      SQ_SLICE_KEYS_STEP a statement while its time lasts, and sets
+ *      keys_rev to the last;
+ *   4. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file),
+ *      which also runs on its own, between slices or none, once the WAL
+ *      holds SQ_WAL_COPY frames.
  *
  * Reads look in the dirty map, then the frozen one, then kv, so a key half
  * way through step 1 reads the same.  A crash in step 1 leaves kv with
@@ -48,7 +51,7 @@
 /*
  * ... indexed SQ_SLICE_KEYS_STEP revs a statement, as many as fit in the
  * slice's time (SQ_SLICE_US, at least one): a whole SQ_SLICE_LOG_REVS at
- * once took 50-300 ms on a loaded machine (issue 39, BENCHMARKS.md).
+ * once took up to 330 ms on a loaded machine (issue 39, BENCHMARKS.md).
  */
 #define SQ_SLICE_KEYS_STEP	2048
 
