@@ -134,7 +134,7 @@ struct event_base;
  */
 enum store_report {
 	STORE_REPORT_FSYNC,		/* a batch's fsync (local, durable) */
-	STORE_REPORT_CHECKPOINT,	/* a checkpoint, its slices together */
+	STORE_REPORT_CHECKPOINT,	/* a checkpoint (its slices), a WAL copy */
 	STORE_REPORT_COMPACTION,	/* a compaction, to its batch landed */
 	STORE_REPORT_CALL		/* a call to a remote store */
 };

@@ -7,7 +7,8 @@
  * SQ_CKPT_IDLE_MS; single puts every SQ_CKPT_IDLE_MS; writes that stop
  * SQ_CKPT_IDLE_MS after the last one; a long tail at once (in slices past
  * SQ_CKPT_SOFT_REVS, in one transaction past SQ_CKPT_HARD_REVS); the
- * WAL's size comes from SQLite's WAL hook.  A checkpoint is counted when
+ * WAL's size comes from SQLite's WAL hook, and at SQ_WAL_COPY frames the
+ * WAL is copied on its own.  A checkpoint is counted when
  * it ends (q->ckpts, SQLite's WAL copy, its last step).
  */
 #include <stdarg.h>
@@ -290,6 +291,35 @@ test_wal_pages(void **state)
 	assert_true(q->wal_pages >= 1 && q->wal_pages <= one + 1);
 }
 
+/*
+ * At SQ_WAL_COPY frames the WAL goes into the database file on the loop's
+ * next turn, on its own: the frames start again, and the maps are not
+ * checkpointed (ckpt_rev and the dirty map stay; no checkpoint ended).
+ */
+static void
+test_wal_copy(void **state)
+{
+	struct fx		*f = *state;
+	struct store_sqlite	*q = f->s->impl;
+	static char		 big[40000];
+	uint64_t		 ckpts = q->ckpts, rev = q->ckpt_rev;
+	int			 i;
+
+	memset(big, 'x', sizeof big - 1);
+	for (i = 0; q->wal_pages < SQ_WAL_COPY; i++) {
+		assert_true(i < SQ_WAL_COPY);
+		fx_put1(f, "big", big);
+	}
+	assert_int_equal(q->ckpt_rev, rev);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	assert_int_equal(q->wal_pages, 0);
+	assert_int_equal(q->ckpts, ckpts);
+	assert_int_equal(q->ckpt_rev, rev);
+	assert_int_equal(q->dirty.n, 1);
+	fx_put1(f, "big", big);
+	assert_true(q->wal_pages >= 1 && q->wal_pages < 64);
+}
+
 /* Rows of the key index past rev, read on the store's own connection. */
 static uint64_t
 keys_rows(struct fx *f, uint64_t rev)
@@ -421,6 +451,7 @@ main(void)
 		SQL(test_idle),
 		SQL(test_revs),
 		SQL(test_wal_pages),
+		SQL(test_wal_copy),
 		SQLX(test_keys_busy),
 		SQLX(test_keys_read),
 	};

@@ -11,9 +11,12 @@
  *   2. SQ_CK_LOG: ckpt_rev to frozen_rev;
  *   3. SQ_CK_KEYS: while the key index is wanted (store_sqlite.h: the
  *      writes paused, or it lags SQ_KEYS_LAG), each slice indexes
- *      history's next SQ_SLICE_LOG_REVS revs by key (history_by_key, in
- *      key order) and sets keys_rev to it;
- *   4. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file).
+ *      history's next revs by key (history_by_key, in key order),
+ *      SQ_SLICE_KEYS_STEP a statement while its time lasts, and sets
+ *      keys_rev to the last;
+ *   4. SQ_CK_WAL: SQLite's own checkpoint (WAL into the database file),
+ *      which also runs on its own, between slices or none, once the WAL
+ *      holds SQ_WAL_COPY frames.
  *
  * Reads look in the dirty map, then the frozen one, then kv, so a key half
  * way through step 1 reads the same.  A crash in step 1 leaves kv with
@@ -45,6 +48,12 @@
  */
 #define SQ_SLICE_US		2000
 #define SQ_SLICE_LOG_REVS	16384
+/*
+ * ... indexed SQ_SLICE_KEYS_STEP revs a statement, as many as fit in the
+ * slice's time (SQ_SLICE_US, at least one): a whole SQ_SLICE_LOG_REVS at
+ * once took up to 330 ms on a loaded machine (issue 39, BENCHMARKS.md).
+ */
+#define SQ_SLICE_KEYS_STEP	2048
 
 static void
 sq_arm(struct store_sqlite *q, int ms)
@@ -255,15 +264,23 @@ sq_ck_end(struct store_sqlite *q, int rc, struct store_err *err)
  * failure leaves the WAL as it is, to be tried again next time.
  */
 static void
-sq_wal_ckpt(struct store *s, int64_t t0)
+sq_wal_copy(struct store_sqlite *q)
 {
-	struct store_sqlite	*q = s->impl;
-	int			 log = -1, done = -1;
+	int	 log = -1, done = -1;
 
 	/* All of it copied: the next commit writes the WAL from its start. */
 	if (sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 	    &log, &done) == SQLITE_OK && done == log)
 		q->wal_pages = 0;
+}
+
+/* The checkpoint's last step. */
+static void
+sq_wal_ckpt(struct store *s, int64_t t0)
+{
+	struct store_sqlite	*q = s->impl;
+
+	sq_wal_copy(q);
 	q->ck_phase = SQ_CK_IDLE;
 	q->ckpts++;
 	/* The checkpoint is over: its time, every slice's, is reported. */
@@ -342,7 +359,7 @@ store_sqlite_ckpt_slice(struct store *s)
 	struct store_sqlite	*q = s->impl;
 	struct store_err	 err;
 	int64_t			 t0 = mono_us(), until = t0 + SQ_SLICE_US;
-	uint64_t		 rev, from, to;
+	uint64_t		 rev, from, to, rev0;
 	size_t			 i;
 	int			 rc = 0;
 
@@ -380,10 +397,15 @@ store_sqlite_ckpt_slice(struct store *s)
 		rc = sq_ckpt_rev(s, rev, &err);
 	} else {
 		from = store_sqlite_keys_from(s);
-		to = from + SQ_SLICE_LOG_REVS;
-		if (to > q->frozen_rev)
-			to = q->frozen_rev;
-		rc = sq_keys_fill(s, from, to, &err);
+		rev0 = from;
+		do {
+			to = from + SQ_SLICE_KEYS_STEP;
+			if (to > q->frozen_rev)
+				to = q->frozen_rev;
+			rc = sq_keys_fill(s, from, to, &err);
+			from = to;
+		} while (rc == 0 && to < q->frozen_rev &&
+		    to - rev0 < SQ_SLICE_LOG_REVS && mono_us() < until);
 	}
 	q->ck_us += mono_us() - t0;
 	if (sq_ck_end(q, rc, &err) != 0)
@@ -454,7 +476,7 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct store		*s = arg;
 	struct store_sqlite	*q = s->impl;
-	int64_t			 due;
+	int64_t			 due, t0;
 	int			 rc;
 
 	(void)fd;
@@ -462,6 +484,21 @@ sq_ckpt_cb(evutil_socket_t fd, short what, void *arg)
 	/* A batch open across turns: after it (not a busy loop). */
 	if (q->in_txn) {
 		sq_arm(q, 1);
+		return;
+	}
+	/*
+	 * The WAL at its bound: copied on a turn of its own (SQ_WAL_COPY),
+	 * its time reported as a checkpoint's.
+	 */
+	if (q->wal_pages >= SQ_WAL_COPY && q->ck_phase != SQ_CK_WAL) {
+		t0 = mono_us();
+		sq_wal_copy(q);
+		store_report(s, STORE_REPORT_CHECKPOINT, NULL, STORE_ERR_NONE,
+		    (double)(mono_us() - t0) / 1e6);
+		if (q->ck_phase != SQ_CK_IDLE)
+			sq_arm(q, 0);
+		else if ((due = sq_due(s, 0)) >= 0)
+			sq_arm(q, (int)due);
 		return;
 	}
 	/* Not due yet: the writes went on since the timer was set. */
@@ -512,6 +549,10 @@ store_sqlite_landed(struct store *s, struct sq_pend *p)
 		if (q->ckpt_ev == NULL && sq_due(s, now) != 0)
 			return;
 		store_sqlite_checkpoint(s, &err);
+		return;
+	}
+	if (q->wal_pages >= SQ_WAL_COPY) {
+		sq_arm(q, 0);
 		return;
 	}
 	/* A checkpoint under way has its timer armed already. */
