@@ -446,8 +446,10 @@ FUZZ_SAN	 = -fsanitize=address,undefined -fno-sanitize-recover=all \
 # clang's -Wshadow also counts a libc global a parameter shadows (getopt's
 # optopt in config.c), which gcc's leaves out: the gcc build checks shadows.
 FUZZ_CFLAGS	 = -std=c11 -g -O1 $(WARN) -Wno-shadow $(FUZZ_SAN)
+# fuzz_request.c stands in for server.c; the TLS listener (tls.c, which
+# admits through server.c) is not linked into it.
 FUZZ_SRCS	:= $(COMMON_SRCS) \
-		   $(filter-out daemon/main.c daemon/net/server.c,$(DAEMON_SRCS))
+		   $(filter-out daemon/main.c daemon/net/server.c daemon/net/tls.c,$(DAEMON_SRCS))
 FUZZ_OBJS	:= $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
 # The other targets take what they use from an archive: the daemon's
 # objects, the listener's, metactl's but its main, the client library's.
