@@ -248,6 +248,10 @@ pb_decode_value(const struct pb_field *f, cJSON *obj, int wt, uint64_t v,
 	if ((f->type == PB_BYTES || f->type == PB_STRING ||
 	    f->type == PB_MSG) != (wt == 2))
 		return (-1);	/* the wrong wire type */
+	/* A JSON string here is a C string: a NUL in one is refused, not
+	 * cut (no field metad reads or sends as a string holds one). */
+	if (f->type == PB_STRING && n > 0 && memchr(p, 0, n) != NULL)
+		return (-1);
 	if (obj == NULL)
 		return (f->type == PB_MSG ? pb_walk(f->msg, p, n, depth + 1,
 		    NULL) : 0);
