@@ -88,7 +88,7 @@ ops_row(const struct metad *md, size_t i)
 	i -= n;
 	if (md->lease_ops == NULL || md->lease_ops->rows == NULL)
 		return (NULL);
-	for (n = 0; md->lease_ops->rows[n] != NULL && n < i; n++)
+	for (n = 0; n < i && md->lease_ops->rows[n] != NULL; n++)
 		;
 	return (md->lease_ops->rows[n]);
 }
