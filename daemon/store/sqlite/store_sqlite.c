@@ -222,8 +222,15 @@ int
 store_sqlite_run(struct store_sqlite *q, enum store_sqlite_stmt idx,
     const char *what, struct store_err *err)
 {
-	sqlite3_stmt	*st = q->st[idx];
-	int		 rc;
+	return (store_sqlite_run_stmt(q, q->st[idx], what, err));
+}
+
+/* The same for any prepared statement (the lease and idem tables'). */
+int
+store_sqlite_run_stmt(struct store_sqlite *q, sqlite3_stmt *st,
+    const char *what, struct store_err *err)
+{
+	int	 rc;
 
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)

@@ -184,6 +184,8 @@ struct store_sqlite {
 int	store_sqlite_fail(struct store_sqlite *, int, const char *,
 	    struct store_err *);
 void	store_sqlite_done(sqlite3_stmt *);
+int	store_sqlite_run_stmt(struct store_sqlite *, sqlite3_stmt *,
+	    const char *, struct store_err *);
 /* Run statement idx to its end; -1 on error. */
 int	store_sqlite_run(struct store_sqlite *, enum store_sqlite_stmt,
 	    const char *, struct store_err *);

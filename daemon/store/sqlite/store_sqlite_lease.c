@@ -59,14 +59,7 @@ static int
 lease_step(struct store_sqlite *q, int idx, const char *what,
     struct store_err *err)
 {
-	sqlite3_stmt	*st = q->lst[idx];
-	int		 rc;
-
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		store_sqlite_fail(q, rc, what, err);
-	store_sqlite_done(st);
-	return (rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1);
+	return (store_sqlite_run_stmt(q, q->lst[idx], what, err));
 }
 
 int
