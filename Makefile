@@ -567,7 +567,7 @@ powerloss: bin/metad $(POWERFS)
 	$(Q)PL_CYCLES=$(PL_CYCLES) ./scripts/powerloss.sh
 	$(Q)PL_CYCLES=5 PL_FRESH=1 ./scripts/powerloss.sh
 	$(Q)PL_CYCLES=5 PL_MODES=drop PL_SYNC=normal PL_EXPECT=lose \
-	    PL_CUT=time ./scripts/powerloss.sh
+	    PL_CUT=acks ./scripts/powerloss.sh
 
 .PHONY: stress
 stress: bin/metad

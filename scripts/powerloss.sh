@@ -16,9 +16,11 @@
 #   PL_SYNC      metad's --sync (default full)
 #   PL_FRESH     1: each cycle's database is t<cycle>/sub/dir/meta.db in a
 #                tree metad makes (its directories), else meta.db
-#   PL_CUT       when the power goes: random (default: either of the
-#                others, at random), time (50-800 ms into the load) or
-#                fsync (at the 20th-420th fsync from the start of the load)
+#   PL_CUT       when the power goes: random (default: time or fsync, at
+#                random), time (50-800 ms into the load), fsync (at the
+#                20th-420th fsync from the start of the load) or acks
+#                (once the writers hold 10-50% of their answers: always
+#                mid-load, however fast the machine)
 #   PL_EXPECT    keep (default): every acknowledged write must survive;
 #                lose: the negative control, some acknowledged write must
 #                be lost in some cycle (else the test is not testing)
@@ -57,8 +59,8 @@ SEED="${PL_SEED:-$$}"
 RANDOM=$SEED
 
 case "$CUT" in
-random|time|fsync) ;;
-*) echo "powerloss: PL_CUT must be random, time or fsync" >&2; exit 2 ;;
+random|time|fsync|acks) ;;
+*) echo "powerloss: PL_CUT must be random, time, fsync or acks" >&2; exit 2 ;;
 esac
 case "$EXPECT" in
 keep|lose) ;;
@@ -227,7 +229,18 @@ for mode in $MODES; do
 			how=fsync
 			((RANDOM % 2 == 0)) || how=time
 		fi
-		if [ "$how" = time ]; then
+		if [ "$how" = acks ]; then
+			# A moment between answers, never after the load: a
+			# fast machine can finish it inside "time"'s window.
+			n=$((WRITERS * PUTS * (10 + RANDOM % 41) / 100))
+			for ((i = 0; i < 3000; i++)); do
+				[ "$(cat "$DIR"/out.$cycle.* 2>/dev/null |
+				    grep -c '"ok":true')" -ge "$n" ] && break
+				sleep 0.005
+			done
+			how="at $n answers"
+			ctl cut
+		elif [ "$how" = time ]; then
 			ms=$((50 + RANDOM % 750))
 			sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 			how="at $ms ms"

@@ -166,7 +166,7 @@ print(z, len(b) // 512)' "$TESTDIR/bk/f"
 
 @test "negative control: --sync normal loses acknowledged writes at the cut (the test bites)" {
 	powerloss PL_SYNC=normal PL_EXPECT=lose PL_MODES=drop PL_CYCLES=3 \
-	    PL_PUTS=600 PL_CUT=time
+	    PL_PUTS=600 PL_CUT=acks
 	assert_success
 	assert_output --partial "negative control passed"
 }
