@@ -267,8 +267,11 @@ run: deps
 # CHECK_MEMORY=0 leaves out the memory backend's behaviour pass (.ci/run
 # does so under the sanitizers, where the plain pass has run it and the
 # unit tests still run the memory store's code).
+# CHECK_ETCD_BATS="FILES" runs only those bats files in the etcd pass
+# (.ci/run's sanitizer pass: the etcd backend's own files), all if empty.
 BATS_TIMEOUT	?= 1800
 CHECK_MEMORY	?= 1
+CHECK_ETCD_BATS	?=
 check: deps
 	$(Q)$(MAKE) --no-print-directory check-layers all $(UNIT_BINS)
 	$(Q)SANITIZER="$(SANITIZER)" METAD_BATS_TIMEOUT=$(BATS_TIMEOUT) \
@@ -280,7 +283,8 @@ ifneq ($(CHECK_MEMORY),0)
 	    METAD_TEST_STORE=memory ./tests/run --bats-only
 endif
 	$(Q)SANITIZER="$(SANITIZER)" METAD_BATS_TIMEOUT=$(BATS_TIMEOUT) \
-	    ./tests/run-etcd $(addprefix --unit ,$(ETCD_UNIT_TESTS))
+	    ./tests/run-etcd $(addprefix --unit ,$(ETCD_UNIT_TESTS)) \
+	    $(CHECK_ETCD_BATS)
 
 check-etcd: all $(ETCD_UNIT_TESTS)
 	$(Q)SANITIZER="$(SANITIZER)" ./tests/run-etcd \

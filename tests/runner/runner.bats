@@ -224,10 +224,10 @@ closing() {
 		    METAD_TEST_FILES="a.bats b.bats"
 		assert_success
 		assert_equal "$(cat "$ARGS")" \
-		    "$(printf '%s\n' --tap --filter-tags "$want" a.bats b.bats)"
+		    "$(printf '%s\n' --tap --timing --filter-tags "$want" a.bats b.bats)"
 		fake_bats 0 METAD_TEST_STORE="$store" METAD_VALGRIND=1
 		assert_success
-		assert_equal "$(sed -n 3p "$ARGS")" "$want,!no-valgrind"
+		assert_equal "$(sed -n 4p "$ARGS")" "$want,!no-valgrind"
 	done
 	fake_bats 0 METAD_TEST_STORE=nosuch
 	assert_equal "$status" 2
@@ -240,7 +240,8 @@ tagged() {
 	clean METAD_TEST_FILES="$FIX/tags.bats $FIX/etcd-file.bats" "$@" \
 	    "$ROOT/tests/run" --bats-only
 	assert_success
-	grep '^ok ' <<<"$output" | cut -d' ' -f3- | paste -sd'|'
+	grep '^ok ' <<<"$output" | cut -d' ' -f3- | sed 's/ in [0-9]*ms$//' |
+	    paste -sd'|'
 }
 
 @test "the tags select each pass's tests with the installed bats" {
@@ -305,6 +306,6 @@ no_etcd_path() {
 	    VALGRIND_LOGS="$BATS_TEST_TMPDIR/vg" CI=1 "$ROOT/tests/valgrind"
 	assert_failure
 	assert_line "check: 1 passed, 1 failed, 0 skipped"
-	assert_equal "$(sed -n 3p "$ARGS")" '!store:etcd,!no-valgrind'
-	assert_equal "$(sed -n 4p "$ARGS")" "tests/bats/x.bats"
+	assert_equal "$(sed -n 4p "$ARGS")" '!store:etcd,!no-valgrind'
+	assert_equal "$(sed -n 5p "$ARGS")" "tests/bats/x.bats"
 }
