@@ -226,13 +226,31 @@ md_list_fill(struct md_client *h, const cJSON *resp, struct md_list *l)
 	return (0);
 }
 
+/*
+ * Ends the request in w (b its buffer) with o's read fields, sends it and
+ * fills l from its answer, a list of kvs at a rev (md_list, md_get_many).
+ */
+static int
+md_list_do(struct md_client *h, struct jw *w, struct buf *b,
+    const struct md_read_opts *o, struct md_list *l)
+{
+	cJSON	*resp;
+	int	 rc;
+
+	md_read_fields(w, o);
+	if (md_do(h, w, b, &resp) != 0)
+		return (-1);
+	if ((rc = md_list_fill(h, resp, l)) != 0)
+		md_list_free(l);
+	cJSON_Delete(resp);
+	return (rc);
+}
+
 int
 md_list(struct md_client *h, const struct md_list_opts *o, struct md_list *l)
 {
 	struct jw	 w;
 	struct buf	 b;
-	cJSON		*resp;
-	int		 rc;
 
 	memset(l, 0, sizeof *l);
 	md_clearerr(h);
@@ -253,14 +271,7 @@ md_list(struct md_client *h, const struct md_list_opts *o, struct md_list *l)
 		jw_name(&w, "keys_only");
 		jw_bool(&w, 1);
 	}
-	if (o != NULL)
-		md_read_fields(&w, &o->read);
-	if (md_do(h, &w, &b, &resp) != 0)
-		return (-1);
-	if ((rc = md_list_fill(h, resp, l)) != 0)
-		md_list_free(l);
-	cJSON_Delete(resp);
-	return (rc);
+	return (md_list_do(h, &w, &b, o != NULL ? &o->read : NULL, l));
 }
 
 int
@@ -269,9 +280,7 @@ md_get_many(struct md_client *h, const char *const *keys, size_t n,
 {
 	struct jw	 w;
 	struct buf	 b;
-	cJSON		*resp;
 	size_t		 i;
-	int		 rc;
 
 	memset(l, 0, sizeof *l);
 	md_clearerr(h);
@@ -289,13 +298,7 @@ md_get_many(struct md_client *h, const char *const *keys, size_t n,
 	for (i = 0; i < n; i++)
 		jw_cstr(&w, keys[i]);
 	jw_arr_close(&w);
-	md_read_fields(&w, o);
-	if (md_do(h, &w, &b, &resp) != 0)
-		return (-1);
-	if ((rc = md_list_fill(h, resp, l)) != 0)
-		md_list_free(l);
-	cJSON_Delete(resp);
-	return (rc);
+	return (md_list_do(h, &w, &b, o, l));
 }
 
 void

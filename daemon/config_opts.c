@@ -116,31 +116,41 @@ config_id(const char *s, int group, unsigned long *out)
 	return (-1);
 }
 
-/* A comma-separated list of ids, added to l. */
+/*
+ * A comma-separated list of uids or gids (group), a number or a name each,
+ * added to ids; or, with ids NULL, of certificate names (CNs), added to
+ * names.
+ */
 static int
-config_ids(const char *arg, int group, struct id_list *l, char **why)
+config_access(const char *arg, int group, struct id_list *ids,
+    struct name_list *names, char **why)
 {
-	char	*copy, *p, *tok;
-	int	 rc = 0;
+	unsigned	*n = ids != NULL ? &ids->n : &names->n;
+	char		*copy, *p, *tok;
+	int		 rc = 0;
 
 	copy = p = xstrdup(arg);
 	while ((tok = strsep(&p, ",")) != NULL) {
 		if (*tok == '\0')
 			continue;
-		if (l->n == ACCESS_LIST_MAX) {
-			xasprintf(why, "too many ids in --allow-* and "
-			    "--read-only-* lists (the limit is %d each)",
+		if (*n == ACCESS_LIST_MAX) {
+			xasprintf(why, "too many %s (the limit is %d each)",
+			    ids != NULL ? "ids in --allow-* and --read-only-* "
+			    "lists" : "names in --allow-cn and --read-only-cn",
 			    ACCESS_LIST_MAX);
 			rc = -2;
 			break;
 		}
-		if (config_id(tok, group, &l->ids[l->n]) != 0) {
+		if (ids == NULL)
+			names->names[(*n)++] = xstrdup(tok);
+		else if (config_id(tok, group, &ids->ids[*n]) == 0)
+			(*n)++;
+		else {
 			xasprintf(why, "unknown %s \"%s\"", group ? "group" :
 			    "user", tok);
 			rc = -2;
 			break;
 		}
-		l->n++;
 	}
 	free(copy);
 	return (rc);
@@ -149,25 +159,25 @@ config_ids(const char *arg, int group, struct id_list *l, char **why)
 static int
 config_set_allow_uid(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_ids(arg, 0, &cfg->allow_uid, why));
+	return (config_access(arg, 0, &cfg->allow_uid, NULL, why));
 }
 
 static int
 config_set_allow_gid(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_ids(arg, 1, &cfg->allow_gid, why));
+	return (config_access(arg, 1, &cfg->allow_gid, NULL, why));
 }
 
 static int
 config_set_ro_uid(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_ids(arg, 0, &cfg->ro_uid, why));
+	return (config_access(arg, 0, &cfg->ro_uid, NULL, why));
 }
 
 static int
 config_set_ro_gid(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_ids(arg, 1, &cfg->ro_gid, why));
+	return (config_access(arg, 1, &cfg->ro_gid, NULL, why));
 }
 
 /*
@@ -276,40 +286,16 @@ config_set_listen(struct metad_config *cfg, const char *arg, char **why)
 	return (rc);
 }
 
-/* A comma-separated list of certificate names (CNs), added to l. */
-static int
-config_names(const char *arg, struct name_list *l, char **why)
-{
-	char	*copy, *p, *tok;
-	int	 rc = 0;
-
-	copy = p = xstrdup(arg);
-	while ((tok = strsep(&p, ",")) != NULL) {
-		if (*tok == '\0')
-			continue;
-		if (l->n == ACCESS_LIST_MAX) {
-			xasprintf(why, "too many names in --allow-cn and "
-			    "--read-only-cn (the limit is %d each)",
-			    ACCESS_LIST_MAX);
-			rc = -2;
-			break;
-		}
-		l->names[l->n++] = xstrdup(tok);
-	}
-	free(copy);
-	return (rc);
-}
-
 static int
 config_set_allow_cn(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_names(arg, &cfg->allow_cn, why));
+	return (config_access(arg, 0, NULL, &cfg->allow_cn, why));
 }
 
 static int
 config_set_ro_cn(struct metad_config *cfg, const char *arg, char **why)
 {
-	return (config_names(arg, &cfg->ro_cn, why));
+	return (config_access(arg, 0, NULL, &cfg->ro_cn, why));
 }
 
 #define STR(n, a, h, f)	{ n, a, h, CONFIG_STRING, CONFIG_AT(f), 0, 0, NULL }

@@ -66,12 +66,11 @@ case "$EXPECT" in
 keep|lose) ;;
 *) echo "powerloss: PL_EXPECT must be keep or lose" >&2; exit 2 ;;
 esac
-if [ -n "${PL_DIR:-}" ]; then
-	DIR="$PL_DIR"
-	mkdir -p "$DIR"
-else
-	DIR="$(mktemp -d "${TMPDIR:-/tmp}/metad-powerloss.XXXXXX")"
-fi
+CRASH_NAME=powerloss
+# shellcheck source=scripts/lib/crash.sh
+. "$ROOT/scripts/lib/crash.sh"
+
+DIR="$(crash_dir "${PL_DIR:-}")" || exit 1
 BK="$DIR/backing"
 MNT="$DIR/mnt"
 SOCK="$DIR/metad.sock"
@@ -80,27 +79,11 @@ FS_PID=
 WRITER_PIDS=()
 mkdir -p "$BK" "$MNT"
 
-for tool in socat jq sqlite3 fusermount3 mountpoint; do
-	command -v "$tool" >/dev/null || {
-		echo "powerloss: $tool is needed" >&2
-		exit 1
-	}
-done
-for b in "$METAD" "$POWERFS"; do
-	[ -x "$b" ] || { echo "powerloss: $b not built" >&2; exit 1; }
-done
+crash_need socat jq sqlite3 fusermount3 mountpoint
+crash_built "$METAD" "$POWERFS"
 
 pl_stop_all() {
-	local p
-	if [ -n "$METAD_PID" ]; then
-		kill -KILL "$METAD_PID" 2>/dev/null
-		wait "$METAD_PID" 2>/dev/null
-		METAD_PID=
-	fi
-	for p in "${WRITER_PIDS[@]}"; do
-		wait "$p" 2>/dev/null
-	done
-	WRITER_PIDS=()
+	crash_stop_all
 	fs_umount
 }
 trap 'pl_stop_all' EXIT
@@ -110,10 +93,6 @@ fail() {
 	echo "powerloss: FAIL (mode $mode, cycle $cycle, seed $SEED): $*" >&2
 	echo "powerloss: files kept in $DIR" >&2
 	exit 1
-}
-
-req() {
-	printf '%s\n' "$1" | socat -t 5 - "UNIX-CONNECT:$SOCK"
 }
 
 ctl() {
@@ -150,32 +129,14 @@ fs_umount() {
 }
 
 start_metad() {
-	local i
-	"$METAD" --socket "$SOCK" --store "sqlite:$MNT/$DB" --sync "$SYNC" \
-	    --log-level error 2>>"$DIR/metad.log" &
-	METAD_PID=$!
-	for ((i = 0; i < 400; i++)); do
-		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
-		    2>/dev/null && return 0
-		kill -0 "$METAD_PID" 2>/dev/null || fail "metad exited at start"
-		sleep 0.025
-	done
-	fail "metad did not start"
-}
-
-gen() {
-	local c=$1 w=$2 i
-	for ((i = 1; i <= PUTS; i++)); do
-		printf '{"id":%d,"op":"put","key":"c%d/w%d/%06d","value":"v%d.%d.%d"}\n' \
-		    "$i" "$c" "$w" "$i" "$c" "$w" "$i"
-		((i % 20 == 0)) && sleep 0.004
-	done
+	crash_start_metad --store "sqlite:$MNT/$DB" --sync "$SYNC" \
+	    --log-level error
 }
 
 # Checks writer $2 of cycle $1; prints "m lost": its keys present, and
 # how many acknowledged ones are not.
 check_writer() {
-	local c=$1 w=$2 out="$DIR/out.$1.$2" have="$DIR/have.$1.$2"
+	local w=$2 out="$DIR/out.$1.$2"
 	local acked m
 	# id and rev of each answer, "id rev", in the order sent.  After the
 	# cut the writes fail (an error answer): no ok may follow one.
@@ -186,17 +147,9 @@ check_writer() {
 	    fail "writer $w: answers are not 1..$acked"
 	[ "$acked" -eq 0 ] || [ "$(head -n "$acked" "$out" | grep -c '"ok":true')" -eq "$acked" ] ||
 	    fail "writer $w: an ok answer after an error"
-	req "{\"op\":\"list\",\"prefix\":\"c$c/w$w/\",\"limit\":10000}" |
-	    jq -r '.kvs[] | "\(.key) \(.value) \(.mod_rev)"' > "$have" ||
-	    fail "list c$c/w$w/ failed"
-	m=$(wc -l < "$have")
 	# Present: exactly keys 1..m, with their values, and the acknowledged
 	# ones at the rev their answers gave.
-	awk -v c="$c" -v w="$w" 'NR == FNR { rev[$1] = $2; next } {
-		n = FNR; want = sprintf("c%d/w%d/%06d v%d.%d.%d", c, w, n, c, w, n)
-		if ($1 " " $2 != want) { print "line " n ": " $0 " (want " want ")"; exit 1 }
-		if ((n in rev) && rev[n] != $3) { print $1 ": mod_rev " $3 ", acknowledged at " rev[n]; exit 1 }
-	}' "$out.acks" "$have" >&2 || fail "writer $w: keys present are not 1..$m as answered"
+	m=$(crash_check_keys "$1" "$w" "$out.acks") || exit 1
 	if [ "$m" -lt "$acked" ] && [ "$EXPECT" = keep ]; then
 		fail "writer $w: $acked acknowledged, only $m present"
 	fi
@@ -218,12 +171,7 @@ for mode in $MODES; do
 		fi
 		fs_mount "$mode"
 		start_metad
-		WRITER_PIDS=()
-		for ((w = 1; w <= WRITERS; w++)); do
-			( gen "$cycle" "$w" | socat -t 5 - "UNIX-CONNECT:$SOCK" \
-			    > "$DIR/out.$cycle.$w" 2>/dev/null ) &
-			WRITER_PIDS+=($!)
-		done
+		crash_writers "$cycle"
 		how=$CUT
 		if [ "$how" = random ]; then
 			how=fsync
@@ -257,13 +205,7 @@ for mode in $MODES; do
 			ctl cut
 		fi
 		stats=$(tr '\n' ' ' < "$MNT/.powerloss")
-		kill -KILL "$METAD_PID" 2>/dev/null
-		wait "$METAD_PID" 2>/dev/null
-		METAD_PID=
-		for p in "${WRITER_PIDS[@]}"; do
-			wait "$p"
-		done
-		WRITER_PIDS=()
+		crash_stop_all
 		fs_umount
 		case "$stats" in
 		*"missing 0"*) ;;
@@ -287,7 +229,7 @@ for mode in $MODES; do
 			acked_total=$((acked_total + a))
 			line="$line $a/$m"
 		done
-		st=$(req '{"op":"status"}')
+		st=$(crash_req '{"op":"status"}')
 		keys=$(echo "$st" | jq -r .keys)
 		rev=$(echo "$st" | jq -r .rev)
 		[ "$keys" = "$expected_keys" ] ||

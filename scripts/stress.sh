@@ -41,43 +41,19 @@ KILL|TERM) ;;
 *) echo "stress: STRESS_SIGNAL must be KILL or TERM" >&2; exit 2 ;;
 esac
 RANDOM=$SEED
+CRASH_NAME=stress
+# shellcheck source=scripts/lib/crash.sh
+. "$ROOT/scripts/lib/crash.sh"
 
-if [ -n "${STRESS_DIR:-}" ]; then
-	DIR="$STRESS_DIR"
-	mkdir -p "$DIR"
-else
-	DIR="$(mktemp -d "${TMPDIR:-/tmp}/metad-stress.XXXXXX")"
-fi
+crash_need socat jq sqlite3
+crash_built "$METAD"
+DIR="$(crash_dir "${STRESS_DIR:-}")" || exit 1
 SOCK="$DIR/metad.sock"
 DB="$DIR/meta.db"
 METAD_PID=
 WRITER_PIDS=()
 
-for tool in socat jq sqlite3; do
-	command -v "$tool" >/dev/null || {
-		echo "stress: $tool is needed" >&2
-		exit 1
-	}
-done
-[ -x "$METAD" ] || {
-	echo "stress: $METAD not built" >&2
-	exit 1
-}
-
-# The writers end once metad is gone (socat sees the close, gen SIGPIPE).
-stress_stop_all() {
-	local p
-	if [ -n "$METAD_PID" ]; then
-		kill -KILL "$METAD_PID" 2>/dev/null
-		wait "$METAD_PID" 2>/dev/null
-		METAD_PID=
-	fi
-	for p in "${WRITER_PIDS[@]}"; do
-		wait "$p" 2>/dev/null
-	done
-	WRITER_PIDS=()
-}
-trap 'stress_stop_all' EXIT
+trap 'crash_stop_all' EXIT
 trap 'exit 130' INT TERM
 
 fail() {
@@ -86,22 +62,8 @@ fail() {
 	exit 1
 }
 
-req() {
-	printf '%s\n' "$1" | socat -t 5 - "UNIX-CONNECT:$SOCK"
-}
-
 start_metad() {
-	local i
-	"$METAD" --socket "$SOCK" --store "sqlite:$DB" --log-level warn \
-	    2>>"$DIR/metad.log" &
-	METAD_PID=$!
-	for i in $(seq 1 200); do
-		[ -S "$SOCK" ] && socat -u /dev/null "UNIX-CONNECT:$SOCK" \
-		    2>/dev/null && return 0
-		kill -0 "$METAD_PID" 2>/dev/null || fail "metad exited at start"
-		sleep 0.025
-	done
-	fail "metad did not start"
+	crash_start_metad --store "sqlite:$DB" --log-level warn
 }
 
 # Sends SIGNAL to metad and waits for it (TERM: it must exit 0 in 5 s).
@@ -124,19 +86,9 @@ stop_metad() {
 	METAD_PID=
 }
 
-# The requests of writer $2 in cycle $1, a few at a time.
-gen() {
-	local c=$1 w=$2 i
-	for ((i = 1; i <= PUTS; i++)); do
-		printf '{"id":%d,"op":"put","key":"c%d/w%d/%06d","value":"v%d.%d.%d"}\n' \
-		    "$i" "$c" "$w" "$i" "$c" "$w" "$i"
-		((i % 20 == 0)) && sleep 0.004
-	done
-}
-
 # Checks writer $2 of cycle $1; prints m, the number of its keys present.
 check_writer() {
-	local c=$1 w=$2 out="$DIR/out.$1.$2" have="$DIR/have.$1.$2"
+	local w=$2 out="$DIR/out.$1.$2"
 	local acked m
 	if grep -q '"ok":false' "$out"; then
 		fail "writer $w got an error: $(grep -m1 '"ok":false' "$out")"
@@ -151,17 +103,10 @@ check_writer() {
 	# Acknowledged in order: the ids answered are exactly 1..acked.
 	[ "$(grep -c '"ok":true' "$out")" -eq "$acked" ] ||
 	    fail "writer $w: answers are not 1..$acked"
-	req "{\"op\":\"list\",\"prefix\":\"c$c/w$w/\",\"limit\":10000}" |
-	    jq -r '.kvs[] | "\(.key) \(.value)"' > "$have" ||
-	    fail "list c$c/w$w/ failed"
-	m=$(wc -l < "$have")
+	# Present: exactly keys 1..m, each with its value.
+	m=$(crash_check_keys "$1" "$w" /dev/null) || exit 1
 	[ "$m" -ge "$acked" ] ||
 	    fail "writer $w: $acked acknowledged, only $m present"
-	# Present: exactly keys 1..m, each with its value.
-	awk -v c="$c" -v w="$w" '{
-		n = NR; want = sprintf("c%d/w%d/%06d v%d.%d.%d", c, w, n, c, w, n)
-		if ($0 != want) { print "line " NR ": " $0 " (want " want ")"; exit 1 }
-	}' "$have" >&2 || fail "writer $w: keys present are not 1..$m"
 	echo "$m"
 }
 
@@ -169,19 +114,11 @@ expected_keys=0
 echo "stress: SIG$SIGNAL, $CYCLES cycles, $WRITERS writers x $PUTS puts, seed $SEED, in $DIR"
 start_metad
 for ((cycle = 1; cycle <= CYCLES; cycle++)); do
-	WRITER_PIDS=()
-	for ((w = 1; w <= WRITERS; w++)); do
-		( gen "$cycle" "$w" | socat -t 5 - "UNIX-CONNECT:$SOCK" \
-		    > "$DIR/out.$cycle.$w" 2>/dev/null ) &
-		WRITER_PIDS+=($!)
-	done
+	crash_writers "$cycle"
 	# A random moment between 20 and 800 ms into the load.
 	sleep "0.$(printf '%03d' $((20 + RANDOM % 780)))"
 	stop_metad
-	for p in "${WRITER_PIDS[@]}"; do
-		wait "$p"
-	done
-	WRITER_PIDS=()
+	crash_writers_wait
 	# The daemon holds the database exclusively: check it while down.
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] ||
 	    fail "integrity_check: $(sqlite3 "$DB" 'PRAGMA integrity_check' | head -3)"
@@ -196,7 +133,7 @@ for ((cycle = 1; cycle <= CYCLES; cycle++)); do
 		acked_total=$((acked_total + a))
 		line="$line $a/$m"
 	done
-	keys=$(req '{"op":"status"}' | jq -r .keys)
+	keys=$(crash_req '{"op":"status"}' | jq -r .keys)
 	[ "$keys" = "$expected_keys" ] ||
 	    fail "status says $keys keys, expected $expected_keys"
 	echo "stress: cycle $cycle ok: acknowledged/present per writer:$line"
@@ -210,7 +147,7 @@ for f in "$DIR"/count.*; do
 	c=${f#"$DIR"/count.}
 	w=${c#*.}
 	c=${c%.*}
-	n=$(req "{\"op\":\"list\",\"prefix\":\"c$c/w$w/\",\"limit\":10000,\"keys_only\":true}" |
+	n=$(crash_req "{\"op\":\"list\",\"prefix\":\"c$c/w$w/\",\"limit\":10000,\"keys_only\":true}" |
 	    jq '.kvs | length')
 	[ "$n" = "$(cat "$f")" ] || fail "c$c/w$w: $n keys now, $(cat "$f") before"
 done

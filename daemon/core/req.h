@@ -148,12 +148,13 @@ TAILQ_HEAD(req_queue, req);
 #define OP_ONE_WRITE	0x4
 /* A lease op: unknown_op on a backend without leases (store_has_leases). */
 #define OP_LEASE	0x8
-/* A write op a read-only connection may send when it writes nothing
- * (ops_txn_writes: a txn of gets only). */
-#define OP_RO_READS	0x10
 /* A write op that may carry "idem" (metad-protocol(7), IDEMPOTENT
  * WRITES): its answer is recorded with its write (core/idem.h). */
 #define OP_IDEM		0x20
+
+/* What a write op's prepared request does (struct op's does, req_does). */
+#define REQ_READS	0x1	/* reads: its answer may be of --max-answer-bytes */
+#define REQ_WRITES	0x2	/* may write */
 
 /* The fields an op knows besides "op" and "id" (struct op), at most. */
 #define OP_FIELDS_MAX	12
@@ -180,6 +181,14 @@ struct op {
 			    struct store_err *);
 	/* Write ops: the keys apply will read; NULL if none. */
 	void		 (*keys)(struct req *, struct store_keys *);
+	/*
+	 * Write ops whose requests differ in what they do (txn): what the
+	 * prepared request does, REQ_READS and REQ_WRITES.  A read-only
+	 * connection may send one that does not write (ops/ops.c); one that
+	 * reads starts as a read does (net/conn.c).  NULL: it writes, and
+	 * reads nothing.
+	 */
+	int		 (*does)(const struct req *);
 };
 
 /* 1 if r goes through the group commit (a decoded write op). */
@@ -187,6 +196,13 @@ static inline int
 req_writes(const struct req *r)
 {
 	return (r->op != NULL && (r->op->flags & OP_WRITE));
+}
+
+/* What r, a prepared write, does (REQ_READS, REQ_WRITES): its op's does. */
+static inline int
+req_does(const struct req *r)
+{
+	return (r->op->does != NULL ? r->op->does(r) : REQ_WRITES);
 }
 
 /* r->resp is r's whole answer: send it in its turn. */

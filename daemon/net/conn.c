@@ -266,9 +266,10 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	buf_init(&r->resp);
 	rc = ops_parse(r, line, len, &e);
 	r->op_name = r->op != NULL ? r->op->name : metrics_op_unknown;
-	/* A txn's gets may make an answer of --max-answer-bytes: one such
-	 * at a time, started as a read is (conn.h). */
-	if (rc == 0 && req_writes(r) && !ops_txn_gets(r)) {
+	/* A write that reads (a txn's gets) may make an answer of
+	 * --max-answer-bytes: one such at a time, started as a read is
+	 * (conn.h). */
+	if (rc == 0 && req_writes(r) && !(req_does(r) & REQ_READS)) {
 		conn_enqueue(c, r);
 		ops_start(r, rc, &e);
 		return (CONN_LINE_TAKEN);

@@ -156,15 +156,14 @@ ops_decode(struct req *r, const char *line, size_t len, struct proto_err *e)
 	if (ops_fields_check(r->op, r->json, e) != 0 ||
 	    ops_idem_take(r, e) != 0)
 		return (-1);
-	if ((r->op->flags & (OP_WRITE | OP_RW)) &&
-	    !(r->op->flags & OP_RO_READS) &&
+	if ((r->op->flags & (OP_WRITE | OP_RW)) && r->op->does == NULL &&
 	    r->access != CONN_ACCESS_RW)
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only", r->op->name));
 	if (r->op->prepare != NULL && r->op->prepare(r, e) != 0)
 		return (-1);
-	if ((r->op->flags & OP_RO_READS) &&
-	    r->access != CONN_ACCESS_RW && ops_txn_writes(r))
+	if (r->op->does != NULL && r->access != CONN_ACCESS_RW &&
+	    (req_does(r) & REQ_WRITES))
 		return (proto_fail(e, PROTO_READ_ONLY, "op \"%s\" writes, and "
 		    "this connection is read-only (a txn of gets only may "
 		    "run)", r->op->name));

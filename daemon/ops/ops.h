@@ -119,9 +119,6 @@ int	ops_delete_apply(struct req *, uint64_t, int *, struct store_err *);
 
 /* Transactions (ops_txn.c). */
 int	ops_txn_prepare(struct req *, struct proto_err *);
-int	ops_txn_writes(const struct req *);
-/* 1 if r is a prepared txn with a get (its answer may be large). */
-int	ops_txn_gets(const struct req *);
 int	ops_txn_apply(struct req *, uint64_t, int *, struct store_err *);
 void	ops_txn_keys(struct req *, struct store_keys *);
 

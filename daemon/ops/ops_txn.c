@@ -228,37 +228,22 @@ txn_parse_cmps(struct req *r, struct txn *t, const cJSON *list,
 	return (0);
 }
 
-/* 1 if a branch of the prepared txn holds a put or a delete. */
-int
-ops_txn_writes(const struct req *r)
+/*
+ * What the prepared txn does (its row's does): REQ_READS if a branch holds
+ * a get, REQ_WRITES if one holds a put or a delete.
+ */
+static int
+ops_txn_does(const struct req *r)
 {
 	const struct txn	*t = r->state;
 	size_t			 i;
+	int			 does = 0;
 
-	for (i = 0; i < t->then.n + t->els.n; i++) {
-		if ((i < t->then.n ? t->then.ops[i] :
-		    t->els.ops[i - t->then.n]).type != TXN_GET)
-			return (1);
-	}
-	return (0);
-}
-
-extern const struct op ops_txn_entry;
-
-int
-ops_txn_gets(const struct req *r)
-{
-	const struct txn	*t = r->state;
-	size_t			 i;
-
-	if (r->op != &ops_txn_entry || t == NULL)
-		return (0);
-	for (i = 0; i < t->then.n + t->els.n; i++) {
-		if ((i < t->then.n ? t->then.ops[i] :
-		    t->els.ops[i - t->then.n]).type == TXN_GET)
-			return (1);
-	}
-	return (0);
+	for (i = 0; i < t->then.n + t->els.n; i++)
+		does |= (i < t->then.n ? t->then.ops[i] :
+		    t->els.ops[i - t->then.n]).type == TXN_GET ? REQ_READS :
+		    REQ_WRITES;
+	return (does);
 }
 
 int
@@ -565,9 +550,10 @@ ops_txn_apply(struct req *r, uint64_t rev, int *wrote, struct store_err *se)
 
 const struct op ops_txn_entry = {
 	.name = "txn",
-	.flags = OP_WRITE | OP_RO_READS | OP_IDEM,
+	.flags = OP_WRITE | OP_IDEM,
 	.fields = { "if", "then", "else", "fence" },
 	.prepare = ops_txn_prepare,
+	.does = ops_txn_does,
 	.apply = ops_txn_apply,
 	.keys = ops_txn_keys,
 };

@@ -1,5 +1,5 @@
 /*
- * The fixture of the store tests (test_store.c): a fresh store of one
+ * The fixture of the store tests (test_store*.c): a fresh store of one
  * backend for each test (memory; SQLite in a new temporary directory; etcd
  * at $METAD_TEST_ETCD under a key prefix no other test uses), and helpers
  * that make one store call each, fail the test when it fails, and render

@@ -161,7 +161,6 @@ etcd_lease_new_id(int session)
 	return (session ? id | ETCD_LEASE_SESSION : id);
 }
 
-static void	etcd_lease_mark(struct etcd_lcall *, etcd_call_cb);
 static void	etcd_mark_cb(void *, const cJSON *, const struct store_err *);
 
 static void
@@ -184,7 +183,7 @@ etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	etcd_lease_state(c->id, reply, "TTL", &ls);
 	/* etcd's TTL may be too late: then metad times it too. */
 	c->stamp = etcd_lease_stamped(c->ttl_ms, ls.remaining_ms / 1000);
-	etcd_lease_mark(c, etcd_mark_cb);
+	etcd_lease_record_put(c, c->ttl_ms, c->stamp, 0, etcd_mark_cb);
 }
 
 /* The lease's own key is put: the grant is answered. */
@@ -209,18 +208,25 @@ etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	etcd_lcall_free(c);
 }
 
-static void
-etcd_lease_mark(struct etcd_lcall *c, etcd_call_cb cb)
+/*
+ * The lease's record (its own key, attached to it) put: its ttl_ms, whether
+ * stamped and, for a client's revoke, that it is revoked; cb the answer,
+ * called at once if the put cannot be sent.
+ */
+void
+etcd_lease_record_put(struct etcd_lcall *c, uint64_t ttl_ms, int stamp,
+    int revoked, etcd_call_cb cb)
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
 	struct buf		 b;
-	char			*m = etcd_lease_marker64(e, c->id);
-
-	char			*v64;
+	char			*m = etcd_lease_marker64(e, c->id), *v64;
 
 	buf_init(&b);
-	etcd_lease_value(&b, c->ttl_ms, c->stamp);
+	if (revoked)
+		etcd_lease_value_revoked(&b, ttl_ms, stamp);
+	else
+		etcd_lease_value(&b, ttl_ms, stamp);
 	v64 = etcd_b64(b.data, b.len);
 	b.len = 0;
 	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%"
@@ -341,7 +347,7 @@ etcd_ka_stamp(struct etcd_lcall *c)
 	}
 	c->ttl_ms = k->ttl_ms;
 	c->stamp = 1;
-	etcd_lease_mark(c, etcd_ka_stamped);
+	etcd_lease_record_put(c, c->ttl_ms, c->stamp, 0, etcd_ka_stamped);
 }
 
 static void

@@ -60,6 +60,9 @@ void	etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
 	    struct store_lease_state *);
 /* The base64 of the record's key, PREFIX "l/" ID. */
 char	*etcd_lease_marker64(struct store_etcd *, uint64_t id);
+/* The record put (ttl_ms, stamp, revoked), cb its answer. */
+void	etcd_lease_record_put(struct etcd_lcall *, uint64_t ttl_ms, int stamp,
+	    int revoked, etcd_call_cb);
 /* 1 if a timetolive answer's keys hold the record. */
 int	etcd_lease_marked(struct store_etcd *, uint64_t id, const cJSON *);
 /* ls as metad has it (the ttl_ms granted, a stamped one's time left). */

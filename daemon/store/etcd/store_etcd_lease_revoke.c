@@ -157,27 +157,13 @@ etcd_revoke_noted(void *arg, const cJSON *reply, const struct store_err *err)
 static void
 etcd_revoke_note(struct etcd_lcall *c, uint64_t ttl_ms)
 {
-	struct store_etcd	*e = E(c->st);
-	struct etcd_known	*k = etcd_known_find(e, c->id);
-	struct store_err	 err;
-	struct buf		 b;
-	char			*m = etcd_lease_marker64(e, c->id), *v64;
+	struct etcd_known	*k = etcd_known_find(E(c->st), c->id);
 
-	buf_init(&b);
 	if (k != NULL && k->ttl_ms != 0)
-		etcd_lease_value_revoked(&b, k->ttl_ms, k->stamp);
+		etcd_lease_record_put(c, k->ttl_ms, k->stamp, 1,
+		    etcd_revoke_noted);
 	else
-		etcd_lease_value_revoked(&b, ttl_ms, 0);
-	v64 = etcd_b64(b.data, b.len);
-	b.len = 0;
-	buf_printf(&b, "{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%"
-	    PRIu64 "\"}", m, v64, c->id);
-	free(m);
-	free(v64);
-	if (etcd_call_once(&e->client, "/v3/kv/put", buf_cstr(&b),
-	    etcd_revoke_noted, c, &err) != 0)
-		etcd_revoke_noted(c, NULL, &err);
-	buf_free(&b);
+		etcd_lease_record_put(c, ttl_ms, 0, 1, etcd_revoke_noted);
 }
 
 void
