@@ -284,7 +284,8 @@ unit_exec() {
 		# shellcheck disable=SC2086 # the unit's words
 		activate $cmd "${STORE_ARGS[@]}"
 		exercise "$METAD_PID"
-		notified STOPPING=1
+		# socat's forked reader appends the datagram after it came: wait for it.
+		wait_for notified STOPPING=1
 		METAD_PID=
 		stop_bg "$LISTENER_PID"
 		LISTENER_PID=
