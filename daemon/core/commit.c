@@ -189,7 +189,7 @@ commit_queued(struct commit *cm)
 unsigned
 commit_out(struct commit *cm)
 {
-	return (cm->nout);
+	return (cm->nout + cm->nparked);
 }
 
 /*

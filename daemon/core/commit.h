@@ -42,7 +42,12 @@ void		 commit_free(struct commit *);
 void		 commit_enqueue(struct commit *, struct req *);
 /* Requests queued, out, or waiting for their events. */
 unsigned	 commit_queued(struct commit *);
-/* Batches out at the store (not landed yet). */
+/*
+ * Writes whose outcome is not answered yet though they left the queue:
+ * batches out at the store, and requests landed and parked for their
+ * events (at most COMMIT_PARK_MS).  The drain waits for these past its
+ * 2 s: each has a true answer to give.
+ */
 unsigned	 commit_out(struct commit *);
 /*
  * An events listener (events_listen, arg the commit): the events up to
