@@ -24,7 +24,7 @@ idem_name_make(struct req *r)
 }
 
 /* Wall-clock ms: a record's expiry must mean the same after a restart. */
-static uint64_t
+uint64_t
 idem_now_ms(void)
 {
 	struct timespec	 ts;
@@ -49,7 +49,14 @@ idem_replay(struct req *r, struct store *st, struct store_err *se)
 	if ((rc = store_idem_get(st, r->idem_name, r->idem_name_len,
 	    idem_now_ms(), &rec, se)) != 1)
 		return (rc);
-	if (rec.answer_len < 2 || ((const char *)rec.answer)[0] != '{')
+	return (idem_replay_rec(r, &rec, se));
+}
+
+int
+idem_replay_rec(struct req *r, const struct store_idem *rec,
+    struct store_err *se)
+{
+	if (rec->answer_len < 2 || ((const char *)rec->answer)[0] != '{')
 		return (store_err_set(se, STORE_ERR_INTERNAL, "idem: the "
 		    "record of the token holds no answer"));
 	buf_reset(&r->resp);
@@ -59,13 +66,12 @@ idem_replay(struct req *r, struct store *st, struct store_err *se)
 		buf_add(&r->resp, r->id, r->id_len);
 		buf_addc(&r->resp, ',');
 	}
-	buf_add(&r->resp, (const char *)rec.answer + 1, rec.answer_len - 1);
-	r->replay_rev = rec.rev;
+	buf_add(&r->resp, (const char *)rec->answer + 1, rec->answer_len - 1);
+	r->replay_rev = rec->rev;
 	return (1);
 }
 
-/* r's answer without its id, into out: 0, or -1 if it is not one. */
-static int
+int
 idem_answer(const struct req *r, struct buf *out)
 {
 	size_t	 id = idem_id_part(r);

@@ -25,6 +25,13 @@ struct req;
 int	idem_name_make(struct req *);
 /* 1: r answered from its record (nothing to apply); 0: apply it; -1: se. */
 int	idem_replay(struct req *, struct store *, struct store_err *);
+/* r answered from rec, a record read (1), or -1 and se. */
+int	idem_replay_rec(struct req *, const struct store_idem *,
+	    struct store_err *);
+/* r's answer (r->resp) without its id, into out: 0, or -1 if not one. */
+int	idem_answer(const struct req *, struct buf *);
+/* The wall clock in ms, which records' expiries are in. */
+uint64_t idem_now_ms(void);
 /*
  * r was applied (its answer in r->resp, its write at rev, 0: none):
  * record the answer in the batch.  0, or -1 and se.

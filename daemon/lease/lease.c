@@ -399,7 +399,7 @@ lease_expire(struct lease_table *lt, struct lease *l)
 		rc = xcalloc(1, sizeof *rc);
 		rc->lt = lt;
 		rc->id = l->id;
-		store_lease_revoke_now(lt->md->store, l->id, 0,
+		store_lease_revoke_now(lt->md->store, l->id, 0, NULL,
 		    lease_revoked_remote, rc);
 		return;
 	}

@@ -57,6 +57,9 @@ struct lease_req {
 	struct req		*req;		/* grant, revoke: its request */
 	int			 applied;	/* grant, revoke: applied */
 	uint64_t		 rev;		/* revoke: its deletes', or 0 */
+	uint64_t		 idem_mod;	/* its token's record, as read */
+	int			 idem_pending;
+	void			(*go)(struct req *);	/* once it is read */
 };
 
 /* Lease ids fit a JSON number exactly. */

@@ -17,6 +17,7 @@
 #include "lease/lease.h"
 #include "metad.h"
 #include "ops/ops.h"
+#include "core/idem.h"
 #include "core/reply.h"
 #include "core/wait.h"
 
@@ -63,6 +64,19 @@ ops_lease_remote_answer(struct req *r, const struct store_lease_state *ls)
 }
 
 static void
+ops_lease_remote_revoked_answer(struct req *r, uint64_t rev, uint64_t n)
+{
+	struct jw	 w;
+
+	reply_begin(r, &w);
+	jw_name(&w, "rev");
+	jw_u64(&w, rev);
+	jw_name(&w, "deleted");
+	jw_u64(&w, n);
+	reply_end(r, &w);
+}
+
+static void
 ops_lease_remote_granted(void *arg, const struct store_lease_state *ls,
     const struct store_err *se)
 {
@@ -86,18 +100,101 @@ ops_lease_remote_granted(void *arg, const struct store_lease_state *ls,
 	req_done(r);
 }
 
+/*
+ * A token (metad-protocol(7), IDEMPOTENT WRITES): the backend writes its
+ * record with the grant or revoke, holding the answer made here; a
+ * request named again is answered from it.
+ */
 static void
-ops_lease_remote_grant(struct req *r)
+ops_lease_remote_record(void *arg, const struct store_lease_state *ls,
+    int found, uint64_t rev, uint64_t n, struct buf *out)
 {
-	struct proto_err	 e;
-	struct lease_req	*lr;
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
 
-	if (ops_lease_grant_prepare(r, &e) != 0) {
-		reply_error(r, e.code, e.msg);
+	if (ls != NULL)
+		ops_lease_remote_answer(r, ls);
+	else if (!found)
+		ops_lease_remote_not_found(r, lr->id);
+	else
+		ops_lease_remote_revoked_answer(r, rev, n);
+	if (idem_answer(r, out) != 0)
+		buf_reset(out);
+	buf_reset(&r->resp);
+}
+
+/* The token's record for the backend's call, or NULL: none. */
+static const struct store_lease_idem *
+ops_lease_remote_idem(struct req *r, struct store_lease_idem *idem)
+{
+	struct lease_req	*lr = r->state;
+
+	if (r->idem == NULL)
+		return (NULL);
+	idem->tok = r->idem_name;
+	idem->len = r->idem_name_len;
+	idem->mod = lr->idem_mod;
+	idem->pending = lr->idem_pending;
+	idem->expires_ms = idem_now_ms() + r->md->cfg.idem_window_ms;
+	idem->answer = ops_lease_remote_record;
+	return (idem);
+}
+
+static void
+ops_lease_remote_replayed(struct req *r)
+{
+	req_done(r);
+}
+
+/*
+ * The token's record read: answered from it (once its rev is delivered),
+ * or go(r) to apply the request.
+ */
+static void
+ops_lease_remote_looked(void *arg, int rc, const struct store_idem *rec,
+    const struct store_err *se)
+{
+	struct req		*r = arg;
+	struct lease_req	*lr = r->state;
+	struct store_err	 e2;
+
+	if (rc == 0) {
+		lr->idem_mod = rec->mod;
+		lr->idem_pending = rec->pending;
+		lr->go(r);
+		return;
+	}
+	if (rc < 0 || idem_replay_rec(r, rec, &e2) < 0) {
+		reply_store_error(r, rc < 0 ? se : &e2);
 		req_done(r);
 		return;
 	}
-	lr = r->state;
+	if (rec->rev == 0)
+		req_done(r);
+	else
+		wait_rev(r, rec->rev, LEASE_REVOKE_WAIT_MS,
+		    ops_lease_remote_replayed);
+}
+
+/* go(r) at once, or once the token's record says to apply it. */
+static void
+ops_lease_remote_idem_first(struct req *r, void (*go)(struct req *))
+{
+	if (r->idem == NULL) {
+		go(r);
+		return;
+	}
+	((struct lease_req *)r->state)->go = go;
+	store_lease_idem_get(r->md->store, r->idem_name, r->idem_name_len,
+	    idem_now_ms(), ops_lease_remote_looked, r);
+}
+
+static void
+ops_lease_remote_grant_go(struct req *r)
+{
+	struct lease_req	*lr = r->state;
+	struct store_lease_idem	 idem;
+
 	/* Those of the prefix etcd holds, and those asked for. */
 	if (ops_lease_full(r, store_lease_count(r->md->store) +
 	    r->md->lease_grants_out)) {
@@ -106,7 +203,20 @@ ops_lease_remote_grant(struct req *r)
 	}
 	r->md->lease_grants_out++;
 	store_lease_grant(r->md->store, lr->ttl_ms, lr->session,
-	    ops_lease_remote_granted, r);
+	    ops_lease_remote_idem(r, &idem), ops_lease_remote_granted, r);
+}
+
+static void
+ops_lease_remote_grant(struct req *r)
+{
+	struct proto_err	 e;
+
+	if (ops_lease_grant_prepare(r, &e) != 0) {
+		reply_error(r, e.code, e.msg);
+		req_done(r);
+		return;
+	}
+	ops_lease_remote_idem_first(r, ops_lease_remote_grant_go);
 }
 
 static void
@@ -141,14 +251,8 @@ static void
 ops_lease_remote_revoked_go(struct req *r)
 {
 	struct lease_req	*lr = r->state;
-	struct jw		 w;
 
-	reply_begin(r, &w);
-	jw_name(&w, "rev");
-	jw_u64(&w, lr->deadline);	/* the revoke's rev */
-	jw_name(&w, "deleted");
-	jw_u64(&w, lr->ttl_ms);		/* the keys it deleted */
-	reply_end(r, &w);
+	ops_lease_remote_revoked_answer(r, lr->rev, lr->ttl_ms);
 	req_done(r);
 }
 
@@ -170,21 +274,27 @@ ops_lease_remote_revoked(void *arg, int found, uint64_t rev, uint64_t n,
 	}
 	if ((l = lease_lookup(r->md->leases, lr->id)) != NULL)
 		lease_remove(r->md->leases, l);
-	lr->deadline = rev;
-	lr->ttl_ms = n;
+	lr->rev = rev;
+	lr->ttl_ms = n;		/* the keys it deleted */
 	wait_rev(r, rev, LEASE_REVOKE_WAIT_MS, ops_lease_remote_revoked_go);
+}
+
+static void
+ops_lease_remote_revoke_go(struct req *r)
+{
+	struct lease_req	*lr = r->state;
+	struct store_lease_idem	 idem;
+
+	store_lease_revoke_now(r->md->store, lr->id, 1,
+	    ops_lease_remote_idem(r, &idem), ops_lease_remote_revoked, r);
 }
 
 static void
 ops_lease_remote_revoke(struct req *r)
 {
-	struct lease_req	*lr;
-
 	if (ops_lease_remote_id(r) != 0)
 		return;
-	lr = r->state;
-	store_lease_revoke_now(r->md->store, lr->id, 1,
-	    ops_lease_remote_revoked, r);
+	ops_lease_remote_idem_first(r, ops_lease_remote_revoke_go);
 }
 
 static void
@@ -282,14 +392,14 @@ ops_lease_remote_live(struct req *r, uint64_t id)
 /* Not through the group commit: flags without OP_WRITE. */
 static const struct op ops_lease_remote_grant_entry = {
 	.name = "lease_grant",
-	.flags = OP_RW | OP_LEASE,
+	.flags = OP_RW | OP_LEASE | OP_IDEM,
 	.fields = { "ttl_ms", "session" },
 	.run = ops_lease_remote_grant,
 };
 
 static const struct op ops_lease_remote_revoke_entry = {
 	.name = "lease_revoke",
-	.flags = OP_RW | OP_LEASE,
+	.flags = OP_RW | OP_LEASE | OP_IDEM,
 	.fields = { "lease" },
 	.run = ops_lease_remote_revoke,
 };

@@ -414,6 +414,7 @@ int	store_kvbuf_add(const struct store_kv *, void *);
 void	store_kvbuf_free(struct store_kvbuf *);
 
 struct store_snapshot;
+struct store_lease_idem;	/* store_idem.h: a grant's, a revoke's token */
 
 /*
  * A store is opaque: callers use the functions of this header, never its
@@ -591,7 +592,7 @@ int	store_has_leases(const struct store *);
 /* 1 if the backend keeps the leases itself (store_backend.lease_grant). */
 int	store_leases_remote(const struct store *);
 void	store_lease_grant(struct store *, uint64_t ttl_ms, int session,
-	    store_lease_done, void *);
+	    const struct store_lease_idem *, store_lease_done, void *);
 /* A backend that keeps the leases: how many it knows of (else 0). */
 size_t	store_lease_count(struct store *);
 void	store_lease_keepalive(struct store *, uint64_t, store_lease_done,
@@ -603,7 +604,7 @@ void	store_lease_get(struct store *, uint64_t, store_lease_done, void *);
  * watches tell "revoked" from "expired".
  */
 void	store_lease_revoke_now(struct store *, uint64_t, int asked,
-	    store_revoke_done, void *);
+	    const struct store_lease_idem *, store_revoke_done, void *);
 void	store_read_leases(struct store *, store_leases_done, void *);
 void	store_read_lease_keys(struct store *, uint64_t, const char *, size_t,
 	    uint64_t, store_read_done, void *);

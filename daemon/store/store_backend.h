@@ -115,16 +115,22 @@ struct store_backend {
 	 * runs or not); NULL for a backend whose leases the daemon times
 	 * (lease_put above).  Outside batches; done runs later.  A put
 	 * naming a lease the backend does not know fails its batch with
-	 * STORE_ERR_NO_LEASE, having written nothing.
+	 * STORE_ERR_NO_LEASE, having written nothing.  A token's record
+	 * (idem, NULL: none) is read by lease_idem_get (1 found, whatever
+	 * its expiry: store_idem.c checks it) and written with the grant or
+	 * revoke (store_idem.h).
 	 */
 	void	 (*lease_grant)(struct store *, uint64_t ttl_ms, int session,
-		    store_lease_done, void *);
+		    const struct store_lease_idem *, store_lease_done, void *);
 	void	 (*lease_keepalive)(struct store *, uint64_t lease,
 		    store_lease_done, void *);
 	void	 (*lease_get)(struct store *, uint64_t lease,
 		    store_lease_done, void *);
 	void	 (*lease_revoke_now)(struct store *, uint64_t lease,
-		    int asked, store_revoke_done, void *);
+		    int asked, const struct store_lease_idem *,
+		    store_revoke_done, void *);
+	void	 (*lease_idem_get)(struct store *, const void *, size_t,
+		    store_idem_done, void *);
 
 	/*
 	 * Idempotent writes' records (store_idem_*() in store.h), inside a

@@ -7,6 +7,8 @@
 
 #include "store/store.h"
 
+struct buf;
+
 /*
  * Idempotent writes (metad-protocol(7), IDEMPOTENT WRITES): the answer a
  * write request carrying a token got, recorded in the batch that applied
@@ -34,6 +36,13 @@ struct store_idem {
 	 * fails saying so.
 	 */
 	int			 lost;
+	/*
+	 * store_lease_idem_get()'s: the record's version where it is kept
+	 * (etcd: its mod_revision; 0: none), for the call that writes it;
+	 * pending: a revoke begun whose answer is not recorded yet.
+	 */
+	uint64_t		 mod;
+	int			 pending;
 };
 
 int	store_has_idem(const struct store *);
@@ -51,5 +60,41 @@ int	store_idem_put(struct store *, const void *tok, size_t len,
  */
 void	store_idem_fix(struct store *, const void *tok, size_t len,
 	    const struct store_idem *, store_done, void *);
+
+/*
+ * A token on a lease call to a backend that keeps leases itself
+ * (store_lease_grant(), store_lease_revoke_now()): outside batches, so the
+ * backend writes the record with the call's effect.  A grant's record is
+ * written with the lease's own record (etcd: in one txn); a revoke's is
+ * begun with it (pending) and holds the answer once the revoke is
+ * answered, so the revoke named again finishes it or answers it.  mod is
+ * the record as store_lease_idem_get() read it (0: absent): the write
+ * fails STORE_ERR_CONFLICT if it moved since (another call with the token
+ * came first; the caller sends it again).  answer makes the answer to
+ * record, the caller's own (the store knows no protocol): for a grant's
+ * lease ls, or for a revoke (ls NULL) found and its n keys deleted at rev.
+ */
+typedef void (*store_lease_answer)(void *arg,
+		    const struct store_lease_state *ls, int found,
+		    uint64_t rev, uint64_t n, struct buf *out);
+struct store_lease_idem {
+	const void		*tok;
+	size_t			 len;
+	uint64_t		 mod;
+	int			 pending;	/* store_idem.pending as read */
+	uint64_t		 expires_ms;	/* wall clock */
+	store_lease_answer	 answer;
+};
+
+/*
+ * The record named tok, outside a batch: done gets 1 (a final answer,
+ * valid during the call), 0 (none: absent, expired, or a revoke begun;
+ * rec's mod and pending tell) or -1 and the error (as store_idem_get()'s,
+ * a record whose answer was lost too).
+ */
+typedef void (*store_idem_done)(void *, int rc, const struct store_idem *,
+		    const struct store_err *);
+void	store_lease_idem_get(struct store *, const void *tok, size_t len,
+	    uint64_t now_ms, store_idem_done, void *);
 
 #endif

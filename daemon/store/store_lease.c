@@ -40,12 +40,12 @@ store_lease_local_only(struct store *s, store_lease_done done, void *arg)
 
 void
 store_lease_grant(struct store *s, uint64_t ttl_ms, int session,
-    store_lease_done done, void *arg)
+    const struct store_lease_idem *idem, store_lease_done done, void *arg)
 {
 	if (!store_leases_remote(s))
 		store_lease_local_only(s, done, arg);
 	else
-		s->backend->lease_grant(s, ttl_ms, session, done, arg);
+		s->backend->lease_grant(s, ttl_ms, session, idem, done, arg);
 }
 
 size_t
@@ -78,7 +78,7 @@ store_lease_get(struct store *s, uint64_t id, store_lease_done done,
 
 void
 store_lease_revoke_now(struct store *s, uint64_t id, int asked,
-    store_revoke_done done, void *arg)
+    const struct store_lease_idem *idem, store_revoke_done done, void *arg)
 {
 	struct store_err	 err;
 
@@ -87,7 +87,7 @@ store_lease_revoke_now(struct store *s, uint64_t id, int asked,
 		    "no leases of its own", s->backend->name);
 		done(arg, 0, 0, 0, &err);
 	} else
-		s->backend->lease_revoke_now(s, id, asked, done, arg);
+		s->backend->lease_revoke_now(s, id, asked, idem, done, arg);
 }
 
 static void

@@ -15,7 +15,7 @@
 #   store:sqlite   only on sqlite (about the sqlite file)
 #   store:durable  needs a store that outlives its daemon (sqlite, etcd)
 #   store:etcd     only on etcd (etcd.bats)
-#   store:local    only on sqlite and memory (leases: not on etcd yet)
+#   store:local    only on sqlite and memory
 #   no-valgrind    not with metad under valgrind (timing, RSS)
 # A tagged test also skips when run by hand on another backend, with a
 # line that costs nothing: store_is sqlite || skip "about the sqlite file".

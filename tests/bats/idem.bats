@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Idempotent writes (metad-protocol(7), IDEMPOTENT WRITES): a write's
 # "idem" token answers it again with its first answer, without writing,
-# on every backend (on etcd, lease grants and revokes do not take one yet).
+# on every backend.
 
 load helpers
 
@@ -95,7 +95,6 @@ version() {
 	assert_output "$fenced"
 }
 
-# bats test_tags=store:local
 @test "lease grant and revoke with a token: one lease, one revoke" {
 	metad_start
 	run req '{"op":"lease_grant","ttl_ms":60000,"idem":"g"}'
@@ -106,14 +105,93 @@ version() {
 	assert_output "$grant"
 	run req '{"op":"lease_list"}'
 	[ "$(grep -o '"lease":' <<<"$output" | wc -l)" -eq 1 ]
-	mctl put --lease "$id" lk v >/dev/null
+	put=$(mctl -o json put --lease "$id" lk v | jq -r .rev)
 	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
-	assert_output "$(rv '{"ok":true,"rev":@2,"deleted":1}')"
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,"deleted":1\}$'
+	revoked=$output
+	rev=$(jq -r .rev <<<"$revoked")
+	[ "$rev" -gt "$put" ]
 	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
-	assert_output "$(rv '{"ok":true,"rev":@2,"deleted":1}')"
+	assert_output "$revoked"
 	# Without the token: the lease is gone.
 	run req "{\"op\":\"lease_revoke\",\"lease\":$id}"
 	assert_output --partial '"code":"not_found"'
+	# A revoke that found no lease is an outcome too: replayed as it was,
+	# even once a lease is granted again.
+	run req '{"op":"lease_revoke","lease":12345,"idem":"nf"}'
+	assert_output --partial '"code":"not_found"'
+	notfound=$output
+	run req '{"op":"lease_revoke","lease":12345,"idem":"nf"}'
+	assert_output "$notfound"
+}
+
+# bats test_tags=store:etcd
+@test "etcd: a lease grant and a revoke whose txn answers etcd loses are applied once and answered truly" {
+	local prefix="idem-test/$BATS_TEST_NUMBER.$$/" grant id put revoked
+	[ -x "$ROOT/build/tests/dropproxy" ] || {
+		echo "build/tests/dropproxy is not built" >&2
+		return 1
+	}
+	testdir
+	# The txns putting a lease's record lose their answers: the grant's
+	# and the revoke's (its note); the daemon reads the token's record
+	# back to learn that they landed.  The proxy is its one endpoint (with
+	# another, it would go on there after the first loss).
+	proxy_spawn "$METAD_TEST_ETCD" -n 2 -m "${prefix}l/"
+	BGS=$PROXY_PID
+	SOCK="$TESTDIR/m.sock"
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/m.log" \
+	    --store "etcd:$PROXY_URL" --etcd-prefix "$prefix"
+	run req '{"id":1,"op":"lease_grant","ttl_ms":60000,"idem":"g"}'
+	assert_output --regexp '^\{"id":1,"ok":true,"lease":[0-9]+,"ttl_ms":60000\}$'
+	grant=$output
+	id=$(jq -r .lease <<<"$grant")
+	run req '{"id":1,"op":"lease_grant","ttl_ms":60000,"idem":"g"}'
+	assert_output "$grant"
+	run -0 mctl -s "$SOCK" lease ls
+	assert_output --partial "$id"
+	[ "${#lines[@]}" -eq 1 ]
+	put=$(mctl -s "$SOCK" -o json put --lease "$id" lk v | jq -r .rev)
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,"deleted":1\}$'
+	revoked=$output
+	[ "$(jq -r .rev <<<"$revoked")" -gt "$put" ]
+	run -0 grep -c "dropped the reply" "$TESTDIR/proxy.log"
+	assert_output 2
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output "$revoked"
+	run mctl -s "$SOCK" get lk
+	assert_failure
+	run -0 mctl -s "$SOCK" lease ls
+	assert_output ""
+}
+
+# bats test_tags=store:etcd
+@test "etcd: a revoke whose LeaseRevoke answer etcd loses is answered truly, and replayed" {
+	local prefix="idem-test/$BATS_TEST_NUMBER.$$/" id put revoked
+	[ -x "$ROOT/build/tests/dropproxy" ] || {
+		echo "build/tests/dropproxy is not built" >&2
+		return 1
+	}
+	testdir
+	proxy_spawn "$METAD_TEST_ETCD" -n 1 -r /etcdserverpb.Lease/LeaseRevoke
+	BGS=$PROXY_PID
+	SOCK="$TESTDIR/m.sock"
+	metad_spawn METAD_PID "$SOCK" "$TESTDIR/m.log" \
+	    --store "etcd:$PROXY_URL,$METAD_TEST_ETCD" --etcd-prefix "$prefix"
+	id=$(mctl -s "$SOCK" -o json lease grant 60s | jq -r .lease)
+	put=$(mctl -s "$SOCK" -o json put --lease "$id" lk v | jq -r .rev)
+	mctl -s "$SOCK" put --lease "$id" lk2 v >/dev/null
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,"deleted":2\}$'
+	revoked=$output
+	[ "$(jq -r .rev <<<"$revoked")" -gt "$put" ]
+	run -0 grep -c "dropped the reply to POST /etcdserverpb.Lease/LeaseRevoke" "$TESTDIR/proxy.log"
+	assert_output 1
+	run req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r\"}"
+	assert_output "$revoked"
+	run mctl -s "$SOCK" get lk2
+	assert_failure
 }
 
 # bats test_tags=store:durable

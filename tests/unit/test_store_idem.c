@@ -26,7 +26,8 @@ static void
 put_rec(struct fx *f, const char *tok, const char *answer, uint64_t rev,
     uint64_t expires, uint64_t now)
 {
-	struct store_idem	 rec = { answer, strlen(answer), rev, expires, 0 };
+	struct store_idem	 rec = { .answer = answer, .answer_len = strlen(answer),
+	    .rev = rev, .expires_ms = expires };
 	struct store_err	 err;
 
 	assert_int_equal(store_idem_put(f->s, tok, strlen(tok), &rec, now,

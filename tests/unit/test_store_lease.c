@@ -271,7 +271,7 @@ rgrant(struct fx *f, uint64_t ttl_ms, int session)
 {
 	struct lres	 r = { 0 };
 
-	store_lease_grant(f->s, ttl_ms, session, lstate_cb, &r);
+	store_lease_grant(f->s, ttl_ms, session, NULL, lstate_cb, &r);
 	fx_wait(f, &r.done);
 	assert_int_equal(r.done, 1);
 	assert_false(r.failed);
@@ -299,7 +299,7 @@ rrevoke(struct fx *f, uint64_t id)
 {
 	struct lres	 r = { 0 };
 
-	store_lease_revoke_now(f->s, id, 1, lrevoke_cb, &r);
+	store_lease_revoke_now(f->s, id, 1, NULL, lrevoke_cb, &r);
 	fx_wait(f, &r.done);
 	assert_int_equal(r.done, 1);
 	assert_false(r.failed);

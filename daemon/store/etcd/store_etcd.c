@@ -560,6 +560,7 @@ const struct store_backend store_etcd_backend = {
 	.lease_attach = store_etcd_lease_attach,
 	/* Leases: etcd's own (store_etcd_lease.c); no records. */
 	.lease_grant = store_etcd_lease_grant,
+	.lease_idem_get = store_etcd_lease_idem_get,
 	.lease_keepalive = store_etcd_lease_keepalive,
 	.lease_get = store_etcd_lease_get,
 	.lease_revoke_now = store_etcd_lease_revoke_now,

@@ -117,6 +117,9 @@ struct etcd_lcall;
 struct etcd_expiry;
 struct etcd_idem_sweep;
 
+/* Lease ends remembered (etcd_lease_ended()). */
+#define ETCD_ENDS	256
+
 struct store_etcd {
 	struct store		*st;
 	struct etcd_client	 client;
@@ -167,6 +170,11 @@ struct store_etcd {
 	LIST_HEAD(, etcd_lcall)	 lcalls;	/* lease calls out */
 	LIST_HEAD(, etcd_lcall)	 rwaits;	/* revokes done, not seen */
 	struct etcd_expiry	*expiry;	/* store_etcd_expire.c */
+	/* The last leases whose record the stream saw deleted, and at. */
+	struct {
+		uint64_t	 id, rev;
+	}			 ends[ETCD_ENDS];
+	unsigned		 ends_next;
 };
 
 void	etcd_evs_push(struct etcd_evs *, const struct etcd_ev *);
@@ -222,7 +230,7 @@ void	store_etcd_read_lease_keys(struct store *, uint64_t, const char *,
 int	store_etcd_lease_attach(struct store *, const char *, size_t,
 	    uint64_t, struct store_err *);
 void	store_etcd_lease_grant(struct store *, uint64_t, int,
-	    store_lease_done, void *);
+	    const struct store_lease_idem *, store_lease_done, void *);
 /* The leases of the prefix known from their records (every daemon's). */
 size_t	store_etcd_lease_count(struct store *);
 void	store_etcd_lease_keepalive(struct store *, uint64_t,
@@ -230,7 +238,16 @@ void	store_etcd_lease_keepalive(struct store *, uint64_t,
 void	store_etcd_lease_get(struct store *, uint64_t, store_lease_done,
 	    void *);
 void	store_etcd_lease_revoke_now(struct store *, uint64_t, int,
-	    store_revoke_done, void *);
+	    const struct store_lease_idem *, store_revoke_done, void *);
+/*
+ * Lease calls with a token (store_etcd_lease_idem.c): its record read;
+ * the lease records' deletes the stream saw, to find a revoke's rev
+ * (0: not seen).
+ */
+void	store_etcd_lease_idem_get(struct store *, const void *, size_t,
+	    store_idem_done, void *);
+void	etcd_lease_ended(struct store_etcd *, uint64_t id, uint64_t rev);
+uint64_t etcd_lease_end_rev(struct store_etcd *, uint64_t id);
 /* The body of a range request for [key64, end64) at rev (0: current). */
 void	 etcd_range_body(struct buf *, const char *, const char *, uint64_t,
 	    uint64_t, int);
@@ -369,6 +386,10 @@ char	*etcd_idem_key64(struct store_etcd *, const char *, size_t);
 void	 etcd_idem_key(struct store_etcd *, const char *, size_t,
 	    struct buf *);
 void	 etcd_idem_clear(struct store_etcd *);
+/* A record's value (kind: 'p', 'f' or 'r', then rec), and its reading. */
+void	 etcd_idem_value(struct buf *, char kind, const struct store_idem *);
+int	 etcd_idem_parse(const unsigned char *, size_t, uint64_t mod,
+	    struct store_idem *, struct store_err *);
 int	 store_etcd_idem_get(struct store *, const void *, size_t,
 	    struct store_idem *, struct store_err *);
 int	 store_etcd_idem_put(struct store *, const void *, size_t,

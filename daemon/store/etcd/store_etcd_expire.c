@@ -208,6 +208,8 @@ etcd_expiry_of(struct store_etcd *e, const struct etcd_pb_kv *kv,
 	int		 stamp;
 
 	id = etcd_record_id(e, kv->key, kv->key_len);
+	if (id != 0 && deleted)
+		etcd_lease_ended(e, id, kv->mod_rev);
 	if (id == 0 || e->expiry == NULL)
 		return (id);
 	if (deleted) {

@@ -15,7 +15,8 @@
  * store_etcd_idem_fix() puts the true answer, "f L ...", before the write
  * is answered.  A provisional record that landed elsewhere than planned
  * (the daemon stopped in between) is reported lost: the write was applied
- * once, and its answer cannot be given again.
+ * once, and its answer cannot be given again.  The lease calls' records
+ * are kept alike (store_etcd_lease_idem.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ etcd_idem_clear(struct store_etcd *e)
 }
 
 /* A record's value as read (mod: its mod_revision, 0: unknown). */
-static int
+int
 etcd_idem_parse(const unsigned char *v, size_t len, uint64_t mod,
     struct store_idem *rec, struct store_err *err)
 {
@@ -96,13 +97,15 @@ etcd_idem_parse(const unsigned char *v, size_t len, uint64_t mod,
 	memcpy(head, v, (size_t)(nl - v));
 	head[nl - v] = '\0';
 	if (sscanf(head, "%c %llu %llu", &kind, &rev, &exp) != 3 ||
-	    (kind != 'p' && kind != 'f'))
+	    (kind != 'p' && kind != 'f' && kind != 'r'))
 		goto bad;
 	memset(rec, 0, sizeof *rec);
 	rec->answer = nl + 1;
 	rec->answer_len = len - (size_t)(nl + 1 - v);
 	rec->rev = rev;
 	rec->expires_ms = exp;
+	rec->mod = mod;
+	rec->pending = kind == 'r';	/* a revoke's (store_etcd_lease_idem.c) */
 	if (kind == 'p' && rev != 0 && mod != 0 && mod != rev) {
 		rec->lost = 1;
 		rec->rev = mod;
@@ -139,7 +142,7 @@ store_etcd_idem_get(struct store *st, const void *name, size_t len,
 }
 
 /* The value of a record: kind, then rec. */
-static void
+void
 etcd_idem_value(struct buf *out, char kind, const struct store_idem *rec)
 {
 	buf_reset(out);

@@ -58,6 +58,7 @@ etcd_lcall_new(struct store *st, uint64_t id, void *arg)
 	c->st = st;
 	c->id = id;
 	c->arg = arg;
+	buf_init(&c->isent);
 	LIST_INSERT_HEAD(&E(st)->lcalls, c, entry);
 	return (c);
 }
@@ -74,6 +75,8 @@ etcd_lcall_free(struct etcd_lcall *c)
 	free(c->v);
 	free(c->after);
 	free(c->subs);
+	free(c->itok);
+	buf_free(&c->isent);
 	free(c);
 }
 
@@ -183,7 +186,25 @@ etcd_grant_cb(void *arg, const cJSON *reply, const struct store_err *err)
 	etcd_lease_state(c->id, reply, "TTL", &ls);
 	/* etcd's TTL may be too late: then metad times it too. */
 	c->stamp = etcd_lease_stamped(c->ttl_ms, ls.remaining_ms / 1000);
-	etcd_lease_record_put(c, c->ttl_ms, c->stamp, 0, etcd_mark_cb);
+	if (c->itok != NULL)
+		etcd_lidem_grant(c);
+	else
+		etcd_lease_record_put(c, c->ttl_ms, c->stamp, 0, etcd_mark_cb);
+}
+
+void
+etcd_grant_done(struct etcd_lcall *c, uint64_t rev)
+{
+	struct store_lease_state	 ls;
+
+	etcd_expiry_learn(E(c->st), c->id, c->ttl_ms, c->stamp, rev);
+	memset(&ls, 0, sizeof ls);
+	ls.id = c->id;
+	ls.ttl_ms = ls.remaining_ms = c->ttl_ms;
+	ls.session = c->session;
+	ls.found = 1;
+	c->done(c->arg, &ls, NULL);
+	etcd_lcall_free(c);
 }
 
 /* The lease's own key is put: the grant is answered. */
@@ -191,21 +212,12 @@ static void
 etcd_mark_cb(void *arg, const cJSON *reply, const struct store_err *err)
 {
 	struct etcd_lcall		*c = arg;
-	struct store_lease_state	 ls;
 
-	if (reply == NULL)	/* the lease expires unmarked, by its TTL */
+	if (reply == NULL) {	/* the lease expires unmarked, by its TTL */
 		c->done(c->arg, NULL, err);
-	else {
-		etcd_expiry_learn(E(c->st), c->id, c->ttl_ms, c->stamp,
-		    etcd_header_rev(E(c->st), reply));
-		memset(&ls, 0, sizeof ls);
-		ls.id = c->id;
-		ls.ttl_ms = ls.remaining_ms = c->ttl_ms;
-		ls.session = c->session;
-		ls.found = 1;
-		c->done(c->arg, &ls, NULL);
-	}
-	etcd_lcall_free(c);
+		etcd_lcall_free(c);
+	} else
+		etcd_grant_done(c, etcd_header_rev(E(c->st), reply));
 }
 
 /*
@@ -241,7 +253,7 @@ etcd_lease_record_put(struct etcd_lcall *c, uint64_t ttl_ms, int stamp,
 
 void
 store_etcd_lease_grant(struct store *st, uint64_t ttl_ms, int session,
-    store_lease_done done, void *arg)
+    const struct store_lease_idem *idem, store_lease_done done, void *arg)
 {
 	struct etcd_lcall	*c;
 
@@ -249,6 +261,7 @@ store_etcd_lease_grant(struct store *st, uint64_t ttl_ms, int session,
 	c->ttl_ms = ttl_ms;
 	c->session = session;
 	c->done = done;
+	etcd_lidem_take(c, idem);
 	etcd_lcall_send(c, "/v3/lease/grant", 1, etcd_grant_cb);
 }
 

@@ -48,6 +48,16 @@ struct etcd_lcall {
 	char			*after;
 	size_t			 after_len;
 	uint64_t		 limit;
+	/* grant, revoke: its token (store_etcd_lease_idem.c), or NULL */
+	char			*itok;
+	size_t			 ilen;
+	uint64_t		 imod, iexp;
+	int			 ipending;
+	int			 igone;		/* waits for the stream */
+	store_lease_answer	 ianswer;
+	struct buf		 isent;		/* the record's value sent */
+	int			 ofound;	/* the revoke's outcome */
+	uint64_t		 orev, on;
 };
 
 struct etcd_lcall *etcd_lcall_new(struct store *, uint64_t id, void *arg);
@@ -71,5 +81,26 @@ void	etcd_state_known(struct store_etcd *, struct store_lease_state *);
 struct store_kv *etcd_lease_keys(struct store_etcd *, uint64_t lease,
 	    const cJSON *, size_t *n);
 void	etcd_lease_keys_free(struct store_kv *, size_t);
+/* The grant landed (its record put at rev): answered, c freed. */
+void	etcd_grant_done(struct etcd_lcall *, uint64_t rev);
+/* The revoke sent (its record noted); its deletes counted at rev. */
+void	etcd_revoke_send(struct etcd_lcall *);
+/* c waits in e->rwaits for the stream to pass rev (bounded). */
+void	etcd_revoke_park(struct etcd_lcall *, uint64_t rev);
+uint64_t etcd_revoke_count(struct store_etcd *, uint64_t rev,
+	    uint64_t listed);
+
+/*
+ * A call's token (store_etcd_lease_idem.c): taken from idem (NULL: none);
+ * a grant's record put with the lease's; a revoke noted with its record
+ * pending, then finished with its outcome (c freed), or, the lease gone
+ * (as of seen_rev), finished from the stream's note of its end.
+ */
+void	etcd_lidem_take(struct etcd_lcall *, const struct store_lease_idem *);
+void	etcd_lidem_grant(struct etcd_lcall *);
+void	etcd_lidem_note(struct etcd_lcall *, uint64_t ttl_ms, int stamp);
+void	etcd_lidem_finish(struct etcd_lcall *, int found, uint64_t rev,
+	    uint64_t n);
+void	etcd_lidem_gone(struct etcd_lcall *, uint64_t seen_rev);
 
 #endif
