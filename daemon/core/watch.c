@@ -30,6 +30,7 @@ watch_hub_create(struct metad *md)
 	buf_init(&hub->body);
 	buf_init(&hub->body_prev);
 	TAILQ_INIT(&hub->watches);
+	TAILQ_INIT(&hub->catching);
 	TAILQ_INIT(&hub->dead);
 	hub->index = watch_index_create();
 	return (hub);
@@ -164,6 +165,8 @@ watch_free(struct watch *w)
 	if (w->peer != NULL) {
 		TAILQ_REMOVE(w->dead ? &w->hub->dead : &w->hub->watches, w,
 		    hub_entry);
+		if (!w->dead && !w->live)
+			TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
 		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
 		w->peer->nwatches--;
 		w->hub->md->nwatches--;
@@ -211,6 +214,8 @@ watch_cancel(struct watch *w, const char *reason)
 		event_del(w->progress);
 	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
+	if (!w->live)
+		TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
 	w->dead = 1;
 	metrics_cancelled(&w->hub->md->metrics, reason);
 }
@@ -236,6 +241,14 @@ watch_sweep(struct watch_hub *hub)
 
 	while ((w = TAILQ_FIRST(&hub->dead)) != NULL)
 		watch_free(w);
+}
+
+/* Its catching up is over: it gets the events as they come. */
+static void
+watch_live(struct watch *w)
+{
+	w->live = 1;
+	TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
 }
 
 /*
@@ -289,7 +302,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 	if (!more && w->next_rev <= w->hub->delivered)
 		w->next_rev = w->hub->delivered + 1;
 	if (w->next_rev > w->hub->delivered)
-		w->live = 1;
+		watch_live(w);
 	else
 		watch_catch_up(w);
 }
@@ -301,7 +314,7 @@ watch_catch_up(struct watch *w)
 	if (w->live || w->dead || w->reading || w->peer == NULL)
 		return;
 	if (w->next_rev > w->hub->delivered) {
-		w->live = 1;
+		watch_live(w);
 		return;
 	}
 	w->reading = 1;
@@ -504,14 +517,18 @@ watch_failed(struct watch_hub *hub)
 	}
 }
 
+/*
+ * Only the watches still catching up read the history: a live one's
+ * events come from events.c (its losses are watch_lost's).
+ */
 void
 watch_compacted(struct watch_hub *hub, uint64_t rev)
 {
 	struct watch	*w, *next;
 
-	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, hub_entry);
-		if (!w->live && w->next_rev < rev)
+	for (w = TAILQ_FIRST(&hub->catching); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, catching_entry);
+		if (w->next_rev < rev)
 			watch_cancel(w, "compacted");
 	}
 	watch_sweep(hub);

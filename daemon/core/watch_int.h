@@ -45,6 +45,7 @@ struct watch {
 	struct event		*progress;	/* its timer */
 	int64_t			 last_sent_ms;	/* event or progress */
 	TAILQ_ENTRY(watch)	 hub_entry;	/* hub's watches, or dead */
+	TAILQ_ENTRY(watch)	 catching_entry;	/* until live */
 	TAILQ_ENTRY(watch)	 conn_entry;
 };
 
@@ -56,6 +57,13 @@ struct watch_hub {
 	struct buf		 body_prev;	/* the same with "prev" */
 	unsigned		 nprev;		/* watches with prev_kv */
 	struct watch_list	 watches;
+	/*
+	 * Of those, the ones not live yet (catching up), in id order too: a
+	 * compaction cancels only such watches, and walks only them
+	 * (watch_compacted).  A watch is on it from its start until it turns
+	 * live, is cancelled or is freed.
+	 */
+	struct watch_list	 catching;
 	struct watch_list	 dead;		/* cancelled, to free */
 	struct watch_index	*index;
 	uint64_t		 next_id;

@@ -180,6 +180,7 @@ watch_start(struct req *r)
 	w->peer = r->peer;
 	w->next_rev = from != 0 ? from : hub->delivered + 1;
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
+	TAILQ_INSERT_TAIL(&hub->catching, w, catching_entry);
 	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
 	r->peer->nwatches++;
 	r->md->nwatches++;
