@@ -156,6 +156,14 @@ watch_send(struct watch *w, const struct buf *body)
 		w->last_sent_ms = mono_ms();
 }
 
+/* It leaves the hub's watches catching up: it turns live or ends. */
+static void
+watch_caught(struct watch *w)
+{
+	TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
+	w->peer->ncatching--;
+}
+
 /* Its history read, if one is out, frees it when it comes back. */
 void
 watch_free(struct watch *w)
@@ -166,7 +174,7 @@ watch_free(struct watch *w)
 		TAILQ_REMOVE(w->dead ? &w->hub->dead : &w->hub->watches, w,
 		    hub_entry);
 		if (!w->dead && !w->live)
-			TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
+			watch_caught(w);
 		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
 		w->peer->nwatches--;
 		w->hub->md->nwatches--;
@@ -215,7 +223,7 @@ watch_cancel(struct watch *w, const char *reason)
 	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
 	if (!w->live)
-		TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
+		watch_caught(w);
 	w->dead = 1;
 	metrics_cancelled(&w->hub->md->metrics, reason);
 }
@@ -248,7 +256,7 @@ static void
 watch_live(struct watch *w)
 {
 	w->live = 1;
-	TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
+	watch_caught(w);
 }
 
 /*
@@ -328,8 +336,9 @@ watch_peer_drained(struct watch_peer *p)
 	struct watch	*w;
 	struct watch_hub *hub = p->md->watch;
 
+	/* Each write out comes here: live watches have nothing to do. */
 	TAILQ_FOREACH(w, &p->watches, conn_entry) {
-		if (p->full(p->arg))
+		if (p->ncatching == 0 || p->full(p->arg))
 			break;
 		watch_catch_up(w);
 	}

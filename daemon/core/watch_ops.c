@@ -183,6 +183,7 @@ watch_start(struct req *r)
 	TAILQ_INSERT_TAIL(&hub->catching, w, catching_entry);
 	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
 	r->peer->nwatches++;
+	r->peer->ncatching++;
 	r->md->nwatches++;
 	if (r->peer->peer_watches != NULL)
 		(*r->peer->peer_watches)++;
