@@ -15,20 +15,24 @@ struct event;
 struct watch_index;
 struct watch_index_ent;
 
-/* One key or prefix of a watch, and its entry in the hub's index. */
+/*
+ * One key or prefix of a watch, and its entry in the hub's index.  There
+ * is one per key of every watch, a million idle watches' worth: the
+ * fields are as small as their limits allow (len: KEY_MAX_BYTES).
+ */
 struct watch_filter {
 	char			*key;
-	size_t			 len;
-	int			 prefix;
 	struct watch_index_ent	*ent;
+	uint32_t		 len;
+	int			 prefix;
 };
 
+/* Its small fields are packed together (a million watches stay small). */
 struct watch {
 	struct watch_hub	*hub;
 	uint64_t		 id;
 	struct watch_peer	*peer;		/* its connection's, or NULL */
 	struct watch_filter	*filters;
-	unsigned		 nfilters;
 	/*
 	 * First rev not delivered.  A live watch's is at least the hub's
 	 * delivered + 1 (watch_next_rev): it is not moved at each delivery.
@@ -36,17 +40,18 @@ struct watch {
 	uint64_t		 next_rev;
 	uint64_t		 emitting;	/* rev being delivered */
 	uint64_t		 mark;		/* the event it last matched */
-	int			 live;
-	int			 dead;
-	int			 reading;	/* a history read is out */
-	int			 prev_kv;	/* its events carry "prev" */
-	int			 indexed;	/* in the hub's index */
-	unsigned		 progress_ms;	/* 0: none */
 	struct event		*progress;	/* its timer */
 	int64_t			 last_sent_ms;	/* event or progress */
 	TAILQ_ENTRY(watch)	 hub_entry;	/* hub's watches, or dead */
 	TAILQ_ENTRY(watch)	 catching_entry;	/* until live */
 	TAILQ_ENTRY(watch)	 conn_entry;
+	unsigned		 progress_ms;	/* 0: none */
+	uint16_t		 nfilters;	/* WATCH_KEYS_MAX at most */
+	uint8_t			 live;
+	uint8_t			 dead;
+	uint8_t			 reading;	/* a history read is out */
+	uint8_t			 prev_kv;	/* its events carry "prev" */
+	uint8_t			 indexed;	/* in the hub's index */
 };
 
 TAILQ_HEAD(watch_list, watch);
