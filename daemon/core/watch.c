@@ -152,8 +152,8 @@ watch_send(struct watch *w, const struct buf *body)
 	n = snprintf(head, sizeof head, "{\"watch\":%" PRIu64, w->id);
 	w->peer->send(w->peer->arg, head, (size_t)n);
 	w->peer->send(w->peer->arg, body->data, body->len);
-	if (w->progress_ms != 0)
-		w->last_sent_ms = mono_ms();
+	if (w->progress != NULL)
+		w->progress->last_sent_ms = mono_ms();
 }
 
 /* It leaves the hub's watches catching up: it turns live or ends. */
@@ -182,8 +182,10 @@ watch_free(struct watch *w)
 			(*w->peer->peer_watches)--;
 		w->peer = NULL;
 		watch_index_out(w);
-		if (w->progress != NULL)
-			event_free(w->progress);
+		if (w->progress != NULL) {
+			event_free(w->progress->ev);
+			free(w->progress);
+		}
 		w->progress = NULL;
 	}
 	if (w->reading)
@@ -219,7 +221,7 @@ watch_cancel(struct watch *w, const char *reason)
 	w->peer->send(w->peer->arg, line, (size_t)n);
 	watch_index_out(w);
 	if (w->progress != NULL)
-		event_del(w->progress);
+		event_del(w->progress->ev);
 	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
 	if (!w->live)
@@ -368,7 +370,8 @@ watch_progress_send(struct watch *w)
 	    "\"progress\",\"rev\":%" PRIu64 "}\n", w->id,
 	    watch_progress_rev(w));
 	w->peer->send(w->peer->arg, line, (size_t)n);
-	w->last_sent_ms = mono_ms();
+	if (w->progress != NULL)
+		w->progress->last_sent_ms = mono_ms();
 }
 
 /* Its timer: a progress line if nothing was sent for progress_ms. */
@@ -383,7 +386,7 @@ watch_progress_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (w->dead || w->peer == NULL)
 		return;
-	due = w->last_sent_ms + w->progress_ms - mono_ms();
+	due = w->progress->last_sent_ms + w->progress_ms - mono_ms();
 	if (due <= 0) {
 		/* A full connection gets it later, if it drains. */
 		if (!w->peer->full(w->peer->arg))
@@ -392,7 +395,7 @@ watch_progress_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	tv.tv_sec = due / 1000;
 	tv.tv_usec = (due % 1000) * 1000;
-	evtimer_add(w->progress, &tv);
+	evtimer_add(w->progress->ev, &tv);
 }
 
 void
@@ -402,13 +405,14 @@ watch_progress_start(struct watch *w)
 
 	if (w->progress_ms == 0)
 		return;
-	w->last_sent_ms = mono_ms();
-	w->progress = evtimer_new(w->hub->md->base, watch_progress_cb, w);
-	if (w->progress == NULL)
+	w->progress = xcalloc(1, sizeof *w->progress);
+	w->progress->last_sent_ms = mono_ms();
+	w->progress->ev = evtimer_new(w->hub->md->base, watch_progress_cb, w);
+	if (w->progress->ev == NULL)
 		fatalx("evtimer_new");
 	tv.tv_sec = w->progress_ms / 1000;
 	tv.tv_usec = (w->progress_ms % 1000) * 1000;
-	evtimer_add(w->progress, &tv);
+	evtimer_add(w->progress->ev, &tv);
 }
 
 /* Deliver one committed event to a live watch. */

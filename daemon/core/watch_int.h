@@ -27,7 +27,16 @@ struct watch_filter {
 	int			 prefix;
 };
 
-/* Its small fields are packed together (a million watches stay small). */
+/* The timer of a watch with progress_ms (a watch without has none). */
+struct watch_timer {
+	struct event		*ev;
+	int64_t			 last_sent_ms;	/* event or progress */
+};
+
+/*
+ * A million idle watches must stay small: what only some need is apart
+ * (progress), the small fields are packed at the end.
+ */
 struct watch {
 	struct watch_hub	*hub;
 	uint64_t		 id;
@@ -40,18 +49,17 @@ struct watch {
 	uint64_t		 next_rev;
 	uint64_t		 emitting;	/* rev being delivered */
 	uint64_t		 mark;		/* the event it last matched */
-	struct event		*progress;	/* its timer */
-	int64_t			 last_sent_ms;	/* event or progress */
+	struct watch_timer	*progress;	/* or NULL */
 	TAILQ_ENTRY(watch)	 hub_entry;	/* hub's watches, or dead */
 	TAILQ_ENTRY(watch)	 catching_entry;	/* until live */
 	TAILQ_ENTRY(watch)	 conn_entry;
 	unsigned		 progress_ms;	/* 0: none */
 	uint16_t		 nfilters;	/* WATCH_KEYS_MAX at most */
-	uint8_t			 live;
-	uint8_t			 dead;
-	uint8_t			 reading;	/* a history read is out */
-	uint8_t			 prev_kv;	/* its events carry "prev" */
-	uint8_t			 indexed;	/* in the hub's index */
+	unsigned		 live:1;
+	unsigned		 dead:1;
+	unsigned		 reading:1;	/* a history read is out */
+	unsigned		 prev_kv:1;	/* its events carry "prev" */
+	unsigned		 indexed:1;	/* in the hub's index */
 };
 
 TAILQ_HEAD(watch_list, watch);
