@@ -547,6 +547,11 @@ watch_compacted(struct watch_hub *hub, uint64_t rev)
 	watch_sweep(hub);
 }
 
+/*
+ * It walks every watch, as watch_failed does: it runs only when events
+ * were lost, and rev is above the hub's delivered + 1 (events.c), so it
+ * cancels every live watch but those from a rev ahead.
+ */
 void
 watch_lost(struct watch_hub *hub, uint64_t rev)
 {
