@@ -30,6 +30,7 @@ watch_hub_create(struct metad *md)
 	buf_init(&hub->body);
 	buf_init(&hub->body_prev);
 	TAILQ_INIT(&hub->watches);
+	TAILQ_INIT(&hub->catching);
 	TAILQ_INIT(&hub->dead);
 	hub->index = watch_index_create();
 	return (hub);
@@ -151,8 +152,16 @@ watch_send(struct watch *w, const struct buf *body)
 	n = snprintf(head, sizeof head, "{\"watch\":%" PRIu64, w->id);
 	w->peer->send(w->peer->arg, head, (size_t)n);
 	w->peer->send(w->peer->arg, body->data, body->len);
-	if (w->progress_ms != 0)
-		w->last_sent_ms = mono_ms();
+	if (w->progress != NULL)
+		w->progress->last_sent_ms = mono_ms();
+}
+
+/* It leaves the hub's watches catching up: it turns live or ends. */
+static void
+watch_caught(struct watch *w)
+{
+	TAILQ_REMOVE(&w->hub->catching, w, catching_entry);
+	w->peer->ncatching--;
 }
 
 /* Its history read, if one is out, frees it when it comes back. */
@@ -164,6 +173,8 @@ watch_free(struct watch *w)
 	if (w->peer != NULL) {
 		TAILQ_REMOVE(w->dead ? &w->hub->dead : &w->hub->watches, w,
 		    hub_entry);
+		if (!w->dead && !w->live)
+			watch_caught(w);
 		TAILQ_REMOVE(&w->peer->watches, w, conn_entry);
 		w->peer->nwatches--;
 		w->hub->md->nwatches--;
@@ -171,8 +182,10 @@ watch_free(struct watch *w)
 			(*w->peer->peer_watches)--;
 		w->peer = NULL;
 		watch_index_out(w);
-		if (w->progress != NULL)
-			event_free(w->progress);
+		if (w->progress != NULL) {
+			event_free(w->progress->ev);
+			free(w->progress);
+		}
 		w->progress = NULL;
 	}
 	if (w->reading)
@@ -208,9 +221,11 @@ watch_cancel(struct watch *w, const char *reason)
 	w->peer->send(w->peer->arg, line, (size_t)n);
 	watch_index_out(w);
 	if (w->progress != NULL)
-		event_del(w->progress);
+		event_del(w->progress->ev);
 	TAILQ_REMOVE(&w->hub->watches, w, hub_entry);
 	TAILQ_INSERT_TAIL(&w->hub->dead, w, hub_entry);
+	if (!w->live)
+		watch_caught(w);
 	w->dead = 1;
 	metrics_cancelled(&w->hub->md->metrics, reason);
 }
@@ -236,6 +251,14 @@ watch_sweep(struct watch_hub *hub)
 
 	while ((w = TAILQ_FIRST(&hub->dead)) != NULL)
 		watch_free(w);
+}
+
+/* Its catching up is over: it gets the events as they come. */
+static void
+watch_live(struct watch *w)
+{
+	w->live = 1;
+	watch_caught(w);
 }
 
 /*
@@ -289,7 +312,7 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 	if (!more && w->next_rev <= w->hub->delivered)
 		w->next_rev = w->hub->delivered + 1;
 	if (w->next_rev > w->hub->delivered)
-		w->live = 1;
+		watch_live(w);
 	else
 		watch_catch_up(w);
 }
@@ -301,7 +324,7 @@ watch_catch_up(struct watch *w)
 	if (w->live || w->dead || w->reading || w->peer == NULL)
 		return;
 	if (w->next_rev > w->hub->delivered) {
-		w->live = 1;
+		watch_live(w);
 		return;
 	}
 	w->reading = 1;
@@ -315,8 +338,9 @@ watch_peer_drained(struct watch_peer *p)
 	struct watch	*w;
 	struct watch_hub *hub = p->md->watch;
 
+	/* Each write out comes here: live watches have nothing to do. */
 	TAILQ_FOREACH(w, &p->watches, conn_entry) {
-		if (p->full(p->arg))
+		if (p->ncatching == 0 || p->full(p->arg))
 			break;
 		watch_catch_up(w);
 	}
@@ -346,7 +370,8 @@ watch_progress_send(struct watch *w)
 	    "\"progress\",\"rev\":%" PRIu64 "}\n", w->id,
 	    watch_progress_rev(w));
 	w->peer->send(w->peer->arg, line, (size_t)n);
-	w->last_sent_ms = mono_ms();
+	if (w->progress != NULL)
+		w->progress->last_sent_ms = mono_ms();
 }
 
 /* Its timer: a progress line if nothing was sent for progress_ms. */
@@ -361,7 +386,7 @@ watch_progress_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (w->dead || w->peer == NULL)
 		return;
-	due = w->last_sent_ms + w->progress_ms - mono_ms();
+	due = w->progress->last_sent_ms + w->progress_ms - mono_ms();
 	if (due <= 0) {
 		/* A full connection gets it later, if it drains. */
 		if (!w->peer->full(w->peer->arg))
@@ -370,7 +395,7 @@ watch_progress_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	tv.tv_sec = due / 1000;
 	tv.tv_usec = (due % 1000) * 1000;
-	evtimer_add(w->progress, &tv);
+	evtimer_add(w->progress->ev, &tv);
 }
 
 void
@@ -380,13 +405,14 @@ watch_progress_start(struct watch *w)
 
 	if (w->progress_ms == 0)
 		return;
-	w->last_sent_ms = mono_ms();
-	w->progress = evtimer_new(w->hub->md->base, watch_progress_cb, w);
-	if (w->progress == NULL)
+	w->progress = xcalloc(1, sizeof *w->progress);
+	w->progress->last_sent_ms = mono_ms();
+	w->progress->ev = evtimer_new(w->hub->md->base, watch_progress_cb, w);
+	if (w->progress->ev == NULL)
 		fatalx("evtimer_new");
 	tv.tv_sec = w->progress_ms / 1000;
 	tv.tv_usec = (w->progress_ms % 1000) * 1000;
-	evtimer_add(w->progress, &tv);
+	evtimer_add(w->progress->ev, &tv);
 }
 
 /* Deliver one committed event to a live watch. */
@@ -504,19 +530,28 @@ watch_failed(struct watch_hub *hub)
 	}
 }
 
+/*
+ * Only the watches still catching up read the history: a live one's
+ * events come from events.c (its losses are watch_lost's).
+ */
 void
 watch_compacted(struct watch_hub *hub, uint64_t rev)
 {
 	struct watch	*w, *next;
 
-	for (w = TAILQ_FIRST(&hub->watches); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, hub_entry);
-		if (!w->live && w->next_rev < rev)
+	for (w = TAILQ_FIRST(&hub->catching); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, catching_entry);
+		if (w->next_rev < rev)
 			watch_cancel(w, "compacted");
 	}
 	watch_sweep(hub);
 }
 
+/*
+ * It walks every watch, as watch_failed does: it runs only when events
+ * were lost, and rev is above the hub's delivered + 1 (events.c), so it
+ * cancels every live watch but those from a rev ahead.
+ */
 void
 watch_lost(struct watch_hub *hub, uint64_t rev)
 {

@@ -42,6 +42,7 @@ struct watch_hub;
 struct watch_peer {
 	TAILQ_HEAD(, watch)	 watches;
 	unsigned		 nwatches;	/* in watches */
+	unsigned		 ncatching;	/* of them, not live yet */
 	struct metad		*md;
 	long			 uid, pid;	/* for the log; TLS: -1 */
 	/* "uid 1000", "gid 100" (let in by a group list) or "CN \"alice\""

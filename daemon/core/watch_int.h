@@ -15,20 +15,33 @@ struct event;
 struct watch_index;
 struct watch_index_ent;
 
-/* One key or prefix of a watch, and its entry in the hub's index. */
+/*
+ * One key or prefix of a watch, and its entry in the hub's index.  There
+ * is one per key of every watch, a million idle watches' worth: the
+ * fields are as small as their limits allow (len: KEY_MAX_BYTES).
+ */
 struct watch_filter {
 	char			*key;
-	size_t			 len;
-	int			 prefix;
 	struct watch_index_ent	*ent;
+	uint32_t		 len;
+	int			 prefix;
 };
 
+/* The timer of a watch with progress_ms (a watch without has none). */
+struct watch_timer {
+	struct event		*ev;
+	int64_t			 last_sent_ms;	/* event or progress */
+};
+
+/*
+ * A million idle watches must stay small: what only some need is apart
+ * (progress), the small fields are packed at the end.
+ */
 struct watch {
 	struct watch_hub	*hub;
 	uint64_t		 id;
 	struct watch_peer	*peer;		/* its connection's, or NULL */
 	struct watch_filter	*filters;
-	unsigned		 nfilters;
 	/*
 	 * First rev not delivered.  A live watch's is at least the hub's
 	 * delivered + 1 (watch_next_rev): it is not moved at each delivery.
@@ -36,16 +49,17 @@ struct watch {
 	uint64_t		 next_rev;
 	uint64_t		 emitting;	/* rev being delivered */
 	uint64_t		 mark;		/* the event it last matched */
-	int			 live;
-	int			 dead;
-	int			 reading;	/* a history read is out */
-	int			 prev_kv;	/* its events carry "prev" */
-	int			 indexed;	/* in the hub's index */
-	unsigned		 progress_ms;	/* 0: none */
-	struct event		*progress;	/* its timer */
-	int64_t			 last_sent_ms;	/* event or progress */
+	struct watch_timer	*progress;	/* or NULL */
 	TAILQ_ENTRY(watch)	 hub_entry;	/* hub's watches, or dead */
+	TAILQ_ENTRY(watch)	 catching_entry;	/* until live */
 	TAILQ_ENTRY(watch)	 conn_entry;
+	unsigned		 progress_ms;	/* 0: none */
+	uint16_t		 nfilters;	/* WATCH_KEYS_MAX at most */
+	unsigned		 live:1;
+	unsigned		 dead:1;
+	unsigned		 reading:1;	/* a history read is out */
+	unsigned		 prev_kv:1;	/* its events carry "prev" */
+	unsigned		 indexed:1;	/* in the hub's index */
 };
 
 TAILQ_HEAD(watch_list, watch);
@@ -56,6 +70,13 @@ struct watch_hub {
 	struct buf		 body_prev;	/* the same with "prev" */
 	unsigned		 nprev;		/* watches with prev_kv */
 	struct watch_list	 watches;
+	/*
+	 * Of those, the ones not live yet (catching up), in id order too: a
+	 * compaction cancels only such watches, and walks only them
+	 * (watch_compacted).  A watch is on it from its start until it turns
+	 * live, is cancelled or is freed.
+	 */
+	struct watch_list	 catching;
 	struct watch_list	 dead;		/* cancelled, to free */
 	struct watch_index	*index;
 	uint64_t		 next_id;

@@ -18,6 +18,9 @@
 #include "core/watch.h"
 #include "core/watch_int.h"
 
+_Static_assert(WATCH_KEYS_MAX <= UINT16_MAX, "struct watch's nfilters");
+_Static_assert(KEY_MAX_BYTES <= UINT32_MAX, "struct watch_filter's len");
+
 static int
 watch_add_filter(struct watch *w, const char *key, size_t len, int prefix,
     struct proto_err *e)
@@ -34,7 +37,7 @@ watch_add_filter(struct watch *w, const char *key, size_t len, int prefix,
 	f = &w->filters[w->nfilters++];
 	f->ent = NULL;
 	f->key = xmemdup(key, len);
-	f->len = len;
+	f->len = (uint32_t)len;
 	f->prefix = prefix;
 	return (0);
 }
@@ -81,7 +84,7 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 	const char	*key, *prefix;
 	size_t		 klen, plen;
 	uint64_t	 ms = 0;
-	int		 hk, hp;
+	int		 hk, hp, prev_kv = 0;
 
 	if ((hk = proto_get_key(r->json, "key", 0, &key, &klen, e)) == -1 ||
 	    (hp = proto_get_prefix(r->json, "prefix", &prefix, &plen,
@@ -98,8 +101,9 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 	*from = 0;
 	if (proto_get_u64(r->json, "from_rev", 0, from, e) == -1 ||
 	    proto_get_u64(r->json, "progress_ms", 0, &ms, e) == -1 ||
-	    proto_get_bool(r->json, "prev_kv", 0, &w->prev_kv, e) == -1)
+	    proto_get_bool(r->json, "prev_kv", 0, &prev_kv, e) == -1)
 		return (-1);
+	w->prev_kv = prev_kv != 0;
 	if (ms != 0 && (ms < WATCH_PROGRESS_MIN_MS ||
 	    ms > WATCH_PROGRESS_MAX_MS))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "progress_ms must be "
@@ -180,8 +184,10 @@ watch_start(struct req *r)
 	w->peer = r->peer;
 	w->next_rev = from != 0 ? from : hub->delivered + 1;
 	TAILQ_INSERT_TAIL(&hub->watches, w, hub_entry);
+	TAILQ_INSERT_TAIL(&hub->catching, w, catching_entry);
 	TAILQ_INSERT_TAIL(&r->peer->watches, w, conn_entry);
 	r->peer->nwatches++;
+	r->peer->ncatching++;
 	r->md->nwatches++;
 	if (r->peer->peer_watches != NULL)
 		(*r->peer->peer_watches)++;

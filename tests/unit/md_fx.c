@@ -130,6 +130,12 @@ md_fx_write_list(struct metad *md, ...)
 	snprintf(v, sizeof v, "v%llu", (unsigned long long)rev);
 	va_start(ap, md);
 	while ((k = va_arg(ap, const char *)) != NULL) {
+		if (*k == '#') {
+			if (store_compact(st, strtoull(k + 1, NULL, 10),
+			    &se) != 0)
+				fail_msg("compact %s: %s", k + 1, se.msg);
+			continue;
+		}
 		if ((del = (*k == '-')) != 0)
 			k++;
 		if ((del ? store_delete(st, rev, seq++, k, strlen(k), NULL,

@@ -27,8 +27,9 @@ void	md_fx_run(struct metad *, const int *flag);
 void	md_fx_run_ms(struct metad *, unsigned ms);
 /*
  * One batch straight on the store, at its next rev: a put of each key
- * (value "v" and the rev), or its delete for "-key"; then the loop runs
- * until the events were delivered.  Its rev.
+ * (value "v" and the rev), or its delete for "-key", or a compaction of
+ * the history below rev N for "#N"; then the loop runs until the events
+ * were delivered.  Its rev.
  */
 #define md_fx_write(md, ...)	md_fx_write_list(md, __VA_ARGS__, \
 				    (const char *)NULL)

@@ -3,7 +3,8 @@
  * real loop and memory store whose events go through events.c as in the
  * daemon, with fake connections (watch_peer): each notes the lines the
  * hub sends it, rendered "W put KEY@REV", "W del KEY@REV",
- * "W cancelled REASON NEXT_REV" or "W progress REV", and says it is full
+ * "W cancelled REASON NEXT_REV" (COMPACT_REV for compacted) or "W progress
+ * REV", and says it is full
  * when told to.  The index (watch_index.h) is tested on its own too.
  */
 #include <stdarg.h>
@@ -69,7 +70,7 @@ peer_close(struct peer *pe)
 static void
 render_line(struct buf *out, const char *line)
 {
-	cJSON		*j = cJSON_Parse(line), *ev, *k, *w;
+	cJSON		*j = cJSON_Parse(line), *ev, *k, *w, *rev;
 	char		 s[256];
 
 	if (j == NULL)
@@ -82,12 +83,14 @@ render_line(struct buf *out, const char *line)
 	if (strcmp(ev->valuestring, "progress") == 0)
 		snprintf(s, sizeof s, "%.0f progress %.0f\n",
 		    w->valuedouble, cJSON_GetObjectItem(j, "rev")->valuedouble);
-	else if (strcmp(ev->valuestring, "cancelled") == 0)
+	else if (strcmp(ev->valuestring, "cancelled") == 0) {
+		if ((rev = cJSON_GetObjectItem(j, "next_rev")) == NULL)
+			rev = cJSON_GetObjectItem(j, "compact_rev");
+		assert_non_null(rev);
 		snprintf(s, sizeof s, "%.0f cancelled %s %.0f\n",
 		    w->valuedouble, cJSON_GetObjectItem(j,
-		    "reason")->valuestring, cJSON_GetObjectItem(j,
-		    "next_rev")->valuedouble);
-	else
+		    "reason")->valuestring, rev->valuedouble);
+	} else
 		snprintf(s, sizeof s, "%.0f %s %s@%.0f\n", w->valuedouble,
 		    strcmp(ev->valuestring, "put") == 0 ? "put" : "del",
 		    k->valuestring, cJSON_GetObjectItem(j,
@@ -297,6 +300,60 @@ test_watch_catch_up_pauses_when_full(void **state)
 	peer_close(&a);
 }
 
+/*
+ * A compaction cancels the watches still catching up from below it, in
+ * the order they were made, with the compact rev; not a watch that caught
+ * up, nor one live from the start, nor the many idle ones of another
+ * connection, though their next revs are below it too.  A watch ended
+ * while catching up is not told.
+ */
+static void
+test_watch_compacted_catching_up(void **state)
+{
+	struct metad	*md = *state;
+	struct peer	 a, b;
+	char		 json[64];
+	int		 i;
+
+	peer_init(&a, md);
+	peer_init(&b, md);
+	md_fx_write(md, "a");
+	md_fx_write(md, "a");
+	md_fx_write(md, "a");
+	op(md, &a, watch_op_watch, "{\"prefix\":\"c\",\"from_rev\":1}",
+	    "{\"ok\":true,\"watch\":1,");
+	md_fx_run_ms(md, 20);		/* caught up, live */
+	a.full = 1;			/* the next ones pause at once */
+	op(md, &a, watch_op_watch, "{\"prefix\":\"a\",\"from_rev\":1}",
+	    "{\"ok\":true,\"watch\":2,");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\"}",
+	    "{\"ok\":true,\"watch\":3,");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"from_rev\":2}",
+	    "{\"ok\":true,\"watch\":4,");
+	op(md, &a, watch_op_watch, "{\"key\":\"a\",\"from_rev\":3}",
+	    "{\"ok\":true,\"watch\":5,");
+	op(md, &a, watch_op_unwatch, "{\"watch\":4}",
+	    "{\"ok\":true,\"watch\":4}");
+	for (i = 0; i < 1000; i++) {
+		snprintf(json, sizeof json, "{\"key\":\"b/%d\"}", i);
+		op(md, &b, watch_op_watch, json, "{\"ok\":true,");
+	}
+	md_fx_run_ms(md, 20);
+	assert_string_equal(peer_lines(&a), "");
+	md_fx_write(md, "x");
+	md_fx_write(md, "x", "#5");
+	assert_string_equal(peer_lines(&a),
+	    "2 cancelled compacted 5\n"
+	    "5 cancelled compacted 5\n");
+	assert_string_equal(peer_lines(&b), "");
+	a.full = 0;
+	md_fx_write(md, "a", "b/7");
+	assert_string_equal(peer_lines(&a), "3 put a@6\n");
+	assert_string_equal(peer_lines(&b), "13 put b/7@6\n");
+	peer_close(&a);
+	peer_close(&b);
+}
+
 /* The index's matches of key, each owner's name once per entry, sorted. */
 struct ix_seen {
 	char	 s[512];
@@ -476,6 +533,9 @@ main(void)
 		    md_fx_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_watch_catch_up_pauses_when_full, md_fx_setup,
+		    md_fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_watch_compacted_catching_up, md_fx_setup,
 		    md_fx_teardown),
 		cmocka_unit_test(test_watch_index),
 		cmocka_unit_test_setup_teardown(test_watch_several_keys_once,
