@@ -5,6 +5,7 @@
 #ifndef METAD_METAD_H
 #define METAD_METAD_H
 
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include <stddef.h>
@@ -24,6 +25,7 @@ struct watch_hub;
 struct wait_list;
 struct snapshots;
 struct lease_table;
+struct lease_req;
 struct ops_leases;
 struct service;
 struct metrics_http;
@@ -107,6 +109,8 @@ struct metad {
 	unsigned		 nconns;
 	unsigned		 nwatches;
 	unsigned		 lease_grants_out;	/* etcd: asked, unanswered */
+	/* etcd: lease requests with a token, one at a time a token. */
+	LIST_HEAD(, lease_req)	 lease_idem;
 	int			 stopping;
 };
 

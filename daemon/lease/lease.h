@@ -27,6 +27,7 @@
 
 struct conn;
 struct metad;
+struct event;
 struct req;
 struct lease_table;
 
@@ -60,6 +61,13 @@ struct lease_req {
 	uint64_t		 idem_mod;	/* its token's record, as read */
 	int			 idem_pending;
 	void			(*go)(struct req *);	/* once it is read */
+	/* etcd: in md->lease_idem while out (ops_lease_remote.c) */
+	char			*idem_tok;
+	size_t			 idem_tok_len;
+	int			 idem_waiting;
+	struct event		*idem_ev;	/* its wake-up */
+	void			(*idem_free)(void *);
+	LIST_ENTRY(lease_req)	 idem_entry;
 };
 
 /* Lease ids fit a JSON number exactly. */

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "lease/lease.h"
 #include "metad.h"
 #include "ops/ops.h"
@@ -176,17 +178,77 @@ ops_lease_remote_looked(void *arg, int rc, const struct store_idem *rec,
 		    ops_lease_remote_replayed);
 }
 
+/*
+ * Requests of this daemon with one token go one at a time, as the group
+ * commit has them wait for each other: the next reads the record once the
+ * one before was answered (its request freed), and finds its answer.
+ */
+static void
+ops_lease_remote_look(evutil_socket_t fd, short what, void *arg)
+{
+	struct lease_req	*lr = arg;
+	struct req		*r = lr->req;
+
+	(void)fd;
+	(void)what;
+	store_lease_idem_get(r->md->store, r->idem_name, r->idem_name_len,
+	    idem_now_ms(), ops_lease_remote_looked, r);
+}
+
+static void
+ops_lease_remote_idem_free(void *arg)
+{
+	struct lease_req	*lr = arg, *o, *next = NULL;
+	struct metad		*md = lr->req->md;
+	struct timeval		 now = { 0, 0 };
+
+	LIST_REMOVE(lr, idem_entry);
+	if (!lr->idem_waiting) {
+		/* The oldest waiting (the list is newest first). */
+		LIST_FOREACH(o, &md->lease_idem, idem_entry) {
+			if (o->idem_waiting && o->idem_tok_len ==
+			    lr->idem_tok_len && memcmp(o->idem_tok,
+			    lr->idem_tok, lr->idem_tok_len) == 0)
+				next = o;
+		}
+		if (next != NULL) {
+			next->idem_waiting = 0;
+			evtimer_add(next->idem_ev, &now);
+		}
+	}
+	event_free(lr->idem_ev);
+	free(lr->idem_tok);
+	lr->idem_free(lr);
+}
+
 /* go(r) at once, or once the token's record says to apply it. */
 static void
 ops_lease_remote_idem_first(struct req *r, void (*go)(struct req *))
 {
+	struct lease_req	*lr = r->state, *o;
+	struct timeval		 now = { 0, 0 };
+
 	if (r->idem == NULL) {
 		go(r);
 		return;
 	}
-	((struct lease_req *)r->state)->go = go;
-	store_lease_idem_get(r->md->store, r->idem_name, r->idem_name_len,
-	    idem_now_ms(), ops_lease_remote_looked, r);
+	lr->go = go;
+	lr->req = r;
+	lr->idem_tok = xmemdup(r->idem_name, r->idem_name_len);
+	lr->idem_tok_len = r->idem_name_len;
+	if ((lr->idem_ev = evtimer_new(r->md->base, ops_lease_remote_look,
+	    lr)) == NULL)
+		fatalx("evtimer_new");
+	lr->idem_free = r->state_free;
+	r->state_free = ops_lease_remote_idem_free;
+	LIST_FOREACH(o, &r->md->lease_idem, idem_entry) {
+		if (o->idem_tok_len == lr->idem_tok_len && memcmp(o->idem_tok,
+		    lr->idem_tok, lr->idem_tok_len) == 0)
+			lr->idem_waiting = 1;
+	}
+	LIST_INSERT_HEAD(&r->md->lease_idem, lr, idem_entry);
+	if (!lr->idem_waiting)
+		evtimer_add(lr->idem_ev, &now);
 }
 
 static void

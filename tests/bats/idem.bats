@@ -249,6 +249,52 @@ version() {
 	[ "$(version k)" = 2 ]
 }
 
+@test "a lease grant and a revoke with one token on 8 connections at once: one lease, one revoke, one answer" {
+	metad_start
+	local i id
+	BGS=
+	for i in 1 2 3 4 5 6 7 8; do
+		req '{"op":"lease_grant","ttl_ms":60000,"idem":"g8"}' \
+		    >"$TESTDIR/g.$i" &
+		BGS="$BGS $!"
+	done
+	for i in $BGS; do
+		wait "$i"
+	done
+	BGS=
+	for i in 2 3 4 5 6 7 8; do
+		cmp "$TESTDIR/g.1" "$TESTDIR/g.$i"
+	done
+	run cat "$TESTDIR/g.1"
+	assert_output --regexp '^\{"ok":true,"lease":[0-9]+,"ttl_ms":60000\}$'
+	id=$(jq -r .lease "$TESTDIR/g.1")
+	run req '{"op":"lease_list"}'
+	[ "$(grep -o '"lease":' <<<"$output" | wc -l)" -eq 1 ]
+	mctl put --lease "$id" lk v >/dev/null
+	for i in 1 2 3 4 5 6 7 8; do
+		req "{\"op\":\"lease_revoke\",\"lease\":$id,\"idem\":\"r8\"}" \
+		    >"$TESTDIR/r.$i" &
+		BGS="$BGS $!"
+	done
+	for i in $BGS; do
+		wait "$i"
+	done
+	BGS=
+	for i in 2 3 4 5 6 7 8; do
+		cmp "$TESTDIR/r.1" "$TESTDIR/r.$i"
+	done
+	run cat "$TESTDIR/r.1"
+	assert_output --regexp '^\{"ok":true,"rev":[0-9]+,"deleted":1\}$'
+	# Pipelined on one connection, too.
+	run raw <<-EOF
+	{"id":1,"op":"lease_grant","ttl_ms":60000,"idem":"gp"}
+	{"id":2,"op":"lease_grant","ttl_ms":60000,"idem":"gp"}
+	EOF
+	[ "$(jq -r .lease <<<"${lines[0]}")" = "$(jq -r .lease <<<"${lines[1]}")" ]
+	run req '{"op":"lease_list"}'
+	[ "$(grep -o '"lease":' <<<"$output" | wc -l)" -eq 1 ]
+}
+
 @test "the same token sent on 8 connections at once is applied once" {
 	metad_start
 	local i
