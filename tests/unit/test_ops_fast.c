@@ -32,9 +32,14 @@ setup(void **state)
 {
 	(void)state;
 	md.cfg.max_value_bytes = MAX_VALUE;
+	md.store = ops_fast_cmp_store(1);
 	rw.md = ro.md = &md;
 	rw.access = CONN_ACCESS_RW;
 	ro.access = CONN_ACCESS_RO;
+	rw.identity_len = (size_t)snprintf(rw.identity, sizeof rw.identity,
+	    "uid:1000");
+	ro.identity_len = (size_t)snprintf(ro.identity, sizeof ro.identity,
+	    "uid:1001");
 	return (0);
 }
 
