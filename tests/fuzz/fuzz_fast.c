@@ -23,6 +23,7 @@
 #include "util.h"
 
 #include "../unit/ops_fast_cmp.h"
+#include "../unit/ops_fast_store.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -43,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!(data[0] & 8))
 		c.identity_len = (size_t)snprintf(c.identity,
 		    sizeof c.identity, "uid:1000");
-	md.store = ops_fast_cmp_store(!(data[0] & 4));
+	md.store = ops_fast_store(!(data[0] & 4));
 	md.cfg.max_value_bytes = (data[0] & 2) ? 16 : 1024;
 	len = size - 1;
 	line = xmalloc(len > 0 ? len : 1);

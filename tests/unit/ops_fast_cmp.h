@@ -1,7 +1,8 @@
 /*
  * The check that the direct decoder (daemon/ops/ops_fast.c) agrees with the
- * general one (ops_decode) on a line: included by tests/unit/test_ops_fast.c
- * and tests/fuzz/fuzz_request.c, both linked with the daemon's objects.
+ * general one (ops_decode) on a line: included by tests/unit/test_ops_fast.c,
+ * tests/fuzz/fuzz_request.c and tests/fuzz/fuzz_fast.c, all linked with the
+ * daemon's objects.
  *
  * ops_fast_cmp(): 0 if ops_fast leaves the line to ops_decode (and the
  * request untouched), 1 if it takes it and ops_decode takes it too with
@@ -9,11 +10,8 @@
  * other field; a put or delete: the same key, value, precondition, lease
  * and token with its record's name, no fence), -1 otherwise with why.
  * The requests have their connection's identity (none if its
- * identity_len is 0).
- *
- * ops_fast_cmp_store(): a stand-in store for md->store, which the decoders
- * ask only whether it keeps records of tokens (store_has_idem) and its
- * name: one that does (idem 1) or not.
+ * identity_len is 0).  md->store is asked whether it keeps records of
+ * tokens (store_has_idem) and its name: without a store, ops_fast_store.h.
  */
 #ifndef OPS_FAST_CMP_H
 #define OPS_FAST_CMP_H
@@ -28,40 +26,6 @@
 #include "metad.h"
 #include "ops/ops.h"
 #include "core/req.h"
-#include "store/store_backend.h"
-
-static int
-ops_fast_cmp_idem_get(struct store *s, const void *name, size_t len,
-    struct store_idem *rec, struct store_err *se)
-{
-	(void)s; (void)name; (void)len; (void)rec; (void)se;
-	return (0);
-}
-
-static int
-ops_fast_cmp_idem_put(struct store *s, const void *name, size_t len,
-    const struct store_idem *rec, uint64_t now_ms, struct store_err *se)
-{
-	(void)s; (void)name; (void)len; (void)rec; (void)now_ms; (void)se;
-	return (0);
-}
-
-static struct store *
-ops_fast_cmp_store(int idem)
-{
-	static const struct store_backend	 with = {
-		.name = "stand-in",
-		.idem_get = ops_fast_cmp_idem_get,
-		.idem_put = ops_fast_cmp_idem_put,
-	}, without = {
-		.name = "stand-in-without-idem",
-	};
-	static struct store			 st[2];
-
-	st[0].backend = &without;
-	st[1].backend = &with;
-	return (&st[idem != 0]);
-}
 
 static struct req *
 ops_fast_cmp_req(struct metad *md, struct conn *c, size_t room)

@@ -22,6 +22,7 @@
 #include "metad_limits.h"
 #include "ops/ops.h"
 #include "ops_fast_cmp.h"
+#include "ops_fast_store.h"
 #include "util.h"
 
 #define MAX_VALUE	16
@@ -39,7 +40,7 @@ setup(void **state)
 {
 	(void)state;
 	md.cfg.max_value_bytes = MAX_VALUE;
-	md.store = ops_fast_cmp_store(1);
+	md.store = ops_fast_store(1);
 	rw.md = ro.md = anon.md = &md;
 	rw.access = anon.access = CONN_ACCESS_RW;
 	ro.access = CONN_ACCESS_RO;
@@ -164,10 +165,10 @@ test_takes_idem(void **state)
 	assert_int_equal(ops_fast_cmp(&md, &rw, line, sizeof line - 1, why,
 	    sizeof why), 1);
 	/* No records on the store, no identity: the general way's errors. */
-	md.store = ops_fast_cmp_store(0);
+	md.store = ops_fast_store(0);
 	assert_int_equal(ops_fast_cmp(&md, &rw, line, sizeof line - 1, why,
 	    sizeof why), 0);
-	md.store = ops_fast_cmp_store(1);
+	md.store = ops_fast_store(1);
 	assert_int_equal(ops_fast_cmp(&md, &anon, line, sizeof line - 1, why,
 	    sizeof why), 0);
 	assert_int_equal(ops_fast_cmp(&md, &ro, line, sizeof line - 1, why,
@@ -484,7 +485,7 @@ test_agrees(void **state)
 		copy = xmalloc(b.len + 1);
 		memcpy(copy, b.data, b.len);
 		/* an eighth without records of tokens, one without identity */
-		md.store = ops_fast_cmp_store(i % 8 != 5);
+		md.store = ops_fast_store(i % 8 != 5);
 		rc = ops_fast_cmp(&md, i % 4 == 3 ? &ro : i % 8 == 1 ? &anon :
 		    &rw, copy, b.len, why, sizeof why);
 		if (rc == -1)
@@ -499,7 +500,7 @@ test_agrees(void **state)
 			idems++;
 		free(copy);
 	}
-	md.store = ops_fast_cmp_store(1);
+	md.store = ops_fast_store(1);
 	buf_free(&b);
 	/* The comparison means something only if many lines were taken. */
 	print_message("taken %zu of %d (gets %zu, read-only %zu, with a "
