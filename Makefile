@@ -241,7 +241,8 @@ build/tests/test_metrics: TEST_OBJS = $(METRICS_OBJS) $(COMMON_OBJS)
 build/tests/test_metrics: $(METRICS_OBJS)
 # The direct decoder's test compares it with the general one: the daemon's.
 build/tests/test_ops_fast: TEST_OBJS = $(DAEMON_LIB_OBJS) $(COMMON_OBJS)
-build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h
+build/tests/test_ops_fast: $(DAEMON_LIB_OBJS) tests/unit/ops_fast_cmp.h \
+    tests/unit/ops_fast_store.h
 build/tests/%: TEST_OBJS ?= $(COMMON_OBJS)
 build/tests/%: tests/unit/%.c $(COMMON_OBJS) build/flags
 	@mkdir -p $(dir $@)
@@ -484,7 +485,7 @@ $(FUZZ_LIB): $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-build/fuzz/fuzz_fast: tests/unit/ops_fast_cmp.h
+build/fuzz/fuzz_fast: tests/unit/ops_fast_cmp.h tests/unit/ops_fast_store.h
 # A harness that includes the file it fuzzes (for its static functions).
 build/fuzz/fuzz_grpc: daemon/store/etcd/etcd_grpc.c
 build/fuzz/fuzz_load: cmd/cmd_load.c

@@ -107,9 +107,9 @@ struct req {
 	/*
 	 * Idempotent writes (core/idem.h): its peer's identity (its
 	 * connection's; NULL: the daemon's own request), the token it
-	 * carries ("idem", in json; NULL: none), and when it was answered
-	 * from its token's record, the rev that answer says (it waits for
-	 * that rev's events like the write did).
+	 * carries ("idem", in json, or in strs from ops_fast; NULL: none),
+	 * and when it was answered from its token's record, the rev that
+	 * answer says (it waits for that rev's events like the write did).
 	 */
 	const char		*identity;
 	size_t			 identity_len;

@@ -51,7 +51,7 @@ int		 ops_id_take(struct req *, const char *, size_t,
  * it decoded the line into *f, its strings unescaped into out (room for
  * len + 2 bytes, each string followed by a NUL), 0 if it leaves the line
  * to ops_decode (which may accept it or not).  It takes only lines that
- * ops_decode accepts, with the same op, id and arguments.
+ * ops_decode accepts, with the same op, id, arguments and token.
  */
 struct ops_fast {
 	const char	*op;		/* the op's name: get, put, delete */
@@ -64,12 +64,14 @@ struct ops_fast {
 	struct precond	 pc;
 	uint64_t	 lease;		/* put: 0 none */
 	int		 serializable;	/* get: "consistency" */
+	const char	*idem;		/* put, delete: the token, or NULL */
+	size_t		 idem_len;
 };
 int		 ops_fast_decode(const char *, size_t, size_t max_value,
 		    char *out, struct ops_fast *);
 /* The room ops_fast needs in a request's strs for a line of len bytes:
- * what ops_fast_decode writes and the id's text after it (all from the
- * line, none longer there). */
+ * what ops_fast_decode writes, then the id's text and the token with a NUL
+ * (all from the line, none longer there). */
 #define OPS_FAST_ROOM(len)	((len) + 2)
 /* r (from ops_parse, with its strs) as ops_decode would make it: 1, or 0
  * untouched. */

@@ -14,18 +14,23 @@
  * space, tab or CR after it; at most OPS_FAST_MEMBERS members, each named
  * once, without escapes, among
  *   get:    op, id, key, consistency
- *   put:    op, id, key, value, if_absent, if_version, if_mod_rev, lease
- *   delete: op, id, key, if_absent, if_version, if_mod_rev
+ *   put:    op, id, key, value, if_absent, if_version, if_mod_rev, lease,
+ *           idem
+ *   delete: op, id, key, if_absent, if_version, if_mod_rev, idem
  * strings of bytes from 0x20 with the escapes \" \\ \/ \b \f \n \r \t (no
  * \u: a \u0000 goes the general way), integers without sign, fraction or
  * exponent; an id as a string without escapes or an integer of at most 20
  * characters.  Every argument valid: a key of 1 to
  * KEY_MAX_BYTES bytes of UTF-8, a value of UTF-8 within --max-value-bytes,
  * at most one precondition, a lease from 1, "linearizable" or
- * "serializable", a write on a read-write connection.
+ * "serializable", a write on a read-write connection, a token ("idem") as
+ * ops_idem_take() takes it: a string without escapes of 1 to
+ * IDEM_TOKEN_MAX_BYTES bytes of UTF-8, on a store that keeps its records,
+ * named by idem_name_make() (its request has a peer identity).
  */
 #include <string.h>
 
+#include "core/idem.h"
 #include "enc.h"
 #include "metad.h"
 #include "metad_limits.h"
@@ -53,7 +58,7 @@ struct fast_member {
 
 static const char *const fast_names[] = {
 	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev",
-	"lease", "consistency"
+	"lease", "consistency", "idem"
 };
 #define F_OP		0x01
 #define F_ID		0x02
@@ -64,6 +69,7 @@ static const char *const fast_names[] = {
 #define F_MOD_REV	0x40
 #define F_LEASE		0x80
 #define F_CONSISTENCY	0x100
+#define F_IDEM		0x200
 
 static size_t
 fast_ws(const char *s, size_t len, size_t i)
@@ -311,6 +317,18 @@ fast_consistency(const struct fast_tok *t, struct ops_fast *f)
 	return (0);
 }
 
+/* A write's "idem", as ops_idem_take() reads it (escapes: the general way). */
+static int
+fast_idem(const struct fast_tok *t, struct ops_fast *f)
+{
+	if (t->kind != FAST_STR || t->esc || t->n == 0 ||
+	    t->n > IDEM_TOKEN_MAX_BYTES || !utf8_valid(t->p, t->n))
+		return (-1);
+	f->idem = t->p;
+	f->idem_len = t->n;
+	return (0);
+}
+
 /* Which of fast_names m is (its bit), or 0. */
 static unsigned
 fast_name(const struct fast_member *m)
@@ -334,9 +352,9 @@ fast_op(const struct fast_tok *t, struct ops_fast *f, unsigned *allowed)
 	} ops[] = {
 		{ "get", F_OP | F_ID | F_KEY | F_CONSISTENCY },
 		{ "put", F_OP | F_ID | F_KEY | F_VALUE | F_ABSENT | F_VERSION |
-		    F_MOD_REV | F_LEASE },
+		    F_MOD_REV | F_LEASE | F_IDEM },
 		{ "delete", F_OP | F_ID | F_KEY | F_ABSENT | F_VERSION |
-		    F_MOD_REV },
+		    F_MOD_REV | F_IDEM },
 	};
 	size_t	 i;
 
@@ -396,6 +414,10 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 			if (fast_consistency(&m[i].v, f) != 0)
 				return (0);
 			break;
+		case F_IDEM:
+			if (fast_idem(&m[i].v, f) != 0)
+				return (0);
+			break;
 		default:
 			if (fast_precond(&m[i], bit, &f->pc, &npc) != 0)
 				return (0);
@@ -419,26 +441,44 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 	return (1);
 }
 
+/* r's token from f, copied to at (a NUL after it): 0, or -1, r untouched. */
+static int
+fast_idem_take(struct req *r, const struct ops_fast *f, char *at)
+{
+	if (!(r->op->flags & OP_IDEM) || !store_has_idem(r->md->store))
+		return (-1);
+	memcpy(at, f->idem, f->idem_len);
+	at[f->idem_len] = '\0';
+	r->idem = at;
+	r->idem_len = f->idem_len;
+	if (idem_name_make(r) != 0) {
+		r->idem = NULL;
+		r->idem_len = 0;
+		return (-1);
+	}
+	return (0);
+}
+
 int
 ops_fast(struct req *r, const char *line, size_t len)
 {
 	struct ops_fast	 f;
-	char		*id;
+	char		*at;
 
 	if (!ops_fast_decode(line, len, r->md->cfg.max_value_bytes, r->strs,
 	    &f))
 		return (0);
 	r->op = ops_find(r->md, f.op);
-	if ((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) {
+	/* after the key and value: the id, then the token (OPS_FAST_ROOM) */
+	at = r->strs + f.key_len + 1 + (f.value != NULL ? f.value_len + 1 : 0);
+	if (((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) ||
+	    (f.idem != NULL && fast_idem_take(r, &f, at + f.id_len) != 0)) {
 		r->op = NULL;
 		return (0);
 	}
 	if (f.id != NULL) {
-		/* after the key and value, no longer than in the line */
-		id = r->strs + f.key_len + 1 + (f.value != NULL ?
-		    f.value_len + 1 : 0);
-		memcpy(id, f.id, f.id_len);
-		r->id = id;
+		memcpy(at, f.id, f.id_len);
+		r->id = at;
 		r->id_len = f.id_len;
 	}
 	r->wa.key = f.key;

@@ -1,14 +1,16 @@
 /*
  * libFuzzer target: the direct decoder of get, put and delete lines
- * (daemon/ops/ops_fast.c) against the general one (ops_decode), without a
- * store.  A line the direct decoder takes must be taken by the general
- * one with the same op, id and arguments (tests/unit/ops_fast_cmp.h, as
- * tests/unit/test_ops_fast.c checks it); else abort.
+ * (daemon/ops/ops_fast.c) against the general one (ops_decode), on a
+ * stand-in store.  A line the direct decoder takes must be taken by the
+ * general one with the same op, id and arguments (tests/unit/ops_fast_cmp.h,
+ * as tests/unit/test_ops_fast.c checks it); else abort.
  *
- * The input's first byte chooses the connection (bit 0: read-only) and
- * the value limit (bit 1: 16 bytes, else 1024, so that small inputs reach
- * it); the rest is one line, as conn.c frames it (no LF), in a buffer of
- * exactly its size so that ASan sees a read past it.
+ * The input's first byte chooses the connection (bit 0: read-only; bit
+ * 3: without a peer identity, else "uid:1000"), the value limit (bit 1:
+ * 16 bytes, else 1024, so that small inputs reach it) and the stand-in
+ * store (bit 2: one without records of "idem" tokens); the rest is one
+ * line, as conn.c frames it (no LF), in a buffer of exactly its size so
+ * that ASan sees a read past it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "util.h"
 
 #include "../unit/ops_fast_cmp.h"
+#include "../unit/ops_fast_store.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -38,6 +41,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&c, 0, sizeof c);
 	c.md = &md;
 	c.access = (data[0] & 1) ? CONN_ACCESS_RO : CONN_ACCESS_RW;
+	if (!(data[0] & 8))
+		c.identity_len = (size_t)snprintf(c.identity,
+		    sizeof c.identity, "uid:1000");
+	md.store = ops_fast_store(!(data[0] & 4));
 	md.cfg.max_value_bytes = (data[0] & 2) ? 16 : 1024;
 	len = size - 1;
 	line = xmalloc(len > 0 ? len : 1);

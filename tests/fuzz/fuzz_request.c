@@ -378,6 +378,11 @@ fuzz_check_fast(int target, const char *line, size_t len)
 	memset(&c, 0, sizeof c);
 	c.md = &md;
 	c.access = fuzz_access[target];
+	if (conns[target] != NULL) {	/* its identity scopes tokens */
+		memcpy(c.identity, conns[target]->identity,
+		    sizeof c.identity);
+		c.identity_len = conns[target]->identity_len;
+	}
 	/* the line as conn.c frames it: a CR before the LF stays */
 	if (ops_fast_cmp(&md, &c, line, len, why, sizeof why) == -1) {
 		fprintf(stderr, "the direct decoder: %s: %.*s\n", why,

@@ -1,13 +1,17 @@
 /*
  * The check that the direct decoder (daemon/ops/ops_fast.c) agrees with the
- * general one (ops_decode) on a line: included by tests/unit/test_ops_fast.c
- * and tests/fuzz/fuzz_request.c, both linked with the daemon's objects.
+ * general one (ops_decode) on a line: included by tests/unit/test_ops_fast.c,
+ * tests/fuzz/fuzz_request.c and tests/fuzz/fuzz_fast.c, all linked with the
+ * daemon's objects.
  *
- * ops_fast_cmp(): 0 if ops_fast leaves the line to ops_decode, 1 if it
- * takes it and ops_decode takes it too with the same op, id and arguments
- * (a get: the same key and consistency, no other field; a put or delete:
- * the same key, value, precondition and lease, no fence), -1 otherwise
- * with why.
+ * ops_fast_cmp(): 0 if ops_fast leaves the line to ops_decode (and the
+ * request untouched), 1 if it takes it and ops_decode takes it too with
+ * the same op, id and arguments (a get: the same key and consistency, no
+ * other field; a put or delete: the same key, value, precondition, lease
+ * and token with its record's name, no fence), -1 otherwise with why.
+ * The requests have their connection's identity (none if its
+ * identity_len is 0).  md->store is asked whether it keeps records of
+ * tokens (store_has_idem) and its name: without a store, ops_fast_store.h.
  */
 #ifndef OPS_FAST_CMP_H
 #define OPS_FAST_CMP_H
@@ -33,6 +37,10 @@ ops_fast_cmp_req(struct metad *md, struct conn *c, size_t room)
 	r->conn = c;
 	r->access = c->access;
 	r->conn_dead = &c->dead;
+	if (c->identity_len > 0) {
+		r->identity = c->identity;
+		r->identity_len = c->identity_len;
+	}
 	buf_init(&r->resp);
 	return (r);
 }
@@ -102,6 +110,22 @@ ops_fast_cmp_write(const struct req *a, const struct req *b, char *why,
 		snprintf(why, whylen, "write: a fence, or leases differ");
 		return (-1);
 	}
+	if ((a->idem == NULL) != (b->idem == NULL) ||
+	    a->idem_len != b->idem_len || (a->idem != NULL &&
+	    (memcmp(a->idem, b->idem, a->idem_len) != 0 ||
+	    a->idem[a->idem_len] != '\0'))) {
+		snprintf(why, whylen, "write: tokens differ: %.*s, %.*s",
+		    (int)a->idem_len, a->idem != NULL ? a->idem : "",
+		    (int)b->idem_len, b->idem != NULL ? b->idem : "");
+		return (-1);
+	}
+	if ((a->idem_name == NULL) != (b->idem_name == NULL) ||
+	    a->idem_name_len != b->idem_name_len || (a->idem_name != NULL &&
+	    memcmp(a->idem_name, b->idem_name, a->idem_name_len) != 0)) {
+		snprintf(why, whylen, "write: the tokens' records' names "
+		    "differ");
+		return (-1);
+	}
 	return (1);
 }
 
@@ -115,7 +139,8 @@ ops_fast_cmp(struct metad *md, struct conn *c, const char *line, size_t len,
 
 	a = ops_fast_cmp_req(md, c, OPS_FAST_ROOM(len));
 	if (!ops_fast(a, line, len)) {
-		rc = a->op != NULL || a->id_len != 0 ? -1 : 0;
+		rc = a->op != NULL || a->id_len != 0 || a->idem != NULL ||
+		    a->idem_name != NULL ? -1 : 0;
 		snprintf(why, whylen, "ops_fast left the request changed");
 		req_free(a);
 		return (rc);

@@ -3,7 +3,9 @@
  * (daemon/ops/ops_fast.c): the lines it takes, those it leaves to the general
  * decoder, and, on lines built from members valid and not and then
  * mutated byte by byte, that every line it takes the general decoder takes
- * too, with the same op, id and arguments (ops_fast_cmp.h).
+ * too, with the same op, id and arguments, "idem" tokens included
+ * (ops_fast_cmp.h), on a stand-in store with records of tokens or without,
+ * from a connection with a peer identity or without.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,21 +22,32 @@
 #include "metad_limits.h"
 #include "ops/ops.h"
 #include "ops_fast_cmp.h"
+#include "ops_fast_store.h"
 #include "util.h"
 
 #define MAX_VALUE	16
 
+/* Tokens of IDEM_TOKEN_MAX_BYTES (128) bytes and of one more. */
+#define T16		"0123456789abcdef"
+#define T128		T16 T16 T16 T16 T16 T16 T16 T16
+#define T129		T128 "x"
+
 static struct metad	 md;
-static struct conn	 rw, ro;
+static struct conn	 rw, ro, anon;	/* anon: read-write, no identity */
 
 static int
 setup(void **state)
 {
 	(void)state;
 	md.cfg.max_value_bytes = MAX_VALUE;
-	rw.md = ro.md = &md;
-	rw.access = CONN_ACCESS_RW;
+	md.store = ops_fast_store(1);
+	rw.md = ro.md = anon.md = &md;
+	rw.access = anon.access = CONN_ACCESS_RW;
 	ro.access = CONN_ACCESS_RO;
+	rw.identity_len = (size_t)snprintf(rw.identity, sizeof rw.identity,
+	    "uid:1000");
+	ro.identity_len = (size_t)snprintf(ro.identity, sizeof ro.identity,
+	    "uid:1001");
 	return (0);
 }
 
@@ -51,7 +64,9 @@ decode_n(const char *s, size_t n, struct ops_fast *f, char *out)
 	if (rc == 1) {
 		/* its pointers into the line: check them before it goes */
 		if (f->id != NULL)
-			f->id = f->id == copy ? s : s + (f->id - copy);
+			f->id = s + (f->id - copy);
+		if (f->idem != NULL)
+			f->idem = s + (f->idem - copy);
 	}
 	free(copy);
 	return (rc);
@@ -109,7 +124,59 @@ test_takes(void **state)
 	    "\"lease\":9007199}", &f, out), 1);
 	assert_int_equal(f.lease, 9007199);
 	assert_int_equal(f.value_len, 0);
+	assert_null(f.idem);
+
+	assert_int_equal(DECODE("{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\","
+	    "\"idem\":\"t-1\",\"id\":3}", &f, out), 1);
+	assert_int_equal(f.idem_len, 3);
+	assert_memory_equal(f.idem, "t-1", 3);
+	assert_int_equal(DECODE("{\"idem\" : \"\xc3\xa9" T16 "\",\"op\":"
+	    "\"delete\",\"key\":\"k\",\"if_version\":2}", &f, out), 1);
+	assert_string_equal(f.op, "delete");
+	assert_int_equal(f.idem_len, 18);
+	assert_memory_equal(f.idem, "\xc3\xa9" T16, 18);
+	assert_int_equal(DECODE("{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\","
+	    "\"idem\":\"" T128 "\"}", &f, out), 1);
+	assert_int_equal(f.idem_len, 128);
 }
+
+/* A put with a token as a connection decodes it: in its strs, named. */
+static void
+test_takes_idem(void **state)
+{
+	const char	 line[] = "{\"id\":\"r\",\"op\":\"put\",\"key\":\"k\","
+			    "\"value\":\"v\",\"idem\":\"tok\"}";
+	char		 why[256];
+	struct req	*r;
+
+	(void)state;
+	r = ops_fast_cmp_req(&md, &rw, OPS_FAST_ROOM(sizeof line - 1));
+	assert_int_equal(ops_fast(r, line, sizeof line - 1), 1);
+	assert_int_equal(r->idem_len, 3);
+	assert_string_equal(r->idem, "tok");
+	assert_true(r->idem >= r->strs && r->idem + 4 <= r->strs +
+	    OPS_FAST_ROOM(sizeof line - 1));
+	assert_int_equal(r->idem_name_len, sizeof "uid:1000" + 3);
+	assert_memory_equal(r->idem_name, "uid:1000\0tok",
+	    sizeof "uid:1000" + 3);
+	assert_int_equal(r->id_len, 3);
+	assert_memory_equal(r->id, "\"r\"", 3);
+	req_free(r);
+	assert_int_equal(ops_fast_cmp(&md, &rw, line, sizeof line - 1, why,
+	    sizeof why), 1);
+	/* No records on the store, no identity: the general way's errors. */
+	md.store = ops_fast_store(0);
+	assert_int_equal(ops_fast_cmp(&md, &rw, line, sizeof line - 1, why,
+	    sizeof why), 0);
+	md.store = ops_fast_store(1);
+	assert_int_equal(ops_fast_cmp(&md, &anon, line, sizeof line - 1, why,
+	    sizeof why), 0);
+	assert_int_equal(ops_fast_cmp(&md, &ro, line, sizeof line - 1, why,
+	    sizeof why), 0);
+}
+
+/* A put's start, for lines that vary its other members. */
+#define PUT_KV		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"v\","
 
 static void
 test_leaves(void **state)
@@ -161,6 +228,24 @@ test_leaves(void **state)
 		"{\"op\":\"put\",\"key\":\"k\",\"value\":\"a\tb\"}",
 		"{\"op\":\"get\",\"key\":\"k\"",
 		"{\"op\":\"get\",\"key\":\"k\\",
+		/* tokens: the general way, which takes some and refuses most */
+		"{\"op\":\"get\",\"key\":\"k\",\"idem\":\"t\"}",
+		PUT_KV "\"idem\":\"\"}",
+		PUT_KV "\"idem\":\"" T129 "\"}",
+		PUT_KV "\"idem\":5}",
+		PUT_KV "\"idem\":null}",
+		PUT_KV "\"idem\":true}",
+		PUT_KV "\"idem\":[\"t\"]}",
+		PUT_KV "\"idem\":\"a\\nb\"}",
+		PUT_KV "\"idem\":\"\\u0074\"}",
+		PUT_KV "\"idem\":\"\\u0000\"}",
+		PUT_KV "\"idem\":\"\xc3\"}",
+		PUT_KV "\"idem\":\"\xc0\x80\"}",
+		PUT_KV "\"idem\":\"a\tb\"}",
+		"{\"op\":\"delete\",\"key\":\"k\",\"idem\":\"t\","
+		    "\"idem\":\"t\"}",
+		"{\"op\":\"delete\",\"key\":\"k\",\"id\\u0065m\":\"t\"}",
+		"{\"op\":\"delete\",\"key\":\"k\",\"idem\":\"t\",\"fence\":{}}",
 	};
 	struct ops_fast	 f;
 	char		 out[256];
@@ -201,9 +286,10 @@ pick(size_t n)
 
 static const char *const names[] = {
 	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev",
-	"lease", "consistency", "fence", "rev", "value_b64", "ID", "key ",
-	"k\\u0065y", "o\\u0070", "\xc3\xa9"
+	"lease", "consistency", "idem", "fence", "rev", "value_b64", "ID",
+	"key ", "k\\u0065y", "o\\u0070", "\xc3\xa9", "id\\u0065m", "idem "
 };
+#define NAMES_OURS	10	/* the first, ops_fast's */
 static const char *const opv[] = {
 	"\"get\"", "\"put\"", "\"delete\"", "\"get\"", "\"put\"",
 	"\"list\"", "\"ge\\u0074\"", "\"GET\"", "1", "null", "\"put \"",
@@ -236,6 +322,12 @@ static const char *const idv[] = {
 	"1", "42", "-7", "\"r\"", "\"\"", "\"a\\\"b\"", "\"\xc3\xa9\"",
 	"\"\xc3\"", "true", "false", "null", "[1]", "{}", "1.5", "1e2",
 	"18446744073709551616", "\"\\u0041\""
+};
+static const char *const idemv[] = {
+	"\"t\"", "\"t-1\"", "\"" T16 "\"", "\"" T128 "\"", "\"" T129 "\"",
+	"\"\"", "\"\xc3\xa9\"", "\"\xc3\"", "\"\xc0\x80\"", "\"\\u0000\"",
+	"\"a\\nb\"", "\"\\u0074\"", "\"\\\"\"", "\"a\tb\"", "\"\x7f\"", "5",
+	"null", "true", "false", "[]", "{}", "\"" T16 "\\/\""
 };
 static const char *const blank[] = {
 	"", "", "", " ", "\t", "\r", "\n", "\x01", "  "
@@ -274,6 +366,8 @@ value_for(const char *name)
 		return (PICK(boolv));
 	if (strcmp(name, "consistency") == 0)
 		return (PICK(consv));
+	if (strcmp(name, "idem") == 0)
+		return (PICK(idemv));
 	if (strncmp(name, "if_", 3) == 0 || strcmp(name, "lease") == 0 ||
 	    strcmp(name, "rev") == 0)
 		return (PICK(intv));
@@ -301,7 +395,7 @@ member_name(size_t i, int shaped)
 		return ("op");
 	if (i == 1 && pick(8) != 0)
 		return ("key");
-	return (pick(3) != 0 ? names[pick(9)] : PICK(names));
+	return (pick(3) != 0 ? names[pick(NAMES_OURS)] : PICK(names));
 }
 
 static const char *
@@ -311,6 +405,8 @@ shaped_value(const char *name, int shaped)
 	    "\"delete\"" };
 	static const char *const strs[] = { "\"a\"", "\"bench/k/0001\"",
 	    "\"\xc3\xa9\\n\"", "\"x\\\"y\"", "\"\\/\"" };
+	static const char *const toks[] = { "\"t\"", "\"b1946ac9-2f\"",
+	    "\"\xc3\xa9\"", "\"" T128 "\"" };
 
 	if (pick(8) == 0)
 		return (value_for(name));
@@ -324,6 +420,8 @@ shaped_value(const char *name, int shaped)
 		return (pick(2) ? "5" : "0");
 	if (strcmp(name, "consistency") == 0)
 		return (pick(2) ? "\"serializable\"" : "\"linearizable\"");
+	if (strcmp(name, "idem") == 0)
+		return (PICK(toks));
 	return (value_for(name));
 }
 
@@ -333,17 +431,19 @@ make_line(struct buf *b)
 	static const char	 bytes[] = "{}[]\":,\\ /bfnrtu0123456789-+.eE"
 				    "\t\r\n\x01\xc0\x80\xc3\xa9\xff" "aqkv";
 	const char		*name;
-	size_t			 i, n, at;
+	size_t			 i, j, n, at, idem_at;
 	int			 shaped = pick(2) ? 1 + (int)pick(3) : 0;
 
 	buf_reset(b);
 	buf_addstr(b, PICK(blank));
 	buf_addc(b, '{');
 	n = shaped == 1 ? 2 + pick(3) : shaped ? 2 + pick(5) : 1 + pick(5);
-	for (i = 0; i < n; i++) {
+	/* half the puts and deletes with a token, anywhere among them */
+	idem_at = shaped >= 2 && pick(2) ? pick(n + 1) : SIZE_MAX;
+	for (i = j = 0; i < n + (idem_at <= n); i++) {
 		if (i > 0)
 			buf_addc(b, ',');
-		name = member_name(i, shaped);
+		name = i == idem_at ? "idem" : member_name(j++, shaped);
 		add_member(b, name, shaped ? shaped_value(name, shaped) :
 		    value_for(name));
 	}
@@ -375,7 +475,7 @@ test_agrees(void **state)
 {
 	struct buf	 b;
 	char		 why[512], *copy;
-	size_t		 i, taken = 0, gets = 0, ro_taken = 0;
+	size_t		 i, taken = 0, gets = 0, ro_taken = 0, idems = 0;
 	int		 rc;
 
 	(void)state;
@@ -384,8 +484,10 @@ test_agrees(void **state)
 		make_line(&b);
 		copy = xmalloc(b.len + 1);
 		memcpy(copy, b.data, b.len);
-		rc = ops_fast_cmp(&md, i % 4 == 3 ? &ro : &rw, copy, b.len,
-		    why, sizeof why);
+		/* an eighth without records of tokens, one without identity */
+		md.store = ops_fast_store(i % 8 != 5);
+		rc = ops_fast_cmp(&md, i % 4 == 3 ? &ro : i % 8 == 1 ? &anon :
+		    &rw, copy, b.len, why, sizeof why);
 		if (rc == -1)
 			fail_msg("%s: %.*s", why, (int)b.len, b.data);
 		if (rc == 1 && i % 4 == 3)
@@ -394,15 +496,19 @@ test_agrees(void **state)
 			taken++;
 		if (rc == 1 && strstr(buf_cstr(&b), "\"get\"") != NULL)
 			gets++;
+		if (rc == 1 && strstr(buf_cstr(&b), "\"idem\"") != NULL)
+			idems++;
 		free(copy);
 	}
+	md.store = ops_fast_store(1);
 	buf_free(&b);
 	/* The comparison means something only if many lines were taken. */
-	print_message("taken %zu of %d (gets %zu, read-only %zu)\n",
-	    taken + ro_taken, 500000, gets, ro_taken);
+	print_message("taken %zu of %d (gets %zu, read-only %zu, with a "
+	    "token %zu)\n", taken + ro_taken, 500000, gets, ro_taken, idems);
 	assert_true(taken > 5000);
 	assert_true(gets > 1000);
 	assert_true(ro_taken > 100);
+	assert_true(idems > 1000);
 }
 
 int
@@ -410,6 +516,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_takes),
+		cmocka_unit_test(test_takes_idem),
 		cmocka_unit_test(test_leaves),
 		cmocka_unit_test(test_agrees),
 	};
