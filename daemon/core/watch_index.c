@@ -1,5 +1,6 @@
 #include <sys/queue.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +29,18 @@ struct watch_index_slot {
 	char				 key[];
 };
 
+/*
+ * Most events' keys are watched by no one: a lookup that misses should
+ * touch as little memory as it can.  Each bucket has a tag byte, one bit
+ * (of 8, from the top bits of the hash) for each slot in its chain: a key
+ * whose bit is clear is not there, known from one byte (with 1M slots, an
+ * array of 1 MiB, not the 8 MiB of buckets and the slots behind them).
+ */
+#define WATCH_INDEX_TAG(h)	((uint8_t)(1u << ((h) >> 61)))
+
 struct watch_index {
 	struct watch_index_slot	**buckets;
+	uint8_t			 *tags;		/* a bucket's chain's bits */
 	size_t			  nbuckets;	/* a power of two */
 	size_t			  nslots;
 	size_t			 *lens;		/* prefix lengths, ascending */
@@ -45,6 +56,7 @@ watch_index_create(void)
 	ix = xcalloc(1, sizeof *ix);
 	ix->nbuckets = WATCH_INDEX_MIN_BUCKETS;
 	ix->buckets = xcalloc(ix->nbuckets, sizeof *ix->buckets);
+	ix->tags = xcalloc(ix->nbuckets, sizeof *ix->tags);
 	ix->lens = xcalloc(KEY_MAX_BYTES + 1, sizeof *ix->lens);
 	ix->lencount = xcalloc(KEY_MAX_BYTES + 1, sizeof *ix->lencount);
 	return (ix);
@@ -56,6 +68,7 @@ watch_index_free(struct watch_index *ix)
 	if (ix == NULL)
 		return;
 	free(ix->buckets);
+	free(ix->tags);
 	free(ix->lens);
 	free(ix->lencount);
 	free(ix);
@@ -73,8 +86,11 @@ watch_index_find(const struct watch_index *ix, const char *key, size_t len,
     int prefix, uint64_t h)
 {
 	struct watch_index_slot	*s;
+	size_t			 b = h & (ix->nbuckets - 1);
 
-	for (s = ix->buckets[h & (ix->nbuckets - 1)]; s != NULL; s = s->next)
+	if (!(ix->tags[b] & WATCH_INDEX_TAG(h)))
+		return (NULL);
+	for (s = ix->buckets[b]; s != NULL; s = s->next)
 		if (s->hash == h && s->len == len && s->prefix == prefix &&
 		    memcmp(s->key, key, len) == 0)
 			return (s);
@@ -85,18 +101,23 @@ static void
 watch_index_grow(struct watch_index *ix)
 {
 	struct watch_index_slot	**nb, *s, *next;
+	uint8_t			 *nt;
 	size_t			  n = ix->nbuckets * 2, i;
 
 	nb = xcalloc(n, sizeof *nb);
+	nt = xcalloc(n, sizeof *nt);
 	for (i = 0; i < ix->nbuckets; i++) {
 		for (s = ix->buckets[i]; s != NULL; s = next) {
 			next = s->next;
 			s->next = nb[s->hash & (n - 1)];
 			nb[s->hash & (n - 1)] = s;
+			nt[s->hash & (n - 1)] |= WATCH_INDEX_TAG(s->hash);
 		}
 	}
 	free(ix->buckets);
+	free(ix->tags);
 	ix->buckets = nb;
+	ix->tags = nt;
 	ix->nbuckets = n;
 }
 
@@ -143,6 +164,7 @@ watch_index_add(struct watch_index *ix, const char *key, size_t len,
 		TAILQ_INIT(&s->ents);
 		s->next = ix->buckets[h & (ix->nbuckets - 1)];
 		ix->buckets[h & (ix->nbuckets - 1)] = s;
+		ix->tags[h & (ix->nbuckets - 1)] |= WATCH_INDEX_TAG(h);
 		ix->nslots++;
 		if (prefix)
 			watch_index_count_len(ix, len, 1);
@@ -157,16 +179,19 @@ watch_index_add(struct watch_index *ix, const char *key, size_t len,
 void
 watch_index_del(struct watch_index *ix, struct watch_index_ent *e)
 {
-	struct watch_index_slot	*s = e->slot, **sp;
+	struct watch_index_slot	*s = e->slot, **sp, *o;
+	size_t			 b = s->hash & (ix->nbuckets - 1);
 
 	TAILQ_REMOVE(&s->ents, e, entry);
 	free(e);
 	if (!TAILQ_EMPTY(&s->ents))
 		return;
-	for (sp = &ix->buckets[s->hash & (ix->nbuckets - 1)]; *sp != s;
-	    sp = &(*sp)->next)
+	for (sp = &ix->buckets[b]; *sp != s; sp = &(*sp)->next)
 		;
 	*sp = s->next;
+	ix->tags[b] = 0;	/* the chain's bits, without s's */
+	for (o = ix->buckets[b]; o != NULL; o = o->next)
+		ix->tags[b] |= WATCH_INDEX_TAG(o->hash);
 	ix->nslots--;
 	if (s->prefix)
 		watch_index_count_len(ix, s->len, -1);

@@ -376,6 +376,65 @@ ix_match(struct watch_index *ix, const char *key, struct ix_seen *seen)
 	return (seen->s);
 }
 
+static void
+ix_count(void *owner, void *arg)
+{
+	(void)owner;
+	(*(unsigned *)arg)++;
+}
+
+/*
+ * Against a model: keys of a small space added and deleted at random,
+ * through many growths of the table and deletes from shared chains (each
+ * recomputes its bucket's tag bits), every key of the space matches as
+ * many entries as the model holds on it, no more, no fewer.
+ */
+#define IX_KEYS		4096
+#define IX_ENTS		(IX_KEYS * 4)
+static void
+test_watch_index_model(void **state)
+{
+	struct watch_index	*ix = watch_index_create();
+	struct watch_index_ent	**ent = calloc(IX_ENTS, sizeof *ent);
+	unsigned		*key_of = calloc(IX_ENTS, sizeof *key_of);
+	unsigned		*have = calloc(IX_KEYS, sizeof *have);
+	unsigned		 i, k, n, round, seed = 12345;
+	char			 key[32];
+
+	(void)state;
+	assert_non_null(ent);
+	for (round = 0; round < 8; round++) {
+		for (i = 0; i < IX_ENTS; i++) {
+			seed = seed * 1103515245u + 12345u;
+			if (ent[i] != NULL && (seed >> 16) % 2 == 0) {
+				watch_index_del(ix, ent[i]);
+				ent[i] = NULL;
+				have[key_of[i]]--;
+			} else if (ent[i] == NULL && (seed >> 17) % 3 != 0) {
+				key_of[i] = (seed >> 8) % IX_KEYS;
+				snprintf(key, sizeof key, "k/%u", key_of[i]);
+				ent[i] = watch_index_add(ix, key, strlen(key),
+				    0, "E");
+				have[key_of[i]]++;
+			}
+		}
+		for (k = 0; k < IX_KEYS; k++) {
+			n = 0;
+			snprintf(key, sizeof key, "k/%u", k);
+			watch_index_match(ix, key, strlen(key), ix_count, &n);
+			assert_int_equal(n, have[k]);
+		}
+	}
+	for (i = 0; i < IX_ENTS; i++)
+		if (ent[i] != NULL)
+			watch_index_del(ix, ent[i]);
+	assert_int_equal(watch_index_slots(ix), 0);
+	watch_index_free(ix);
+	free(ent);
+	free(key_of);
+	free(have);
+}
+
 /*
  * Exact keys, then prefixes shortest first, each slot's entries in the
  * order added; a prefix and a key of the same bytes are told apart; slots
@@ -538,6 +597,7 @@ main(void)
 		    test_watch_compacted_catching_up, md_fx_setup,
 		    md_fx_teardown),
 		cmocka_unit_test(test_watch_index),
+		cmocka_unit_test(test_watch_index_model),
 		cmocka_unit_test_setup_teardown(test_watch_several_keys_once,
 		    md_fx_setup, md_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_watch_progress,
