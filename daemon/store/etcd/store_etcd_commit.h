@@ -56,6 +56,9 @@ int	 etcd_slot_is(const struct etcd_pb_txn *, const char *token,
 
 /* A compare of key's (len bytes) mod_revision with rev (store_etcd_txn.c). */
 void	 etcd_pb_cmp_mod(struct buf *, const char *, size_t, uint64_t);
+/* A success op putting value at key, with lease (0: none). */
+void	 etcd_pb_put_op(struct buf *, const void *, size_t, const void *,
+	    size_t, uint64_t lease);
 /* The commit takes the open batch's idem record (store_etcd_idem.c). */
 void	 etcd_idem_take(struct store_etcd *, struct etcd_commit *);
 

@@ -228,7 +228,6 @@ store_etcd_idem_fix(struct store *st, const void *name, size_t len,
 	struct etcd_idem_fix	*f;
 	struct store_err	 err;
 	struct buf		 k, v, body;
-	size_t			 op, put;
 
 	buf_init(&k);
 	buf_init(&v);
@@ -236,12 +235,7 @@ store_etcd_idem_fix(struct store *st, const void *name, size_t len,
 	etcd_idem_key(e, name, len, &k);
 	etcd_idem_value(&v, 'f', rec);
 	etcd_pb_cmp_mod(&body, k.data, k.len, rec->rev);
-	op = etcd_pb_begin(&body, ETCD_PB_TXN_SUCCESS);
-	put = etcd_pb_begin(&body, ETCD_PB_OP_PUT);
-	etcd_pb_put_bytes(&body, ETCD_PB_PUT_KEY, k.data, k.len);
-	etcd_pb_put_bytes(&body, ETCD_PB_PUT_VALUE, v.data, v.len);
-	etcd_pb_end(&body, put);
-	etcd_pb_end(&body, op);
+	etcd_pb_put_op(&body, k.data, k.len, v.data, v.len, 0);
 	f = xcalloc(1, sizeof *f);
 	f->done = done;
 	f->arg = arg;

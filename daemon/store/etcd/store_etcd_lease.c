@@ -121,16 +121,27 @@ etcd_lcall_send(struct etcd_lcall *c, const char *path, int once,
 		cb(c, NULL, &err);
 }
 
-/* The base64 of PREFIX "l/" ID (e->prefix is PREFIX "k/"). */
+/* PREFIX "l/" ID (e->prefix is PREFIX "k/"), into out. */
+void
+etcd_lease_marker(struct store_etcd *e, uint64_t id, struct buf *out)
+{
+	buf_reset(out);
+	buf_printf(out, "%.*sl/%" PRIu64, (int)e->prefix_len - 2, e->prefix,
+	    id);
+}
+
+/* Its base64. */
 char *
 etcd_lease_marker64(struct store_etcd *e, uint64_t id)
 {
-	char	 k[ETCD_PREFIX_MAX + 32];
-	int	 n;
+	struct buf	 k;
+	char		*k64;
 
-	n = snprintf(k, sizeof k, "%.*sl/%" PRIu64, (int)e->prefix_len - 2,
-	    e->prefix, id);
-	return (etcd_b64(k, (size_t)n));
+	buf_init(&k);
+	etcd_lease_marker(e, id, &k);
+	k64 = etcd_b64(k.data, k.len);
+	buf_free(&k);
+	return (k64);
 }
 
 /* 1 if a timetolive answer's keys hold the lease's own key. */

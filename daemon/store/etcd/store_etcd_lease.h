@@ -68,7 +68,8 @@ void	etcd_lcall_send(struct etcd_lcall *, const char *path, int once,
 /* A lease_state from a gateway answer's object o, its TTL field ttl. */
 void	etcd_lease_state(uint64_t id, const cJSON *o, const char *ttl,
 	    struct store_lease_state *);
-/* The base64 of the record's key, PREFIX "l/" ID. */
+/* The record's key, PREFIX "l/" ID, and its base64. */
+void	 etcd_lease_marker(struct store_etcd *, uint64_t id, struct buf *);
 char	*etcd_lease_marker64(struct store_etcd *, uint64_t id);
 /* The record put (ttl_ms, stamp, revoked), cb its answer. */
 void	etcd_lease_record_put(struct etcd_lcall *, uint64_t ttl_ms, int stamp,

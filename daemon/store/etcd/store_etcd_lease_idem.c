@@ -84,30 +84,41 @@ etcd_lidem_looked(void *arg, const cJSON *reply, const struct store_err *err)
 	free(l);
 }
 
+/* The record named tok read (linearizable), cb its answer; or -1, err. */
+static int
+etcd_lidem_range(struct store_etcd *e, const void *tok, size_t len,
+    etcd_call_cb cb, void *arg, struct store_err *err)
+{
+	struct buf	 body;
+	char		*k64;
+	int		 rc;
+
+	buf_init(&body);
+	k64 = etcd_idem_key64(e, tok, len);
+	etcd_range_body(&body, k64, NULL, 0, 0, 0);
+	rc = etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&body), cb,
+	    arg, err);
+	free(k64);
+	buf_free(&body);
+	return (rc);
+}
+
 void
 store_etcd_lease_idem_get(struct store *st, const void *tok, size_t len,
     store_idem_done done, void *arg)
 {
-	struct store_etcd	*e = E(st);
 	struct etcd_lidem_look	*l = xcalloc(1, sizeof *l);
 	struct store_idem	 none;
 	struct store_err	 err;
-	struct buf		 body;
-	char			*k64;
 
 	l->done = done;
 	l->arg = arg;
-	buf_init(&body);
-	k64 = etcd_idem_key64(e, tok, len);
-	etcd_range_body(&body, k64, NULL, 0, 0, 0);
-	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&body),
-	    etcd_lidem_looked, l, &err) != 0) {
+	if (etcd_lidem_range(E(st), tok, len, etcd_lidem_looked, l,
+	    &err) != 0) {
 		memset(&none, 0, sizeof none);
 		done(arg, -1, &none, &err);
 		free(l);
 	}
-	free(k64);
-	buf_free(&body);
 }
 
 void
@@ -134,13 +145,11 @@ etcd_lidem_txn(struct etcd_lcall *c, const struct buf *marker, char kind,
 {
 	struct store_etcd	*e = E(c->st);
 	struct store_err	 err;
-	struct buf		 k, v, body;
-	size_t			 op, put;
-	char			 m[ETCD_PREFIX_MAX + 32];
-	int			 n;
+	struct buf		 k, v, m, body;
 
 	buf_init(&k);
 	buf_init(&v);
+	buf_init(&m);
 	buf_init(&body);
 	etcd_idem_key(e, c->itok, c->ilen, &k);
 	etcd_idem_value(&v, kind, rec);
@@ -148,28 +157,17 @@ etcd_lidem_txn(struct etcd_lcall *c, const struct buf *marker, char kind,
 	buf_add(&c->isent, v.data, v.len);
 	etcd_pb_cmp_mod(&body, k.data, k.len, c->imod);
 	if (marker != NULL) {
-		n = snprintf(m, sizeof m, "%.*sl/%" PRIu64,
-		    (int)e->prefix_len - 2, e->prefix, c->id);
-		op = etcd_pb_begin(&body, ETCD_PB_TXN_SUCCESS);
-		put = etcd_pb_begin(&body, ETCD_PB_OP_PUT);
-		etcd_pb_put_bytes(&body, ETCD_PB_PUT_KEY, m, (size_t)n);
-		etcd_pb_put_bytes(&body, ETCD_PB_PUT_VALUE, marker->data,
-		    marker->len);
-		etcd_pb_put_int(&body, ETCD_PB_PUT_LEASE, c->id);
-		etcd_pb_end(&body, put);
-		etcd_pb_end(&body, op);
+		etcd_lease_marker(e, c->id, &m);
+		etcd_pb_put_op(&body, m.data, m.len, marker->data,
+		    marker->len, c->id);
 	}
-	op = etcd_pb_begin(&body, ETCD_PB_TXN_SUCCESS);
-	put = etcd_pb_begin(&body, ETCD_PB_OP_PUT);
-	etcd_pb_put_bytes(&body, ETCD_PB_PUT_KEY, k.data, k.len);
-	etcd_pb_put_bytes(&body, ETCD_PB_PUT_VALUE, v.data, v.len);
-	etcd_pb_end(&body, put);
-	etcd_pb_end(&body, op);
+	etcd_pb_put_op(&body, k.data, k.len, v.data, v.len, 0);
 	if (etcd_call_pb(&e->client, ETCD_CALL_ONCE, "/v3/kv/txn", &body, cb,
 	    c, &err) != 0)
 		cb(c, NULL, &err);
 	buf_free(&k);
 	buf_free(&v);
+	buf_free(&m);
 	buf_free(&body);
 }
 
@@ -247,11 +245,8 @@ etcd_lidem_back(struct etcd_lcall *c, const struct store_err *err,
     void (*landed)(struct etcd_lcall *, uint64_t),
     void (*failed)(struct etcd_lcall *, const struct store_err *))
 {
-	struct store_etcd	*e = E(c->st);
 	struct etcd_lidem_back	*b;
 	struct store_err	 e2;
-	struct buf		 body;
-	char			*k64;
 
 	if (err->code != STORE_ERR_UNKNOWN) {
 		failed(c, err);
@@ -262,16 +257,11 @@ etcd_lidem_back(struct etcd_lcall *c, const struct store_err *err,
 	b->landed = landed;
 	b->failed = failed;
 	b->err = *err;
-	buf_init(&body);
-	k64 = etcd_idem_key64(e, c->itok, c->ilen);
-	etcd_range_body(&body, k64, NULL, 0, 0, 0);
-	if (etcd_call_async(&e->client, "/v3/kv/range", buf_cstr(&body),
-	    etcd_lidem_read_back, b, &e2) != 0) {
+	if (etcd_lidem_range(E(c->st), c->itok, c->ilen, etcd_lidem_read_back,
+	    b, &e2) != 0) {
 		free(b);
 		failed(c, err);
 	}
-	free(k64);
-	buf_free(&body);
 }
 
 static void
@@ -297,7 +287,7 @@ etcd_lidem_granted(void *arg, const struct buf *answer,
 {
 	struct etcd_lcall	*c = arg;
 	struct store_etcd	*e = E(c->st);
-	struct store_err	 e2;
+	struct store_err	 e2, e3;
 	uint64_t		 rev = 0;
 	char			 body[64];
 	int			 rc;
@@ -310,14 +300,10 @@ etcd_lidem_granted(void *arg, const struct buf *answer,
 		etcd_lidem_back(c, &e2, etcd_grant_done, etcd_lidem_grant_failed);
 		return;
 	}
-	if (rc == 0) {
-		/* The lease this call granted is no one's. */
-		snprintf(body, sizeof body, "{\"ID\":\"%" PRIu64 "\"}", c->id);
-		(void)etcd_call_async(&e->client, "/v3/lease/revoke", body,
-		    etcd_lidem_dropped, NULL, &e2);
-		store_err_set(&e2, STORE_ERR_CONFLICT, "another request with "
-		    "this idem token came first: send it again for its answer");
-	}
+	/* The record moved: the lease this call granted is no one's. */
+	snprintf(body, sizeof body, "{\"ID\":\"%" PRIu64 "\"}", c->id);
+	(void)etcd_call_async(&e->client, "/v3/lease/revoke", body,
+	    etcd_lidem_dropped, NULL, &e3);
 	etcd_lidem_grant_failed(c, &e2);
 }
 
@@ -410,8 +396,9 @@ etcd_lidem_finished(void *arg, const struct buf *answer,
 	uint64_t		 rev;
 
 	if (etcd_lidem_landed(answer, err, &rev, &e2) != 1)
-		log_warnx("lease %" PRIu64 ": the answer of its revoke was not "
-		    "recorded for its idem token: %s", c->id, e2.msg);
+		log_warnx("lease %" PRIu64 ": the answer of its revoke is not "
+		    "known to be recorded for its idem token: %s", c->id,
+		    e2.msg);
 	c->rdone(c->arg, c->ofound, c->orev, c->on, NULL);
 	etcd_lcall_free(c);
 }

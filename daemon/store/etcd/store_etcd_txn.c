@@ -49,17 +49,18 @@ etcd_pb_cmp_mod(struct buf *out, const char *key, size_t len, uint64_t rev)
 	etcd_pb_end(out, m);
 }
 
-/* The put of the idem record (store_etcd_idem.c), a success op. */
-static void
-etcd_pb_idem_put(struct buf *out, const struct etcd_commit *c)
+/* A success op: the put of value at key, attached to lease (0: none). */
+void
+etcd_pb_put_op(struct buf *out, const void *key, size_t klen,
+    const void *value, size_t vlen, uint64_t lease)
 {
 	size_t	 op = etcd_pb_begin(out, ETCD_PB_TXN_SUCCESS);
 	size_t	 put = etcd_pb_begin(out, ETCD_PB_OP_PUT);
 
-	etcd_pb_put_bytes(out, ETCD_PB_PUT_KEY, c->idem_key.data,
-	    c->idem_key.len);
-	etcd_pb_put_bytes(out, ETCD_PB_PUT_VALUE, c->idem_val.data,
-	    c->idem_val.len);
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_KEY, key, klen);
+	etcd_pb_put_bytes(out, ETCD_PB_PUT_VALUE, value, vlen);
+	if (lease != 0)
+		etcd_pb_put_int(out, ETCD_PB_PUT_LEASE, lease);
 	etcd_pb_end(out, put);
 	etcd_pb_end(out, op);
 }
@@ -286,7 +287,8 @@ etcd_txn_body(struct etcd_commit *c, struct buf *out)
 		    c->idem_mod);
 	etcd_pb_slot_put(out, k, klen, c->token);
 	if (c->idem)
-		etcd_pb_idem_put(out, c);
+		etcd_pb_put_op(out, c->idem_key.data, c->idem_key.len,
+		    c->idem_val.data, c->idem_val.len, 0);
 	n = etcd_txn_nops(e) + c->idem;
 	etcd_txn_ops(c, 1 + n > ETCD_TXN_FLAT_MAX ? ETCD_TXN_NEST_OPS : 0,
 	    out);
