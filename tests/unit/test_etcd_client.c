@@ -1,6 +1,6 @@
 /*
  * Unit tests of the etcd client's set-up (daemon/store/etcd/etcd_client.c,
- * etcd_auth.c, etcd_tls.c) that need no etcd: endpoint URLs (http and
+ * etcd_auth.c, store_tls.c) that need no etcd: endpoint URLs (http and
  * https, IPv6 literals in brackets, what is refused), the options of TLS
  * and authentication checked together, the password file's one line, the
  * answers that mean etcd refused the token, Authenticate's messages in

@@ -13,7 +13,7 @@
 
 #include "store/etcd/etcd_client.h"
 #include "store/etcd/etcd_client_int.h"
-#include "store/etcd/etcd_tls.h"
+#include "store/store_tls.h"
 #include "log.h"
 #include "util.h"
 
@@ -94,8 +94,8 @@ etcd_auth_open(struct etcd_client *h, const struct store_options *opts,
 		return (store_err_set(err, STORE_ERR_INTERNAL, "--store-cacert, "
 		    "--store-cert and --store-key are for https:// endpoints, "
 		    "and --store has none"));
-	if (h->cred.https != 0 && (h->cred.tls = etcd_tls_open(opts->cacert,
-	    opts->cert, opts->key, err)) == NULL)
+	if (h->cred.https != 0 && (h->cred.tls = store_tls_open("etcd",
+	    "\x02h2", opts->cacert, opts->cert, opts->key, err)) == NULL)
 		return (-1);
 	if (opts->user != NULL) {
 		if (etcd_auth_password(opts->password_file, &h->password,
@@ -109,7 +109,7 @@ etcd_auth_open(struct etcd_client *h, const struct store_options *opts,
 void
 etcd_auth_close(struct etcd_client *h)
 {
-	etcd_tls_free(h->cred.tls);
+	store_tls_free(h->cred.tls);
 	free(h->cred.token);
 	if (h->password != NULL) {
 		explicit_bzero(h->password, strlen(h->password));

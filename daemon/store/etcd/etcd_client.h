@@ -14,7 +14,7 @@
  * the daemon's own loop asks the endpoints in turn (Maintenance.Status),
  * every ETCD_PROBE_MS, until one answers.
  *
- * https:// endpoints are reached over TLS (etcd_tls.h).  With a user
+ * https:// endpoints are reached over TLS (store_tls.h).  With a user
  * (--store-user), the client authenticates at init and sends the token on
  * every call (etcd_auth.c); a call etcd answers "invalid auth token" (it
  * expired, or etcd restarted) waits for a new one and is sent again, once:

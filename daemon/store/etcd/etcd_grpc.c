@@ -1,7 +1,7 @@
 /*
  * etcd's gRPC API over HTTP/2 (etcd_grpc.h): libnghttp2 frames the calls,
  * a bufferevent carries the bytes, over TLS to an https endpoint
- * (etcd_tls.c; why a connection failed is kept for the messages) (this
+ * (store_tls.c; why a connection failed is kept for the messages) (this
  * file: what comes on the connections; etcd_grpc_conn.c makes them;
  * etcd_grpc_call.c starts the calls and streams).  A gRPC
  * message is a 5-byte prefix (a compressed flag, never set here, and a

@@ -1,7 +1,7 @@
 /*
  * etcd's gRPC API, for every call of etcd_client.c and the watch streams:
  * HTTP/2 with prior knowledge (etcd serves gRPC on its client URLs), or
- * over TLS with ALPN "h2" to an https endpoint (etcd_tls.h), with the
+ * over TLS with ALPN "h2" to an https endpoint (store_tls.h), with the
  * token of etcd's authentication on every call but Authenticate's (struct
  * etcd_grpc_cred), with libnghttp2 on a libevent bufferevent, one connection per
  * endpoint with many calls (streams) on it at once (and one more for the
@@ -46,7 +46,7 @@ typedef void (*etcd_grpc_cb)(void *arg, int status, struct buf *body,
  */
 typedef int (*etcd_grpc_msg_cb)(void *arg, const uint8_t *p, size_t n);
 
-struct etcd_tls;
+struct store_tls;
 
 /*
  * What the calls of a client's gRPC clients carry (its etcd_client owns
@@ -54,7 +54,7 @@ struct etcd_tls;
  * bit is set in https, and the token etcd's Authenticate gave, or NULL.
  */
 struct etcd_grpc_cred {
-	struct etcd_tls		*tls;		/* NULL: no https endpoint */
+	struct store_tls		*tls;		/* NULL: no https endpoint */
 	unsigned		 https;		/* bit ep: endpoint ep's */
 	char			*token;		/* NULL: none */
 	unsigned		 gen;		/* one more each new token */

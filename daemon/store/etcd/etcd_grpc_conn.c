@@ -1,7 +1,7 @@
 /*
  * A gRPC connection to an etcd endpoint (etcd_grpc_int.h): the address
  * resolved, the bufferevent connected (over TLS to an https endpoint,
- * etcd_tls.c), the HTTP/2 session made with etcd_grpc.c's callbacks, and
+ * store_tls.c), the HTTP/2 session made with etcd_grpc.c's callbacks, and
  * why a connection failed, kept for the messages.
  */
 #include <sys/socket.h>
@@ -23,7 +23,7 @@
 
 #include "store/etcd/etcd_grpc.h"
 #include "store/etcd/etcd_grpc_int.h"
-#include "store/etcd/etcd_tls.h"
+#include "store/store_tls.h"
 #include "log.h"
 #include "util.h"
 
@@ -38,7 +38,7 @@ etcd_gconn_why(struct etcd_gconn *c, short what, int sys)
 	char			 why[ETCD_GRPC_WHY_MAX];
 
 	if (c->tls != NULL)
-		etcd_tls_failed(g->cred->tls, c->bev, (what & BEV_EVENT_EOF) ?
+		store_tls_failed(g->cred->tls, c->bev, (what & BEV_EVENT_EOF) ?
 		    0 : sys, c->shaken && c->last_read.tv_sec == 0, why,
 		    sizeof why);
 	else
@@ -77,7 +77,7 @@ etcd_gconn_connect(struct etcd_gconn *c, const char *host,
 
 	if (g->cred != NULL && g->cred->tls != NULL &&
 	    (g->cred->https & (1u << c->ep))) {
-		if ((c->bev = etcd_tls_bev(g->cred->tls, g->base, host,
+		if ((c->bev = store_tls_bev(g->cred->tls, g->base, host,
 		    &c->tls)) == NULL)
 			return (-1);
 	} else if ((c->bev = bufferevent_socket_new(g->base, -1,

@@ -1,6 +1,6 @@
 /*
- * TLS to etcd (etcd_tls.h): the client's context, each connection's SSL,
- * and the words for a handshake that failed.
+ * TLS to a remote store (store_tls.h): the client's context, each
+ * connection's SSL, and the words for a handshake that failed.
  */
 #include <arpa/inet.h>
 
@@ -15,18 +15,19 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "store/etcd/etcd_tls.h"
+#include "store/store_tls.h"
 #include "util.h"
 
-struct etcd_tls {
+struct store_tls {
 	SSL_CTX		*ctx;
 	int		 ca;		/* --store-cacert given */
 	int		 cert;		/* --store-cert given */
+	char		 peer[32];	/* "etcd", "the metad": in messages */
 };
 
 /* The reason of OpenSSL's last error (the queue is cleared), or "?". */
 static const char *
-etcd_tls_reason(void)
+store_tls_reason(void)
 {
 	unsigned long	 e = ERR_peek_last_error();
 	const char	*r = e != 0 ? ERR_reason_error_string(e) : NULL;
@@ -37,7 +38,7 @@ etcd_tls_reason(void)
 
 /* File f of option opt can be read, else err says why. */
 static int
-etcd_tls_readable(const char *opt, const char *f, struct store_err *err)
+store_tls_readable(const char *opt, const char *f, struct store_err *err)
 {
 	FILE	*fp;
 
@@ -48,52 +49,53 @@ etcd_tls_readable(const char *opt, const char *f, struct store_err *err)
 	return (0);
 }
 
-struct etcd_tls *
-etcd_tls_open(const char *ca, const char *cert, const char *key,
-    struct store_err *err)
+struct store_tls *
+store_tls_open(const char *peer, const char *alpn, const char *ca,
+    const char *cert, const char *key, struct store_err *err)
 {
-	struct etcd_tls	*t = xcalloc(1, sizeof *t);
+	struct store_tls	*t = xcalloc(1, sizeof *t);
 	int		 rc = -1;
 
 	ERR_clear_error();
 	t->ca = ca != NULL;
 	t->cert = cert != NULL;
+	snprintf(t->peer, sizeof t->peer, "%s", peer);
 	if ((t->ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
 		store_err_set(err, STORE_ERR_INTERNAL, "TLS: %s",
-		    etcd_tls_reason());
+		    store_tls_reason());
 		goto out;
 	}
 	SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
 	/* A zero from set_alpn_protos is success. */
-	if (SSL_CTX_set_alpn_protos(t->ctx, (const unsigned char *)"\x02h2",
-	    3) != 0) {
+	if (alpn != NULL && SSL_CTX_set_alpn_protos(t->ctx,
+	    (const unsigned char *)alpn, strlen(alpn)) != 0) {
 		store_err_set(err, STORE_ERR_INTERNAL, "TLS: ALPN: %s",
-		    etcd_tls_reason());
+		    store_tls_reason());
 		goto out;
 	}
 	if (ca != NULL) {
-		if (etcd_tls_readable("--store-cacert", ca, err) != 0)
+		if (store_tls_readable("--store-cacert", ca, err) != 0)
 			goto out;
 		if (SSL_CTX_load_verify_locations(t->ctx, ca, NULL) != 1) {
 			store_err_set(err, STORE_ERR_INTERNAL, "--store-cacert "
 			    "%s: no CA certificate read (%s)", ca,
-			    etcd_tls_reason());
+			    store_tls_reason());
 			goto out;
 		}
 	} else if (SSL_CTX_set_default_verify_paths(t->ctx) != 1) {
 		store_err_set(err, STORE_ERR_INTERNAL, "TLS: the system's CA "
-		    "certificates: %s", etcd_tls_reason());
+		    "certificates: %s", store_tls_reason());
 		goto out;
 	}
 	if (cert != NULL) {
-		if (etcd_tls_readable("--store-cert", cert, err) != 0 ||
-		    etcd_tls_readable("--store-key", key, err) != 0)
+		if (store_tls_readable("--store-cert", cert, err) != 0 ||
+		    store_tls_readable("--store-key", key, err) != 0)
 			goto out;
 		if (SSL_CTX_use_certificate_chain_file(t->ctx, cert) != 1) {
 			store_err_set(err, STORE_ERR_INTERNAL, "--store-cert "
 			    "%s: no certificate read (%s)", cert,
-			    etcd_tls_reason());
+			    store_tls_reason());
 			goto out;
 		}
 		if (SSL_CTX_use_PrivateKey_file(t->ctx, key,
@@ -101,7 +103,7 @@ etcd_tls_open(const char *ca, const char *cert, const char *key,
 		    ERR_GET_REASON(ERR_peek_last_error()) !=
 		    X509_R_KEY_VALUES_MISMATCH) {
 			store_err_set(err, STORE_ERR_INTERNAL, "--store-key "
-			    "%s: %s", key, etcd_tls_reason());
+			    "%s: %s", key, store_tls_reason());
 			goto out;
 		}
 		if (SSL_CTX_check_private_key(t->ctx) != 1) {
@@ -114,14 +116,14 @@ etcd_tls_open(const char *ca, const char *cert, const char *key,
 out:
 	if (rc != 0) {
 		ERR_clear_error();
-		etcd_tls_free(t);
+		store_tls_free(t);
 		return (NULL);
 	}
 	return (t);
 }
 
 void
-etcd_tls_free(struct etcd_tls *t)
+store_tls_free(struct store_tls *t)
 {
 	if (t == NULL)
 		return;
@@ -131,7 +133,7 @@ etcd_tls_free(struct etcd_tls *t)
 
 /* A client SSL for host, checked against its name or IP address. */
 static SSL *
-etcd_tls_ssl(struct etcd_tls *t, const char *host)
+store_tls_ssl(struct store_tls *t, const char *host)
 {
 	unsigned char	 a[16];
 	SSL		*ssl;
@@ -153,12 +155,12 @@ etcd_tls_ssl(struct etcd_tls *t, const char *host)
 }
 
 struct bufferevent *
-etcd_tls_bev(struct etcd_tls *t, struct event_base *base, const char *host,
+store_tls_bev(struct store_tls *t, struct event_base *base, const char *host,
     struct ssl_st **ssl)
 {
 	struct bufferevent	*bev;
 
-	if ((*ssl = etcd_tls_ssl(t, host)) == NULL)
+	if ((*ssl = store_tls_ssl(t, host)) == NULL)
 		return (NULL);
 	if ((bev = bufferevent_openssl_socket_new(base, -1, *ssl,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)) == NULL) {
@@ -166,14 +168,14 @@ etcd_tls_bev(struct etcd_tls *t, struct event_base *base, const char *host,
 		*ssl = NULL;
 		return (NULL);
 	}
-	/* etcd closing without close_notify is an end, not an error. */
+	/* A close without close_notify is an end, not an error. */
 	bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	return (bev);
 }
 
-/* An alert etcd sent about metad's certificate (or its lack of one). */
+/* An alert the server sent about metad's certificate (or its lack of one). */
 static int
-etcd_tls_cert_alert(int reason)
+store_tls_cert_alert(int reason)
 {
 	switch (reason - SSL_AD_REASON_OFFSET) {
 	case SSL_AD_BAD_CERTIFICATE:
@@ -191,7 +193,7 @@ etcd_tls_cert_alert(int reason)
 
 /* Why, from the errors errs[0..nerr) of ssl (NULL: none made). */
 static void
-etcd_tls_why(const struct etcd_tls *t, SSL *ssl, const unsigned long *errs,
+store_tls_why(const struct store_tls *t, SSL *ssl, const unsigned long *errs,
     size_t nerr, int sys, int mute, char *why, size_t n)
 {
 	const char	*r;
@@ -208,29 +210,29 @@ etcd_tls_why(const struct etcd_tls *t, SSL *ssl, const unsigned long *errs,
 			v = SSL_get_verify_result(ssl);
 			if (v == X509_V_ERR_HOSTNAME_MISMATCH ||
 			    v == X509_V_ERR_IP_ADDRESS_MISMATCH)
-				snprintf(why, n, "etcd's certificate is not "
-				    "for the host of its URL (%s)",
+				snprintf(why, n, "%s's certificate is not "
+				    "for the host of its URL (%s)", t->peer,
 				    X509_verify_cert_error_string(v));
 			else
-				snprintf(why, n, "etcd's certificate did not "
-				    "verify against %s: %s", t->ca ?
+				snprintf(why, n, "%s's certificate did not "
+				    "verify against %s: %s", t->peer, t->ca ?
 				    "--store-cacert" : "the system's CAs (no "
 				    "--store-cacert)",
 				    X509_verify_cert_error_string(v));
 			return;
 		}
-		if (etcd_tls_cert_alert(reason)) {
-			snprintf(why, n, t->cert ? "etcd refused metad's "
+		if (store_tls_cert_alert(reason)) {
+			snprintf(why, n, t->cert ? "%s refused metad's "
 			    "client certificate (--store-cert): %s" :
-			    "etcd asks for a client certificate "
-			    "(--store-cert, --store-key): %s", r != NULL ? r :
-			    "?");
+			    "%s asks for a client certificate "
+			    "(--store-cert, --store-key): %s", t->peer,
+			    r != NULL ? r : "?");
 			return;
 		}
 		if (reason == SSL_R_WRONG_VERSION_NUMBER ||
 		    reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
-			snprintf(why, n, "TLS: %s (does etcd serve https "
-			    "there?)", r != NULL ? r : "?");
+			snprintf(why, n, "TLS: %s (does %s serve TLS "
+			    "there?)", r != NULL ? r : "?", t->peer);
 			return;
 		}
 	}
@@ -241,18 +243,18 @@ etcd_tls_why(const struct etcd_tls *t, SSL *ssl, const unsigned long *errs,
 	if (r != NULL)
 		snprintf(why, n, "TLS: %s", r);
 	else if (mute)
-		snprintf(why, n, "etcd closed the connection after the TLS "
-		    "handshake (%s?)", t->cert ? "it refused metad's client "
-		    "certificate, --store-cert" : "does it ask for a client "
-		    "certificate, --store-cert");
+		snprintf(why, n, "%s closed the connection after the TLS "
+		    "handshake (%s?)", t->peer, t->cert ? "it refused metad's "
+		    "client certificate, --store-cert" : "does it ask for a "
+		    "client certificate, --store-cert");
 	else if (sys != 0)
 		snprintf(why, n, "%s", strerror(sys));
 	else
-		snprintf(why, n, "etcd closed the TLS connection");
+		snprintf(why, n, "%s closed the TLS connection", t->peer);
 }
 
 void
-etcd_tls_failed(const struct etcd_tls *t, struct bufferevent *bev, int sys,
+store_tls_failed(const struct store_tls *t, struct bufferevent *bev, int sys,
     int mute, char *why, size_t n)
 {
 	SSL		*ssl = bufferevent_openssl_get_ssl(bev);
@@ -265,7 +267,7 @@ etcd_tls_failed(const struct etcd_tls *t, struct bufferevent *bev, int sys,
 			errs[nerr++] = e;
 	}
 	/*
-	 * After a TLS 1.3 handshake etcd refuses a certificate with an
+	 * After a TLS 1.3 handshake a server refuses a certificate with an
 	 * alert, and closes: a write of ours may have failed first, the
 	 * alert still unread.
 	 */
@@ -277,5 +279,5 @@ etcd_tls_failed(const struct etcd_tls *t, struct bufferevent *bev, int sys,
 		}
 	}
 	ERR_clear_error();
-	etcd_tls_why(t, ssl, errs, nerr, sys, mute, why, n);
+	store_tls_why(t, ssl, errs, nerr, sys, mute, why, n);
 }
