@@ -350,6 +350,27 @@ proxy_up_or_gone() {
 	[ -s "$TESTDIR/proxy.pid" ] || pid_gone "$PROXY_PID"
 }
 
+# lineproxy_spawn SOCKET UPSTREAM [lineproxy OPTION...]:
+# tests/faults/lineproxy.py on the Unix socket SOCKET in front of the metad
+# on the Unix socket UPSTREAM (--drop-answer N loses its Nth answer), its
+# stderr in $TESTDIR/lineproxy.log; sets LINEPROXY_PID.
+lineproxy_spawn() {
+	local sock=$1 upstream=$2
+	shift 2
+	rm -f "$TESTDIR/lineproxy.pid"
+	python3 "$ROOT/tests/faults/lineproxy.py" -l "$sock" -u "$upstream" \
+	    -p "$TESTDIR/lineproxy.pid" "$@" 2>>"$TESTDIR/lineproxy.log" 3>&- &
+	LINEPROXY_PID=$!
+	wait_for lineproxy_up_or_gone
+	[ -s "$TESTDIR/lineproxy.pid" ] && return 0
+	cat "$TESTDIR/lineproxy.log" >&2
+	return 1
+}
+
+lineproxy_up_or_gone() {
+	[ -s "$TESTDIR/lineproxy.pid" ] || pid_gone "$LINEPROXY_PID"
+}
+
 # trap_script: $TESTDIR/trap.sh SIG, a COMMAND for metactl lock that says
 # it runs (its pid in $TESTDIR/cmd), and on SIG writes "got SIG" to
 # $TESTDIR/got, then handles it slowly: it exits 0 only once the test
