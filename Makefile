@@ -88,7 +88,7 @@ COMMON_SRCS	:= $(wildcard common/*.c)
 # backends, one folder each.
 DAEMON_DIRS	 = daemon daemon/net daemon/ops daemon/lease daemon/core \
 		   daemon/metrics daemon/store daemon/store/sqlite \
-		   daemon/store/mem daemon/store/etcd
+		   daemon/store/mem daemon/store/etcd daemon/store/remote
 DAEMON_SRCS	:= $(wildcard $(addsuffix /*.c,$(DAEMON_DIRS)))
 DAEMON_LIB_SRCS	:= $(filter-out daemon/main.c,$(DAEMON_SRCS))
 CMD_SRCS	:= $(wildcard cmd/*.c)

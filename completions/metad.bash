@@ -40,7 +40,7 @@ _metad()
 			COMPREPLY=($(compgen -f -P sqlite: -- "${cur#sqlite:}")) ;;
 		*)
 			compopt -o nospace 2>/dev/null
-			COMPREPLY=($(compgen -W 'sqlite: memory etcd:http:// etcd:https://' \
+			COMPREPLY=($(compgen -W 'sqlite: memory etcd:http:// etcd:https:// metad:unix: metad:tls://' \
 			    -- "$cur")) ;;
 		esac
 		return ;;

@@ -6,7 +6,7 @@
 
 complete -c metad -f
 complete -c metad -l socket -r -F -d 'the Unix socket to serve on'
-complete -c metad -l store -x -a 'sqlite: memory etcd:http:// etcd:https://' -d 'the store'
+complete -c metad -l store -x -a 'sqlite: memory etcd:http:// etcd:https:// metad:unix: metad:tls://' -d 'the store'
 complete -c metad -l etcd-prefix -x -d 'the prefix of the keys in etcd'
 complete -c metad -l view-max-bytes -x -d "the etcd view's memory limit"
 complete -c metad -l store-cacert -r -F -d "the CA of etcd's certificate"

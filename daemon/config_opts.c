@@ -312,7 +312,8 @@ const struct config_opt config_opts[] = {
 	    "$XDG_RUNTIME_DIR/metad.sock, else /tmp/metad-$UID/metad.sock)",
 	    socket_path),
 	FN("store", "BACKEND", "sqlite:PATH (default ~/.local/state/metad/"
-	    "meta.db), memory, or etcd:URL[,URL...]", config_set_store),
+	    "meta.db), memory, etcd:URL[,URL...] or metad:URL[,URL...]",
+	    config_set_store),
 	FN("sync", "MODE", "full|normal|off: sqlite's sync before an answer "
 	    "(default full: fsync before every acknowledgement)",
 	    config_set_sync),

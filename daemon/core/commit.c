@@ -38,6 +38,7 @@ struct commit {
 	struct event		*ev;
 	TAILQ_HEAD(, cbatch)	 out;
 	unsigned		 nout, nreqs_out;
+	unsigned		 nforwarded;	/* core/forward.c's, out */
 	unsigned		 gen;		/* of commit_run's scans */
 	int			 closing;	/* freed when nothing is out */
 	/* Committed, answered once their events were delivered. */
@@ -174,7 +175,7 @@ commit_free(struct commit *cm)
 	}
 	cm->queued = 0;
 	event_del(cm->ev);
-	if (cm->nout > 0)
+	if (cm->nout > 0 || cm->nforwarded > 0)
 		cm->closing = 1;
 	else
 		commit_destroy(cm);
@@ -183,13 +184,39 @@ commit_free(struct commit *cm)
 unsigned
 commit_queued(struct commit *cm)
 {
-	return (cm->queued + cm->nreqs_out + cm->nparked);
+	return (cm->queued + cm->nreqs_out + cm->nparked + cm->nforwarded);
 }
 
 unsigned
 commit_out(struct commit *cm)
 {
-	return (cm->nout + cm->nparked);
+	return (cm->nout + cm->nparked + cm->nforwarded);
+}
+
+void
+commit_forwarding(struct commit *cm)
+{
+	cm->nforwarded++;
+}
+
+void
+commit_forwarded(struct commit *cm, struct req *r)
+{
+	cm->nforwarded--;
+	if (cm->closing) {
+		req_done(r);
+		if (cm->nout == 0 && cm->nforwarded == 0)
+			commit_destroy(cm);
+		return;
+	}
+	if (r->wrote_rev <= events_delivered(cm->md->events)) {
+		req_done(r);
+		return;
+	}
+	r->parked_ms = (uint64_t)mono_ms();
+	TAILQ_INSERT_TAIL(&cm->parked, r, entry);
+	if (cm->nparked++ == 0)
+		commit_park_arm(cm);
 }
 
 /*
@@ -244,7 +271,7 @@ commit_end(struct cbatch *b)
 	}
 	commit_batch_free(b);
 	if (cm->closing) {
-		if (cm->nout == 0)
+		if (cm->nout == 0 && cm->nforwarded == 0)
 			commit_destroy(cm);
 		return;
 	}

@@ -50,6 +50,14 @@ unsigned	 commit_queued(struct commit *);
  */
 unsigned	 commit_out(struct commit *);
 /*
+ * A write the store takes whole (core/forward.c): out from
+ * commit_forwarding() to commit_forwarded(), when r's answer came; r is
+ * then answered once its rev's events were delivered (wrote_rev), as a
+ * batch's writes are.  Counted by commit_queued() and commit_out().
+ */
+void		 commit_forwarding(struct commit *);
+void		 commit_forwarded(struct commit *, struct req *);
+/*
  * An events listener (events_listen, arg the commit): the events up to
  * delivered are out, answer who waited for them.
  */

@@ -3,11 +3,13 @@
 #include <string.h>
 
 #include "core/commit.h"
+#include "core/forward.h"
 #include "core/idem.h"
 #include "enc.h"
 #include "log.h"
 #include "metad.h"
 #include "ops/ops.h"
+#include "store/store_forward.h"
 #include "core/reply.h"
 
 /* The rows, each exported by its op's file (as tmux's cmd_entry). */
@@ -117,7 +119,7 @@ ops_idem_take(struct req *r, struct proto_err *e)
 	if (r->idem_len == 0 || r->idem_len > IDEM_TOKEN_MAX_BYTES)
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\" "
 		    "must be a token of 1 to %d bytes", IDEM_TOKEN_MAX_BYTES));
-	if (!store_has_idem(r->md->store))
+	if (!store_has_idem(r->md->store) && !store_forwards(r->md->store))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "field \"idem\": "
 		    "idempotent writes are not available on the %s backend "
 		    "yet", store_name(r->md->store)));
@@ -182,7 +184,9 @@ ops_start(struct req *r, int rc, const struct proto_err *e)
 	if (rc != 0) {
 		reply_error(r, e->code, e->msg);
 		req_done(r);
-	} else if (req_writes(r))
+	} else if (req_writes(r) && store_forwards(r->md->store))
+		forward_start(r);	/* the metad the store uses writes it */
+	else if (req_writes(r))
 		commit_enqueue(r->md->commit, r);
 	else
 		r->op->run(r);

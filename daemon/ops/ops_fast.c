@@ -35,6 +35,7 @@
 #include "metad.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
+#include "store/store_forward.h"
 
 #define OPS_FAST_MEMBERS	8
 /* A u64 field of at most this many digits is below JSON_INT_MAX. */
@@ -471,7 +472,9 @@ ops_fast(struct req *r, const char *line, size_t len)
 	r->op = ops_find(r->md, f.op);
 	/* after the key and value: the id, then the token (OPS_FAST_ROOM) */
 	at = r->strs + f.key_len + 1 + (f.value != NULL ? f.value_len + 1 : 0);
-	if (((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) ||
+	/* A write forwarded whole is sent from its tree (core/forward.c). */
+	if (((r->op->flags & OP_WRITE) && (r->access != CONN_ACCESS_RW ||
+	    store_forwards(r->md->store))) ||
 	    (f.idem != NULL && fast_idem_take(r, &f, at + f.id_len) != 0)) {
 		r->op = NULL;
 		return (0);

@@ -50,6 +50,7 @@ static const struct {
 	{ "sqlite",	"PATH",			&store_sqlite_backend },
 	{ "memory",	NULL,			&store_mem_backend },
 	{ "etcd",	"URL[,URL...]",		&store_etcd_backend },
+	{ "metad",	"URL[,URL...]",		&store_remote_backend },
 };
 
 #define STORE_NBACKENDS	(sizeof store_backends / sizeof store_backends[0])

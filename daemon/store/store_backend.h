@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 
 #include "store/store.h"
+#include "store/store_forward.h"
 #include "store/store_idem.h"
 
 struct store_local;
@@ -146,6 +147,15 @@ struct store_backend {
 	/* A remote store's: store_idem_fix(), outside batches. */
 	void	 (*idem_fix)(struct store *, const void *, size_t,
 		    const struct store_idem *, store_done, void *);
+	/*
+	 * A store that is a metad (store_forward.h): a write request whole,
+	 * to the metad it uses; NULL elsewhere.  A replica's load, in a
+	 * batch (store_put_as(), which checks kv): memory's only.
+	 */
+	void	 (*forward)(struct store *, const char *, size_t,
+		    store_forward_done, void *);
+	int	 (*put_as)(struct store *, const struct store_kv *,
+		    struct store_err *);
 	/* The leases it knows of (etcd: every daemon's on the prefix). */
 	size_t	 (*lease_count)(struct store *);
 
@@ -170,6 +180,7 @@ struct store_backend {
 extern const struct store_backend	 store_sqlite_backend;
 extern const struct store_backend	 store_mem_backend;
 extern const struct store_backend	 store_etcd_backend;
+extern const struct store_backend	 store_remote_backend;
 
 struct store {
 	/* First: what store.h's accessors read (the backend keeps it). */

@@ -2,7 +2,9 @@
 # own socket in a temporary directory, and stops it afterwards.
 #
 #   METAD_TEST_STORE   backend for the daemon under test: "sqlite" (default),
-#                      "memory" or "etcd" (the etcd at $METAD_TEST_ETCD if
+#                      "memory", "remote" (the remote backend: every
+#                      daemon under test uses one daemon of the test's
+#                      on sqlite, serving_for_test) or "etcd" (the etcd at $METAD_TEST_ETCD if
 #                      set, as tests/run does, else one started for the
 #                      test on loopback ports and stopped afterwards); each
 #                      test's daemon gets its own --etcd-prefix ($ETCD_PREFIX)
@@ -62,6 +64,10 @@ metad_spawn() {
 		etcd_for_test || return 1
 		store="etcd:$ETCD_URL"
 		extra=(--etcd-prefix "$ETCD_PREFIX")
+		;;
+	remote)
+		serving_for_test || return 1
+		store="metad:unix:$SERVING_SOCK"
 		;;
 	*) store="$METAD_TEST_STORE" ;;
 	esac
@@ -142,6 +148,8 @@ stop_bg() {
 
 metad_cleanup() {
 	metad_stop
+	stop_bg "${SERVING_PID:-}"
+	SERVING_PID=
 	etcd_stop
 	[ -n "${TESTDIR:-}" ] && rm -rf "$TESTDIR"
 	TESTDIR=
@@ -197,6 +205,18 @@ store_is() {
 		[ "${store%%:*}" != "$s" ] || return 0
 	done
 	return 1
+}
+
+# The daemon the remote backend's daemons of this test use
+# (METAD_TEST_STORE=remote): one of its own on sqlite, started once, on
+# $SERVING_SOCK; metad_cleanup stops it.
+serving_for_test() {
+	[ -n "${SERVING_PID:-}" ] && return 0
+	SERVING_SOCK="$TESTDIR/serving.sock"
+	"$METAD" --socket "$SERVING_SOCK" --store "sqlite:$TESTDIR/serving.db" \
+	    --log-level warn 2>>"$TESTDIR/serving.log" 3>&- &
+	SERVING_PID=$!
+	daemon_wait "$SERVING_PID" "$SERVING_SOCK" "$TESTDIR/serving.log"
 }
 
 # The etcd for this test: the shared one, or one of its own.

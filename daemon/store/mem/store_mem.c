@@ -315,6 +315,36 @@ store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	return (0);
 }
 
+/*
+ * A replica's load (store_put_as()): the node as kv has it, and its put
+ * event at its mod_rev (the batch's compaction moves it to the kept).
+ */
+static int
+store_mem_put_as(struct store *s, const struct store_kv *kv,
+    struct store_err *err)
+{
+	struct store_mem	*m = s->impl;
+	struct store_mem_node	*n;
+
+	if (store_mem_keys_find(&m->keys, kv->key, kv->key_len, NULL) != NULL)
+		return (store_err_set(err, STORE_ERR_INTERNAL, "memory: a "
+		    "replica's key loaded twice"));
+	n = store_mem_keys_node_new(&m->keys, kv->key, kv->key_len);
+	n->value = xmemdup(kv->value != NULL ? (const void *)kv->value : "",
+	    kv->value_len);
+	n->value_len = kv->value_len;
+	n->version = kv->version;
+	n->create_rev = kv->create_rev;
+	n->mod_rev = kv->mod_rev;
+	n->lease = kv->lease;
+	store_mem_keys_link(&m->keys, n);
+	store_mem_undo_add(m, MEM_UNDO_CREATE, n);
+	m->nkeys++;
+	m->bytes += kv->key_len + kv->value_len;
+	store_mem_event_add(m, kv->mod_rev, 0, n, STORE_EVENT_PUT);
+	return (0);
+}
+
 int
 store_mem_del(struct store *s, uint64_t rev, uint32_t seq, const char *key,
     size_t key_len, int *deleted, struct store_err *err)
@@ -488,6 +518,8 @@ const struct store_backend store_mem_backend = {
 	/* Idempotent writes' records, in a batch. */
 	.idem_get = store_mem_idem_get,
 	.idem_put = store_mem_idem_put,
+	/* A replica's load (the remote backend's view). */
+	.put_as = store_mem_put_as,
 	/* Status. */
 	.read_stats = store_local_read_stats,
 	/* The synchronous side store_local.c calls. */
