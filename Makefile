@@ -259,7 +259,7 @@ run: deps
 
 # The whole behaviour suite runs on every backend (tests/passes): sqlite
 # (with the unit tests, and the runners' own tests in tests/runner once),
-# memory, and etcd (tests/run-etcd: one etcd on loopback ports, the store
+# memory, metad (the remote backend), and etcd (tests/run-etcd: one etcd on loopback ports, the store
 # contract tests run against it too; a failure under CI when etcd is not
 # installed, a skip elsewhere), beside the other two with CHECK_JOBS=2
 # (the default: the etcd pass mostly waits on etcd's fsyncs; its output
@@ -269,11 +269,14 @@ run: deps
 # about 4 minutes here, 9 under ASan) instead of holding CI to its limit.
 # CHECK_MEMORY=0 leaves out the memory backend's behaviour pass (.ci/run
 # does so under the sanitizers, where the plain pass has run it and the
-# unit tests still run the memory store's code).
+# unit tests still run the memory store's code), CHECK_REMOTE=0 the metad
+# backend's (every daemon under test behind one of its test's; under the
+# sanitizers too, where remote.bats in the sqlite pass runs its code).
 # CHECK_ETCD_BATS="FILES" runs only those bats files in the etcd pass
 # (.ci/run's sanitizer pass: the etcd backend's own files), all if empty.
 BATS_TIMEOUT	?= 1800
 CHECK_MEMORY	?= 1
+CHECK_REMOTE	?= 1
 CHECK_ETCD_BATS	?=
 CHECK_JOBS	?= 2
 check: deps
@@ -281,6 +284,7 @@ check: deps
 	$(Q)SANITIZER="$(SANITIZER)" METAD_BATS_TIMEOUT=$(BATS_TIMEOUT) \
 	    UNITS="$(UNIT_BINS)" ETCD_UNITS="$(ETCD_UNIT_TESTS)" \
 	    ETCD_FILES="$(CHECK_ETCD_BATS)" CHECK_MEMORY=$(CHECK_MEMORY) \
+	    CHECK_REMOTE=$(CHECK_REMOTE) \
 	    CHECK_JOBS=$(CHECK_JOBS) ./tests/passes
 
 check-etcd: all $(ETCD_UNIT_TESTS)

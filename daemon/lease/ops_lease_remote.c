@@ -386,7 +386,9 @@ ops_lease_remote_info_got(void *arg, const struct store_lease_state *ls,
 		return;
 	}
 	lr->ttl_ms = ls->ttl_ms;
-	lr->session = ls->session;
+	/* The table holds this daemon's session leases (the backend may
+	 * keep them as leases with a TTL: the metad backend). */
+	lr->session = ls->session || lease_find(r->md->leases, lr->id) != NULL;
 	lr->deadline = ls->remaining_ms;
 	store_read_lease_keys(r->md->store, lr->id, NULL, 0,
 	    LEASE_INFO_KEYS_MAX, ops_lease_remote_info_keys, r);
@@ -428,7 +430,8 @@ ops_lease_remote_listed(void *arg, long n, const struct store_lease *v,
 		jw_name(&w, "remaining_ms");
 		jw_u64(&w, v[i].remaining_ms);
 		jw_name(&w, "session");
-		jw_bool(&w, v[i].session);
+		jw_bool(&w, v[i].session ||
+		    lease_find(r->md->leases, v[i].id) != NULL);
 		jw_obj_close(&w);
 	}
 	jw_arr_close(&w);

@@ -21,6 +21,7 @@ print(json.dumps({"op": "put", "key": sys.argv[1], "value_b64": v}))
 ' "$1" "$2" | socat -t 10 - "UNIX-CONNECT:$SOCK" | grep -q '"ok":true'
 }
 
+# bats test_tags=not-remote
 @test "a txn whose gets would pass --max-answer-bytes is answer_too_large and writes nothing" {
 	put_big big 1048576
 	local gets

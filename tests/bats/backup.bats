@@ -69,19 +69,19 @@ check_consistent() {
 @test "dump: a header line, then one kv a line in key order; binary values as value_b64; PREFIX" {
 	run mctl dump
 	assert_success
-	assert_output "$(rv '{"dump":1,"rev":@0,"backend":"'"${METAD_TEST_STORE:-sqlite}"'"}')"
+	assert_output "$(rv '{"dump":1,"rev":@0,"backend":"'"$(backend_name)"'"}')"
 	mctl put b/2 two >/dev/null
 	printf '\x00\xffbin' | mctl put b/1 - >/dev/null
 	mctl put c/1 three >/dev/null
 	run mctl dump b/
 	assert_success
-	assert_line --index 0 "$(rv '{"dump":1,"rev":@3,"backend":"'"${METAD_TEST_STORE:-sqlite}"'"}')"
+	assert_line --index 0 "$(rv '{"dump":1,"rev":@3,"backend":"'"$(backend_name)"'"}')"
 	assert_line --index 1 "$(rv '{"key":"b/1","value_b64":"AP9iaW4=","version":1,"create_rev":@2,"mod_rev":@2}')"
 	assert_line --index 2 "$(rv '{"key":"b/2","value":"two","version":1,"create_rev":@1,"mod_rev":@1}')"
 	[ "${#lines[@]}" -eq 3 ]
 	# -o json changes nothing: a dump is JSON already.
 	run mctl -o json dump c/
-	assert_output "$(rv '{"dump":1,"rev":@3,"backend":"'"${METAD_TEST_STORE:-sqlite}"'"}
+	assert_output "$(rv '{"dump":1,"rev":@3,"backend":"'"$(backend_name)"'"}
 {"key":"c/1","value":"three","version":1,"create_rev":@3,"mod_rev":@3}')"
 }
 
@@ -252,6 +252,12 @@ bad_load() {
 # fresh prefix on etcd).
 metad_restart_empty() {
 	metad_stop
+	# The metad backend's store is its serving daemon's: a new one.
+	if store_is remote; then
+		stop_bg "$SERVING_PID"
+		SERVING_PID=
+		rm -f "$TESTDIR"/serving.db*
+	fi
 	DB="$TESTDIR/meta.$RANDOM.db"
 	ETCD_PREFIX="${ETCD_PREFIX:-x/}r$RANDOM/"
 	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"

@@ -340,7 +340,7 @@ assert_json_line() {
 	assert_line 'watches: 0'
 	assert_line --regexp '^db_bytes: [0-9]+$'
 	assert_line --regexp '^uptime_s: [0-9]+$'
-	assert_line --regexp '^backend: (sqlite|memory|etcd)$'
+	assert_line --regexp '^backend: (sqlite|memory|etcd|metad)$'
 	if store_is etcd; then
 		# Last, the endpoints: a line each, URL and health.
 		assert_equal "$(printf '%s\n' "$output" | tail -2)" "endpoints:

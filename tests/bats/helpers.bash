@@ -18,6 +18,11 @@
 #   store:durable  needs a store that outlives its daemon (sqlite, etcd)
 #   store:etcd     only on etcd (etcd.bats)
 #   store:local    only on sqlite and memory
+#   not-remote     not on the metad backend (METAD_TEST_STORE=remote): what
+#                  the daemon under test does itself there is the daemon
+#                  it uses's (its --idem-window, --max-leases, its commits'
+#                  metrics, a write's --max-answer-bytes, a key's lease in
+#                  kv objects: metad(8), the metad backend)
 #   no-valgrind    not with metad under valgrind (timing, RSS)
 # A tagged test also skips when run by hand on another backend, with a
 # line that costs nothing: store_is sqlite || skip "about the sqlite file".
@@ -196,6 +201,15 @@ mctl() {
 	"$METACTL" "$@"
 }
 
+# backend_name: the name the daemon under test gives its backend (hello,
+# status, a dump's header).
+backend_name() {
+	case "${METAD_TEST_STORE:-sqlite}" in
+	remote) echo metad ;;
+	*) echo "${METAD_TEST_STORE:-sqlite}" ;;
+	esac
+}
+
 # store_is NAME...: the daemon under test runs on one of these backends
 # (sqlite, memory, etcd: METAD_TEST_STORE up to a colon, sqlite by
 # default).  On etcd, revs are etcd's: other namespaces move them too.
@@ -211,9 +225,15 @@ store_is() {
 # (METAD_TEST_STORE=remote): one of its own on sqlite, started once, on
 # $SERVING_SOCK; metad_cleanup stops it.
 serving_for_test() {
-	[ -n "${SERVING_PID:-}" ] && return 0
+	# A test that made itself a new $TESTDIR gets a new one too.
+	[ -n "${SERVING_PID:-}" ] && [ "$SERVING_SOCK" = "$TESTDIR/serving.sock" ] &&
+	    return 0
+	stop_bg "${SERVING_PID:-}"
 	SERVING_SOCK="$TESTDIR/serving.sock"
-	"$METAD" --socket "$SERVING_SOCK" --store "sqlite:$TESTDIR/serving.db" \
+	# The METAD_ variables a test sets are for the daemon under test.
+	# shellcheck disable=SC2046 # one word per variable
+	env $(env | sed -n 's/^\(METAD_[A-Z0-9_]*\)=.*/-u \1/p') \
+	    "$METAD" --socket "$SERVING_SOCK" --store "sqlite:$TESTDIR/serving.db" \
 	    --log-level warn 2>>"$TESTDIR/serving.log" 3>&- &
 	SERVING_PID=$!
 	daemon_wait "$SERVING_PID" "$SERVING_SOCK" "$TESTDIR/serving.log"

@@ -282,6 +282,7 @@ version() {
 	assert_output nobody
 }
 
+# bats test_tags=not-remote
 @test "--idem-window: past it, the token is forgotten and the write applies again" {
 	metad_start --idem-window 1s
 	run req '{"op":"put","key":"k","value":"a","idem":"w"}'

@@ -18,6 +18,7 @@ lease_of() {
 	sed -n 's/.*"lease":\([0-9]*\).*/\1/p' <<<"$1"
 }
 
+# bats test_tags=not-remote
 @test "--max-leases: a grant past it is resource_exhausted, session leases count, a revoke or a closed session gives the place back" {
 	local a b
 	a=$(lease_of "$(req '{"op":"lease_grant","ttl_ms":60000}')")
@@ -54,6 +55,7 @@ lease_of() {
 	assert_output --partial '"ok":true'
 }
 
+# bats test_tags=not-remote
 @test "--max-leases: the default is 100000, and METAD_MAX_LEASES sets it" {
 	run "$METAD" --help
 	assert_output --partial '--max-leases N'

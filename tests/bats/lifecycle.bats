@@ -16,7 +16,7 @@ teardown() {
 
 # bats test_tags=store:durable
 @test "data, versions and rev survive a restart" {
-	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
+	store_is sqlite etcd remote || skip "the memory store does not outlive its daemon"
 	metad_start
 	req '{"op":"put","key":"a","value":"1"}' >/dev/null
 	req '{"op":"put","key":"a","value":"2"}' >/dev/null
@@ -86,7 +86,7 @@ teardown() {
 
 # bats test_tags=store:durable
 @test "kill -9 during concurrent writes loses no acknowledged write" {
-	store_is sqlite etcd || skip "the memory store does not outlive its daemon"
+	store_is sqlite etcd remote || skip "the memory store does not outlive its daemon"
 	metad_start
 	local w pids=()
 	for w in 1 2 3 4; do
@@ -172,7 +172,7 @@ teardown() {
 	# with the spec it likely meant.
 	run "$METAD" --store "$TESTDIR/x.db"
 	assert_failure 2
-	assert_line --index 0 "metad: invalid value \"$TESTDIR/x.db\" for --store: expected sqlite:PATH, memory or etcd:URL[,URL...] (a database file: sqlite:$TESTDIR/x.db)"
+	assert_line --index 0 "metad: invalid value \"$TESTDIR/x.db\" for --store: expected sqlite:PATH, memory, etcd:URL[,URL...] or metad:URL[,URL...] (a database file: sqlite:$TESTDIR/x.db)"
 	[ ! -e "$TESTDIR/x.db" ]
 	# From the environment: the variable is named.
 	METAD_HISTORY=abc run "$METAD"

@@ -87,6 +87,7 @@ delta() {
 	assert_equal "$(val "$TESTDIR/m" 'metad_store_up{}')" 1
 }
 
+# bats test_tags=not-remote
 @test "N puts count N ok puts; a failed precondition, a bad request and an unknown op under their codes" {
 	metad_start
 	snap "$TESTDIR/a"
@@ -117,6 +118,7 @@ delta() {
 	assert_equal "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_commit_batch_size_bucket{le=1}')" 6
 }
 
+# bats test_tags=not-remote
 @test "a pipelined burst: every put counted once, the batches' sizes sum to it" {
 	metad_start
 	snap "$TESTDIR/a"
@@ -181,6 +183,7 @@ delta() {
 	[ "$(delta "$TESTDIR/a" "$TESTDIR/b" 'metad_bytes_sent_total{}')" -ge "$got" ]
 }
 
+# bats test_tags=not-remote
 @test "gauges: keys, rev and compact_rev as status says; connections and watches open now" {
 	metad_start
 	put_n g 7
@@ -207,6 +210,7 @@ delta() {
 	assert_equal "$(val "$TESTDIR/m" 'metad_connections{}')" 1
 }
 
+# bats test_tags=not-remote
 @test "leases: the live leases the daemon knows" {
 	metad_start
 	if store_is etcd; then

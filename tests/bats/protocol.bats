@@ -15,7 +15,7 @@ teardown() {
 @test "hello reports server, protocol, backend, access, rev and the value limit" {
 	run req '{"op":"hello","id":1}'
 	assert_success
-	assert_output --regexp "$(rv '^\{"id":1,"ok":true,"server":"metad","version":"[0-9.]+","protocol":1,"backend":"(sqlite|memory|etcd)","access":"rw","rev":@0,"max_value_bytes":1048576\}$')"
+	assert_output --regexp "$(rv '^\{"id":1,"ok":true,"server":"metad","version":"[0-9.]+","protocol":1,"backend":"(sqlite|memory|etcd|metad)","access":"rw","rev":@0,"max_value_bytes":1048576\}$')"
 }
 
 @test "ping answers the current rev" {
@@ -279,6 +279,8 @@ REQS
 		local c
 		c=$(sed -n 's/.*"compact_rev":\([0-9]*\).*/\1/p' <<<"$output")
 		[ "$c" -le "$R0" ]
+	elif store_is remote; then
+		assert_output --regexp "$(rv '^\{"ok":true,"rev":@2,"compact_rev":0,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"metad","endpoints":\[\{"url":"unix:[^"]+","healthy":true\}\],"view":"on: a replica at rev @2, streaming"\}$')"
 	else
 		assert_output --regexp "$(rv '^\{"ok":true,"rev":@2,"compact_rev":0,"keys":2,"db_bytes":[0-9]+,"connections":1,"watches":0,"uptime_s":[0-9]+,"backend":"(sqlite|memory)"\}$')"
 	fi

@@ -42,6 +42,10 @@ store_args() {
 		etcd_for_test || return 1
 		STORE_ARGS=(--store "etcd:$ETCD_URL" --etcd-prefix "$ETCD_PREFIX")
 		;;
+	remote)
+		serving_for_test || return 1
+		STORE_ARGS=(--store "metad:unix:$SERVING_SOCK")
+		;;
 	esac
 }
 
@@ -122,7 +126,7 @@ stop_within() {
 # The form's daemon is gone: on a durable store, start it again in the
 # foreground and read every write back.
 after_restart() {
-	store_is sqlite etcd || return 0
+	store_is sqlite etcd remote || return 0
 	metad_spawn METAD_PID "$SOCK" "$TESTDIR/metad.log"
 	all_there
 	metad_stop

@@ -71,7 +71,7 @@ remote_view_notify(void *arg, uint64_t from, uint64_t to)
 	st->head.rev = to;
 	if (to > st->head.seen_rev)
 		st->head.seen_rev = to;
-	if (sr->opts.notify != NULL && sr->loaded)
+	if (sr->opts.notify != NULL && sr->opened)
 		sr->opts.notify(sr->opts.notify_arg, old, to);
 }
 
@@ -88,6 +88,13 @@ struct remote_load_apply {
 	struct store_err	 err;
 	int			 failed;
 };
+
+static void
+remote_applied_quiet(void *arg, const struct store_err *se)
+{
+	(void)arg;
+	(void)se;
+}
 
 static void
 remote_load_committed(void *arg, const struct store_err *se)
@@ -168,7 +175,7 @@ remote_load_apply(struct store_remote *sr, struct store_err *err)
 	/* History from the rev after the load's: rev L's is not whole. */
 	st->head.compact_rev = sr->load_rev > 0 ? sr->load_rev + 1 : 0;
 	st->head.rev = st->head.seen_rev = sr->load_rev;
-	if (old != NULL && sr->opts.notify != NULL && sr->loaded) {
+	if (old != NULL && sr->opts.notify != NULL && sr->opened) {
 		/* The events in between are gone: their watches are told. */
 		log_warnx("store: the replica was loaded again at rev %" PRIu64
 		    ": the events after rev %" PRIu64 " are lost to the "
@@ -181,6 +188,7 @@ remote_load_apply(struct store_remote *sr, struct store_err *err)
 }
 
 static void	remote_load_page(struct store_remote *, const char *, size_t);
+static void	remote_load_done(struct store_remote *);
 
 static void
 remote_load_failed(struct store_remote *sr, const struct store_err *se)
@@ -224,9 +232,8 @@ remote_load_got(void *arg, const char *line, size_t len,
 		cJSON_Delete(j);
 		if (err.code == STORE_ERR_COMPACTED) {
 			/* Compacted while we paged: from the start again. */
-			store_kvbuf_free(&sr->load_kvs);
-			sr->load_rev = 0;
-			remote_load_page(sr, NULL, 0);
+			sr->loading = 0;
+			remote_load(sr);
 			return;
 		}
 		remote_load_failed(sr, &err);
@@ -234,8 +241,6 @@ remote_load_got(void *arg, const char *line, size_t len,
 	}
 	if (proto_get_u64(j, "rev", 1, &rev, NULL) != 1)
 		ok = 0;
-	else if (sr->load_rev == 0)
-		sr->load_rev = rev;
 	kvs = cJSON_GetObjectItemCaseSensitive(j, "kvs");
 	cJSON_ArrayForEach(kv, kvs) {
 		memset(&k, 0, sizeof k);
@@ -269,6 +274,15 @@ remote_load_got(void *arg, const char *line, size_t len,
 		remote_load_page(sr, last, last_len);
 		return;
 	}
+	remote_load_done(sr);
+}
+
+/* The keys are in: the view made, then the stream from the rev after. */
+static void
+remote_load_done(struct store_remote *sr)
+{
+	struct store_err	 err;
+
 	if (remote_load_apply(sr, &err) != 0) {
 		remote_load_failed(sr, &err);
 		return;
@@ -281,7 +295,7 @@ remote_load_got(void *arg, const char *line, size_t len,
 	remote_feed_watch(sr);
 }
 
-/* The page after key (NULL: the first), at load_rev (0: now). */
+/* The page after key (NULL: the first), at load_rev. */
 static void
 remote_load_page(struct store_remote *sr, const char *after, size_t len)
 {
@@ -295,10 +309,8 @@ remote_load_page(struct store_remote *sr, const char *after, size_t len)
 	jw_cstr(&w, "list");
 	JW_NAME(&w, "limit");
 	jw_u64(&w, REMOTE_LOAD_PAGE);
-	if (sr->load_rev > 0) {
-		JW_NAME(&w, "rev");
-		jw_u64(&w, sr->load_rev);
-	}
+	JW_NAME(&w, "rev");
+	jw_u64(&w, sr->load_rev);
 	if (after != NULL) {
 		JW_NAME(&w, "after");
 		jw_str(&w, after, len);
@@ -308,9 +320,46 @@ remote_load_page(struct store_remote *sr, const char *after, size_t len)
 	buf_free(&b);
 }
 
+/*
+ * The metad used's compact_rev C and rev: the keys are loaded as of C,
+ * and its history from C + 1 comes on the stream, so that the replica
+ * holds the history it holds (C 0: none to load, all of it to come).
+ */
+static void
+remote_status_got(void *arg, const char *line, size_t len,
+    const struct store_err *se)
+{
+	struct store_remote	*sr = arg;
+	struct store_err	 err;
+	cJSON			*j;
+	int			 ok;
+
+	if (se != NULL) {
+		remote_load_failed(sr, se);
+		return;
+	}
+	if ((j = remote_answer_parse(line, len, &err)) == NULL) {
+		remote_load_failed(sr, &err);
+		return;
+	}
+	ok = proto_get_u64(j, "compact_rev", 1, &sr->load_rev, NULL) == 1 &&
+	    proto_get_u64(j, "rev", 1, &sr->open_rev, NULL) == 1;
+	if (!ok)
+		remote_answer_error(j, &err);
+	cJSON_Delete(j);
+	if (!ok)
+		remote_load_failed(sr, &err);
+	else if (sr->load_rev == 0)
+		remote_load_done(sr);
+	else
+		remote_load_page(sr, NULL, 0);
+}
+
 void
 remote_load(struct store_remote *sr)
 {
+	static const char	 status[] = "{\"op\":\"status\"}";
+
 	if (sr->loading)
 		return;
 	sr->loading = 1;
@@ -318,7 +367,8 @@ remote_load(struct store_remote *sr)
 	sr->watch = 0;
 	sr->watching = 0;
 	store_kvbuf_free(&sr->load_kvs);
-	remote_load_page(sr, NULL, 0);
+	rconn_call(sr->conn, status, sizeof status - 1, RCONN_RETRY,
+	    remote_status_got, sr);
 }
 
 static void
@@ -366,9 +416,13 @@ remote_open(struct store *st, const char *arg,
 	cbs.arg = sr;
 	if ((sr->conn = rconn_open(opts->base, arg, &tls, &cbs, err)) == NULL)
 		return (-1);
-	/* The daemon's loop runs nothing else yet: the load runs on it. */
+	/*
+	 * The daemon's loop runs nothing else yet: the load runs on it, and
+	 * the stream up to the rev the metad used had then.
+	 */
 	rconn_start(sr->conn);
-	while (!sr->loaded && !sr->open_failed && mono_ms() < deadline) {
+	while ((!sr->loaded || store_rev(st) < sr->open_rev) &&
+	    !sr->open_failed && mono_ms() < deadline) {
 		if (event_base_loop(opts->base, EVLOOP_ONCE) != 0)
 			break;
 	}
@@ -376,7 +430,8 @@ remote_open(struct store *st, const char *arg,
 		*err = sr->open_err;
 		return (-1);
 	}
-	if (!sr->loaded)
+	sr->opened = 1;
+	if (!sr->loaded || store_rev(st) < sr->open_rev)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "the metad "
 		    "used did not answer in %d s%s%s", REMOTE_OPEN_MS / 1000,
 		    rconn_why(sr->conn)[0] != '\0' ? ": " : "",
@@ -406,6 +461,21 @@ remote_view_rev(struct store_remote *sr, uint64_t rev)
 	return (rev > store_rev(sr->view) ? 0 : rev);
 }
 
+/* A read at a rev above ours: as a local store answers it. */
+static int
+remote_future(struct store_remote *sr, uint64_t rev, store_read_done done,
+    void *arg)
+{
+	struct store_err	 err;
+
+	if (rev <= store_rev(sr->st))
+		return (0);
+	store_err_set(&err, STORE_ERR_FUTURE, "rev %" PRIu64 " is above the "
+	    "current rev %" PRIu64, rev, store_rev(sr->st));
+	done(arg, -1, NULL, 0, &err);
+	return (1);
+}
+
 struct remote_read {
 	struct store_remote	*sr;
 	int			 range;
@@ -431,7 +501,14 @@ remote_read_free(struct remote_read *rr)
 static char *
 remote_dup(const char *s, size_t len)
 {
-	return (s != NULL ? xmemdup(s, len + 1) : NULL);
+	char	*p;
+
+	if (s == NULL)
+		return (NULL);
+	p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return (p);
 }
 
 static void
@@ -461,6 +538,8 @@ remote_read_get(struct store *st, const char *key, size_t key_len,
 	struct remote_read	*rr;
 
 	/* A read at a rev is the same wherever it is read. */
+	if (remote_future(sr, rev, done, arg))
+		return;
 	if (serializable || rev != 0) {
 		store_read_get_at(sr->view, key, key_len,
 		    remote_view_rev(sr, rev), 1, done, arg);
@@ -483,6 +562,8 @@ remote_read_range(struct store *st, const struct store_range *r,
 	struct store_range	 vr = *r;
 	struct remote_read	*rr;
 
+	if (remote_future(sr, r->rev, done, arg))
+		return;
 	if (r->serializable || r->rev != 0) {
 		vr.rev = remote_view_rev(sr, r->rev);
 		store_read_range(sr->view, &vr, done, arg);
@@ -501,12 +582,68 @@ remote_read_range(struct store *st, const struct store_range *r,
 	remote_barrier(sr, remote_read_run, rr);
 }
 
+struct remote_hist {
+	struct store_remote	*sr;
+	store_history_done	 done;
+	void			*arg;
+};
+
+/* The lease that ended at rev, from the ring: 1, or 0 if not kept. */
+static int
+remote_end_of(const struct store_remote *sr, uint64_t rev, uint64_t *lease,
+    int *expired)
+{
+	unsigned	 i, k;
+
+	for (i = 0; i < sr->nends; i++) {
+		k = (sr->ends_next + REMOTE_ENDS - 1 - i) % REMOTE_ENDS;
+		if (sr->ends[k].rev == rev) {
+			*lease = sr->ends[k].lease;
+			*expired = sr->ends[k].expired;
+			return (1);
+		}
+		if (sr->ends[k].rev < rev)
+			break;
+	}
+	return (0);
+}
+
+/* The replica's history, each delete of a lease's end saying so. */
+static void
+remote_history_got(void *arg, long n, const struct store_event *evs,
+    int more, const struct store_err *se)
+{
+	struct remote_hist	*h = arg;
+	struct store_event	*v = NULL;
+	uint64_t		 lease;
+	long			 i;
+	int			 expired;
+
+	if (n > 0 && h->sr->nends > 0) {
+		v = xmalloc((size_t)n * sizeof *v);
+		memcpy(v, evs, (size_t)n * sizeof *v);
+		for (i = 0; i < n; i++) {
+			if (v[i].type != STORE_EVENT_DELETE ||
+			    !remote_end_of(h->sr, v[i].rev, &lease, &expired))
+				continue;
+			v[i].cause = expired ? STORE_CAUSE_EXPIRED :
+			    STORE_CAUSE_REVOKED;
+			v[i].cause_lease = lease;
+		}
+		evs = v;
+	}
+	h->done(h->arg, n, evs, more, se);
+	free(v);
+	free(h);
+}
+
 static void
 remote_read_history(struct store *st, uint64_t from_rev, size_t max_events,
     store_history_done done, void *arg)
 {
 	struct store_remote	*sr = R(st);
 	struct store_err	 err;
+	struct remote_hist	*h;
 
 	if (from_rev < st->head.compact_rev) {
 		store_err_set(&err, STORE_ERR_COMPACTED, "history from rev "
@@ -516,7 +653,12 @@ remote_read_history(struct store *st, uint64_t from_rev, size_t max_events,
 		return;
 	}
 	store_want_prev(sr->view, st->head.want_prev);
-	store_read_history(sr->view, from_rev, max_events, done, arg);
+	h = xmalloc(sizeof *h);
+	h->sr = sr;
+	h->done = done;
+	h->arg = arg;
+	store_read_history(sr->view, from_rev, max_events, remote_history_got,
+	    h);
 }
 
 static void
@@ -524,14 +666,6 @@ remote_read_key_history(struct store *st, const char *key, size_t key_len,
     uint64_t from_rev, size_t limit, store_history_done done, void *arg)
 {
 	store_read_key_history(R(st)->view, key, key_len, from_rev, limit,
-	    done, arg);
-}
-
-static void
-remote_read_lease_keys(struct store *st, uint64_t lease, const char *after,
-    size_t after_len, uint64_t limit, store_read_done done, void *arg)
-{
-	store_read_lease_keys(R(st)->view, lease, after, after_len, limit,
 	    done, arg);
 }
 
@@ -575,11 +709,78 @@ remote_read_stats(struct store *st, store_stats_done done, void *arg)
 }
 
 static void
+remote_compact_begun(void *arg, const struct store_err *se)
+{
+	struct store_remote	*sr = arg;
+	struct store_err	 err;
+	uint64_t		 to = sr->compact_to;
+
+	if (se != NULL)
+		return;
+	if (to > store_rev(sr->view))
+		to = store_rev(sr->view);
+	if (store_compact(sr->view, to, &err) != 0) {
+		store_rollback(sr->view);
+		return;
+	}
+	store_commit(sr->view, store_rev(sr->view), remote_applied_quiet, NULL);
+}
+
+/*
+ * The metad used compacted to rev (a compact's answer says so): the
+ * replica's history and reads at a rev follow.
+ */
+static void
+remote_compacted(struct store_remote *sr, uint64_t rev)
+{
+	static const struct store_keys	 none;
+
+	if (rev <= sr->st->head.compact_rev)
+		return;
+	sr->compact_to = rev;
+	if (store_rev(sr->view) > store_compact_rev(sr->view))
+		store_begin(sr->view, &none, remote_compact_begun, sr);
+	sr->st->head.compact_rev = rev;
+}
+
+struct remote_fwd {
+	struct store_remote	*sr;
+	store_forward_done	 done;
+	void			*arg;
+};
+
+static void
+remote_forwarded(void *arg, const char *line, size_t len,
+    const struct store_err *se)
+{
+	struct remote_fwd	*f = arg;
+	static const char	 key[] = "\"compact_rev\":";
+	const char		*p;
+	uint64_t		 rev = 0;
+
+	/* Only a compact answers a compact_rev (an error its detail). */
+	if (se == NULL && len > 11 && memcmp(line, "{\"ok\":true,", 11) == 0 &&
+	    (p = memmem(line, len, key, sizeof key - 1)) != NULL) {
+		for (p += sizeof key - 1; p < line + len && *p >= '0' &&
+		    *p <= '9'; p++)
+			rev = rev * 10 + (uint64_t)(*p - '0');
+		remote_compacted(f->sr, rev);
+	}
+	f->done(f->arg, line, len, se);
+	free(f);
+}
+
+static void
 remote_forward(struct store *st, const char *line, size_t len,
     store_forward_done done, void *arg)
 {
-	rconn_call(R(st)->conn, line, len, RCONN_RETRY | RCONN_WRITE, done,
-	    arg);
+	struct remote_fwd	*f = xmalloc(sizeof *f);
+
+	f->sr = R(st);
+	f->done = done;
+	f->arg = arg;
+	rconn_call(R(st)->conn, line, len, RCONN_RETRY | RCONN_WRITE,
+	    remote_forwarded, f);
 }
 
 /* No batch is ever opened here: every write goes whole (forward). */

@@ -36,6 +36,8 @@ struct rwait;
 #define REMOTE_LOAD_PAGE	1000
 /* How long a linearizable read waits for the stream to reach its rev. */
 #define REMOTE_BARRIER_MS	5000
+/* The revs at which a lease's end deleted keys, kept for the history. */
+#define REMOTE_ENDS		4096
 /* How long open waits for the metad used to answer. */
 #define REMOTE_OPEN_MS		10000
 
@@ -52,11 +54,24 @@ struct store_remote {
 	uint64_t		 load_rev;
 	struct store_kvbuf	 load_kvs;
 	int			 loaded;
+	uint64_t		 open_rev;	/* the metad used's, at the load */
+	int			 opened;	/* open returned: notify */
 	struct store_err	 open_err;
 	int			 open_failed;
 	/* The rev coming in on the stream, and its events so far. */
 	uint64_t		 ev_rev;
 	struct store_evbuf	 evs;
+	/* The metad used's compact_rev, to compact the replica to. */
+	uint64_t		 compact_to;
+	/*
+	 * The lease ends the stream told (a delete's "lease" and "cause"),
+	 * a ring by rev, so that the history read here tells them too.
+	 */
+	struct {
+		uint64_t	 rev, lease;
+		int		 expired;
+	}			 ends[REMOTE_ENDS];
+	unsigned		 nends, ends_next;
 	/* Linearizable reads waiting for their barrier (feed). */
 	TAILQ_HEAD(, rwait)	 waits;
 	struct event		*wait_timer;
@@ -90,6 +105,8 @@ void	remote_lease_revoke_now(struct store *, uint64_t, int,
 void	remote_lease_idem_get(struct store *, const void *, size_t,
 	    store_idem_done, void *);
 void	remote_read_leases(struct store *, store_leases_done, void *);
+void	remote_read_lease_keys(struct store *, uint64_t, const char *,
+	    size_t, uint64_t, store_read_done, void *);
 size_t	remote_lease_count(struct store *);
 
 /* An answer line's JSON, or NULL with err said (the line is bad). */

@@ -45,7 +45,7 @@ remote_feed_advance(struct store_remote *sr, uint64_t rev)
 	st->head.rev = rev;
 	if (rev > st->head.seen_rev)
 		st->head.seen_rev = rev;
-	if (sr->opts.notify != NULL)
+	if (sr->opts.notify != NULL && sr->opened)
 		sr->opts.notify(sr->opts.notify_arg, old, rev);
 	remote_waits_check(sr);
 }
@@ -226,6 +226,29 @@ remote_feed_answer(void *arg)
 	remote_feed_flush(arg);
 }
 
+/* A delete of a lease's end, at rev: noted for the history (ring). */
+static void
+remote_end_note(struct store_remote *sr, const cJSON *j, uint64_t rev)
+{
+	const char	*cause;
+	size_t		 len;
+	uint64_t	 lease;
+	unsigned	 last;
+
+	if (proto_get_str(j, "cause", 0, &cause, &len, NULL) != 1 ||
+	    proto_get_u64(j, "lease", 1, &lease, NULL) != 1)
+		return;
+	last = (sr->ends_next + REMOTE_ENDS - 1) % REMOTE_ENDS;
+	if (sr->nends > 0 && sr->ends[last].rev == rev)
+		return;
+	sr->ends[sr->ends_next].rev = rev;
+	sr->ends[sr->ends_next].lease = lease;
+	sr->ends[sr->ends_next].expired = strcmp(cause, "expired") == 0;
+	sr->ends_next = (sr->ends_next + 1) % REMOTE_ENDS;
+	if (sr->nends < REMOTE_ENDS)
+		sr->nends++;
+}
+
 /* An event line's kv into ev (its strings are j's, or v's). */
 static int
 remote_event_take(const cJSON *j, const char *type, struct store_event *ev,
@@ -281,6 +304,8 @@ remote_feed_line(void *arg, const char *line, size_t len)
 				remote_feed_flush(sr);
 			sr->ev_rev = ev.rev;
 			store_evbuf_add(&sr->evs, &ev);
+			if (ev.type == STORE_EVENT_DELETE)
+				remote_end_note(sr, j, ev.rev);
 		}
 	} else if (strcmp(type, "progress") == 0) {
 		remote_feed_flush(sr);

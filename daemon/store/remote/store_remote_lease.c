@@ -263,3 +263,78 @@ remote_lease_count(struct store *st)
 	(void)st;
 	return (0);
 }
+
+struct remote_lkeys {
+	char			*after;
+	size_t			 after_len;
+	uint64_t		 limit;
+	store_read_done		 done;
+	void			*arg;
+};
+
+/* The keys of a lease, as the metad used's lease_info lists them. */
+static void
+remote_lease_keys_got(void *arg, const char *line, size_t len,
+    const struct store_err *se)
+{
+	struct remote_lkeys	*c = arg;
+	struct store_kv		*v = NULL;
+	struct store_err	 err;
+	const cJSON		*ks, *k;
+	cJSON			*j;
+	long			 n = 0;
+	int			 ok, more;
+
+	j = remote_lease_answer(line, len, se, &err, &ok);
+	if (!ok) {
+		if (j != NULL && err.code == STORE_ERR_NO_LEASE)
+			c->done(c->arg, 0, NULL, 0, NULL);
+		else
+			c->done(c->arg, -1, NULL, 0, &err);
+		goto out;
+	}
+	ks = cJSON_GetObjectItemCaseSensitive(j, "keys");
+	more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "more"));
+	v = xcalloc((size_t)cJSON_GetArraySize(ks) + 1, sizeof *v);
+	cJSON_ArrayForEach(k, ks) {
+		if (!cJSON_IsString(k))
+			continue;
+		if (c->after != NULL && strcmp(k->valuestring, c->after) <= 0)
+			continue;
+		if ((uint64_t)n == c->limit) {
+			more = 1;
+			break;
+		}
+		v[n].key = k->valuestring;
+		v[n].key_len = strlen(k->valuestring);
+		n++;
+	}
+	c->done(c->arg, n, v, more, NULL);
+out:
+	free(v);
+	cJSON_Delete(j);
+	free(c->after);
+	free(c);
+}
+
+void
+remote_read_lease_keys(struct store *st, uint64_t lease, const char *after,
+    size_t after_len, uint64_t limit, store_read_done done, void *arg)
+{
+	struct remote_lkeys	*c = xcalloc(1, sizeof *c);
+	char			 line[96];
+	int			 len;
+
+	if (after != NULL) {
+		c->after = xmalloc(after_len + 1);
+		memcpy(c->after, after, after_len);
+		c->after[after_len] = '\0';
+	}
+	c->limit = limit;
+	c->done = done;
+	c->arg = arg;
+	len = snprintf(line, sizeof line, "{\"op\":\"lease_info\","
+	    "\"lease\":%" PRIu64 "}", lease);
+	rconn_call(R(st)->conn, line, (size_t)len, RCONN_RETRY,
+	    remote_lease_keys_got, c);
+}
