@@ -612,6 +612,13 @@ bench: bench-build
 bench-etcd: all
 	$(Q)./scripts/bench-etcd.sh
 
+# The remote backend (--store metad:unix:...) against the sqlite metad it
+# uses, that metad over mutual TLS, and etcd over TLS driven directly (wrk),
+# in the same run (needs etcd, wrk, openssl).
+.PHONY: bench-remote
+bench-remote: all
+	$(Q)./scripts/bench-remote.sh
+
 # What leases cost: 10000 leases with a key each, keepalives at 1000/s,
 # metad's CPU and RSS against plain keys and pings at the same rate.
 bench-leases: all

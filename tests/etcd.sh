@@ -21,10 +21,12 @@ free_port() {
 # Start etcd on loopback ports with a data directory under $1, with etcd's
 # default limits (--max-txn-ops 128: metad's txns fit it, metad(8)), and
 # the flags in ETCD_FLAGS, if any (word-split: the benchmark's
-# --backend-batch-limit).
+# --backend-batch-limit).  ETCD_SCHEME=https serves the client URL over TLS
+# (its --cert-file and --key-file in ETCD_FLAGS), checked against the CA
+# file ETCD_CACERT (scripts/bench-remote.sh).
 # Sets ETCD_URL, ETCD_PID, ETCD_PEER_PORT, ETCD_CLIENT_PORT.
 etcd_start() {
-	local dir="$1" i c p fresh
+	local dir="$1" i c p fresh s=${ETCD_SCHEME:-http}
 	mkdir -p "$dir"
 	for i in 1 2 3 4 5; do
 		# New ports: a new member (a data directory left by a try that
@@ -34,20 +36,21 @@ etcd_start() {
 		c=${ETCD_CLIENT_PORT:-$(free_port)}
 		p=${ETCD_PEER_PORT:-$(free_port)}
 		etcd --name default --data-dir "$dir/etcd.data" \
-		    --listen-client-urls "http://127.0.0.1:$c" \
-		    --advertise-client-urls "http://127.0.0.1:$c" \
+		    --listen-client-urls "$s://127.0.0.1:$c" \
+		    --advertise-client-urls "$s://127.0.0.1:$c" \
 		    --listen-peer-urls "http://127.0.0.1:$p" \
 		    --initial-advertise-peer-urls "http://127.0.0.1:$p" \
 		    --initial-cluster "default=http://127.0.0.1:$p" \
 		    ${ETCD_FLAGS:-} >>"$dir/etcd.log" 2>&1 &
 		ETCD_PID=$!
-		ETCD_URL="http://127.0.0.1:$c"
+		ETCD_URL="$s://127.0.0.1:$c"
 		ETCD_CLIENT_PORT=$c
 		ETCD_PEER_PORT=$p
 		local n
 		# Up to about 15 s: a loaded machine starts etcd slowly.
 		for n in $(seq 1 500); do
-			curl -sf "$ETCD_URL/health" >/dev/null 2>&1 && return 0
+			curl -sf ${ETCD_CACERT:+--cacert "$ETCD_CACERT"} \
+			    "$ETCD_URL/health" >/dev/null 2>&1 && return 0
 			kill -0 "$ETCD_PID" 2>/dev/null || break
 			sleep 0.02
 		done
