@@ -42,21 +42,63 @@ forward_line(const struct req *r, struct buf *b)
 	buf_printf(b, "\"idem\":\"%s\"}", tok);
 }
 
+/*
+ * The top-level "rev" of an answer: its last "rev": (the byte sequence
+ * cannot be inside a string, where a quote is escaped, and nested objects
+ * name theirs create_rev and mod_rev), and the answers write it last.
+ * 1, or 0 if there is none.
+ */
+static int
+forward_rev(const char *line, size_t len, uint64_t *rev)
+{
+	static const char	 key[] = "\"rev\":";
+	const char		*p;
+	size_t			 i;
+
+	for (i = len; i >= sizeof key - 1; i--) {
+		p = line + i - (sizeof key - 1);
+		if (memcmp(p, key, sizeof key - 1) != 0)
+			continue;
+		*rev = 0;
+		for (p += sizeof key - 1; p < line + len && *p >= '0' &&
+		    *p <= '9'; p++)
+			*rev = *rev * 10 + (uint64_t)(*p - '0');
+		return (1);
+	}
+	return (0);
+}
+
+/* An error answer's code, from its tree. */
+static enum proto_code
+forward_code(const char *line, size_t len)
+{
+	struct proto_err	 e;
+	const cJSON		*err, *code;
+	enum proto_code		 c = PROTO_INTERNAL;
+	cJSON			*j;
+
+	if ((j = proto_parse(line, len, &e)) == NULL)
+		return (c);
+	err = cJSON_GetObjectItemCaseSensitive(j, "error");
+	code = cJSON_GetObjectItemCaseSensitive(err, "code");
+	if (cJSON_IsString(code))
+		c = proto_code_parse(code->valuestring);
+	cJSON_Delete(j);
+	return (c);
+}
+
 static void
 forward_done(void *arg, const char *line, size_t len,
     const struct store_err *se)
 {
+	static const char	 ok[] = "{\"ok\":true";
 	struct req		*r = arg;
-	struct proto_err	 e;
-	const cJSON		*err, *code;
-	cJSON			*j;
 	uint64_t		 rev;
 
 	r->wrote_rev = 0;
 	if (se != NULL)
 		reply_store_error(r, se);
-	else if (len < 2 || line[0] != '{' ||
-	    (j = proto_parse(line, len, &e)) == NULL)
+	else if (len < 2 || line[0] != '{' || line[len - 1] != '}')
 		reply_error(r, PROTO_INTERNAL, "the metad the store uses "
 		    "answered a line that is not an answer");
 	else {
@@ -70,18 +112,12 @@ forward_done(void *arg, const char *line, size_t len,
 		} else
 			buf_add(&r->resp, line, len);
 		buf_addc(&r->resp, '\n');
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"))) {
+		if (len >= sizeof ok - 1 && memcmp(line, ok, sizeof ok - 1) == 0) {
 			r->code = PROTO_OK;
-			if (proto_get_u64(j, "rev", 0, &rev, NULL) == 1)
+			if (forward_rev(line, len, &rev))
 				r->wrote_rev = rev;
-		} else {
-			err = cJSON_GetObjectItemCaseSensitive(j, "error");
-			code = cJSON_GetObjectItemCaseSensitive(err, "code");
-			r->code = cJSON_IsString(code) ?
-			    proto_code_parse(code->valuestring) :
-			    PROTO_INTERNAL;
-		}
-		cJSON_Delete(j);
+		} else
+			r->code = forward_code(line, len);
 	}
 	commit_forwarded(r->md->commit, r);
 }

@@ -4,8 +4,10 @@
  * store.  Its parts:
  *
  *   remote_conn.c		the connection to the metad used
- *   store_remote.c		open (the replica's load), close, the vtable,
- *				reads, writes forwarded (store_forward.h)
+ *   store_remote.c		open, close, the vtable, writes forwarded
+ *				(store_forward.h)
+ *   store_remote_load.c	the replica's load, and its compaction
+ *   store_remote_read.c	reads from it
  *   store_remote_feed.c	the watch stream: its events into the
  *				replica, rev by rev; the barrier of a
  *				linearizable read
@@ -77,6 +79,22 @@ struct store_remote {
 	struct event		*wait_timer;
 };
 
+/* The replica (store_remote_load.c): its notify; the metad used
+ * compacted to rev (a compact's answer said so). */
+void	remote_view_notify(void *, uint64_t, uint64_t);
+void	remote_compacted(struct store_remote *, uint64_t);
+
+/* Reads (store_remote_read.c): the vtable's. */
+void	remote_read_get(struct store *, const char *, size_t, uint64_t, int,
+	    store_read_done, void *);
+void	remote_read_range(struct store *, const struct store_range *,
+	    store_read_done, void *);
+void	remote_read_history(struct store *, uint64_t, size_t,
+	    store_history_done, void *);
+void	remote_read_key_history(struct store *, const char *, size_t,
+	    uint64_t, size_t, store_history_done, void *);
+void	remote_read_stats(struct store *, store_stats_done, void *);
+
 /* The stream (store_remote_feed.c). */
 void	remote_feed_up(struct store_remote *);
 void	remote_feed_down(struct store_remote *);
@@ -109,9 +127,12 @@ void	remote_read_lease_keys(struct store *, uint64_t, const char *,
 	    size_t, uint64_t, store_read_done, void *);
 size_t	remote_lease_count(struct store *);
 
-/* An answer line's JSON, or NULL with err said (the line is bad). */
+/*
+ * An answer line's JSON, or NULL with err said: se (the call failed), or
+ * the line is bad.
+ */
 struct cJSON;
-struct cJSON	*remote_answer_parse(const char *, size_t,
+struct cJSON	*remote_answer(const char *, size_t, const struct store_err *,
 		    struct store_err *);
 /* An error answer as a store error (its code, its message). */
 void		 remote_answer_error(const struct cJSON *,

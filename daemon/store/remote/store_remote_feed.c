@@ -159,10 +159,10 @@ remote_watch_got(void *arg, const char *line, size_t len,
 	cJSON			*j;
 	uint64_t		 id;
 
-	if (se != NULL)		/* the connection went: up() asks again */
-		return;
-	if ((j = remote_answer_parse(line, len, &err)) == NULL) {
-		log_warnx("store: the watch: %s", err.msg);
+	/* The connection went: up() asks again. */
+	if ((j = remote_answer(line, len, se, &err)) == NULL) {
+		if (se == NULL)
+			log_warnx("store: the watch: %s", err.msg);
 		return;
 	}
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")) &&
@@ -287,7 +287,7 @@ remote_feed_line(void *arg, const char *line, size_t len)
 	cJSON			*j;
 	int			 rc = 0;
 
-	if ((j = remote_answer_parse(line, len, &err)) == NULL)
+	if ((j = remote_answer(line, len, NULL, &err)) == NULL)
 		return (-1);
 	memset(&v, 0, sizeof v);
 	if (proto_get_str(j, "event", 1, &type, &tlen, NULL) != 1) {
@@ -378,11 +378,7 @@ remote_pinged(void *arg, const char *line, size_t len,
 	struct store_err	 err;
 	cJSON			*j;
 
-	if (se != NULL) {
-		remote_wait_end(w, se);
-		return;
-	}
-	if ((j = remote_answer_parse(line, len, &err)) == NULL) {
+	if ((j = remote_answer(line, len, se, &err)) == NULL) {
 		remote_wait_end(w, &err);
 		return;
 	}
@@ -407,7 +403,7 @@ remote_progressed(void *arg, const char *line, size_t len,
 	uint64_t		 rev;
 	cJSON			*j;
 
-	if (se != NULL || (j = remote_answer_parse(line, len, &err)) == NULL)
+	if ((j = remote_answer(line, len, se, &err)) == NULL)
 		return;
 	/* Not found: the watch it named is gone (a reconnect). */
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")) &&

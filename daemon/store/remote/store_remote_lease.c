@@ -40,11 +40,7 @@ remote_lease_answer(const char *line, size_t len, const struct store_err *se,
 	cJSON	*j;
 
 	*ok = 0;
-	if (se != NULL) {
-		*err = *se;
-		return (NULL);
-	}
-	if ((j = remote_answer_parse(line, len, err)) == NULL)
+	if ((j = remote_answer(line, len, se, err)) == NULL)
 		return (NULL);
 	*ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"));
 	if (!*ok)
