@@ -14,6 +14,7 @@ teardown() {
 	metad_cleanup
 }
 
+# bats test_tags=not-remote
 @test "answer_too_large and resource_exhausted are MD_E_ANSWER_TOO_LARGE and MD_E_RESOURCE_EXHAUSTED, the older codes unchanged (cmocka)" {
 	MD_TEST_SOCKET="$SOCK" run timeout 60 "$ROOT/build/tests/client_limits"
 	echo "$output"
