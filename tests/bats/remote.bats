@@ -571,3 +571,64 @@ pki_cert() {
 	run -0 a_req '{"op":"ping"}'
 	assert_output --partial "$(rv '"rev":@1')"
 }
+
+# b_writer W N: N puts of c/W through B, one connection each, one at a
+# time; each answered ok is noted as "c/W REV" in $TESTDIR/acked.W.
+b_writer() {
+	local n ans
+	for n in $(seq 1 "$2"); do
+		ans=$(b_req "{\"op\":\"put\",\"key\":\"c/$1\",\"value\":\"$n\"}")
+		[[ $ans == *'"ok":true'* ]] || continue
+		echo "c/$1 $(jq .rev <<<"$ans")" >>"$TESTDIR/acked.$1"
+	done
+}
+
+# bats test_tags=no-valgrind
+@test "kill -9 of A under 4 writers through B, a watcher on B: every acknowledged write seen once, in order; B goes on" {
+	start_a_durable
+	start_b
+	watch_open "$B" '{"op":"watch","prefix":"c/"}'
+	local w pids=() last lines_want
+	for w in 1 2 3 4; do
+		b_writer "$w" 120 &
+		pids+=($!)
+	done
+	BGS="${pids[*]}"
+	wait_for -t 20 has_lines 100 "$TESTDIR/w.out"
+	kill -9 "$METAD_PID"
+	wait "$METAD_PID" 2>/dev/null || true
+	METAD_PID=
+	metad_spawn METAD_PID "$A" "$TESTDIR/metad.log" \
+	    --store "sqlite:$TESTDIR/meta.db"
+	for w in "${pids[@]}"; do
+		wait "$w"
+	done
+	BGS=
+	# Every write A holds comes to the watch: one event a rev, 1..last.
+	last=$(a_req '{"op":"ping"}' | jq .rev)
+	lines_want=$((last - R0 + 1))
+	watch_end "$lines_want"
+	assert_equal "${#lines[@]}" "$lines_want"
+	printf '%s\n' "${lines[@]:1}" >"$TESTDIR/events"
+	jq -r .mod_rev "$TESTDIR/events" >"$TESTDIR/revs"
+	run diff <(seq $((R0 + 1)) "$last") "$TESTDIR/revs"
+	assert_success
+	# Each acknowledged write is there, at the rev its answer said.
+	cat "$TESTDIR"/acked.* | sort >"$TESTDIR/acked"
+	[ "$(wc -l <"$TESTDIR/acked")" -gt 300 ]
+	jq -r '"\(.key) \(.mod_rev)"' "$TESTDIR/events" | sort >"$TESTDIR/seen"
+	run comm -23 "$TESTDIR/acked" "$TESTDIR/seen"
+	assert_output ""
+	# The versions of each key run 1, 2, ... in the watch: no event twice.
+	for w in 1 2 3 4; do
+		jq -r "select(.key == \"c/$w\") | .version" "$TESTDIR/events" \
+		    >"$TESTDIR/v.$w"
+		run diff <(seq 1 "$(wc -l <"$TESTDIR/v.$w")") "$TESTDIR/v.$w"
+		assert_success
+		# Each put's value once: none applied twice.
+		run bash -c "jq -r 'select(.key == \"c/$w\") | .value' \
+		    '$TESTDIR/events' | sort | uniq -d"
+		assert_output ""
+	done
+	kill -0 "$B_PID"
+}
