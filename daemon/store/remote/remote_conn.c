@@ -451,13 +451,17 @@ rconn_free(struct rconn *h)
 	if (h->bev != NULL)
 		bufferevent_free(h->bev);
 	h->bev = NULL;
-	while ((c = TAILQ_FIRST(&h->sent)) != NULL) {
-		TAILQ_REMOVE(&h->sent, c, entry);
-		rconn_call_fail(c, STORE_ERR_UNAVAILABLE, "the store closed");
-	}
-	while ((c = TAILQ_FIRST(&h->kept)) != NULL) {
-		TAILQ_REMOVE(&h->kept, c, entry);
-		rconn_call_fail(c, STORE_ERR_UNAVAILABLE, "the store closed");
+	/* A write sent may have landed: its answer says so. */
+	while ((c = TAILQ_FIRST(&h->sent)) != NULL ||
+	    (c = TAILQ_FIRST(&h->kept)) != NULL) {
+		TAILQ_REMOVE(c->lost_ms == 0 ? &h->sent : &h->kept, c, entry);
+		if (c->flags & RCONN_WRITE)
+			rconn_call_fail(c, STORE_ERR_UNKNOWN, "the daemon "
+			    "stopped with this write's answer owed by the "
+			    "metad used: it may or may not have landed");
+		else
+			rconn_call_fail(c, STORE_ERR_UNAVAILABLE, "the store "
+			    "closed");
 	}
 	event_free(h->timer);
 	store_tls_free(h->tls);
