@@ -57,6 +57,8 @@ proto_fail(struct proto_err *e, enum proto_code code, const char *fmt, ...)
 {
 	va_list	 ap;
 
+	if (e == NULL)		/* a caller that wants no words */
+		return (-1);
 	e->code = code;
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);

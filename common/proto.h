@@ -51,7 +51,10 @@ const char	*proto_code_name(enum proto_code);
 /* PROTO_INTERNAL for an unknown name. */
 enum proto_code	 proto_code_parse(const char *);
 
-/* Sets e and returns -1, so that callers can "return proto_fail(...)". */
+/*
+ * Sets e (NULL: none, for a caller that only wants the outcome) and
+ * returns -1, so that callers can "return proto_fail(...)".
+ */
 int	proto_fail(struct proto_err *, enum proto_code, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 

@@ -192,7 +192,7 @@ store_tls_cert_alert(int reason)
 }
 
 /* Why, from the errors errs[0..nerr) of ssl (NULL: none made). */
-static void
+static int
 store_tls_why(const struct store_tls *t, SSL *ssl, const unsigned long *errs,
     size_t nerr, int sys, int mute, char *why, size_t n)
 {
@@ -219,7 +219,7 @@ store_tls_why(const struct store_tls *t, SSL *ssl, const unsigned long *errs,
 				    "--store-cacert" : "the system's CAs (no "
 				    "--store-cacert)",
 				    X509_verify_cert_error_string(v));
-			return;
+			return (1);
 		}
 		if (store_tls_cert_alert(reason)) {
 			snprintf(why, n, t->cert ? "%s refused metad's "
@@ -227,33 +227,38 @@ store_tls_why(const struct store_tls *t, SSL *ssl, const unsigned long *errs,
 			    "%s asks for a client certificate "
 			    "(--store-cert, --store-key): %s", t->peer,
 			    r != NULL ? r : "?");
-			return;
+			return (1);
 		}
 		if (reason == SSL_R_WRONG_VERSION_NUMBER ||
 		    reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
 			snprintf(why, n, "TLS: %s (does %s serve TLS "
 			    "there?)", r != NULL ? r : "?", t->peer);
-			return;
+			return (1);
 		}
 	}
 	/* libevent's list holds SSL_get_error()'s codes too (library 0). */
 	for (i = 0, r = NULL; i < nerr && r == NULL; i++)
 		r = ERR_GET_LIB(errs[i]) != 0 ?
 		    ERR_reason_error_string(errs[i]) : NULL;
-	if (r != NULL)
+	if (r != NULL) {
 		snprintf(why, n, "TLS: %s", r);
-	else if (mute)
+		return (1);
+	}
+	if (mute) {
 		snprintf(why, n, "%s closed the connection after the TLS "
 		    "handshake (%s?)", t->peer, t->cert ? "it refused metad's "
 		    "client certificate, --store-cert" : "does it ask for a "
 		    "client certificate, --store-cert");
-	else if (sys != 0)
+		return (1);
+	}
+	if (sys != 0)
 		snprintf(why, n, "%s", strerror(sys));
 	else
 		snprintf(why, n, "%s closed the TLS connection", t->peer);
+	return (0);
 }
 
-void
+int
 store_tls_failed(const struct store_tls *t, struct bufferevent *bev, int sys,
     int mute, char *why, size_t n)
 {
@@ -279,5 +284,5 @@ store_tls_failed(const struct store_tls *t, struct bufferevent *bev, int sys,
 		}
 	}
 	ERR_clear_error();
-	store_tls_why(t, ssl, errs, nerr, sys, mute, why, n);
+	return (store_tls_why(t, ssl, errs, nerr, sys, mute, why, n));
 }

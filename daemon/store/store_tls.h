@@ -46,9 +46,11 @@ struct bufferevent *store_tls_bev(struct store_tls *, struct event_base *,
  * Why bev's TLS connection failed, into why[n]: from the OpenSSL errors it
  * saw and an alert from the server still unread, else errno's (sys, 0: none);
  * mute: the handshake was done and nothing came after it (etcd refuses a
- * certificate so, when its alert is lost).
+ * certificate so, when its alert is lost).  1 if TLS itself failed (a
+ * certificate not verified or refused, no TLS there), 0 if the
+ * connection did (errno's, a close).
  */
-void		 store_tls_failed(const struct store_tls *, struct bufferevent *,
+int		 store_tls_failed(const struct store_tls *, struct bufferevent *,
 		    int sys, int mute, char *why, size_t n);
 
 #endif

@@ -632,3 +632,42 @@ b_writer() {
 	done
 	kill -0 "$B_PID"
 }
+
+# b_refused WHY CACERT CERT: B started with these TLS files against A's
+# TLS listener ($url) exits 1 within 5 s, saying WHY.
+b_refused() {
+	local t0=$SECONDS
+	run timeout 20 "$METAD" --socket "$TESTDIR/b.sock" --store "metad:$url" \
+	    --store-cacert "$2" --store-cert "$3.crt" --store-key "$3.key"
+	assert_failure 1
+	assert_output --partial "$1"
+	[ $((SECONDS - t0)) -lt 5 ]
+	[ ! -S "$TESTDIR/b.sock" ]
+}
+
+@test "over TLS, a wrong CA, a client certificate A refuses, a CN A does not allow: B exits 1 at start, saying which" {
+	local pki="$TESTDIR/pki" port url
+	mkdir -p "$pki"
+	pki_ca "$pki/ca" remote-test-ca
+	pki_ca "$pki/other" other-ca
+	pki_cert "$pki/server" ca localhost "subjectAltName=DNS:localhost,IP:127.0.0.1"
+	pki_cert "$pki/node-b" ca node-b
+	pki_cert "$pki/eve" ca eve
+	pki_cert "$pki/stranger" other node-b
+	port=$(free_port)
+	url="tls://127.0.0.1:$port"
+	start_a --listen "$url" --tls-cert "$pki/server.crt" \
+	    --tls-key "$pki/server.key" --tls-client-ca "$pki/ca.crt" \
+	    --allow-cn node-b
+	b_refused "the metad used's certificate did not verify against --store-cacert" \
+	    "$pki/other.crt" "$pki/node-b"
+	b_refused "the metad used refused metad's client certificate (--store-cert)" \
+	    "$pki/ca.crt" "$pki/stranger"
+	b_refused 'permission_denied: CN "eve" may not use this metad' \
+	    "$pki/ca.crt" "$pki/eve"
+	# The right ones still start it.
+	start_b "metad:$url" --store-cacert "$pki/ca.crt" \
+	    --store-cert "$pki/node-b.crt" --store-key "$pki/node-b.key"
+	run -0 b_req '{"op":"ping"}'
+	assert_output --partial '"ok":true'
+}

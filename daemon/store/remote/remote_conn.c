@@ -45,6 +45,7 @@ struct rurl {
 	struct tlsaddr	 addr;
 	char		 text[128];
 	int		 healthy;
+	int		 tls_failed;	/* its last try: TLS itself failed */
 };
 
 enum rconn_state {
@@ -63,7 +64,8 @@ struct rconn {
 	struct rcall_queue	 sent;	/* in the order sent */
 	struct rcall_queue	 kept;	/* lost, to send again */
 	struct event		*timer;	/* the next try; a connect's end */
-	unsigned		 backoff_ms;
+	unsigned		 backoff_ms;	/* reset by a connection's answer */
+	int			 answered;	/* this connection answered */
 	struct rconn_cbs	 cbs;
 	char			 why[256];
 	int			 freeing;
@@ -307,6 +309,8 @@ rconn_read_cb(struct bufferevent *bev, void *arg)
 				rconn_lost(h, "an answer to no request came");
 				return;
 			}
+			h->answered = 1;
+			h->backoff_ms = 0;
 			if (h->cbs.answer != NULL)
 				h->cbs.answer(h->cbs.arg);
 			TAILQ_REMOVE(&h->sent, c, entry);
@@ -333,8 +337,9 @@ rconn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		evtimer_del(h->timer);
+		h->url[h->cur].tls_failed = 0;
 		h->state = RCONN_UP;
-		h->backoff_ms = 0;
+		h->answered = 0;
 		h->url[h->cur].healthy = 1;
 		h->why[0] = '\0';
 		log_info("store: connected to %s", h->url[h->cur].text);
@@ -349,9 +354,12 @@ rconn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	evtimer_del(h->timer);
 	if (h->url[h->cur].tls)
-		store_tls_failed(h->tls, bev, (what & BEV_EVENT_EOF) ? 0 : sys,
-		    h->state == RCONN_UP && (what & BEV_EVENT_EOF), why,
-		    sizeof why);
+		/* TLS 1.3 refuses a client's certificate after the
+		 * handshake: before any answer, it is TLS's failure too. */
+		h->url[h->cur].tls_failed = store_tls_failed(h->tls, bev,
+		    (what & BEV_EVENT_EOF) ? 0 : sys, h->state == RCONN_UP &&
+		    (what & BEV_EVENT_EOF), why, sizeof why) &&
+		    (h->state == RCONN_CONNECTING || !h->answered);
 	else if (what & BEV_EVENT_EOF)
 		snprintf(why, sizeof why, "the connection was closed");
 	else
@@ -472,6 +480,18 @@ int
 rconn_is_up(const struct rconn *h)
 {
 	return (h->state == RCONN_UP);
+}
+
+int
+rconn_refused(const struct rconn *h)
+{
+	unsigned	 i;
+
+	for (i = 0; i < h->nurl; i++) {
+		if (!h->url[i].tls_failed)
+			return (0);
+	}
+	return (1);
 }
 
 const char *

@@ -13,8 +13,8 @@
  * up again, for at most RCONN_RETAIN_MS; past that, or another, it fails:
  * STORE_ERR_UNKNOWN for an RCONN_WRITE (it may have landed), else
  * STORE_ERR_UNAVAILABLE.  The URLs are tried in turn, with a backoff from
- * RCONN_BACKOFF_MIN_MS doubling to RCONN_BACKOFF_MAX_MS, reset once one
- * is up.  up() is called as a connection comes up, before the calls kept
+ * RCONN_BACKOFF_MIN_MS doubling to RCONN_BACKOFF_MAX_MS, reset once a
+ * connection has answered.  up() is called as a connection comes up, before the calls kept
  * are sent again, so that what it sends (the watch) goes first.
  *
  * Ownership: the line handed to a callback is valid during the call.
@@ -69,6 +69,11 @@ void		 rconn_start(struct rconn *);
 /* Every call not answered fails (STORE_ERR_UNAVAILABLE); nothing after. */
 void		 rconn_free(struct rconn *);
 int		 rconn_is_up(const struct rconn *);
+/*
+ * 1 if every URL's last try failed in TLS itself (a certificate not
+ * verified or refused): trying again will not help.
+ */
+int		 rconn_refused(const struct rconn *);
 /* Why the last connection failed (""), for a message. */
 const char	*rconn_why(const struct rconn *);
 /* line: a request, without its LF, copied. */

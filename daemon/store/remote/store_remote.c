@@ -112,7 +112,8 @@ remote_open(struct store *st, const char *arg,
 	 */
 	rconn_start(sr->conn);
 	while ((!sr->loaded || store_rev(st) < sr->open_rev) &&
-	    !sr->open_failed && mono_ms() < deadline) {
+	    !sr->open_failed && !rconn_refused(sr->conn) &&
+	    mono_ms() < deadline) {
 		if (event_base_loop(opts->base, EVLOOP_ONCE) != 0)
 			break;
 	}
@@ -121,6 +122,9 @@ remote_open(struct store *st, const char *arg,
 		return (-1);
 	}
 	sr->opened = 1;
+	if (rconn_refused(sr->conn))
+		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "%s",
+		    rconn_why(sr->conn)));
 	if (!sr->loaded || store_rev(st) < sr->open_rev)
 		return (store_err_set(err, STORE_ERR_UNAVAILABLE, "the metad "
 		    "used did not answer in %d s%s%s", REMOTE_OPEN_MS / 1000,

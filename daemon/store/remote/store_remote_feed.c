@@ -166,7 +166,7 @@ remote_watch_got(void *arg, const char *line, size_t len,
 		return;
 	}
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")) &&
-	    proto_get_u64(j, "watch", 1, &id, NULL) == 1)
+	    proto_get_u64(j, "watch", 0, &id, NULL) == 1)
 		sr->watch = id;
 	else {
 		remote_answer_error(j, &err);
@@ -236,7 +236,7 @@ remote_end_note(struct store_remote *sr, const cJSON *j, uint64_t rev)
 	unsigned	 last;
 
 	if (proto_get_str(j, "cause", 0, &cause, &len, NULL) != 1 ||
-	    proto_get_u64(j, "lease", 1, &lease, NULL) != 1)
+	    proto_get_u64(j, "lease", 0, &lease, NULL) != 1)
 		return;
 	last = (sr->ends_next + REMOTE_ENDS - 1) % REMOTE_ENDS;
 	if (sr->nends > 0 && sr->ends[last].rev == rev)
@@ -255,8 +255,8 @@ remote_event_take(const cJSON *j, const char *type, struct store_event *ev,
     struct proto_bytes *v)
 {
 	memset(ev, 0, sizeof *ev);
-	if (proto_get_key(j, "key", 1, &ev->kv.key, &ev->kv.key_len,
-	    NULL) != 1 || proto_get_u64(j, "mod_rev", 1, &ev->rev, NULL) != 1 ||
+	if (proto_get_key(j, "key", 0, &ev->kv.key, &ev->kv.key_len,
+	    NULL) != 1 || proto_get_u64(j, "mod_rev", 0, &ev->rev, NULL) != 1 ||
 	    proto_get_u64(j, "lease", 0, &ev->kv.lease, NULL) < 0)
 		return (-1);
 	ev->kv.mod_rev = ev->rev;
@@ -266,8 +266,8 @@ remote_event_take(const cJSON *j, const char *type, struct store_event *ev,
 	}
 	ev->type = STORE_EVENT_PUT;
 	if (proto_kv_value(j, v) != 1 ||
-	    proto_get_u64(j, "version", 1, &ev->kv.version, NULL) != 1 ||
-	    proto_get_u64(j, "create_rev", 1, &ev->kv.create_rev, NULL) != 1)
+	    proto_get_u64(j, "version", 0, &ev->kv.version, NULL) != 1 ||
+	    proto_get_u64(j, "create_rev", 0, &ev->kv.create_rev, NULL) != 1)
 		return (-1);
 	ev->kv.value = v->data;
 	ev->kv.value_len = v->len;
@@ -290,7 +290,7 @@ remote_feed_line(void *arg, const char *line, size_t len)
 	if ((j = remote_answer(line, len, NULL, &err)) == NULL)
 		return (-1);
 	memset(&v, 0, sizeof v);
-	if (proto_get_str(j, "event", 1, &type, &tlen, NULL) != 1) {
+	if (proto_get_str(j, "event", 0, &type, &tlen, NULL) != 1) {
 		rc = -1;
 	} else if (strcmp(type, "put") == 0 || strcmp(type, "delete") == 0) {
 		if (remote_event_take(j, type, &ev, &v) != 0)
@@ -309,7 +309,7 @@ remote_feed_line(void *arg, const char *line, size_t len)
 		}
 	} else if (strcmp(type, "progress") == 0) {
 		remote_feed_flush(sr);
-		if (proto_get_u64(j, "rev", 1, &rev, NULL) == 1)
+		if (proto_get_u64(j, "rev", 0, &rev, NULL) == 1)
 			remote_feed_advance(sr, rev);
 	} else if (strcmp(type, "cancelled") == 0) {
 		remote_feed_flush(sr);
@@ -382,7 +382,7 @@ remote_pinged(void *arg, const char *line, size_t len,
 		remote_wait_end(w, &err);
 		return;
 	}
-	if (proto_get_u64(j, "rev", 1, &w->rev, NULL) != 1) {
+	if (proto_get_u64(j, "rev", 0, &w->rev, NULL) != 1) {
 		remote_answer_error(j, &err);
 		cJSON_Delete(j);
 		remote_wait_end(w, &err);
@@ -407,7 +407,7 @@ remote_progressed(void *arg, const char *line, size_t len,
 		return;
 	/* Not found: the watch it named is gone (a reconnect). */
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")) &&
-	    proto_get_u64(j, "rev", 1, &rev, NULL) == 1)
+	    proto_get_u64(j, "rev", 0, &rev, NULL) == 1)
 		remote_feed_advance(sr, rev);
 	cJSON_Delete(j);
 }

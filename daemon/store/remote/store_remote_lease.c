@@ -63,8 +63,8 @@ remote_lease_state_got(void *arg, const char *line, size_t len,
 	ls.session = c->session;
 	j = remote_lease_answer(line, len, se, &err, &ok);
 	if (ok) {
-		rc = proto_get_u64(j, "lease", 1, &ls.id, NULL) == 1 &&
-		    proto_get_u64(j, "ttl_ms", 1, &ls.ttl_ms, NULL) == 1;
+		rc = proto_get_u64(j, "lease", 0, &ls.id, NULL) == 1 &&
+		    proto_get_u64(j, "ttl_ms", 0, &ls.ttl_ms, NULL) == 1;
 		ls.remaining_ms = ls.ttl_ms;
 		if (proto_get_u64(j, "remaining_ms", 0, &ls.remaining_ms,
 		    NULL) < 0)
@@ -160,8 +160,8 @@ remote_lease_revoked(void *arg, const char *line, size_t len,
 	int			 ok;
 
 	j = remote_lease_answer(line, len, se, &err, &ok);
-	if (ok && proto_get_u64(j, "rev", 1, &rev, NULL) == 1 &&
-	    proto_get_u64(j, "deleted", 1, &n, NULL) == 1)
+	if (ok && proto_get_u64(j, "rev", 0, &rev, NULL) == 1 &&
+	    proto_get_u64(j, "deleted", 0, &n, NULL) == 1)
 		c->revoked(c->arg, 1, rev, n, NULL);
 	else if (ok) {
 		store_err_set(&err, STORE_ERR_INTERNAL, "the metad used "
@@ -224,8 +224,8 @@ remote_leases_got(void *arg, const char *line, size_t len,
 	ls = cJSON_GetObjectItemCaseSensitive(j, "leases");
 	v = xcalloc((size_t)cJSON_GetArraySize(ls) + 1, sizeof *v);
 	cJSON_ArrayForEach(l, ls) {
-		if (proto_get_u64(l, "lease", 1, &v[n].id, NULL) != 1 ||
-		    proto_get_u64(l, "ttl_ms", 1, &v[n].ttl_ms, NULL) != 1 ||
+		if (proto_get_u64(l, "lease", 0, &v[n].id, NULL) != 1 ||
+		    proto_get_u64(l, "ttl_ms", 0, &v[n].ttl_ms, NULL) != 1 ||
 		    proto_get_u64(l, "remaining_ms", 0, &v[n].remaining_ms,
 		    NULL) < 0)
 			continue;

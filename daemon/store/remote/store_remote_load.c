@@ -197,17 +197,17 @@ remote_load_got(void *arg, const char *line, size_t len,
 		remote_load_failed(sr, &err);
 		return;
 	}
-	if (proto_get_u64(j, "rev", 1, &rev, NULL) != 1)
+	if (proto_get_u64(j, "rev", 0, &rev, NULL) != 1)
 		ok = 0;
 	kvs = cJSON_GetObjectItemCaseSensitive(j, "kvs");
 	cJSON_ArrayForEach(kv, kvs) {
 		memset(&k, 0, sizeof k);
-		if (proto_get_key(kv, "key", 1, &k.key, &k.key_len,
+		if (proto_get_key(kv, "key", 0, &k.key, &k.key_len,
 		    NULL) != 1 || proto_kv_value(kv, &v) != 1 ||
-		    proto_get_u64(kv, "version", 1, &k.version, NULL) != 1 ||
-		    proto_get_u64(kv, "create_rev", 1, &k.create_rev,
+		    proto_get_u64(kv, "version", 0, &k.version, NULL) != 1 ||
+		    proto_get_u64(kv, "create_rev", 0, &k.create_rev,
 		    NULL) != 1 ||
-		    proto_get_u64(kv, "mod_rev", 1, &k.mod_rev, NULL) != 1 ||
+		    proto_get_u64(kv, "mod_rev", 0, &k.mod_rev, NULL) != 1 ||
 		    proto_get_u64(kv, "lease", 0, &k.lease, NULL) < 0) {
 			ok = 0;
 			break;
@@ -296,8 +296,8 @@ remote_status_got(void *arg, const char *line, size_t len,
 		remote_load_failed(sr, &err);
 		return;
 	}
-	ok = proto_get_u64(j, "compact_rev", 1, &sr->load_rev, NULL) == 1 &&
-	    proto_get_u64(j, "rev", 1, &sr->open_rev, NULL) == 1;
+	ok = proto_get_u64(j, "compact_rev", 0, &sr->load_rev, NULL) == 1 &&
+	    proto_get_u64(j, "rev", 0, &sr->open_rev, NULL) == 1;
 	if (!ok)
 		remote_answer_error(j, &err);
 	cJSON_Delete(j);
