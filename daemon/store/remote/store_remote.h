@@ -48,9 +48,8 @@ struct store_remote {
 	struct store		*view;
 	struct rconn		*conn;
 	struct store_options	 opts;
-	/* The watch: its id there (0: not answered yet); watching: asked. */
+	/* The watch: its id there (0: not answered yet). */
 	uint64_t		 watch;
-	int			 watching;
 	/* The load: under way, and at rev; the first one done (open). */
 	int			 loading;
 	uint64_t		 load_rev;

@@ -187,7 +187,6 @@ remote_feed_watch(struct store_remote *sr)
 	store_evbuf_free(&sr->evs);
 	memset(&sr->evs, 0, sizeof sr->evs);
 	sr->watch = 0;
-	sr->watching = 1;
 	buf_init(&b);
 	jw_init(&w, &b);
 	jw_obj_open(&w);
@@ -217,7 +216,6 @@ remote_feed_down(struct store_remote *sr)
 	store_evbuf_free(&sr->evs);
 	memset(&sr->evs, 0, sizeof sr->evs);
 	sr->watch = 0;
-	sr->watching = 0;
 }
 
 void

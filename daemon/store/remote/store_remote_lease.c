@@ -115,38 +115,44 @@ remote_lease_grant(struct store *st, uint64_t ttl_ms, int session,
 	    remote_lease_state_got, c);
 }
 
-void
-remote_lease_keepalive(struct store *st, uint64_t lease,
-    store_lease_done done, void *arg)
+/* {"op":OP,"lease":ID}: a read, or a keepalive, sent again if lost. */
+static void
+remote_lease_ask(struct store *st, const char *op, uint64_t lease,
+    rconn_done done, void *c)
+{
+	char	 line[96];
+	int	 len;
+
+	len = snprintf(line, sizeof line, "{\"op\":\"%s\",\"lease\":%" PRIu64
+	    "}", op, lease);
+	rconn_call(R(st)->conn, line, (size_t)len, RCONN_RETRY, done, c);
+}
+
+static struct remote_lcall *
+remote_lcall_new(uint64_t lease, store_lease_done done, void *arg)
 {
 	struct remote_lcall	*c = xcalloc(1, sizeof *c);
-	char			 line[96];
-	int			 len;
 
 	c->id = lease;
 	c->done = done;
 	c->arg = arg;
-	len = snprintf(line, sizeof line, "{\"op\":\"lease_keepalive\","
-	    "\"lease\":%" PRIu64 "}", lease);
-	rconn_call(R(st)->conn, line, (size_t)len, RCONN_RETRY,
-	    remote_lease_state_got, c);
+	return (c);
+}
+
+void
+remote_lease_keepalive(struct store *st, uint64_t lease,
+    store_lease_done done, void *arg)
+{
+	remote_lease_ask(st, "lease_keepalive", lease, remote_lease_state_got,
+	    remote_lcall_new(lease, done, arg));
 }
 
 void
 remote_lease_get(struct store *st, uint64_t lease, store_lease_done done,
     void *arg)
 {
-	struct remote_lcall	*c = xcalloc(1, sizeof *c);
-	char			 line[96];
-	int			 len;
-
-	c->id = lease;
-	c->done = done;
-	c->arg = arg;
-	len = snprintf(line, sizeof line, "{\"op\":\"lease_info\","
-	    "\"lease\":%" PRIu64 "}", lease);
-	rconn_call(R(st)->conn, line, (size_t)len, RCONN_RETRY,
-	    remote_lease_state_got, c);
+	remote_lease_ask(st, "lease_info", lease, remote_lease_state_got,
+	    remote_lcall_new(lease, done, arg));
 }
 
 static void
@@ -318,8 +324,6 @@ remote_read_lease_keys(struct store *st, uint64_t lease, const char *after,
     size_t after_len, uint64_t limit, store_read_done done, void *arg)
 {
 	struct remote_lkeys	*c = xcalloc(1, sizeof *c);
-	char			 line[96];
-	int			 len;
 
 	if (after != NULL) {
 		c->after = xmalloc(after_len + 1);
@@ -329,8 +333,5 @@ remote_read_lease_keys(struct store *st, uint64_t lease, const char *after,
 	c->limit = limit;
 	c->done = done;
 	c->arg = arg;
-	len = snprintf(line, sizeof line, "{\"op\":\"lease_info\","
-	    "\"lease\":%" PRIu64 "}", lease);
-	rconn_call(R(st)->conn, line, (size_t)len, RCONN_RETRY,
-	    remote_lease_keys_got, c);
+	remote_lease_ask(st, "lease_info", lease, remote_lease_keys_got, c);
 }

@@ -319,7 +319,6 @@ remote_load(struct store_remote *sr)
 	sr->loading = 1;
 	sr->load_rev = 0;
 	sr->watch = 0;
-	sr->watching = 0;
 	store_kvbuf_free(&sr->load_kvs);
 	rconn_call(sr->conn, status, sizeof status - 1, RCONN_RETRY,
 	    remote_status_got, sr);
