@@ -572,6 +572,131 @@ pki_cert() {
 	assert_output --partial "$(rv '"rev":@1')"
 }
 
+# lost_answers OP N: lineproxy's log holds N dropped answers, each to OP.
+lost_answers() {
+	run -0 grep -c "^lineproxy: dropped answer [0-9]* (op $1, connection [0-9]*): its connection closed$" \
+	    "$TESTDIR/lineproxy.log"
+	assert_output "$2"
+	assert_equal "$(wc -l <"$TESTDIR/lineproxy.log")" "$2"
+}
+
+# lost_proxy LINEPROXY-OPTION...: A, lineproxy in front of it with these
+# options, and B using A through it (P).
+lost_proxy() {
+	start_a
+	P="$TESTDIR/p.sock"
+	lineproxy_spawn "$P" "$A" "$@"
+	start_b "metad:unix:$P"
+}
+
+@test "a delete whose answer A's connection loses (lineproxy): B answers it truly, A deleted once" {
+	lost_proxy --op delete --drop-answer 1 --drop-answer 2
+	b_put_ok lost/del 1
+	b_put_ok lost/r/1 1
+	b_put_ok lost/r/2 1
+	# Applied twice, the second would find nothing: false, 0, rev unmoved.
+	run -0 b_req '{"id":"d1","op":"delete","key":"lost/del"}'
+	assert_output "$(rv '{"id":"d1","ok":true,"deleted":true,"rev":@4}')"
+	run -0 b_req '{"id":"d2","op":"delete","prefix":"lost/r/"}'
+	assert_output "$(rv '{"id":"d2","ok":true,"deleted":2,"rev":@5}')"
+	lost_answers delete 2
+	gone_on_a lost/del
+	run -0 a_req '{"op":"list","prefix":"lost/"}'
+	assert_output "$(rv '{"ok":true,"kvs":[],"more":false,"rev":@5}')"
+	[ "$(history_len lost/del)" = 2 ]
+	[ "$(history_len lost/r/1)" = 2 ]
+	run -0 a_req '{"op":"ping"}'
+	assert_output --partial "$(rv '"rev":@5')"
+}
+
+@test "an epoch_bump with if_epoch whose answer A's connection loses (lineproxy): B answers it truly, A bumped once" {
+	lost_proxy --op epoch_bump --drop-answer 1
+	# Applied twice, the second would fail: the epoch is 1, not 0.
+	run -0 b_req '{"id":3,"op":"epoch_bump","key":"lost/epoch","owner":"b","if_epoch":0}'
+	assert_output "$(rv '{"id":3,"ok":true,"epoch":{"key":"lost/epoch","epoch":1,"owner":"b","version":1,"mod_rev":@1},"rev":@1}')"
+	lost_answers epoch_bump 1
+	run -0 a_req '{"op":"epoch_get","key":"lost/epoch"}'
+	assert_output "$(rv '{"ok":true,"epoch":{"key":"lost/epoch","epoch":1,"owner":"b","version":1,"mod_rev":@1},"rev":@1}')"
+	[ "$(history_len lost/epoch)" = 1 ]
+	# The next bump is the second.
+	run -0 b_req '{"op":"epoch_bump","key":"lost/epoch","owner":"c","if_epoch":1}'
+	assert_output --partial "$(rv '"epoch":2,"owner":"c","version":2,"mod_rev":@2},"rev":@2}')"
+}
+
+@test "a compact whose answer A's connection loses (lineproxy): B answers it truly, A compacted, its rev unmoved" {
+	lost_proxy --op compact --drop-answer 1
+	b_put_ok k v1
+	b_put_ok k v2
+	b_put_ok k v3
+	run -0 b_req "$(rv '{"id":9,"op":"compact","rev":@2}')"
+	assert_output "$(rv '{"id":9,"ok":true,"compact_rev":@2,"rev":@3}')"
+	lost_answers compact 1
+	run -0 a_req '{"op":"status"}'
+	assert_output --partial "$(rv '"compact_rev":@2')"
+	assert_output --partial "$(rv '"rev":@3,')"
+	[ "$(history_len k)" = 2 ]
+	run -0 b_req '{"op":"put","key":"k","value":"v4"}'
+	assert_output --partial "$(rv '"version":4,"create_rev":@1,"mod_rev":@4},"prev_version":3,"rev":@4}')"
+}
+
+@test "a lease_grant whose answer A's connection loses (lineproxy): B answers the one lease A granted" {
+	lost_proxy --op lease_grant --drop-answer 1
+	run -0 b_req '{"id":4,"op":"lease_grant","ttl_ms":60000}'
+	assert_output --regexp '^\{"id":4,"ok":true,"lease":[1-9][0-9]*,"ttl_ms":60000\}$'
+	L=$(jq -r .lease <<<"$output")
+	lost_answers lease_grant 1
+	# Applied twice, A would hold two leases.
+	run -0 a_req '{"op":"lease_list"}'
+	assert_equal "$(jq -c '[.leases[].lease]' <<<"$output")" "[$L]"
+	run -0 a_req '{"op":"ping"}'
+	assert_output --partial "$(rv '"rev":@0')"
+	# It is that lease: a put through B holds it.
+	run -0 b_req "{\"op\":\"put\",\"key\":\"lost/l\",\"value\":\"1\",\"lease\":$L}"
+	assert_output --partial "$(rv '"rev":@1}')"
+	run -0 a_req "{\"op\":\"lease_info\",\"lease\":$L}"
+	assert_output --partial '"keys":["lost/l"]'
+}
+
+@test "a lease_revoke whose answer A's connection loses (lineproxy): B answers the rev its keys went at, A revoked once" {
+	lost_proxy --op lease_revoke --drop-answer 1
+	run -0 b_req '{"op":"lease_grant","ttl_ms":60000}'
+	L=$(jq -r .lease <<<"$output")
+	b_req "{\"op\":\"put\",\"key\":\"lost/a\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	b_req "{\"op\":\"put\",\"key\":\"lost/b\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	# Applied twice, the second would answer not_found.
+	run -0 b_req "{\"id\":6,\"op\":\"lease_revoke\",\"lease\":$L}"
+	assert_output "$(rv '{"id":6,"ok":true,"rev":@3,"deleted":2}')"
+	lost_answers lease_revoke 1
+	gone_on_a lost/a
+	gone_on_a lost/b
+	run -0 a_req '{"op":"history","key":"lost/a"}'
+	assert_output --partial "$(rv '{"event":"delete","key":"lost/a","mod_rev":@3}')"
+	run -0 a_req '{"op":"history","key":"lost/b"}'
+	assert_output --partial "$(rv '{"event":"delete","key":"lost/b","mod_rev":@3}')"
+	run -0 a_req '{"op":"lease_list"}'
+	assert_output --partial '"leases":[]'
+	run -0 a_req '{"op":"ping"}'
+	assert_output --partial "$(rv '"rev":@3')"
+	run -0 b_req "{\"op\":\"put\",\"key\":\"lost/c\",\"value\":\"1\",\"lease\":$L}"
+	assert_output --partial '"ok":false'
+	assert_output --partial '"code":"not_found"'
+	gone_on_a lost/c
+}
+
+@test "a put with if_version whose answer A's connection loses (lineproxy): B answers it truly, A applied it once" {
+	lost_proxy --match if_version --drop-answer 1
+	b_put_ok lost/v 1
+	# Applied twice, the second would fail: the version is 2, not 1.
+	run -0 b_req '{"id":8,"op":"put","key":"lost/v","value":"2","if_version":1}'
+	assert_output "$(rv '{"id":8,"ok":true,"kv":{"key":"lost/v","version":2,"create_rev":@1,"mod_rev":@2},"prev_version":1,"rev":@2}')"
+	lost_answers put 1
+	run -0 a_req '{"op":"get","key":"lost/v"}'
+	assert_output "$(rv '{"ok":true,"kv":{"key":"lost/v","value":"2","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
+	[ "$(history_len lost/v)" = 2 ]
+	run -0 a_req '{"op":"ping"}'
+	assert_output --partial "$(rv '"rev":@2')"
+}
+
 # b_writer W N: N puts of c/W through B, one connection each, one at a
 # time; each answered ok is noted as "c/W REV" in $TESTDIR/acked.W.
 b_writer() {
