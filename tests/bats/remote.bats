@@ -639,15 +639,23 @@ lost_proxy() {
 	assert_output --partial "$(rv '"version":4,"create_rev":@1,"mod_rev":@4},"prev_version":3,"rev":@4}')"
 }
 
-@test "a lease_grant whose answer A's connection loses (lineproxy): B answers the one lease A granted" {
-	lost_proxy --op lease_grant --drop-answer 1
+@test "a lease_grant whose answer A's connection loses (lineproxy), with and without the client's token: B answers the one lease A granted, each" {
+	lost_proxy --op lease_grant --drop-answer 1 --drop-answer 2
 	run -0 b_req '{"id":4,"op":"lease_grant","ttl_ms":60000}'
 	assert_output --regexp '^\{"id":4,"ok":true,"lease":[1-9][0-9]*,"ttl_ms":60000\}$'
 	L=$(jq -r .lease <<<"$output")
-	lost_answers lease_grant 1
-	# Applied twice, A would hold two leases.
+	# With the client's token, lost too, then sent again by the client.
+	run -0 b_req '{"id":5,"op":"lease_grant","ttl_ms":30000,"idem":"lost-g"}'
+	assert_output --regexp '^\{"id":5,"ok":true,"lease":[1-9][0-9]*,"ttl_ms":30000\}$'
+	L2=$(jq -r .lease <<<"$output")
+	[ "$L2" != "$L" ]
+	run -0 b_req '{"id":6,"op":"lease_grant","ttl_ms":30000,"idem":"lost-g"}'
+	assert_output "{\"id\":6,\"ok\":true,\"lease\":$L2,\"ttl_ms\":30000}"
+	lost_answers lease_grant 2
+	# Applied twice, A would hold more leases.
 	run -0 a_req '{"op":"lease_list"}'
-	assert_equal "$(jq -c '[.leases[].lease]' <<<"$output")" "[$L]"
+	assert_equal "$(jq -c '[.leases[].lease] | sort' <<<"$output")" \
+	    "$(jq -c -n "[$L, $L2] | sort")"
 	run -0 a_req '{"op":"ping"}'
 	assert_output --partial "$(rv '"rev":@0')"
 	# It is that lease: a put through B holds it.
@@ -687,9 +695,12 @@ lost_proxy() {
 	lost_proxy --match if_version --drop-answer 1
 	b_put_ok lost/v 1
 	# Applied twice, the second would fail: the version is 2, not 1.
-	run -0 b_req '{"id":8,"op":"put","key":"lost/v","value":"2","if_version":1}'
+	run -0 b_req '{"id":8,"op":"put","key":"lost/v","value":"2","if_version":1,"idem":"lost-v"}'
 	assert_output "$(rv '{"id":8,"ok":true,"kv":{"key":"lost/v","version":2,"create_rev":@1,"mod_rev":@2},"prev_version":1,"rev":@2}')"
 	lost_answers put 1
+	# Sent again by its client (its token): the first answer, again.
+	run -0 b_req '{"id":9,"op":"put","key":"lost/v","value":"2","if_version":1,"idem":"lost-v"}'
+	assert_output "$(rv '{"id":9,"ok":true,"kv":{"key":"lost/v","version":2,"create_rev":@1,"mod_rev":@2},"prev_version":1,"rev":@2}')"
 	run -0 a_req '{"op":"get","key":"lost/v"}'
 	assert_output "$(rv '{"ok":true,"kv":{"key":"lost/v","value":"2","version":2,"create_rev":@1,"mod_rev":@2},"rev":@2}')"
 	[ "$(history_len lost/v)" = 2 ]
