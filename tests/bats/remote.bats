@@ -665,6 +665,20 @@ lost_proxy() {
 	assert_output --partial '"keys":["lost/l"]'
 }
 
+@test "a session lease_grant whose answer A's connection loses (lineproxy): one lease on A, B's, revoked when its client's connection closes" {
+	lost_proxy --op lease_grant --drop-answer 1
+	session_open
+	lost_answers lease_grant 1
+	run -0 a_req '{"op":"lease_list"}'
+	assert_equal "$(jq -c '[.leases[].lease]' <<<"$output")" "[$SL]"
+	run -0 a_req "{\"op\":\"lease_info\",\"lease\":$SL}"
+	assert_output --partial '"keys":["s"]'
+	exec {SESS[1]}>&-
+	wait_for -t 2 gone_on_a s
+	run -0 a_req '{"op":"lease_list"}'
+	assert_output --partial '"leases":[]'
+}
+
 @test "a lease_revoke whose answer A's connection loses (lineproxy): B answers the rev its keys went at, A revoked once" {
 	lost_proxy --op lease_revoke --drop-answer 1
 	run -0 b_req '{"op":"lease_grant","ttl_ms":60000}'
