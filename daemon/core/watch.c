@@ -23,12 +23,13 @@ struct watch_hub *
 watch_hub_create(struct metad *md)
 {
 	struct watch_hub	*hub;
+	size_t			 i;
 
 	hub = xcalloc(1, sizeof *hub);
 	hub->md = md;
 	hub->next_id = 1;
-	buf_init(&hub->body);
-	buf_init(&hub->body_prev);
+	for (i = 0; i < WATCH_BODIES; i++)
+		buf_init(&hub->body[i]);
 	TAILQ_INIT(&hub->watches);
 	TAILQ_INIT(&hub->catching);
 	TAILQ_INIT(&hub->dead);
@@ -92,13 +93,21 @@ watch_index_out(struct watch *w)
 	}
 }
 
+/* The WATCH_BODY_* that w's event lines carry. */
+static int
+watch_body_of(const struct watch *w)
+{
+	return ((w->prev_kv ? WATCH_BODY_PREV : 0) |
+	    (w->with_lease ? WATCH_BODY_LEASE : 0));
+}
+
 /*
- * The part of an event line after {"watch":W — built once per event (and
- * once more with "prev" for the watches with prev_kv).
+ * The part of an event line after {"watch":W — built once per event for
+ * each set of WATCH_BODY_* its watches ask for.
  */
 static void
 watch_event_body(const struct watch_hub *hub, struct buf *b,
-    const struct store_event *ev, int prev)
+    const struct store_event *ev, int what)
 {
 	struct jw	 w;
 	uint64_t	 lease = 0;
@@ -136,9 +145,14 @@ watch_event_body(const struct watch_hub *hub, struct buf *b,
 	}
 	jw_name(&w, "mod_rev");
 	jw_u64(&w, ev->rev);
-	if (prev && ev->prev_state == STORE_PREV_KV)
+	if ((what & WATCH_BODY_LEASE) && ev->type == STORE_EVENT_PUT &&
+	    ev->kv.lease != 0) {
+		jw_name(&w, "lease");
+		jw_u64(&w, ev->kv.lease);
+	}
+	if ((what & WATCH_BODY_PREV) && ev->prev_state == STORE_PREV_KV)
 		reply_kv(&w, "prev", &ev->prev, 1);
-	else if (prev && ev->prev_state == STORE_PREV_NONE)
+	else if ((what & WATCH_BODY_PREV) && ev->prev_state == STORE_PREV_NONE)
 		reply_kv(&w, "prev", NULL, 1);
 	buf_add(b, "}\n", 2);
 }
@@ -300,7 +314,8 @@ watch_catchup_got(void *arg, long n, const struct store_event *evs,
 			w->emitting = evs[i].rev;
 		}
 		if (watch_matches(w, evs[i].kv.key, evs[i].kv.key_len)) {
-			watch_event_body(w->hub, &body, &evs[i], w->prev_kv);
+			watch_event_body(w->hub, &body, &evs[i],
+			    watch_body_of(w));
 			watch_send(w, &body);
 		}
 		if (i + 1 == n || evs[i + 1].rev != evs[i].rev)
@@ -491,16 +506,16 @@ watch_event(struct watch_hub *hub, const struct store_event *ev)
 	if (!hub->match_sorted)
 		qsort(hub->match, hub->nmatch, sizeof *hub->match,
 		    watch_cmp_id);
-	buf_reset(&hub->body);
-	buf_reset(&hub->body_prev);
+	for (i = 0; i < WATCH_BODIES; i++)
+		buf_reset(&hub->body[i]);
 	for (i = 0; i < hub->nmatch; i++) {
 		w = hub->match[i];
 		/* A slow consumer's cancel may take later ones too. */
 		if (w->dead)
 			continue;
-		body = w->prev_kv ? &hub->body_prev : &hub->body;
+		body = &hub->body[watch_body_of(w)];
 		if (body->len == 0)
-			watch_event_body(hub, body, ev, w->prev_kv);
+			watch_event_body(hub, body, ev, watch_body_of(w));
 		watch_deliver(w, ev, body);
 	}
 }
@@ -576,9 +591,11 @@ watch_peer_closed(struct watch_peer *p)
 void
 watch_hub_free(struct watch_hub *hub)
 {
+	size_t	 i;
+
 	watch_sweep(hub);
-	buf_free(&hub->body);
-	buf_free(&hub->body_prev);
+	for (i = 0; i < WATCH_BODIES; i++)
+		buf_free(&hub->body[i]);
 	watch_index_free(hub->index);
 	free(hub->match);
 	free(hub->lease_revs);

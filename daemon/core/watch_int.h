@@ -59,15 +59,21 @@ struct watch {
 	unsigned		 dead:1;
 	unsigned		 reading:1;	/* a history read is out */
 	unsigned		 prev_kv:1;	/* its events carry "prev" */
+	unsigned		 with_lease:1;	/* its puts' carry "lease" */
 	unsigned		 indexed:1;	/* in the hub's index */
 };
 
 TAILQ_HEAD(watch_list, watch);
 
+/* What an event line carries beyond the event (watch_body_of()). */
+#define WATCH_BODY_PREV		1	/* "prev" */
+#define WATCH_BODY_LEASE	2	/* a put's "lease" */
+#define WATCH_BODIES		4
+
 struct watch_hub {
 	struct metad		*md;
-	struct buf		 body;		/* an event line's, reused */
-	struct buf		 body_prev;	/* the same with "prev" */
+	/* An event line's, reused: one for each WATCH_BODY_* set. */
+	struct buf		 body[WATCH_BODIES];
 	unsigned		 nprev;		/* watches with prev_kv */
 	struct watch_list	 watches;
 	/*

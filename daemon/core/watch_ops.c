@@ -84,7 +84,7 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 	const char	*key, *prefix;
 	size_t		 klen, plen;
 	uint64_t	 ms = 0;
-	int		 hk, hp, prev_kv = 0;
+	int		 hk, hp, prev_kv = 0, with_lease = 0;
 
 	if ((hk = proto_get_key(r->json, "key", 0, &key, &klen, e)) == -1 ||
 	    (hp = proto_get_prefix(r->json, "prefix", &prefix, &plen,
@@ -101,9 +101,11 @@ watch_args(struct req *r, struct watch *w, uint64_t *from,
 	*from = 0;
 	if (proto_get_u64(r->json, "from_rev", 0, from, e) == -1 ||
 	    proto_get_u64(r->json, "progress_ms", 0, &ms, e) == -1 ||
-	    proto_get_bool(r->json, "prev_kv", 0, &prev_kv, e) == -1)
+	    proto_get_bool(r->json, "prev_kv", 0, &prev_kv, e) == -1 ||
+	    proto_get_bool(r->json, "with_lease", 0, &with_lease, e) == -1)
 		return (-1);
 	w->prev_kv = prev_kv != 0;
+	w->with_lease = with_lease != 0;
 	if (ms != 0 && (ms < WATCH_PROGRESS_MIN_MS ||
 	    ms > WATCH_PROGRESS_MAX_MS))
 		return (proto_fail(e, PROTO_BAD_REQUEST, "progress_ms must be "
@@ -294,7 +296,7 @@ watch_op_progress(struct req *r)
 const struct op watch_op_watch_entry = {
 	.name = "watch",
 	.fields = { "key", "prefix", "keys", "prefixes", "from_rev",
-	    "progress_ms", "prev_kv" },
+	    "progress_ms", "prev_kv", "with_lease" },
 	.run = watch_op_watch,
 };
 

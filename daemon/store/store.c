@@ -465,7 +465,7 @@ store_put_lease(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 	if (value == NULL)
 		value = "";
 	if (s->backend->put(s, rev, seq, key, key_len, value, value_len,
-	    meta, prev_version != NULL ? prev_version : &pv, err) != 0)
+	    lease, meta, prev_version != NULL ? prev_version : &pv, err) != 0)
 		return (-1);
 	store_wrote(s, rev);
 	if (s->backend->lease_attach != NULL &&

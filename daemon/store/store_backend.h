@@ -45,11 +45,15 @@ struct store_backend {
 	/* 1 found (cb called once), 0 absent, -1 error. */
 	int	 (*get)(struct store *, const char *, size_t, store_kv_cb,
 		    void *, struct store_err *);
-	/* Fills *meta (value NULL) and *prev_version (0 if it was absent). */
+	/*
+	 * Fills *meta (value NULL) and *prev_version (0 if it was absent);
+	 * lease (0: none) is recorded with the put's event, and attached by
+	 * lease_attach() after it.
+	 */
 	int	 (*put)(struct store *, uint64_t rev, uint32_t seq,
 		    const char *, size_t, const void *, size_t,
-		    struct store_kv *meta, uint64_t *prev_version,
-		    struct store_err *);
+		    uint64_t lease, struct store_kv *meta,
+		    uint64_t *prev_version, struct store_err *);
 	/* *deleted is 0 (and nothing is recorded) if the key was absent. */
 	int	 (*del)(struct store *, uint64_t rev, uint32_t seq,
 		    const char *, size_t, int *deleted, struct store_err *);

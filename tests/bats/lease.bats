@@ -38,15 +38,10 @@ gone() {
 	[ "$status" -eq 1 ]
 }
 
-# kv_lease_shown L: the kv object in $output names lease L; the metad
-# backend's replica learns no lease from its stream (put events carry
-# none: metad(8), the metad backend), so there it names none.
+# kv_lease_shown L: the kv object in $output names lease L (the metad
+# backend's replica too: its stream's put events carry their leases).
 kv_lease_shown() {
-	if store_is remote; then
-		refute_output --partial '"lease"'
-	else
-		assert_output --partial "\"lease\":$1}"
-	fi
+	assert_output --partial "\"lease\":$1}"
 }
 
 @test "lease_grant, put with lease, lease_info, lease_list, kv shows its lease" {
@@ -70,6 +65,38 @@ kv_lease_shown() {
 	refute_output --partial '"lease"'
 	run req "{\"op\":\"lease_info\",\"lease\":$L}"
 	assert_output --partial '"keys":[]'
+}
+
+@test "with_lease: a put event of a leased key carries the lease, a read at its past rev and a prev too; without it, none" {
+	run req '{"op":"lease_grant","ttl_ms":60000}'
+	L=$(lease_of "$output")
+	rebase
+	req "{\"op\":\"put\",\"key\":\"a\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	req '{"op":"put","key":"a","value":"2"}' >/dev/null
+	run -0 watch_lines 3 "$(rv '{"op":"watch","key":"a","from_rev":@1,"with_lease":true}')"
+	assert_line --index 1 --partial "$(rv "\"event\":\"put\",\"key\":\"a\",\"value\":\"1\",\"version\":1,\"create_rev\":@1,\"mod_rev\":@1,\"lease\":$L}")"
+	assert_line --index 2 --partial "$(rv '"event":"put","key":"a","value":"2","version":2,"create_rev":@1,"mod_rev":@2}')"
+	run -0 watch_lines 2 "$(rv '{"op":"watch","key":"a","from_rev":@1}')"
+	assert_line --index 1 --partial "$(rv '"event":"put","key":"a","value":"1","version":1,"create_rev":@1,"mod_rev":@1}')"
+	run -0 watch_lines 2 "$(rv '{"op":"watch","key":"a","from_rev":@2,"prev_kv":true}')"
+	assert_line --index 1 --partial "$(rv "\"prev\":{\"key\":\"a\",\"value\":\"1\",\"version\":1,\"create_rev\":@1,\"mod_rev\":@1,\"lease\":$L}}")"
+	run -0 req "$(rv '{"op":"get","key":"a","rev":@1}')"
+	assert_output --partial "\"lease\":$L}"
+	run -0 req "$(rv '{"op":"get","key":"a","rev":@2}')"
+	refute_output --partial '"lease"'
+	# Live too: a watch at the head sees the next leased put with it.
+	raw_held w '{"op":"watch","key":"b","with_lease":true}' >"$TESTDIR/w.out" &
+	WATCH=$!
+	wait_for grep -q '"ok":true' "$TESTDIR/w.out"
+	req "{\"op\":\"put\",\"key\":\"b\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	wait_for has_lines 2 "$TESTDIR/w.out"
+	release w
+	wait "$WATCH"
+	WATCH=
+	run cat "$TESTDIR/w.out"
+	assert_line --index 1 --partial "$(rv "\"event\":\"put\",\"key\":\"b\",\"value\":\"1\",\"version\":1,\"create_rev\":@3,\"mod_rev\":@3,\"lease\":$L}")"
+	run -0 req '{"op":"watch","key":"a","with_lease":1}'
+	assert_output --partial '"code":"bad_request"'
 }
 
 @test "bad lease input: stable errors, nothing written, connection usable" {

@@ -231,7 +231,6 @@ fill() {
 	[ "$status" -eq 2 ]
 }
 
-# bats test_tags=not-remote
 @test "metactl put --ttl: a lease of its own, and none left when the put fails" {
 	run mctl put t 1 --ttl 1h
 	assert_output 1

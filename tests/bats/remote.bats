@@ -821,3 +821,39 @@ b_refused() {
 	run -0 b_req '{"op":"ping"}'
 	assert_output --partial '"ok":true'
 }
+
+@test "a key's lease shows on B: put through B or on A, read from the replica, on a B loaded later, in B's watches with with_lease; a revoke on A takes its keys" {
+	start_a
+	run -0 a_req '{"op":"lease_grant","ttl_ms":60000}'
+	L=$(jq -r .lease <<<"$output")
+	R0=
+	rev_base
+	a_req "{\"op\":\"put\",\"key\":\"l/a\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	# compacted at 1: B's load reads l/a at A's compact rev.
+	a_req "$(rv '{"op":"compact","rev":@1}')" >/dev/null
+	a_req "{\"op\":\"put\",\"key\":\"l/b\",\"value\":\"1\",\"lease\":$L}" >/dev/null
+	start_b
+	run -0 b_req "{\"op\":\"put\",\"key\":\"l/c\",\"value\":\"1\",\"lease\":$L}"
+	assert_output --partial "\"lease\":$L}"
+	local k
+	for k in a b c; do
+		run -0 b_req "{\"op\":\"get\",\"key\":\"l/$k\",\"consistency\":\"serializable\"}"
+		assert_output --partial "\"lease\":$L}"
+	done
+	run -0 b_req '{"op":"list","prefix":"l/"}'
+	assert_equal "$(jq -c "[.kvs[] | .lease == $L]" <<<"$output")" '[true,true,true]'
+	# A put without the lease detaches the key, on B too.
+	a_req '{"op":"put","key":"l/b","value":"2"}' >/dev/null
+	run -0 b_req '{"op":"get","key":"l/b"}'
+	assert_output --partial '"value":"2"'
+	refute_output --partial '"lease"'
+	run -0 on "$B" watch_lines 4 "$(rv '{"op":"watch","prefix":"l/","from_rev":@2,"with_lease":true}')"
+	assert_line --index 1 --partial "$(rv "\"key\":\"l/b\",\"value\":\"1\",\"version\":1,\"create_rev\":@2,\"mod_rev\":@2,\"lease\":$L}")"
+	assert_line --index 2 --partial "$(rv "\"key\":\"l/c\",\"value\":\"1\",\"version\":1,\"create_rev\":@3,\"mod_rev\":@3,\"lease\":$L}")"
+	assert_line --index 3 --partial "$(rv '"key":"l/b","value":"2","version":2,"create_rev":@2,"mod_rev":@4}')"
+	run -0 b_req "$(rv '{"op":"get","key":"l/b","rev":@2}')"
+	assert_output --partial "\"lease\":$L}"
+	a_req "{\"op\":\"lease_revoke\",\"lease\":$L}" >/dev/null
+	run -0 b_req '{"op":"list","prefix":"l/"}'
+	assert_equal "$(jq -c '[.kvs[].key]' <<<"$output")" '["l/b"]'
+}

@@ -256,7 +256,7 @@ test_sqlite_migrate5(void **state)
 	assert_true(strncmp(buf_cstr(&f->out), "2.2:k2@1/2/2=v2 ", 16) == 0);
 	/* Each rev's first id: 1 << 8, 2 << 8, past rev 2's 300, 4 << 8. */
 	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE "
-	    "name = 'schema'"), 6);
+	    "name = 'schema'"), 7);
 	assert_int_equal(fx_db_scalar(f, "SELECT SUM(id) FROM history "
 	    "WHERE seq = 0"), 256 + 512 + 812 + 1024);
 	assert_int_equal(fx_db_scalar(f, "SELECT MAX(id) - MIN(id) FROM "

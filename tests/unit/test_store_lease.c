@@ -231,6 +231,35 @@ test_lease_reopen(void **state)
 	assert_string_equal(lease_keys(f, 7, NULL, 10), "a b");
 }
 
+/*
+ * A put's event keeps its key's lease: in history, in a read at its rev,
+ * in the kept event of a compacted rev, and (sqlite) after a reopen.
+ */
+static void
+test_lease_history(void **state)
+{
+	struct fx		*f = *state;
+	struct store_err	 err;
+
+	lease_fill(f);
+	fx_begin(f, "a");
+	put_l(f, 2, 0, "a", 0);
+	fx_commit(f, 2);
+	assert_string_equal(fx_history(f, fx_abs(f, 1)),
+	    "1.0:a@1/1/1~7=v 1.1:b@1/1/1~7=v 1.2:c@1/1/1=v 2.0:a@2/1/2=v");
+	assert_string_equal(fx_get_at(f, S("a"), fx_abs(f, 1)),
+	    "a@1/1/1~7=v");
+	assert_string_equal(fx_get_at(f, S("a"), fx_abs(f, 2)), "a@2/1/2=v");
+	assert_int_equal(fx_compact(f, fx_abs(f, 2), &err), 0);
+	assert_string_equal(fx_get_at(f, S("b"), fx_abs(f, 2)),
+	    "b@1/1/1~7=v");
+	if (strcmp(f->kind, "sqlite") == 0)
+		fx_reopen(f, NULL);
+	assert_string_equal(fx_get_at(f, S("b"), fx_abs(f, 2)),
+	    "b@1/1/1~7=v");
+	assert_string_equal(fx_history(f, fx_abs(f, 2)), "2.0:a@2/1/2=v");
+}
+
 /* What a remote lease call answered. */
 struct lres {
 	int				 done;
@@ -440,6 +469,7 @@ main(void)
 		LOCAL(test_lease_attach),
 		LOCAL(test_lease_revoke),
 		LOCAL(test_lease_undo),
+		LOCAL(test_lease_history),
 		SQL(test_lease_reopen),
 		ETCD(test_lease_etcd),
 		cmocka_unit_test(test_lease_stamped),

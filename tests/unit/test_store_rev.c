@@ -297,7 +297,7 @@ test_sqlite_migrate(void **state)
  * A database of schema 4, as a daemon killed after rev 6 left it:
  * history up to ckpt_rev 4 (compacted at 3: a's and b's last puts below 3
  * kept), its key index, and a log tail of revs 5-6.  1 a, 2 b, 3 a again,
- * 4 b deleted, 5 c, 6 a again.  Opened, it is schema 6 and every kept rev
+ * 4 b deleted, 5 c, 6 a again.  Opened, it is schema 7 and every kept rev
  * reads as before.
  */
 static const char sq_schema4_sql[] =
@@ -354,7 +354,7 @@ test_sqlite_migrate4(void **state)
 	fx_reopen(f, NULL);
 	assert_string_equal(fx_get_at(f, S("a"), 6), "a@3/1/6=3");
 	assert_int_equal(fx_db_scalar(f, "SELECT value FROM meta WHERE "
-	    "name = 'schema'"), 6);
+	    "name = 'schema'"), 7);
 	assert_int_equal(fx_db_scalar(f, "SELECT COUNT(*) FROM sqlite_master "
 	    "WHERE name IN ('log', 'history_key')"), 0);
 	/* Kept below 5: a@3 (rev 3); b's delete at 4 took its put away. */

@@ -308,7 +308,8 @@ etcd_overlay_write(struct store *st, uint64_t rev, uint32_t seq,
 static int
 store_etcd_put(struct store *st, uint64_t rev, uint32_t seq,
     const char *key, size_t len, const void *value, size_t vlen,
-    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+    uint64_t lease, struct store_kv *meta, uint64_t *prev_version,
+    struct store_err *err)
 {
 	struct etcd_meta	 m;
 	struct etcd_ev		 ev;
@@ -320,6 +321,7 @@ store_etcd_put(struct store *st, uint64_t rev, uint32_t seq,
 	ev.value_len = vlen;
 	ev.version = m.found ? m.version + 1 : 1;
 	ev.create_rev = m.found ? m.create_rev : rev;
+	ev.lease = lease;
 	etcd_evs_push(&E(st)->overlay, &ev);
 	*prev_version = m.found ? m.version : 0;
 	etcd_kv_of(&ev, meta, 0);

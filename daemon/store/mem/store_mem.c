@@ -107,6 +107,7 @@ store_mem_event_add(struct store_mem *m, uint64_t rev, uint32_t seq,
 		ev->value_len = vlen;
 		ev->version = n->version;
 		ev->create_rev = n->create_rev;
+		ev->lease = n->lease;
 	}
 	m->bytes += n->key_len + vlen;
 }
@@ -288,7 +289,7 @@ store_mem_update(struct store_mem *m, struct store_mem_node *n, uint64_t rev,
 
 static int
 store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
-    size_t key_len, const void *value, size_t value_len,
+    size_t key_len, const void *value, size_t value_len, uint64_t lease,
     struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
 {
 	struct store_mem	*m = s->impl;
@@ -309,6 +310,7 @@ store_mem_put(struct store *s, uint64_t rev, uint32_t seq, const char *key,
 		m->nkeys++;
 		m->bytes += key_len + value_len;
 	}
+	n->lease = lease;	/* the undo above has the old one */
 	store_mem_event_add(m, rev, seq, n, STORE_EVENT_PUT);
 	store_mem_kv(n, 1, meta);
 	meta->key = key;
@@ -446,6 +448,7 @@ store_mem_history(struct store *s, uint64_t from_rev, store_event_cb cb,
 		e.kv.version = ev->version;
 		e.kv.create_rev = ev->create_rev;
 		e.kv.mod_rev = ev->rev;
+		e.kv.lease = ev->lease;
 		if (cb(&e, arg) != 0)
 			break;
 	}

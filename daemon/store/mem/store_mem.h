@@ -49,6 +49,7 @@ struct store_mem_event {
 	size_t			 value_len;
 	uint64_t		 version;
 	uint64_t		 create_rev;
+	uint64_t		 lease;		/* a put's key's, 0: none */
 };
 
 /* A slot of the kept table: ev.key NULL when empty. */

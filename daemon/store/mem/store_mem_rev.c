@@ -230,6 +230,7 @@ store_mem_ev_kv(const struct store_mem_event *ev, int keys_only,
 	kv->version = ev->version;
 	kv->create_rev = ev->create_rev;
 	kv->mod_rev = ev->rev;
+	kv->lease = ev->lease;
 }
 
 int

@@ -198,6 +198,9 @@ remote_feed_watch(struct store_remote *sr)
 	jw_u64(&w, store_rev(sr->st) + 1);
 	JW_NAME(&w, "progress_ms");
 	jw_u64(&w, REMOTE_PROGRESS_MS);
+	/* The puts' leases, so that the replica's keys show them. */
+	JW_NAME(&w, "with_lease");
+	jw_bool(&w, 1);
 	jw_obj_close(&w);
 	rconn_call(sr->conn, b.data, b.len, 0, remote_watch_got, sr);
 	buf_free(&b);

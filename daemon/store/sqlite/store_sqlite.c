@@ -1,17 +1,18 @@
 /*
- * The SQLite backend: one database file in WAL mode, schema 6:
+ * The SQLite backend: one database file in WAL mode, schema 7:
  *
  *   kv(key, value, version, create_rev, mod_rev)	the live keys, as of
  *						meta 'ckpt_rev'
- *   history(id, rev, seq, type, key, value, version, create_rev)
+ *   history(id, rev, seq, type, key, value, version, create_rev, lease)
  *				every event from compact_rev on, appended
  *				by each commit, keyed by an id that grows
- *				with (rev, seq) (SQ_ID_SHIFT)
+ *				with (rev, seq) (SQ_ID_SHIFT); a put's lease
+ *				(NULL: none)
  *   history_by_key(key, rev, seq, id)	the key index of history's events
  *				from compact_rev up to meta 'keys_rev',
  *				filled when a read wants it (reads at a
  *				rev, a key's history: store_sqlite.h)
- *   kept(key, value, version, create_rev, rev, seq)	each key's last
+ *   kept(key, value, version, create_rev, rev, seq, lease)	each key's last
  *				event below compact_rev, if it is a put
  *   meta(name, value)		'schema', 'rev' (set by a commit whose
  *				newest event is not in history: the rev is
@@ -59,9 +60,11 @@
 /* The lease a live key is attached to: a sixth column (store_sqlite_row). */
 #define SQ_LEASE_COL \
 	", (SELECT lease FROM lease_key AS l WHERE l.key = kv.key)"
-#define SQ_EV_COLS	"key, value, version, create_rev, rev, seq, type"
+/* An event's row: an eighth column, the lease of a put's key. */
+#define SQ_EV_COLS	"key, value, version, create_rev, rev, seq, type, lease"
 #define SQ_H_EV_COLS \
-	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type"
+	"h.key, h.value, h.version, h.create_rev, h.rev, h.seq, h.type, " \
+	"h.lease"
 /* history's row of a key index row k. */
 #define SQ_BY_KEY \
 	" FROM history_by_key AS k JOIN history AS h ON h.id = k.id "
@@ -75,7 +78,7 @@
 	"(SELECT 1 FROM history_by_key AS n WHERE n.key = k.key AND " \
 	"n.rev <= ?4 AND (n.rev > k.rev OR (n.rev = k.rev AND " \
 	"n.seq > k.seq))) UNION ALL SELECT key, value, version, " \
-	"create_rev, rev, seq, 0 FROM kept AS p WHERE p.key >= ?1 " \
+	"create_rev, rev, seq, 0, lease FROM kept AS p WHERE p.key >= ?1 " \
 	hp "AND NOT EXISTS (SELECT 1 FROM history_by_key AS n WHERE " \
 	"n.key = p.key AND n.rev >= ?5 AND n.rev <= ?4) ORDER BY 1 LIMIT ?3"
 
@@ -84,7 +87,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"DELETE FROM kv WHERE key = ?1",
 	/* A write appends to history (no secondary index to update). */
 	"INSERT INTO history (rev, seq, type, key, value, version, "
-	    "create_rev, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	    "create_rev, id, lease) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+	    "?9)",
 	"SELECT " SQ_EV_COLS " FROM history WHERE id >= " SQ_ID_FROM("?1")
 	    " AND rev >= ?1 ORDER BY id",
 	/* Compaction: the events below ?1 go, a range of pages. */
@@ -130,9 +134,10 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	 * 11 ms, BENCHMARKS.md).
 	 */
 	"INSERT OR REPLACE INTO kept (key, value, version, create_rev, rev, "
-	    "seq) SELECT key, IFNULL(value, X''), version, create_rev, rev, "
-	    "seq FROM history WHERE id IN (SELECT MAX(id) FROM history "
-	    "WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 GROUP BY key)",
+	    "seq, lease) SELECT key, IFNULL(value, X''), version, create_rev, "
+	    "rev, seq, lease FROM history WHERE id IN (SELECT MAX(id) FROM "
+	    "history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
+	    "GROUP BY key)",
 	/*
 	 * A fill of the key index (a read's or a checkpoint's) indexes the
 	 * events of (?1, ?2] by key, in key order, in a transaction of its
@@ -154,8 +159,8 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	    "key = ?1 ORDER BY id",
 	/* A write's look at the key: one seek, not lease_key's too. */
 	"SELECT version, create_rev FROM kv WHERE key = ?1",
-	"SELECT key, value, version, create_rev, rev, seq, 0 FROM kept "
-	    "WHERE key = ?1",
+	"SELECT key, value, version, create_rev, rev, seq, 0, lease FROM "
+	    "kept WHERE key = ?1",
 	"SELECT key, rev, seq FROM history WHERE id < " SQ_ID_FIRST("?1")
 	    " AND type = 1"
 };
@@ -400,9 +405,17 @@ store_sqlite_row(sqlite3_stmt *st, int keys_only, struct store_kv *kv)
 	kv->version = (uint64_t)sqlite3_column_int64(st, 2);
 	kv->create_rev = (uint64_t)sqlite3_column_int64(st, 3);
 	kv->mod_rev = (uint64_t)sqlite3_column_int64(st, 4);
-	/* A kv row has the lease as a sixth column; a history row has 7. */
-	kv->lease = sqlite3_column_count(st) == 6 ?
-	    (uint64_t)sqlite3_column_int64(st, 5) : 0;
+	/* A kv row has the lease as a sixth column, an event's an eighth. */
+	switch (sqlite3_column_count(st)) {
+	case 6:
+		kv->lease = (uint64_t)sqlite3_column_int64(st, 5);
+		break;
+	case 8:
+		kv->lease = (uint64_t)sqlite3_column_int64(st, 7);
+		break;
+	default:
+		kv->lease = 0;
+	}
 }
 
 static int

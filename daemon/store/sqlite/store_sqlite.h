@@ -270,8 +270,8 @@ int	store_sqlite_lease_revoke(struct store *, uint64_t, uint64_t,
 /* Batches (store_sqlite_batch.c). */
 int	store_sqlite_begin(struct store *, struct store_err *);
 int	store_sqlite_put(struct store *, uint64_t, uint32_t, const char *,
-	    size_t, const void *, size_t, struct store_kv *, uint64_t *,
-	    struct store_err *);
+	    size_t, const void *, size_t, uint64_t, struct store_kv *,
+	    uint64_t *, struct store_err *);
 int	store_sqlite_del(struct store *, uint64_t, uint32_t, const char *,
 	    size_t, int *, struct store_err *);
 /*

@@ -70,6 +70,8 @@ store_sqlite_hist_add(struct store_sqlite *q, uint64_t seq,
 		id = q->hist_id + 1;
 	q->hist_id = id;
 	sqlite3_bind_int64(st, 8, (sqlite3_int64)id);
+	if (kv->lease != 0)	/* else NULL (store_sqlite_done() clears) */
+		sqlite3_bind_int64(st, 9, (sqlite3_int64)kv->lease);
 	return (store_sqlite_run(q, SQ_HIST_ADD, "recording history", err));
 }
 
@@ -129,7 +131,8 @@ store_sqlite_log_add(struct store_sqlite *q, uint32_t seq,
 int
 store_sqlite_put(struct store *s, uint64_t rev, uint32_t seq,
     const char *key, size_t key_len, const void *value, size_t value_len,
-    struct store_kv *meta, uint64_t *prev_version, struct store_err *err)
+    uint64_t lease, struct store_kv *meta, uint64_t *prev_version,
+    struct store_err *err)
 {
 	struct store_sqlite	*q = s->impl;
 	struct store_kv		 kv, cur;
@@ -148,6 +151,7 @@ store_sqlite_put(struct store *s, uint64_t rev, uint32_t seq,
 	kv.mod_rev = rev;
 	kv.version = found ? cur.version + 1 : 1;
 	kv.create_rev = found ? cur.create_rev : rev;
+	kv.lease = lease;
 	if (store_sqlite_log_add(q, seq, STORE_EVENT_PUT, &kv, err) != 0)
 		return (-1);
 	if (kv.version == 1)

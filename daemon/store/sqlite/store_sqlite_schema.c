@@ -11,7 +11,7 @@
 
 #include "store/sqlite/store_sqlite.h"
 
-#define SQ_SCHEMA_VERSION	6
+#define SQ_SCHEMA_VERSION	7
 
 static const char store_sqlite_schema_sql[] =
 	"BEGIN IMMEDIATE;"
@@ -132,6 +132,19 @@ static const char store_sqlite_migrate6_sql[] =
 	"UPDATE meta SET value = 6 WHERE name = 'schema';"
 	"COMMIT;";
 
+/*
+ * Schema 6 to 7: a put's event keeps the lease its key was attached to
+ * (NULL: none, as every event before 7), so that history, a read at a
+ * revision and a watch's events can say it, as the key's live row does.
+ * Adding a column with no default rewrites nothing.
+ */
+static const char store_sqlite_migrate7_sql[] =
+	"BEGIN IMMEDIATE;"
+	"ALTER TABLE history ADD COLUMN lease INTEGER;"
+	"ALTER TABLE kept ADD COLUMN lease INTEGER;"
+	"UPDATE meta SET value = 7 WHERE name = 'schema';"
+	"COMMIT;";
+
 /* Runs a migration's SQL; a failure rolls it back. */
 static int
 sq_migrate(struct store_sqlite *q, const char *sql, int to,
@@ -206,6 +219,11 @@ store_sqlite_load(struct store *s, struct store_sqlite *q,
 		if (sq_migrate(q, store_sqlite_migrate6_sql, 6, err) != 0)
 			return (-1);
 		schema = 6;
+	}
+	if (schema == 6) {
+		if (sq_migrate(q, store_sqlite_migrate7_sql, 7, err) != 0)
+			return (-1);
+		schema = 7;
 	}
 	if (schema == SQ_SCHEMA_VERSION &&
 	    (store_sqlite_scalar(q, SQ_REV_SQL, &s->head.rev, err) != 0 ||
