@@ -13,22 +13,15 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# ca NAME: a self-signed CA; cert NAME CA SAN: a certificate it signs.
+# ca NAME: a self-signed CA; cert NAME CA SAN: a certificate it signs,
+# for a server and a client (pki_ca, pki_cert: helpers.bash).
 ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$PKI/$1.key" -out "$PKI/$1.crt" -days 2 \
-	    -subj "/CN=$1" 2>>"$PKI/log"
+	pki_ca "$PKI/$1" "$1"
 }
 
 cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$PKI/$1.key" -out "$PKI/$1.csr" -subj "/CN=$1" \
-	    2>>"$PKI/log"
-	printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' \
-	    "$3" >"$PKI/$1.ext"
-	openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/$2.crt" \
-	    -CAkey "$PKI/$2.key" -CAcreateserial -out "$PKI/$1.crt" -days 2 \
-	    -extfile "$PKI/$1.ext" 2>>"$PKI/log"
+	pki_cert "$PKI/$1" "$2" "$1" "subjectAltName=$3
+extendedKeyUsage=serverAuth,clientAuth"
 }
 
 setup_file() {

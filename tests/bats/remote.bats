@@ -148,25 +148,6 @@ session_open() {
 	[[ $line == *'"ok":true'* ]]
 }
 
-# pki_ca FILE CN: a self-signed CA, FILE.crt and FILE.key.
-pki_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$1.key" -out "$1.crt" -subj "/CN=$2" -days 2 \
-	    -addext basicConstraints=critical,CA:TRUE 2>/dev/null
-}
-
-# pki_cert FILE CA CN [EXTENSIONS]: a certificate the CA (a name in the
-# same directory) signed.
-pki_cert() {
-	local d
-	d=$(dirname "$1")
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$1.key" -out "$1.csr" -subj "/CN=$3" 2>/dev/null
-	openssl x509 -req -in "$1.csr" -CA "$d/$2.crt" -CAkey "$d/$2.key" \
-	    -CAcreateserial -out "$1.crt" -days 2 \
-	    ${4:+-extfile <(printf '%s\n' "$4")} 2>/dev/null
-}
-
 @test "lineproxy: the Nth answer is lost with its connection, the write applied; events pass, other answers too" {
 	start_a
 	P="$TESTDIR/p.sock"
