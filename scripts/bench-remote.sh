@@ -52,22 +52,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# pki_ca FILE CN, pki_cert FILE CN [EXTENSIONS]: as tests/bats/tls.bats.
-pki_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$1.key" -out "$1.crt" -subj "/CN=$2" -days 2 \
-	    -addext basicConstraints=critical,CA:TRUE 2>/dev/null
-}
-pki_cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$1.key" -out "$1.csr" -subj "/CN=$2" 2>/dev/null
-	openssl x509 -req -in "$1.csr" -CA "$TMP/ca.crt" -CAkey "$TMP/ca.key" \
-	    -CAcreateserial -out "$1.crt" -days 2 \
-	    ${3:+-extfile <(printf '%s\n' "$3")} 2>/dev/null
-}
+. "$ROOT/tests/pki.sh"
 pki_ca "$TMP/ca" bench-remote-ca
-pki_cert "$TMP/server" localhost "subjectAltName=DNS:localhost,IP:127.0.0.1"
-pki_cert "$TMP/bench" bench
+pki_cert "$TMP/server" ca localhost "subjectAltName=DNS:localhost,IP:127.0.0.1"
+pki_cert "$TMP/bench" ca bench
 
 . "$ROOT/tests/etcd.sh"
 
