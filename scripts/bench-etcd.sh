@@ -19,31 +19,16 @@
 # bounds the buffer; "" runs etcd's defaults).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/bench-lib.sh"
+ROOT=$BENCH_ROOT
 RUNS=${BENCH_RUNS:-3}
 DUR=${BENCH_DURATION:-3}
 MB=$ROOT/bin/metabench
 METAD=$ROOT/bin/metad
 MCTL=$ROOT/bin/metactl
 PART=${BENCH_PART:-all}
-for b in "$MB" "$METAD"; do
-	[ -x "$b" ] || { echo "bench-etcd.sh: $b missing: make" >&2; exit 1; }
-done
-for c in etcd jq curl wrk bc; do
-	command -v "$c" >/dev/null ||
-	    { echo "bench-etcd.sh: needs $c" >&2; exit 1; }
-done
-TMP=$(mktemp -d /tmp/metad-bench-etcd.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_needs bench-etcd.sh "$MB" "$METAD" -- etcd jq curl wrk bc
+bench_tmp bench-etcd
 
 . "$ROOT/tests/etcd.sh"
 ETCD_FLAGS=${BENCH_ETCD_FLAGS---backend-batch-limit 1000}

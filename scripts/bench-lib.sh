@@ -1,7 +1,8 @@
-# Shared by the durable-put benchmarks (sourced by bench-redis.sh and
-# bench-put-ab.sh): waiting for a server, one run of puts on a fresh
-# database, medians.  The sourcing script sets -euo pipefail and kills
-# $BENCH_PID (if set) in its exit trap.
+# Shared by the benchmarks (sourced by bench-redis.sh, bench-put-ab.sh,
+# bench-etcd.sh, bench-remote.sh...): what they need, their temporary
+# directory and servers, waiting for a server, one run of puts on a fresh
+# database, medians.  The sourcing script sets -euo pipefail; one that does
+# not use bench_tmp kills $BENCH_PID (if set) in its own exit trap.
 
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_PID=
@@ -20,6 +21,39 @@ bench_wait() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# bench_needs NAME BIN... -- CMD...: exit 1, saying which, unless every BIN
+# is built and every CMD installed (NAME: the script's, in the message).
+bench_needs() {
+	local name=$1 c
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		[ -x "$1" ] || { echo "$name: $1 missing: make" >&2; exit 1; }
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	for c in "$@"; do
+		command -v "$c" >/dev/null ||
+		    { echo "$name: needs $c (scripts/deps.sh)" >&2; exit 1; }
+	done
+}
+
+# bench_tmp NAME: TMP, a directory of this run's, and PIDS, the servers
+# the script starts; at exit they are stopped and TMP removed.
+bench_tmp() {
+	TMP=$(mktemp -d "/tmp/metad-$1.XXXXXX")
+	PIDS=()
+	trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
 }
 
 # bench_median: the median of the numbers on stdin, one a line (of an even

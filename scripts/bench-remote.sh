@@ -33,24 +33,9 @@ METAD=$ROOT/bin/metad
 METACTL=$ROOT/bin/metactl
 KEYS=1000
 CLIENTS="1 16 64"
-for b in "$MB" "$METAD" "$METACTL"; do
-	[ -x "$b" ] || { echo "bench-remote.sh: $b missing: make" >&2; exit 1; }
-done
-for c in etcd wrk openssl curl jq bc; do
-	command -v "$c" >/dev/null ||
-	    { echo "bench-remote.sh: needs $c (scripts/deps.sh)" >&2; exit 1; }
-done
-TMP=$(mktemp -d /tmp/metad-bench-remote.XXXXXX)
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+bench_needs bench-remote.sh "$MB" "$METAD" "$METACTL" -- etcd wrk openssl \
+    curl jq bc
+bench_tmp bench-remote
 
 . "$ROOT/tests/pki.sh"
 pki_ca "$TMP/ca" bench-remote-ca
