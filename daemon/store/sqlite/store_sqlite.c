@@ -118,26 +118,18 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT " SQ_H_EV_COLS SQ_BY_KEY "WHERE k.key = ?1 AND k.rev >= ?2 "
 	    "ORDER BY k.rev, k.seq",
 	/*
-	 * Compaction to ?1 keeps each key's last event below it if it is a
-	 * put, in kept: each key's last put below ?1 replaces its row
-	 * (SQ_KEPT_PUT); then each delete below ?1 takes its
-	 * key's row away if that is older (SQ_KEPT_DEL, ?2 ?3 its rev, seq).
+	 * Compaction keeps each key's last event below it if it is a put,
+	 * in kept (sq_kept_fill()): a key's last put replaces its row
+	 * (SQ_KEPT_PUT, ?1 its id); a last delete takes the row away
+	 * (SQ_KEPT_DEL, ?2 ?3 its rev, seq: an older row).
 	 */
 	"DELETE FROM kept WHERE key = ?1 AND (rev < ?2 OR (rev = ?2 AND "
 	    "seq < ?3))",
 	"INSERT OR REPLACE INTO kv (" SQ_KV_COLS ") VALUES (?1, ?2, ?3, ?4, ?5)",
-	/*
-	 * REPLACE: one seek a row, where an upsert's UPDATE seeks again.
-	 * Only each key's last put is read and written: the puts' ids by
-	 * key first, small rows to sort (every put written, in id order,
-	 * took 20 ms of the loop a trim of 25000 revs over 1000 keys; this
-	 * 11 ms, BENCHMARKS.md).
-	 */
+	/* REPLACE: one seek a row, where an upsert's UPDATE seeks again. */
 	"INSERT OR REPLACE INTO kept (key, value, version, create_rev, rev, "
 	    "seq, lease) SELECT key, IFNULL(value, X''), version, create_rev, "
-	    "rev, seq, lease FROM history WHERE id IN (SELECT MAX(id) FROM "
-	    "history WHERE id < " SQ_ID_FIRST("?1") " AND type = 0 "
-	    "GROUP BY key)",
+	    "rev, seq, lease FROM history WHERE id = ?1",
 	/*
 	 * A fill of the key index (a read's or a checkpoint's) indexes the
 	 * events of (?1, ?2] by key, in key order, in a transaction of its
@@ -161,8 +153,9 @@ static const char *store_sqlite_sql[SQ_NSTMT] = {
 	"SELECT version, create_rev FROM kv WHERE key = ?1",
 	"SELECT key, value, version, create_rev, rev, seq, 0, lease FROM "
 	    "kept WHERE key = ?1",
-	"SELECT key, rev, seq FROM history WHERE id < " SQ_ID_FIRST("?1")
-	    " AND type = 1"
+	/* The events below ?1, newest first: the first of a key is its last. */
+	"SELECT key, id, type, rev, seq FROM history WHERE id < "
+	    SQ_ID_FIRST("?1") " ORDER BY id DESC"
 };
 
 /*

@@ -71,7 +71,7 @@ enum store_sqlite_stmt {
 	SQ_TAIL_KEY_HIST,
 	SQ_GET_VER,
 	SQ_KEPT_GET,
-	SQ_HIST_DELS,
+	SQ_HIST_BELOW,
 	SQ_NSTMT
 };
 
