@@ -671,3 +671,32 @@ b_refused() {
 	run -0 b_req '{"op":"ping"}'
 	assert_output --partial '"ok":true'
 }
+
+@test "a write through B goes to A as its line came, its id and idem dropped, the token spliced in: blanks, escapes, unicode, ids of every kind" {
+	start_a
+	start_b
+	# The direct decoder's line: blanks kept, a string id with escapes.
+	run -0 b_req '{ "id" : "x\"y\\z" , "op":"put",  "key":"kä", "value":"a\nb\"é" }'
+	assert_output "$(rv '{"id":"x\"y\\z","ok":true,"kv":{"key":"kä","version":1,"create_rev":@1,"mod_rev":@1},"prev_version":0,"rev":@1}')"
+	run -0 a_req '{"op":"get","key":"kä"}'
+	assert_output --partial '"value":"a\nb\"é",'
+	# \u escapes and a \u0000 go the general way, spliced the same.
+	run -0 b_req '{"op":"put","key":"k\u00e9","value":"a\u0000b","id":-3}'
+	assert_output "$(rv '{"id":-3,"ok":true,"kv":{"key":"ké","version":1,"create_rev":@2,"mod_rev":@2},"prev_version":0,"rev":@2}')"
+	run -0 a_req '{"op":"get","key":"ké"}'
+	assert_output --partial '"value":"a\u0000b",'
+	# A name with an escape may spell "id": its tree decides, and A gets
+	# none (its answer would not be one).
+	run -0 b_req '{"\u0069d":5,"op":"put","key":"n","value":"v"}'
+	assert_output "$(rv '{"id":5,"ok":true,"kv":{"key":"n","version":1,"create_rev":@3,"mod_rev":@3},"prev_version":0,"rev":@3}')"
+	# Nested values holding "id", braces and quotes in strings.
+	run -0 b_req '{"op":"txn","id":"t","if":[],"then":[{"op":"put","key":"id","value":"{\"id\":1}]"}],"else":[]}'
+	assert_output "$(rv '{"id":"t","ok":true,"succeeded":true,"results":[{"op":"put","kv":{"key":"id","version":1,"create_rev":@4,"mod_rev":@4},"prev_version":0}],"rev":@4}')"
+	run -0 a_req '{"op":"get","key":"id"}'
+	assert_output --partial '"value":"{\"id\":1}]",'
+	# The client's token is B's to scope: A saw another one.
+	run -0 b_req '{"op":"put","key":"i","value":"1","idem":"t9","id":1}'
+	assert_output --partial "$(rv '"rev":@5}')"
+	run -0 a_req '{"op":"put","key":"i","value":"2","idem":"t9"}'
+	assert_output --partial "$(rv '"version":2,"create_rev":@5,"mod_rev":@6}')"
+}
