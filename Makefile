@@ -271,7 +271,8 @@ run: deps
 # does so under the sanitizers, where the plain pass has run it and the
 # unit tests still run the memory store's code), CHECK_REMOTE=0 the metad
 # backend's (every daemon under test behind one of its test's; under the
-# sanitizers too, where remote.bats in the sqlite pass runs its code).
+# sanitizers too, where remote.bats and remote_faults.bats in the sqlite
+# pass run its code).
 # CHECK_ETCD_BATS="FILES" runs only those bats files in the etcd pass
 # (.ci/run's sanitizer pass: the etcd backend's own files), all if empty.
 BATS_TIMEOUT	?= 1800

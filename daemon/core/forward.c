@@ -17,18 +17,113 @@
 #include "proto.h"
 #include "util.h"
 
+/* JSON's blanks from i: the index after them. */
+static size_t
+forward_ws(const char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
+	    s[i] == '\n'))
+		i++;
+	return (i);
+}
+
+/* The string at s[i] (its quote): the index after its end, 0 if none. */
+static size_t
+forward_skip_str(const char *s, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return (i + 1);
+	}
+	return (0);
+}
+
+/* The value at s[i]: the index after it, 0 if it ends the line early. */
+static size_t
+forward_skip_value(const char *s, size_t len, size_t i)
+{
+	size_t	 depth = 0, start = i;
+
+	if (i < len && s[i] == '"')
+		return (forward_skip_str(s, len, i));
+	if (i < len && s[i] != '{' && s[i] != '[') {
+		while (i < len && strchr(",}] \t\r\n", s[i]) == NULL)
+			i++;
+		return (i > start ? i : 0);
+	}
+	while (i < len) {
+		if (s[i] == '"') {
+			if ((i = forward_skip_str(s, len, i)) == 0)
+				return (0);
+			continue;
+		}
+		if (s[i] == '{' || s[i] == '[')
+			depth++;
+		else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
+			return (i + 1);
+		i++;
+	}
+	return (0);
+}
+
 /*
- * The line to send: r's members but "id" and "idem", in their order and
- * as proto_print() writes them back (a \u0000 kept), then the token.
+ * The line to send, spliced from the line that came (one JSON object, its
+ * names unique: the decoders took it): its members but "id" and "idem",
+ * each's bytes as they came, then the token.  0, or -1 (b as it was) if a
+ * name holds an escape (it may spell "id": the tree's names decide then,
+ * forward_reprint) or the line is not as expected.
+ */
+static int
+forward_splice(const char *s, size_t len, const char *tok, struct buf *b)
+{
+	size_t	 i, name, name_end, end, n, was = b->len;
+
+	if ((i = forward_ws(s, len, 0)) == len || s[i] != '{')
+		return (-1);
+	buf_addc(b, '{');
+	i = forward_ws(s, len, i + 1);
+	while (i < len && s[i] == '"') {
+		name = i;
+		if ((name_end = forward_skip_str(s, len, i)) == 0)
+			goto fail;
+		n = name_end - name - 2;
+		if (memchr(s + name + 1, '\\', n) != NULL)
+			goto fail;
+		if ((i = forward_ws(s, len, name_end)) == len || s[i] != ':')
+			goto fail;
+		i = forward_ws(s, len, i + 1);
+		if ((end = forward_skip_value(s, len, i)) == 0)
+			goto fail;
+		if (!((n == 2 && memcmp(s + name + 1, "id", 2) == 0) ||
+		    (n == 4 && memcmp(s + name + 1, "idem", 4) == 0))) {
+			buf_add(b, s + name, end - name);
+			buf_addc(b, ',');
+		}
+		if ((i = forward_ws(s, len, end)) == len || s[i] != ',')
+			break;
+		i = forward_ws(s, len, i + 1);
+	}
+	if (i == len || s[i] != '}')
+		goto fail;
+	buf_printf(b, "\"idem\":\"%s\"}", tok);
+	return (0);
+fail:
+	b->len = was;
+	return (-1);
+}
+
+/*
+ * The line to send from r's tree: its members but "id" and "idem", in
+ * their order and as proto_print() writes them back (a \u0000 kept),
+ * then the token.
  */
 static void
-forward_line(const struct req *r, struct buf *b)
+forward_reprint(const struct req *r, const char *tok, struct buf *b)
 {
-	char		 tok[STORE_FORWARD_TOKEN_MAX];
 	const cJSON	*c;
 
-	store_forward_token(tok, r->idem != NULL ? r->idem_name : NULL,
-	    r->idem != NULL ? r->idem_name_len : 0);
 	buf_addc(b, '{');
 	for (c = r->json->child; c != NULL; c = c->next) {
 		if (strcmp(c->string, "id") == 0 ||
@@ -123,12 +218,28 @@ forward_done(void *arg, const char *line, size_t len,
 }
 
 void
-forward_start(struct req *r)
+forward_start(struct req *r, const char *line, size_t len)
 {
-	struct buf	 b;
+	struct proto_err	 e;
+	struct buf		 b;
+	char			 tok[STORE_FORWARD_TOKEN_MAX];
 
+	store_forward_token(tok, r->idem != NULL ? r->idem_name : NULL,
+	    r->idem != NULL ? r->idem_name_len : 0);
 	buf_init(&b);
-	forward_line(r, &b);
+	buf_reserve(&b, len + sizeof tok + 16);
+	if (forward_splice(line, len, tok, &b) != 0) {
+		/* The direct decoder's lines always splice. */
+		if (r->json == NULL &&
+		    (r->json = proto_parse(line, len, &e)) == NULL) {
+			buf_free(&b);
+			reply_error(r, PROTO_INTERNAL, "a write's line could "
+			    "not be sent on");
+			req_done(r);
+			return;
+		}
+		forward_reprint(r, tok, &b);
+	}
 	commit_forwarding(r->md->commit);
 	store_forward(r->md->store, b.data, b.len, forward_done, r);
 	buf_free(&b);

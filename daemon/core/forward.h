@@ -10,7 +10,10 @@
 
 struct req;
 
-/* r: a decoded write op with its cJSON tree; it ends in req_done(). */
-void	forward_start(struct req *);
+/*
+ * r: a decoded write op (with its cJSON tree, or from the direct decoder:
+ * none), line and len the line it came as; it ends in req_done().
+ */
+void	forward_start(struct req *, const char *line, size_t len);
 
 #endif

@@ -271,7 +271,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	 * (conn.h). */
 	if (rc == 0 && req_writes(r) && !(req_does(r) & REQ_READS)) {
 		conn_enqueue(c, r);
-		ops_start(r, rc, &e);
+		ops_start(r, line, len, rc, &e);
 		return (CONN_LINE_TAKEN);
 	}
 	if (c->nreqs > 0) {
@@ -281,7 +281,7 @@ conn_handle(struct conn *c, const char *line, size_t len)
 	}
 	r->op = rc == 0 ? r->op : NULL;
 	conn_enqueue(c, r);
-	ops_start(r, rc, &e);
+	ops_start(r, line, len, rc, &e);
 	return (CONN_LINE_TAKEN);
 }
 

@@ -179,13 +179,14 @@ ops_parse(struct req *r, const char *line, size_t len, struct proto_err *e)
 }
 
 void
-ops_start(struct req *r, int rc, const struct proto_err *e)
+ops_start(struct req *r, const char *line, size_t len, int rc,
+    const struct proto_err *e)
 {
 	if (rc != 0) {
 		reply_error(r, e->code, e->msg);
 		req_done(r);
 	} else if (req_writes(r) && store_forwards(r->md->store))
-		forward_start(r);	/* the metad the store uses writes it */
+		forward_start(r, line, len);	/* the metad used writes it */
 	else if (req_writes(r))
 		commit_enqueue(r->md->commit, r);
 	else

@@ -28,11 +28,13 @@ struct metad;
 int		 ops_parse(struct req *, const char *, size_t,
 		    struct proto_err *);
 /*
- * Start r, admitted in its turn (rc and e as ops_parse gave them): an
- * error is answered, a decoded write goes to the group commit, another op
- * runs.  r ends in req_done(), now or later.
+ * Start r, admitted in its turn (rc and e as ops_parse gave them; line
+ * and len the line it was parsed from): an error is answered, a decoded
+ * write goes to the group commit (or whole to the metad a forwarding
+ * store uses), another op runs.  r ends in req_done(), now or later.
  */
-void		 ops_start(struct req *, int rc, const struct proto_err *);
+void		 ops_start(struct req *, const char *line, size_t len, int rc,
+		    const struct proto_err *);
 /*
  * The general decoder of a request line into r (a cJSON tree, the id, the
  * op, access, the op's fields and prepare): 0, or -1 with e, the answer.

@@ -25,8 +25,10 @@
  * at most one precondition, a lease from 1, "linearizable" or
  * "serializable", a write on a read-write connection, a token ("idem") as
  * ops_idem_take() takes it: a string without escapes of 1 to
- * IDEM_TOKEN_MAX_BYTES bytes of UTF-8, on a store that keeps its records,
- * named by idem_name_make() (its request has a peer identity).
+ * IDEM_TOKEN_MAX_BYTES bytes of UTF-8, on a store that keeps its records
+ * or forwards writes, named by idem_name_make() (its request has a peer
+ * identity).  A write on a store that forwards is sent as its line came,
+ * spliced (core/forward.c): no tree is needed for it either.
  */
 #include <string.h>
 
@@ -446,7 +448,8 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 static int
 fast_idem_take(struct req *r, const struct ops_fast *f, char *at)
 {
-	if (!(r->op->flags & OP_IDEM) || !store_has_idem(r->md->store))
+	if (!(r->op->flags & OP_IDEM) || (!store_has_idem(r->md->store) &&
+	    !store_forwards(r->md->store)))
 		return (-1);
 	memcpy(at, f->idem, f->idem_len);
 	at[f->idem_len] = '\0';
@@ -472,9 +475,7 @@ ops_fast(struct req *r, const char *line, size_t len)
 	r->op = ops_find(r->md, f.op);
 	/* after the key and value: the id, then the token (OPS_FAST_ROOM) */
 	at = r->strs + f.key_len + 1 + (f.value != NULL ? f.value_len + 1 : 0);
-	/* A write forwarded whole is sent from its tree (core/forward.c). */
-	if (((r->op->flags & OP_WRITE) && (r->access != CONN_ACCESS_RW ||
-	    store_forwards(r->md->store))) ||
+	if (((r->op->flags & OP_WRITE) && r->access != CONN_ACCESS_RW) ||
 	    (f.idem != NULL && fast_idem_take(r, &f, at + f.id_len) != 0)) {
 		r->op = NULL;
 		return (0);

@@ -66,18 +66,24 @@ store_put_as(struct store *s, uint64_t rev, const struct store_kv *kv,
 void
 store_forward_token(char *out, const void *name, size_t len)
 {
+	static const char	 hex[] = "0123456789abcdef";
 	static char		 inst[33];
 	static uint64_t		 n;
 	unsigned char		 md[EVP_MAX_MD_SIZE], r[16];
 	unsigned int		 mdlen = 0, i;
 	struct timespec		 ts;
+	char			 dec[20];
+	uint64_t		 v;
+	size_t			 k;
 
 	if (name != NULL) {
 		out[0] = 'c';
 		if (EVP_Digest(name, len, md, &mdlen, EVP_sha256(), NULL) != 1)
 			mdlen = 0;
-		for (i = 0; i < mdlen && i < 32; i++)
-			snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+		for (i = 0; i < mdlen && i < 32; i++) {
+			out[1 + 2 * i] = hex[md[i] >> 4];
+			out[2 + 2 * i] = hex[md[i] & 0xf];
+		}
 		out[1 + 2 * i] = '\0';
 		return;
 	}
@@ -90,5 +96,13 @@ store_forward_token(char *out, const void *name, size_t len)
 		for (i = 0; i < sizeof r; i++)
 			snprintf(inst + 2 * i, 3, "%02x", r[i]);
 	}
-	snprintf(out, STORE_FORWARD_TOKEN_MAX, "p%s.%" PRIu64, inst, ++n);
+	/* "p", inst, ".", the count (by hand: one a write) */
+	out[0] = 'p';
+	memcpy(out + 1, inst, 32);
+	out[33] = '.';
+	for (v = ++n, k = 0; k == 0 || v > 0; v /= 10)
+		dec[k++] = (char)('0' + v % 10);
+	for (i = 0; k > 0; i++)
+		out[34 + i] = dec[--k];
+	out[34 + i] = '\0';
 }

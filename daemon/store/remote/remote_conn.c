@@ -8,6 +8,8 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,14 +30,19 @@
 /* How long a connection may take to come up (TLS's handshake included). */
 #define RCONN_CONNECT_MS	3000
 
+/*
+ * One allocation a call: the caller's state (rconn_call_with), then the
+ * line.
+ */
 struct rcall {
 	TAILQ_ENTRY(rcall)	 entry;
-	char			*line;	/* with its LF */
+	char			*line;	/* with its LF, in room */
 	size_t			 len;
 	int			 flags;
 	int64_t			 lost_ms;	/* kept since, 0: sent */
 	rconn_done		 done;
 	void			*arg;
+	_Alignas(max_align_t) unsigned char room[];
 };
 TAILQ_HEAD(rcall_queue, rcall);
 
@@ -189,7 +196,6 @@ rconn_call_end(struct rcall *c, const char *line, size_t len,
     const struct store_err *err)
 {
 	c->done(c->arg, line, len, err);
-	free(c->line);
 	free(c);
 }
 
@@ -501,10 +507,12 @@ rconn_why(const struct rconn *h)
 }
 
 void
-rconn_call(struct rconn *h, const char *line, size_t len, int flags,
-    rconn_done done, void *arg)
+rconn_call_with(struct rconn *h, const char *line, size_t len, int flags,
+    rconn_done done, const void *state, size_t size)
 {
 	struct rcall	*c;
+	size_t		 at = (size + _Alignof(max_align_t) - 1) &
+			    ~(_Alignof(max_align_t) - 1);
 	char		 why[320];
 
 	if (h->state != RCONN_UP) {
@@ -514,18 +522,29 @@ rconn_call(struct rconn *h, const char *line, size_t len, int flags,
 		    h->why[0] != '\0' ? " (" : "", h->why,
 		    h->why[0] != '\0' ? ")" : "");
 		store_err_set(&e, STORE_ERR_UNAVAILABLE, "%s", why);
-		done(arg, NULL, 0, &e);
+		done((void *)(uintptr_t)state, NULL, 0, &e);
 		return;
 	}
-	c = xcalloc(1, sizeof *c);
-	c->line = xmalloc(len + 1);
+	/* malloc, not calloc: glibc's calloc skips its per-thread cache */
+	c = xmalloc(sizeof *c + at + len + 1);
+	memset(c, 0, sizeof *c);
+	if (size > 0)
+		memcpy(c->room, state, size);
+	c->line = (char *)c->room + at;
 	memcpy(c->line, line, len);
 	c->line[len] = '\n';
 	c->len = len + 1;
 	c->flags = flags;
 	c->done = done;
-	c->arg = arg;
+	c->arg = size > 0 ? c->room : (void *)(uintptr_t)state;
 	rconn_send(h, c);
+}
+
+void
+rconn_call(struct rconn *h, const char *line, size_t len, int flags,
+    rconn_done done, void *arg)
+{
+	rconn_call_with(h, line, len, flags, done, arg, 0);
 }
 
 unsigned

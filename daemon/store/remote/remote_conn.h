@@ -79,6 +79,13 @@ const char	*rconn_why(const struct rconn *);
 /* line: a request, without its LF, copied. */
 void		 rconn_call(struct rconn *, const char *line, size_t len,
 		    int flags, rconn_done, void *);
+/*
+ * The same, with size bytes of the caller's state copied into the call
+ * (its one allocation): done's arg is that copy, or state itself if the
+ * call fails at once.
+ */
+void		 rconn_call_with(struct rconn *, const char *line, size_t len,
+		    int flags, rconn_done, const void *state, size_t size);
 /* The URLs, and whether each answered last it was tried. */
 unsigned	 rconn_endpoints(const struct rconn *, struct store_endpoint *,
 		    unsigned max);

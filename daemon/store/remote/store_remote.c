@@ -159,34 +159,31 @@ static void
 remote_forwarded(void *arg, const char *line, size_t len,
     const struct store_err *se)
 {
-	struct remote_fwd	*f = arg;
-	static const char	 key[] = "\"compact_rev\":";
+	static const char	 key[] = "{\"ok\":true,\"compact_rev\":";
+	const struct remote_fwd	*f = arg;
 	const char		*p;
 	uint64_t		 rev = 0;
 
-	/* Only a compact answers a compact_rev (an error its detail). */
-	if (se == NULL && len > 11 && memcmp(line, "{\"ok\":true,", 11) == 0 &&
-	    (p = memmem(line, len, key, sizeof key - 1)) != NULL) {
-		for (p += sizeof key - 1; p < line + len && *p >= '0' &&
+	/* Only a compact answers a compact_rev, first after "ok"
+	 * (reply_begin(); an error has it in its detail). */
+	if (se == NULL && len > sizeof key - 1 &&
+	    memcmp(line, key, sizeof key - 1) == 0) {
+		for (p = line + sizeof key - 1; p < line + len && *p >= '0' &&
 		    *p <= '9'; p++)
 			rev = rev * 10 + (uint64_t)(*p - '0');
 		remote_compacted(f->sr, rev);
 	}
 	f->done(f->arg, line, len, se);
-	free(f);
 }
 
 static void
 remote_forward(struct store *st, const char *line, size_t len,
     store_forward_done done, void *arg)
 {
-	struct remote_fwd	*f = xmalloc(sizeof *f);
+	struct remote_fwd	 f = { R(st), done, arg };
 
-	f->sr = R(st);
-	f->done = done;
-	f->arg = arg;
-	rconn_call(R(st)->conn, line, len, RCONN_RETRY | RCONN_WRITE,
-	    remote_forwarded, f);
+	rconn_call_with(R(st)->conn, line, len, RCONN_RETRY | RCONN_WRITE,
+	    remote_forwarded, &f, sizeof f);
 }
 
 /* No batch is ever opened here: every write goes whole (forward). */
