@@ -60,8 +60,10 @@ store_put_as(struct store *s, uint64_t rev, const struct store_kv *kv,
 
 /*
  * A token of this process's own: "p" and 16 random bytes, drawn once, in
- * hex, then a count.  (getrandom failing, the pid and the clock stand in:
- * a token then unique only per boot and start.)
+ * hex, then a count in 16 hex digits: each token sorts after the last, so
+ * that the records of the daemon used (keyed by it: one B-tree) take them
+ * at their end, not all over.  (getrandom failing, the pid and the clock
+ * stand in: a token then unique only per boot and start.)
  */
 void
 store_forward_token(char *out, const void *name, size_t len)
@@ -72,9 +74,7 @@ store_forward_token(char *out, const void *name, size_t len)
 	unsigned char		 md[EVP_MAX_MD_SIZE], r[16];
 	unsigned int		 mdlen = 0, i;
 	struct timespec		 ts;
-	char			 dec[20];
 	uint64_t		 v;
-	size_t			 k;
 
 	if (name != NULL) {
 		out[0] = 'c';
@@ -100,9 +100,7 @@ store_forward_token(char *out, const void *name, size_t len)
 	out[0] = 'p';
 	memcpy(out + 1, inst, 32);
 	out[33] = '.';
-	for (v = ++n, k = 0; k == 0 || v > 0; v /= 10)
-		dec[k++] = (char)('0' + v % 10);
-	for (i = 0; k > 0; i++)
-		out[34 + i] = dec[--k];
-	out[34 + i] = '\0';
+	for (v = ++n, i = 16; i > 0; v >>= 4)
+		out[33 + i--] = hex[v & 0xf];
+	out[50] = '\0';
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "store_fx.h"
+#include "store/store_forward.h"
 
 static struct fx	 fx_mem = { .kind = "memory" };
 
@@ -191,6 +192,39 @@ test_replica_put_as_refuses(void **state)
 	assert_string_equal(fx_get(f, S("k")), "k@2/1/4=v");
 }
 
+/*
+ * The tokens a forwarding store sends: this process's each sort after the
+ * last (the records of the daemon used take them at their end) and are
+ * never repeated; a client's is the same for the same name, another's
+ * for another.
+ */
+static void
+test_forward_tokens(void **state)
+{
+	char	 a[STORE_FORWARD_TOKEN_MAX], b[STORE_FORWARD_TOKEN_MAX];
+	char	 c[STORE_FORWARD_TOKEN_MAX];
+	int	 i;
+
+	(void)state;
+	store_forward_token(a, NULL, 0);
+	assert_int_equal(a[0], 'p');
+	assert_int_equal(strlen(a), 50);
+	for (i = 0; i < 300; i++) {	/* past a digit's carry, twice */
+		store_forward_token(b, NULL, 0);
+		assert_int_equal(strlen(b), strlen(a));
+		assert_true(strcmp(a, b) < 0);
+		assert_memory_equal(a, b, 34);	/* one process's */
+		memcpy(a, b, sizeof a);
+	}
+	store_forward_token(b, "uid\0t", 5);
+	store_forward_token(c, "uid\0t", 5);
+	assert_int_equal(b[0], 'c');
+	assert_int_equal(strlen(b), 65);
+	assert_string_equal(b, c);
+	store_forward_token(c, "uid\0u", 5);
+	assert_string_not_equal(b, c);
+}
+
 int
 main(void)
 {
@@ -201,6 +235,7 @@ main(void)
 		cmocka_unit_test_prestate_setup_teardown(
 		    test_replica_put_as_refuses, fx_setup, fx_teardown,
 		    &fx_mem),
+		cmocka_unit_test(test_forward_tokens),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
