@@ -34,30 +34,14 @@
 
 #include "core/idem.h"
 #include "enc.h"
+#include "jscan.h"
 #include "metad.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
 #include "store/store_forward.h"
 
 #define OPS_FAST_MEMBERS	8
-/* A u64 field of at most this many digits is below JSON_INT_MAX. */
-#define OPS_FAST_U64_DIGITS	15
 #define OPS_FAST_ID_NUM_MAX	20
-
-enum fast_kind { FAST_STR, FAST_INT, FAST_TRUE, FAST_FALSE, FAST_NULL };
-
-struct fast_tok {
-	const char	*p;	/* a string's bytes inside its quotes */
-	size_t		 n;
-	enum fast_kind	 kind;
-	int		 esc;	/* a string holding escapes */
-};
-
-struct fast_member {
-	const char	*name;
-	size_t		 name_len;
-	struct fast_tok	 v;
-};
 
 static const char *const fast_names[] = {
 	"op", "id", "key", "value", "if_absent", "if_version", "if_mod_rev",
@@ -74,203 +58,17 @@ static const char *const fast_names[] = {
 #define F_CONSISTENCY	0x100
 #define F_IDEM		0x200
 
-static size_t
-fast_ws(const char *s, size_t len, size_t i)
-{
-	while (i < len && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	return (i);
-}
-
-/* The string starting at s[i] (a '"'); i past it, or 0 to give up. */
-static size_t
-fast_str(const char *s, size_t len, size_t i, struct fast_tok *t)
-{
-	unsigned char	 c;
-
-	t->kind = FAST_STR;
-	t->esc = 0;
-	t->p = s + ++i;
-	for (; i < len; i++) {
-		while (len - i >= 8 && enc_json_plain8(s + i))
-			i += 8;
-		if (i == len)
-			break;
-		c = (unsigned char)s[i];
-		if (c == '"') {
-			t->n = (size_t)(s + i - t->p);
-			return (i + 1);
-		}
-		if (c < 0x20)
-			return (0);
-		if (c == '\\') {
-			if (i + 1 >= len || strchr("\"\\/bfnrt", s[i + 1]) ==
-			    NULL || s[i + 1] == '\0')
-				return (0);
-			t->esc = 1;
-			i++;
-		}
-	}
-	return (0);
-}
-
-/* An integer (RFC 8259, no fraction or exponent); i past it, or 0. */
-static size_t
-fast_int(const char *s, size_t len, size_t i, struct fast_tok *t)
-{
-	size_t	 k = i;
-
-	t->kind = FAST_INT;
-	t->p = s + i;
-	if (k < len && s[k] == '-')
-		k++;
-	if (k < len && s[k] == '0')
-		k++;
-	else if (k < len && s[k] >= '1' && s[k] <= '9') {
-		while (k < len && s[k] >= '0' && s[k] <= '9')
-			k++;
-	} else
-		return (0);
-	t->n = k - i;
-	return (k);
-}
-
-static size_t
-fast_value(const char *s, size_t len, size_t i, struct fast_tok *t)
-{
-	static const struct {
-		const char	*word;
-		size_t		 n;
-		enum fast_kind	 kind;
-	} words[] = {
-		{ "true", 4, FAST_TRUE },
-		{ "false", 5, FAST_FALSE },
-		{ "null", 4, FAST_NULL },
-	};
-	size_t	 w;
-
-	if (i >= len)
-		return (0);
-	if (s[i] == '"')
-		return (fast_str(s, len, i, t));
-	if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9'))
-		return (fast_int(s, len, i, t));
-	for (w = 0; w < sizeof words / sizeof words[0]; w++) {
-		if (len - i >= words[w].n &&
-		    memcmp(s + i, words[w].word, words[w].n) == 0) {
-			t->kind = words[w].kind;
-			t->p = s + i;
-			t->n = words[w].n;
-			return (i + words[w].n);
-		}
-	}
-	return (0);
-}
-
-/* The members of the object on the line; their number, or -1. */
 static int
-fast_members(const char *s, size_t len, struct fast_member *m)
-{
-	struct fast_tok	 name;
-	size_t		 i;
-	int		 n = 0;
-
-	i = fast_ws(s, len, 0);
-	if (i >= len || s[i] != '{')
-		return (-1);
-	for (i++;; i++) {
-		if (n == OPS_FAST_MEMBERS)
-			return (-1);
-		i = fast_ws(s, len, i);
-		if (i >= len || s[i] != '"' ||
-		    (i = fast_str(s, len, i, &name)) == 0 || name.esc)
-			return (-1);
-		m[n].name = name.p;
-		m[n].name_len = name.n;
-		i = fast_ws(s, len, i);
-		if (i >= len || s[i] != ':')
-			return (-1);
-		i = fast_ws(s, len, i + 1);
-		if ((i = fast_value(s, len, i, &m[n].v)) == 0)
-			return (-1);
-		n++;
-		i = fast_ws(s, len, i);
-		if (i < len && s[i] == '}')
-			break;
-		if (i >= len || s[i] != ',')
-			return (-1);
-	}
-	for (i++; i < len; i++) {
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return (-1);
-	}
-	return (n);
-}
-
-/* A string's bytes, unescaped, into out (NUL after them); their length. */
-static size_t
-fast_unescape(const struct fast_tok *t, char *out)
-{
-	size_t	 i, o = 0;
-	char	 c;
-
-	if (!t->esc) {
-		memcpy(out, t->p, t->n);
-		out[t->n] = '\0';
-		return (t->n);
-	}
-	for (i = 0; i < t->n; i++) {
-		if ((c = t->p[i]) == '\\') {
-			switch ((c = t->p[++i])) {
-			case 'b':
-				c = '\b';
-				break;
-			case 'f':
-				c = '\f';
-				break;
-			case 'n':
-				c = '\n';
-				break;
-			case 'r':
-				c = '\r';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			}
-		}
-		out[o++] = c;
-	}
-	out[o] = '\0';
-	return (o);
-}
-
-/* An unsigned integer field: 0, or -1 to give up. */
-static int
-fast_u64(const struct fast_tok *t, uint64_t *out)
-{
-	size_t	 i;
-
-	if (t->kind != FAST_INT || t->p[0] == '-' ||
-	    t->n > OPS_FAST_U64_DIGITS)
-		return (-1);
-	*out = 0;
-	for (i = 0; i < t->n; i++)
-		*out = *out * 10 + (uint64_t)(t->p[i] - '0');
-	return (0);
-}
-
-static int
-fast_id(const struct fast_tok *t, struct ops_fast *f)
+fast_id(const struct jscan_tok *t, struct ops_fast *f)
 {
 	switch (t->kind) {
-	case FAST_STR:
+	case JSCAN_STR:
 		if (t->esc || t->n > ID_MAX_BYTES || !utf8_valid(t->p, t->n))
 			return (-1);
 		f->id = t->p - 1;	/* with its quotes */
 		f->id_len = t->n + 2;
 		return (0);
-	case FAST_INT:
+	case JSCAN_INT:
 		if (t->n > OPS_FAST_ID_NUM_MAX)
 			return (-1);
 		f->id = t->p;
@@ -283,21 +81,21 @@ fast_id(const struct fast_tok *t, struct ops_fast *f)
 
 /* The one precondition of a write, as write_args_precond() reads it. */
 static int
-fast_precond(const struct fast_member *m, unsigned bit, struct precond *pc,
+fast_precond(const struct jscan_member *m, unsigned bit, struct precond *pc,
     int *n)
 {
 	switch (bit) {
 	case F_ABSENT:
-		if (m->v.kind != FAST_TRUE && m->v.kind != FAST_FALSE)
+		if (m->v.kind != JSCAN_TRUE && m->v.kind != JSCAN_FALSE)
 			return (-1);
-		if (m->v.kind == FAST_TRUE) {
+		if (m->v.kind == JSCAN_TRUE) {
 			pc->kind = PRECOND_ABSENT;
 			(*n)++;
 		}
 		return (0);
 	case F_VERSION:
 	case F_MOD_REV:
-		if (fast_u64(&m->v, &pc->n) != 0)
+		if (jscan_u64(&m->v, &pc->n) != 0)
 			return (-1);
 		pc->kind = bit == F_VERSION ? PRECOND_VERSION :
 		    PRECOND_MOD_REV;
@@ -309,9 +107,9 @@ fast_precond(const struct fast_member *m, unsigned bit, struct precond *pc,
 
 /* A read's "consistency", as ops_read_args() reads it. */
 static int
-fast_consistency(const struct fast_tok *t, struct ops_fast *f)
+fast_consistency(const struct jscan_tok *t, struct ops_fast *f)
 {
-	if (t->kind != FAST_STR || t->esc)
+	if (t->kind != JSCAN_STR || t->esc)
 		return (-1);
 	if (t->n == 12 && memcmp(t->p, "serializable", 12) == 0)
 		f->serializable = 1;
@@ -322,9 +120,9 @@ fast_consistency(const struct fast_tok *t, struct ops_fast *f)
 
 /* A write's "idem", as ops_idem_take() reads it (escapes: the general way). */
 static int
-fast_idem(const struct fast_tok *t, struct ops_fast *f)
+fast_idem(const struct jscan_tok *t, struct ops_fast *f)
 {
-	if (t->kind != FAST_STR || t->esc || t->n == 0 ||
+	if (t->kind != JSCAN_STR || t->esc || t->n == 0 ||
 	    t->n > IDEM_TOKEN_MAX_BYTES || !utf8_valid(t->p, t->n))
 		return (-1);
 	f->idem = t->p;
@@ -334,7 +132,7 @@ fast_idem(const struct fast_tok *t, struct ops_fast *f)
 
 /* Which of fast_names m is (its bit), or 0. */
 static unsigned
-fast_name(const struct fast_member *m)
+fast_name(const struct jscan_member *m)
 {
 	size_t	 i;
 
@@ -347,7 +145,7 @@ fast_name(const struct fast_member *m)
 }
 
 static int
-fast_op(const struct fast_tok *t, struct ops_fast *f, unsigned *allowed)
+fast_op(const struct jscan_tok *t, struct ops_fast *f, unsigned *allowed)
 {
 	static const struct {
 		const char	*op;
@@ -361,7 +159,7 @@ fast_op(const struct fast_tok *t, struct ops_fast *f, unsigned *allowed)
 	};
 	size_t	 i;
 
-	if (t->kind != FAST_STR || t->esc)
+	if (t->kind != JSCAN_STR || t->esc)
 		return (-1);
 	for (i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		if (strlen(ops[i].op) == t->n &&
@@ -378,13 +176,13 @@ int
 ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
     struct ops_fast *f)
 {
-	struct fast_member	 m[OPS_FAST_MEMBERS];
-	const struct fast_tok	*key = NULL, *value = NULL;
+	struct jscan_member	 m[OPS_FAST_MEMBERS];
+	const struct jscan_tok	*key = NULL, *value = NULL;
 	unsigned		 seen = 0, allowed = 0, bit;
 	int			 i, n, npc = 0;
 
 	memset(f, 0, sizeof *f);
-	if ((n = fast_members(line, len, m)) <= 0)
+	if ((n = jscan_members(line, len, m, OPS_FAST_MEMBERS)) <= 0)
 		return (0);
 	for (i = 0; i < n; i++) {
 		if ((bit = fast_name(&m[i])) == 0 || (seen & bit))
@@ -410,7 +208,7 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 			value = &m[i].v;
 			break;
 		case F_LEASE:
-			if (fast_u64(&m[i].v, &f->lease) != 0 || f->lease == 0)
+			if (jscan_u64(&m[i].v, &f->lease) != 0 || f->lease == 0)
 				return (0);
 			break;
 		case F_CONSISTENCY:
@@ -427,18 +225,18 @@ ops_fast_decode(const char *line, size_t len, size_t max_value, char *out,
 			break;
 		}
 	}
-	if (npc > 1 || key->kind != FAST_STR ||
-	    ((allowed & F_VALUE) && (value == NULL || value->kind != FAST_STR)))
+	if (npc > 1 || key->kind != JSCAN_STR ||
+	    ((allowed & F_VALUE) && (value == NULL || value->kind != JSCAN_STR)))
 		return (0);
 	f->key = out;
-	f->key_len = fast_unescape(key, out);
+	f->key_len = jscan_unescape(key, out);
 	if (f->key_len == 0 || f->key_len > KEY_MAX_BYTES ||
 	    !utf8_valid(f->key, f->key_len))
 		return (0);
 	if (value == NULL)
 		return (1);
 	f->value = out + f->key_len + 1;
-	f->value_len = fast_unescape(value, out + f->key_len + 1);
+	f->value_len = jscan_unescape(value, out + f->key_len + 1);
 	if (f->value_len > max_value || !utf8_valid(f->value, f->value_len))
 		return (0);
 	return (1);
