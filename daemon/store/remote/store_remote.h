@@ -62,6 +62,8 @@ struct store_remote {
 	/* The rev coming in on the stream, and its events so far. */
 	uint64_t		 ev_rev;
 	struct store_evbuf	 evs;
+	char			*scratch;	/* an event's key and value */
+	size_t			 scratch_cap;
 	/* The metad used's compact_rev, to compact the replica to. */
 	uint64_t		 compact_to;
 	/*
