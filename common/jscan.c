@@ -188,3 +188,40 @@ jscan_u64(const struct jscan_tok *t, uint64_t *out)
 		*out = *out * 10 + (uint64_t)(t->p[i] - '0');
 	return (0);
 }
+
+size_t
+jscan_skip_blanks(const char *s, size_t len, size_t i)
+{
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
+	    s[i] == '\n'))
+		i++;
+	return (i);
+}
+
+size_t
+jscan_skip_str(const char *s, size_t len, size_t i)
+{
+	for (i++; i < len && s[i] != '"'; i++) {
+		if (s[i] == '\\')
+			i++;
+	}
+	return (i + 1);
+}
+
+size_t
+jscan_skip_value(const char *s, size_t len, size_t i)
+{
+	size_t	 depth = 0;
+
+	for (; i < len; i++) {
+		if (s[i] == '"')
+			i = jscan_skip_str(s, len, i) - 1;
+		else if (s[i] == '{' || s[i] == '[')
+			depth++;
+		else if ((s[i] == '}' || s[i] == ']') && depth-- == 0)
+			return (i);
+		else if (s[i] == ',' && depth == 0)
+			return (i);
+	}
+	return (len);
+}

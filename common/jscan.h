@@ -32,6 +32,16 @@ struct jscan_member {
 	struct jscan_tok v;
 };
 
+/*
+ * In a line a decoder has taken (valid JSON): the blanks (space, tab, CR,
+ * LF) from s[i], the index after them; the string at s[i] (its quote), the
+ * index after it; the value at s[i], the index of the ',', '}' or ']' that
+ * ends it (len if none).  The request's id (ops_id.c) and a write sent on
+ * whole (core/forward.c) are cut from their lines with them.
+ */
+size_t	jscan_skip_blanks(const char *, size_t, size_t);
+size_t	jscan_skip_str(const char *, size_t, size_t);
+size_t	jscan_skip_value(const char *, size_t, size_t);
 /* The blanks (space, tab) from s[i]: the index after them. */
 size_t	jscan_ws(const char *, size_t, size_t);
 /* The members of the object on the line (at most max); their number, -1. */

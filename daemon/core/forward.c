@@ -13,60 +13,10 @@
 #include "core/reply.h"
 #include "core/req.h"
 #include "store/store_forward.h"
+#include "jscan.h"
 #include "jsonw.h"
 #include "proto.h"
 #include "util.h"
-
-/* JSON's blanks from i: the index after them. */
-static size_t
-forward_ws(const char *s, size_t len, size_t i)
-{
-	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
-	    s[i] == '\n'))
-		i++;
-	return (i);
-}
-
-/* The string at s[i] (its quote): the index after its end, 0 if none. */
-static size_t
-forward_skip_str(const char *s, size_t len, size_t i)
-{
-	for (i++; i < len; i++) {
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return (i + 1);
-	}
-	return (0);
-}
-
-/* The value at s[i]: the index after it, 0 if it ends the line early. */
-static size_t
-forward_skip_value(const char *s, size_t len, size_t i)
-{
-	size_t	 depth = 0, start = i;
-
-	if (i < len && s[i] == '"')
-		return (forward_skip_str(s, len, i));
-	if (i < len && s[i] != '{' && s[i] != '[') {
-		while (i < len && strchr(",}] \t\r\n", s[i]) == NULL)
-			i++;
-		return (i > start ? i : 0);
-	}
-	while (i < len) {
-		if (s[i] == '"') {
-			if ((i = forward_skip_str(s, len, i)) == 0)
-				return (0);
-			continue;
-		}
-		if (s[i] == '{' || s[i] == '[')
-			depth++;
-		else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
-			return (i + 1);
-		i++;
-	}
-	return (0);
-}
 
 /*
  * The line to send, spliced from the line that came (one JSON object, its
@@ -80,30 +30,31 @@ forward_splice(const char *s, size_t len, const char *tok, struct buf *b)
 {
 	size_t	 i, name, name_end, end, n, was = b->len;
 
-	if ((i = forward_ws(s, len, 0)) == len || s[i] != '{')
+	if ((i = jscan_skip_blanks(s, len, 0)) == len || s[i] != '{')
 		return (-1);
 	buf_addc(b, '{');
-	i = forward_ws(s, len, i + 1);
+	i = jscan_skip_blanks(s, len, i + 1);
 	while (i < len && s[i] == '"') {
 		name = i;
-		if ((name_end = forward_skip_str(s, len, i)) == 0)
+		if ((name_end = jscan_skip_str(s, len, i)) > len)
 			goto fail;
 		n = name_end - name - 2;
 		if (memchr(s + name + 1, '\\', n) != NULL)
 			goto fail;
-		if ((i = forward_ws(s, len, name_end)) == len || s[i] != ':')
+		if ((i = jscan_skip_blanks(s, len, name_end)) == len ||
+		    s[i] != ':')
 			goto fail;
-		i = forward_ws(s, len, i + 1);
-		if ((end = forward_skip_value(s, len, i)) == 0)
+		if ((end = jscan_skip_value(s, len, i + 1)) == len)
 			goto fail;
 		if (!((n == 2 && memcmp(s + name + 1, "id", 2) == 0) ||
 		    (n == 4 && memcmp(s + name + 1, "idem", 4) == 0))) {
 			buf_add(b, s + name, end - name);
 			buf_addc(b, ',');
 		}
-		if ((i = forward_ws(s, len, end)) == len || s[i] != ',')
+		i = end;
+		if (s[i] != ',')
 			break;
-		i = forward_ws(s, len, i + 1);
+		i = jscan_skip_blanks(s, len, i + 1);
 	}
 	if (i == len || s[i] != '}')
 		goto fail;

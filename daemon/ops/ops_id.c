@@ -10,31 +10,12 @@
 #include <string.h>
 
 #include "enc.h"
+#include "jscan.h"
 #include "metad_limits.h"
 #include "ops/ops.h"
 #include "util.h"
 
 #define ID_MAX_DIGITS	64
-
-/* i past the JSON string that starts at s[i] (a '"'), in valid JSON. */
-static size_t
-ops_id_skip_str(const char *s, size_t len, size_t i)
-{
-	for (i++; i < len && s[i] != '"'; i++) {
-		if (s[i] == '\\')
-			i++;
-	}
-	return (i + 1);
-}
-
-static size_t
-ops_id_skip_ws(const char *s, size_t len, size_t i)
-{
-	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' ||
-	    s[i] == '\n'))
-		i++;
-	return (i);
-}
 
 /* One character of a member name at s[*i] ('\uXXXX' decoded), or -1. */
 static long
@@ -76,25 +57,6 @@ ops_id_name_is_id(const char *s, size_t i, size_t end)
 	return (i == end);
 }
 
-/* The end of the value starting at s[i] (a member's), in valid JSON. */
-static size_t
-ops_id_skip_value(const char *s, size_t len, size_t i)
-{
-	size_t	 depth = 0;
-
-	for (; i < len; i++) {
-		if (s[i] == '"')
-			i = ops_id_skip_str(s, len, i) - 1;
-		else if (s[i] == '{' || s[i] == '[')
-			depth++;
-		else if ((s[i] == '}' || s[i] == ']') && depth-- == 0)
-			return (i);
-		else if (s[i] == ',' && depth == 0)
-			return (i);
-	}
-	return (len);
-}
-
 /*
  * The text of the top-level member "id"'s value in the line (valid JSON,
  * names unique: proto_parse checked both), its trailing blanks left out;
@@ -105,22 +67,22 @@ ops_id_text(const char *s, size_t len, const char **tok)
 {
 	size_t	 i, k, end;
 
-	i = ops_id_skip_ws(s, len, 0);
+	i = jscan_skip_blanks(s, len, 0);
 	if (i >= len || s[i] != '{')
 		return (0);
 	for (i++;;) {
-		i = ops_id_skip_ws(s, len, i);
+		i = jscan_skip_blanks(s, len, i);
 		if (i >= len || s[i] != '"')
 			return (0);
 		k = i;
-		i = ops_id_skip_str(s, len, i);
+		i = jscan_skip_str(s, len, i);
 		end = i;
-		i = ops_id_skip_ws(s, len, i);
+		i = jscan_skip_blanks(s, len, i);
 		if (i >= len || s[i] != ':')
 			return (0);
-		i = ops_id_skip_ws(s, len, i + 1);
+		i = jscan_skip_blanks(s, len, i + 1);
 		k = ops_id_name_is_id(s, k + 1, end - 1);
-		end = ops_id_skip_value(s, len, i);
+		end = jscan_skip_value(s, len, i);
 		if (k) {
 			while (end > i && (s[end - 1] == ' ' ||
 			    s[end - 1] == '\t' || s[end - 1] == '\r' ||
